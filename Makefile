@@ -1,0 +1,32 @@
+# Each target sets itself up on a fresh machine that has Python 3.11 and make.
+PYTHON ?= python3
+VENV ?= .venv
+BIN = $(VENV)/bin
+export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
+
+.PHONY: setup demo test dev simulator bench clean
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e ".[dev]"
+	touch $@
+
+demo: setup  ## run the whole demo snapshot on the embedded simulator
+	$(BIN)/bench demo
+
+test: setup  ## run the test suite
+	$(BIN)/pytest -q
+
+dev: setup  ## Dagster UI + daemon on 127.0.0.1:3000 with a persistent home
+	mkdir -p $(DAGSTER_HOME) && cp dagster.yaml $(DAGSTER_HOME)/dagster.yaml
+	$(BIN)/bench snapshot add web_search-2026-q3
+	$(BIN)/dagster dev -h 127.0.0.1 -p 3000 -w workspace.yaml
+
+simulator: setup  ## the vendor simulator alone
+	$(BIN)/bench simulator --port 8765
+
+clean:
+	rm -rf data/warehouse data/publish data/private .dagster_home

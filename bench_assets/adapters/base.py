@@ -1,0 +1,166 @@
+"""What every vendor adapter is: transport only.
+
+An adapter builds the exact HTTP request a vendor documents and parses the exact response it
+returns into a normalized result list. It never scores and never decides whether an answer is
+right. Each vendor is one small module in this package defining one `Adapter` subclass.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+Capability = Literal["search", "extract"]
+
+# Error classes an adapter may report from the vendor's own codes. The scoring layer adds the
+# classes only evidence can show (timeout, blocked, malformed, empty).
+VENDOR_ERROR_CLASSES = ("auth", "quota", "rate_limited", "bad_request", "not_found", "server")
+
+
+@dataclass(frozen=True)
+class VendorTask:
+    """What we ask a vendor: a search query, or a URL to extract."""
+
+    capability: Capability
+    text: str
+    num_results: int = 10
+
+
+@dataclass(frozen=True)
+class HttpRequest:
+    """An HTTP request, with the names of the parts that carry a secret (never archived)."""
+
+    method: Literal["GET", "POST"]
+    url: str
+    headers: dict[str, str] = field(default_factory=dict)
+    params: dict[str, Any] = field(default_factory=dict)
+    json_body: Any = None
+    secret_headers: tuple[str, ...] = ()
+    secret_params: tuple[str, ...] = ()
+
+    def redacted(self) -> dict[str, Any]:
+        """The request as archived: secret headers and parameters replaced by a marker."""
+        secret_h = {h.lower() for h in self.secret_headers}
+        headers = {k: ("<redacted>" if k.lower() in secret_h else v) for k, v in self.headers.items()}
+        params = {k: ("<redacted>" if k in self.secret_params else v) for k, v in self.params.items()}
+        return {"method": self.method, "url": self.url, "headers": headers, "params": params, "json": self.json_body}
+
+
+@dataclass(frozen=True)
+class NormalizedResult:
+    """One result as every vendor's answer is read: rank is 1-based in the vendor's own order."""
+
+    rank: int
+    url: str
+    title: str | None = None
+    snippet: str | None = None
+    content: str | None = None
+    published: str | None = None
+
+
+@dataclass(frozen=True)
+class ParsedResponse:
+    """What the adapter read from a response: results, billed units, request id, vendor error class."""
+
+    results: tuple[NormalizedResult, ...] = ()
+    billed_units: dict[str, float] | None = None
+    request_id: str | None = None
+    error_class: str | None = None
+    error_detail: str | None = None
+
+
+class MalformedResponse(ValueError):
+    """The body is not what the vendor documents (truncated JSON, wrong shape)."""
+
+
+class Adapter:
+    """Base class: one subclass per vendor module. Subclasses set the class attributes and
+    implement `build` and `parse_ok`; most override `error_class` to map the vendor's codes."""
+
+    name: ClassVar[str]
+    capabilities: ClassVar[frozenset[str]]
+    version: ClassVar[str] = "1"
+
+    def build(self, task: VendorTask, endpoint: str, api_key: str, options: dict[str, Any]) -> HttpRequest:
+        raise NotImplementedError
+
+    def parse_ok(self, task: VendorTask, body: Any, headers: dict[str, str]) -> ParsedResponse:
+        """Parse a success body (already JSON-decoded unless `json_body` is False)."""
+        raise NotImplementedError
+
+    # Subclasses whose success body is not JSON (Jina's plain text) set this to False.
+    json_body: ClassVar[bool] = True
+
+    def billed_units(self, task: VendorTask, body: Any, headers: dict[str, str]) -> dict[str, float]:
+        """Units the call is billed in; the default is one request of the capability."""
+        return {f"request.{task.capability}": 1.0}
+
+    def error_class(self, status: int, body: Any) -> str:
+        """Map a non-success status (and body) to an error class; vendors override where codes differ."""
+        if status in (401, 403):
+            return "auth"
+        if status == 402:
+            return "quota"
+        if status == 429:
+            return "rate_limited"
+        if status == 404:
+            return "not_found"
+        if 400 <= status < 500:
+            return "bad_request"
+        return "server"
+
+    def is_success(self, status: int, body: Any) -> bool:
+        return 200 <= status < 300
+
+    def parse(self, task: VendorTask, status: int, headers: dict[str, str], body_text: str) -> ParsedResponse:
+        """Parse any archived response. Raises MalformedResponse when the body is not the vendor's shape."""
+        headers = {k.lower(): v for k, v in headers.items()}
+        body: Any = body_text
+        if self.json_body or not (200 <= status < 300):
+            try:
+                body = json.loads(body_text) if body_text else None
+            except json.JSONDecodeError as exc:
+                if 200 <= status < 300 and self.json_body:
+                    raise MalformedResponse(f"{self.name}: body is not JSON ({exc.msg})") from exc
+                body = body_text
+        if not self.is_success(status, body):
+            detail = body_text[:300] if isinstance(body_text, str) else None
+            return ParsedResponse(error_class=self.error_class(status, body), error_detail=detail,
+                                  request_id=self._request_id_safe(body))
+        try:
+            parsed = self.parse_ok(task, body, headers)
+        except (KeyError, TypeError, AttributeError, ValueError) as exc:
+            raise MalformedResponse(f"{self.name}: unexpected response shape ({type(exc).__name__}: {exc})") from exc
+        if parsed.billed_units is None:
+            parsed = ParsedResponse(results=parsed.results, billed_units=self.billed_units(task, body, headers),
+                                    request_id=parsed.request_id, error_class=parsed.error_class,
+                                    error_detail=parsed.error_detail)
+        return parsed
+
+    def _request_id_safe(self, body: Any) -> str | None:
+        if isinstance(body, dict):
+            for key in ("requestId", "request_id", "id"):
+                if isinstance(body.get(key), str):
+                    return body[key]
+        return None
+
+
+def results_from(items: list[dict[str, Any]], url_key: str = "url", title_key: str = "title",
+                 snippet_key: str | None = "snippet", content_key: str | None = None,
+                 published_key: str | None = None) -> tuple[NormalizedResult, ...]:
+    """Build normalized results from a list of dicts, skipping items with no URL."""
+    out = []
+    for item in items:
+        url = item.get(url_key)
+        if not isinstance(url, str) or not url:
+            continue
+        snippet = item.get(snippet_key) if snippet_key else None
+        if isinstance(snippet, list):
+            snippet = "\n".join(str(s) for s in snippet)
+        content = item.get(content_key) if content_key else None
+        if isinstance(content, list):
+            content = "\n".join(str(s) for s in content)
+        out.append(NormalizedResult(rank=len(out) + 1, url=url, title=item.get(title_key), snippet=snippet,
+                                    content=content, published=item.get(published_key) if published_key else None))
+    return tuple(out)

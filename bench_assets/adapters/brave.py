@@ -1,0 +1,50 @@
+"""Brave Search API: GET /res/v1/web/search, key in `X-Subscription-Token`. Search only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bench_assets.adapters.base import Adapter, HttpRequest, ParsedResponse, VendorTask, results_from
+
+
+class BraveAdapter(Adapter):
+    name = "brave"
+    capabilities = frozenset({"search"})
+
+    def build(self, task: VendorTask, endpoint: str, api_key: str, options: dict[str, Any]) -> HttpRequest:
+        headers = {"X-Subscription-Token": api_key, "Accept": "application/json"}
+        params = {"q": task.text, "count": max(1, min(task.num_results, 20)),  # Brave accepts 1-20
+                  "extra_snippets": "true" if options.get("extra_snippets", True) else "false"}
+        return HttpRequest("GET", endpoint, headers=headers, params=params, secret_headers=("X-Subscription-Token",))
+
+    def parse_ok(self, task: VendorTask, body: Any, headers: dict[str, str]) -> ParsedResponse:
+        items = (body.get("web") or {}).get("results", [])
+        # The description plus extra snippets are the text Brave gives an agent. Copies, so the
+        # caller's body (which may be archived) is left as the vendor sent it.
+        items = [{**item, "_text": "\n".join([item.get("description") or "", *(item.get("extra_snippets") or [])])}
+                 for item in items]
+        results = results_from(items, snippet_key="_text", published_key="page_age")
+        return ParsedResponse(results=results)  # Brave bills per successful request; no cost field
+
+    def error_class(self, status: int, body: Any) -> str:
+        error = body.get("error") if isinstance(body, dict) else None
+        code = str(error.get("code") or "") if isinstance(error, dict) else ""
+        if code in ("SUBSCRIPTION_TOKEN_INVALID", "SUBSCRIPTION_NOT_FOUND") or status in (401, 403):
+            return "auth"
+        if code in ("CREDIT_EXHAUSTED", "QUOTA_LIMITED") or status == 402:
+            return "quota"
+        if code == "RATE_LIMITED":
+            return "rate_limited"
+        # 422 is also Brave's answer to an invalid parameter (code VALIDATION): only a token code
+        # above makes a 422 "auth"; without a body to tell, an unknown 422 is a bad request.
+        return super().error_class(status, body)
+
+
+MANIFEST_DEFAULTS = {
+    "plan": "Search ($5 per 1,000 requests)",
+    "endpoints": {"search": "https://api.search.brave.com/res/v1/web/search"},
+    "prices_usd": {"request.search": 0.005},
+    "rate_limit_per_second": 50,
+    "concurrency": 8,
+    "key_env": "BRAVE_API_KEY",
+}

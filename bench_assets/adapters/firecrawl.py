@@ -1,0 +1,80 @@
+"""Firecrawl v2: POST /v2/search and POST /v2/scrape (https://api.firecrawl.dev), key as `Authorization: Bearer`."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from bench_assets.adapters.base import Adapter, HttpRequest, NormalizedResult, ParsedResponse, VendorTask, results_from
+
+
+class FirecrawlAdapter(Adapter):
+    name = "firecrawl"
+    capabilities = frozenset({"search", "extract"})
+
+    def build(self, task: VendorTask, endpoint: str, api_key: str, options: dict[str, Any]) -> HttpRequest:
+        headers = {"Authorization": f"Bearer {api_key}", "Content-Type": "application/json"}
+        if task.capability == "search":
+            body: dict[str, Any] = {"query": task.text, "limit": max(1, min(task.num_results, 100)),
+                                    "sources": ["web"]}
+            if options.get("scrape_results"):  # each result scraped too: +1 credit per result
+                body["scrapeOptions"] = {"formats": ["markdown"], "onlyMainContent": True}
+        else:
+            body = {"url": task.text, "formats": ["markdown"],
+                    "onlyMainContent": bool(options.get("only_main_content", True))}
+        return HttpRequest("POST", endpoint, headers=headers, json_body=body, secret_headers=("Authorization",))
+
+    def is_success(self, status: int, body: Any) -> bool:
+        return 200 <= status < 300 and not (isinstance(body, dict) and body.get("success") is False)
+
+    def parse_ok(self, task: VendorTask, body: Any, headers: dict[str, str]) -> ParsedResponse:
+        if body.get("success") is not True:
+            raise ValueError("success is not true")
+        data = body["data"]
+        if task.capability == "search":
+            items = data["web"] if "web" in data else []
+            for item in items:  # a scraped result is a full Document: its page text is `markdown`
+                meta = item.get("metadata") or {}
+                item.setdefault("url", meta.get("sourceURL") or meta.get("url"))
+                item.setdefault("title", meta.get("title"))
+                item["_published"] = meta.get("publishedTime") or item.get("date")
+            results = results_from(items, snippet_key="description", content_key="markdown",
+                                   published_key="_published")
+            credits = body.get("creditsUsed")
+            if not isinstance(credits, (int, float)):
+                credits = 2 * math.ceil(max(len(results), 1) / 10)  # documented: 2 credits per 10 results
+            return ParsedResponse(results=results, billed_units={"credit": float(credits)}, request_id=body.get("id"))
+        meta = data.get("metadata") or {}
+        credits = meta.get("creditsUsed", body.get("creditsUsed"))
+        billed = {"credit": float(credits) if isinstance(credits, (int, float)) else 1.0}
+        request_id = meta.get("scrapeId") or body.get("id")
+        status = meta.get("statusCode")
+        if isinstance(status, int) and status >= 400:  # the target page answered with an error
+            return ParsedResponse(error_class="not_found" if status in (404, 410) else "server",
+                                  error_detail=str(meta.get("error") or status), billed_units=billed,
+                                  request_id=request_id)
+        url = meta.get("sourceURL") or meta.get("url") or task.text
+        markdown = data["markdown"]
+        results = (NormalizedResult(rank=1, url=url, title=meta.get("title"), snippet=meta.get("description"),
+                                    content=markdown, published=meta.get("publishedTime")),)
+        return ParsedResponse(results=results, billed_units=billed, request_id=request_id)
+
+    def error_class(self, status: int, body: Any) -> str:
+        # 402 "Payment Required: Insufficient credits"; 429 rate or concurrency limit; 408 timeout.
+        if 200 <= status < 300:
+            return "server"  # success: false inside a 2xx
+        if status == 408:
+            return "server"
+        return super().error_class(status, body)
+
+
+MANIFEST_DEFAULTS = {
+    # vendors.md has no verified plan prices for Firecrawl (?): $0.0008 per credit is the Standard
+    # plan's rate as the simulator profile models it (100,000 credits for about $83 a month).
+    "plan": "Standard (100,000 credits per month)",
+    "endpoints": {"search": "https://api.firecrawl.dev/v2/search", "extract": "https://api.firecrawl.dev/v2/scrape"},
+    "prices_usd": {"credit": 0.0008},  # Firecrawl reports creditsUsed (search) / metadata.creditsUsed (scrape)
+    "rate_limit_per_second": 4,  # Standard: 250 search RPM, 500 scrape RPM
+    "concurrency": 8,
+    "key_env": "FIRECRAWL_API_KEY",
+}

@@ -1,0 +1,70 @@
+"""SerpApi: GET https://serpapi.com/search?engine=google, key in the `api_key` query parameter. Search only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bench_assets.adapters.base import Adapter, HttpRequest, ParsedResponse, VendorTask, results_from
+
+# SerpApi answers both "out of searches" and "hourly throughput exceeded" with 429; only the
+# message tells them apart.
+_QUOTA_WORDS = ("run out of searches", "out of searches", "no searches left", "plan searches", "upgrade your plan")
+
+
+class SerpApiAdapter(Adapter):
+    name = "serpapi"
+    capabilities = frozenset({"search"})
+
+    def build(self, task: VendorTask, endpoint: str, api_key: str, options: dict[str, Any]) -> HttpRequest:
+        params: dict[str, Any] = {"engine": "google", "q": task.text, "num": max(1, min(task.num_results, 100)),
+                                  "output": "json", "api_key": api_key}
+        for key in ("location", "gl", "hl", "google_domain", "no_cache"):
+            if options.get(key) is not None:
+                params[key] = options[key]
+        return HttpRequest("GET", endpoint, params=params, secret_params=("api_key",))
+
+    def is_success(self, status: int, body: Any) -> bool:
+        # A search that failed upstream comes back with search_metadata.status "Error".
+        if isinstance(body, dict) and (body.get("search_metadata") or {}).get("status") == "Error":
+            return False
+        return 200 <= status < 300
+
+    def parse_ok(self, task: VendorTask, body: Any, headers: dict[str, str]) -> ParsedResponse:
+        # No organic_results with HTTP 200 and status Success (plus an `error` message) means the
+        # query had no results: an empty list, not an error.
+        items = body.get("organic_results") or []
+        if not isinstance(items, list):
+            raise TypeError("organic_results is not a list")
+        if "search_metadata" not in body:
+            raise KeyError("search_metadata")
+        results = results_from(items, url_key="link", snippet_key="snippet", published_key="date")
+        # Billed: one search per call (the default request.search unit); SerpApi has no cost field.
+        return ParsedResponse(results=results, request_id=body["search_metadata"].get("id"))
+
+    def error_class(self, status: int, body: Any) -> str:
+        message = str(body.get("error", "")) if isinstance(body, dict) else str(body or "")
+        if 200 <= status < 300:
+            return "server"  # search_metadata.status == "Error"
+        if status == 429:
+            return "quota" if any(w in message.lower() for w in _QUOTA_WORDS) else "rate_limited"
+        if status == 410:
+            return "not_found"  # an archived search that expired
+        return super().error_class(status, body)
+
+    def _request_id_safe(self, body: Any) -> str | None:
+        if isinstance(body, dict) and isinstance(body.get("search_metadata"), dict):
+            rid = body["search_metadata"].get("id")
+            return rid if isinstance(rid, str) else None
+        return None
+
+
+MANIFEST_DEFAULTS = {
+    "plan": "Developer ($75 per month, 5,000 searches)",
+    "endpoints": {"search": "https://serpapi.com/search"},
+    "prices_usd": {"request.search": 0.015},
+    # vendors.md gives no number for the hourly throughput cap (?); SerpApi's plan table shows
+    # 1,000 searches per hour for Developer, about 0.28 per second.
+    "rate_limit_per_second": 0.25,
+    "concurrency": 4,
+    "key_env": "SERPAPI_API_KEY",
+}

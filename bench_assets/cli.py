@@ -1,0 +1,207 @@
+"""The `bench` command: demo, rescore, simulator, snapshot add."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
+from pathlib import Path
+
+from bench_assets.errors import BenchInputError
+
+DEMO_SNAPSHOT = "web_search-2026-q3"
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def _root() -> Path:
+    return Path(os.environ.get("BENCH_HOME", os.getcwd())).resolve()
+
+
+def ensure_dagster_home() -> Path:
+    """Use $DAGSTER_HOME, or a persistent `.dagster_home` beside the data (so runs show in the UI)."""
+    home = Path(os.environ.get("DAGSTER_HOME") or _root() / ".dagster_home").resolve()
+    home.mkdir(parents=True, exist_ok=True)
+    config = _root() / "dagster.yaml"
+    if config.exists() and not (home / "dagster.yaml").exists():
+        shutil.copy(config, home / "dagster.yaml")
+    os.environ["DAGSTER_HOME"] = str(home)
+    return home
+
+
+def _resources():
+    from bench_assets.defs.resources import BenchPaths, VendorGateway, vendor_keys_from_env
+
+    return {
+        "paths": BenchPaths(root=str(_root()), private_dir=os.environ.get("BENCH_PRIVATE_DIR", ""),
+                            warehouse_path=os.environ.get("BENCH_WAREHOUSE", "")),
+        "gateway": VendorGateway(simulator_url=os.environ.get("BENCH_SIMULATOR_URL", "")),
+        "vendor_keys": vendor_keys_from_env(),
+    }
+
+
+def _assets(*names: str) -> list:
+    from bench_assets.definitions import unbound_assets
+
+    return unbound_assets(*names)
+
+
+def materialize_snapshot_stage(snapshot_id: str, names: tuple[str, ...]) -> None:
+    import dagster as dg
+
+    instance = dg.DagsterInstance.get()
+    result = dg.materialize(_assets(*names), instance=instance, partition_key=snapshot_id, resources=_resources(),
+                            raise_on_error=False, tags={"bench/launched_by": "bench demo"})
+    if not result.success:
+        raise SystemExit(f"materializing {', '.join(names)} for {snapshot_id} failed; see the run in the Dagster UI")
+
+
+def materialize_vendor_partition(snapshot_id: str, vendor: str) -> tuple[str, bool, float]:
+    """One vendor partition (fetch + score) in its own process, on the persistent instance."""
+    import dagster as dg
+
+    started = time.monotonic()
+    instance = dg.DagsterInstance.get()
+    key = dg.MultiPartitionKey({"snapshot": snapshot_id, "vendor": vendor})
+    result = dg.materialize(_assets("vendor_responses", "vendor_scores"), instance=instance, partition_key=key,
+                            resources=_resources(), raise_on_error=False, tags={"bench/launched_by": "bench demo"})
+    return vendor, result.success, time.monotonic() - started
+
+
+def register_snapshot(snapshot_id: str) -> None:
+    import dagster as dg
+
+    from bench_assets.defs.partitions import snapshots_partitions_def
+    from bench_assets.manifest import load_manifest
+
+    load_manifest(_root() / "data" / "snapshots" / snapshot_id / "manifest.yaml")  # a bad manifest fails here
+    instance = dg.DagsterInstance.get()
+    if not instance.has_dynamic_partition(snapshots_partitions_def.name, snapshot_id):
+        instance.add_dynamic_partitions(snapshots_partitions_def.name, [snapshot_id])
+
+
+def run_snapshot(snapshot_id: str, workers: int = 4) -> dict:
+    """Materialize a whole snapshot through Dagster: golden stages, vendor partitions in parallel
+    processes, then aggregates and publication. Returns the published leaderboard."""
+    from bench_assets.manifest import load_manifest
+
+    ensure_dagster_home()
+    manifest = load_manifest(_root() / "data" / "snapshots" / snapshot_id / "manifest.yaml")
+    register_snapshot(snapshot_id)
+    materialize_snapshot_stage(snapshot_id, ("snapshot_manifest", "golden_rows", "golden_verifications", "query_split"))
+    vendors = sorted(manifest.vendors)
+    failures = []
+    with ProcessPoolExecutor(max_workers=max(1, workers), mp_context=get_context("spawn")) as pool:
+        for vendor, ok, seconds in pool.map(materialize_vendor_partition, [snapshot_id] * len(vendors), vendors):
+            print(f"  {vendor:<11} {'ok' if ok else 'FAILED'} in {seconds:.1f}s", flush=True)
+            if not ok:
+                failures.append(vendor)
+    if failures:
+        raise SystemExit(f"vendor partitions failed: {failures}; see the runs in the Dagster UI")
+    materialize_snapshot_stage(snapshot_id, ("vendor_leaderboard", "published_snapshot"))
+    return json.loads((_root() / "data" / "publish" / snapshot_id / "leaderboard.json").read_text())
+
+
+def print_leaderboard(board: dict) -> None:
+    print(f"\nLeaderboard {board['snapshot_id']} (mode {board['mode']}; "
+          f"{'headline' if board['headline_eligible'] else 'illustrative, not headline-eligible'})")
+    header = f"{'#':>2} {'grp':>3}  {'vendor':<11} {'correct':>8} {'n':>4}  {'hit@1':>6} {'hit@10':>6} {'fidelity':>8} {'$/correct':>9}"
+    print(header)
+    print("-" * len(header))
+    for e in board["vendors"]:
+        if e["status"] != "scored":
+            print(f"{'':>2} {'':>3}  {e['vendor']:<11} {e['status']}: {e.get('reason')}")
+            continue
+        m = e["metrics"]
+
+        def v(name: str, fmt: str = "{:.3f}") -> str:
+            x = (m.get(name) or {}).get("value")
+            return "—" if x is None else fmt.format(x)
+
+        print(f"{e['position']:>2} {e['rank_group']:>3}  {e['vendor']:<11} {v('correct_rate'):>8} "
+              f"{m['correct_rate']['n']:>4}  {v('hit_at_1'):>6} {v('hit_at_10'):>6} {v('fidelity_mean'):>8} "
+              f"{v('cost_per_correct_usd', '${:.4f}'):>9}")
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from bench_assets.simulator.server import start_simulator
+
+    started = time.monotonic()
+    sim = None
+    if not os.environ.get("BENCH_SIMULATOR_URL"):
+        sim = start_simulator()
+        os.environ["BENCH_SIMULATOR_URL"] = sim.base_url
+        print(f"simulator on {sim.base_url} (pid {sim.pid})", flush=True)
+    try:
+        board = run_snapshot(args.snapshot, workers=args.workers)
+    finally:
+        if sim is not None:
+            sim.stop()
+            os.environ.pop("BENCH_SIMULATOR_URL", None)
+    print_leaderboard(board)
+    site = _root() / "data" / "publish" / args.snapshot / "index.html"
+    print(f"\nsite: {site}\nDagster runs: DAGSTER_HOME={os.environ['DAGSTER_HOME']} (open with `make dev`)")
+    print(f"demo finished in {time.monotonic() - started:.1f}s")
+    return 0
+
+
+def cmd_rescore(args: argparse.Namespace) -> int:
+    from bench_assets.rescore import rescore_snapshot
+
+    report = rescore_snapshot(_root(), args.snapshot, warehouse_path=os.environ.get("BENCH_WAREHOUSE") or None)
+    print(report.summary())
+    return 0 if not report.differences else 1
+
+
+def cmd_simulator(args: argparse.Namespace) -> int:
+    from bench_assets.simulator.server import serve
+
+    serve(args.port, args.host)
+    return 0
+
+
+def cmd_snapshot_add(args: argparse.Namespace) -> int:
+    ensure_dagster_home()
+    register_snapshot(args.snapshot_id)
+    print(f"registered snapshot partition {args.snapshot_id!r} in {os.environ['DAGSTER_HOME']}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="bench", description="Reproducible benchmark of web-search APIs.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    demo = sub.add_parser("demo", help="run a whole snapshot on the embedded simulator and print the leaderboard")
+    demo.add_argument("--snapshot", default=DEMO_SNAPSHOT)
+    demo.add_argument("--workers", type=int, default=int(os.environ.get("BENCH_WORKERS", "4")),
+                      help="vendor partitions fetched in parallel processes")
+    demo.set_defaults(func=cmd_demo)
+    rescore = sub.add_parser("rescore", help="re-derive every score from archived responses; report differences")
+    rescore.add_argument("snapshot")
+    rescore.set_defaults(func=cmd_rescore)
+    simulator = sub.add_parser("simulator", help="run the local vendor simulator")
+    simulator.add_argument("--port", type=int, default=8765)
+    simulator.add_argument("--host", default="127.0.0.1")
+    simulator.set_defaults(func=cmd_simulator)
+    snapshot = sub.add_parser("snapshot", help="manage snapshot partitions")
+    snap_sub = snapshot.add_subparsers(dest="snapshot_command", required=True)
+    add = snap_sub.add_parser("add", help="register a snapshot (its manifest must validate) as a Dagster partition")
+    add.add_argument("snapshot_id")
+    add.set_defaults(func=cmd_snapshot_add)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except BenchInputError as exc:
+        print(f"bench: bad input:\n{exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

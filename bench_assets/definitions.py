@@ -1,0 +1,22 @@
+"""Entry point of the Dagster code location: everything under `bench_assets/defs`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dagster as dg
+
+
+@dg.definitions
+def defs() -> dg.Definitions:
+    return dg.load_from_defs_folder(path_within_project=Path(__file__).parent / "defs")
+
+
+def unbound_assets(*names: str) -> list[dg.AssetsDefinition]:
+    """The asset definitions themselves, without the location's resources bound, for
+    `dg.materialize(..., resources=...)` in the CLI and the tests."""
+    from bench_assets.defs import fetch, golden, leaderboard, publication, scores, split
+
+    by_name = {a.key.to_user_string(): a for m in (golden, split, fetch, scores, leaderboard, publication)
+               for a in vars(m).values() if isinstance(a, dg.AssetsDefinition)}
+    return [by_name[n] for n in names]

@@ -1,0 +1,1 @@
+"""Dagster definitions, one concern per module; loaded by `bench_assets.definitions`."""

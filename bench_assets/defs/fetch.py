@@ -1,0 +1,84 @@
+"""Vendor fetch: every golden row sent to one vendor, every attempt archived as evidence."""
+
+
+import asyncio
+import hashlib
+import json
+
+import dagster as dg
+import pandas as pd
+
+from bench_assets.adapters import get_adapter
+from bench_assets.defs.golden import load_golden_from_warehouse
+from bench_assets.defs.golden import golden_verifications
+from bench_assets.defs.partitions import snapshot_and_vendor, snapshot_vendor_partitions_def
+from bench_assets.defs.resources import BenchPaths, VendorGateway, VendorKeys
+from bench_assets.defs.split import query_split
+from bench_assets.fetch import FetchItem, FetchSettings, PartitionArchive, fetch_partition
+from bench_assets.scoring import capability_of
+
+
+def fetch_items(rows, split: dict[str, str], capabilities, num_results: int, snapshot_id: str, vendor: str) -> list[FetchItem]:
+    """What to send, in a seeded order that mixes public and holdout rows (nothing in the order
+    tells a vendor which is which)."""
+    items = [FetchItem(r.id, split.get(r.id, "public"), capability_of(r), r.request_text, num_results)
+             for r in rows if capability_of(r) in capabilities]
+    return sorted(items, key=lambda i: hashlib.sha256(f"{snapshot_id}|{vendor}|{i.query_id}".encode()).hexdigest())
+
+
+def verification_failures(paths: BenchPaths, snapshot_id: str) -> tuple[int, int]:
+    df = paths.warehouse().query_df(
+        "SELECT count(*) FILTER (WHERE NOT passed) AS failed, count(*) AS total FROM golden_verifications "
+        "WHERE snapshot_id = ?", [snapshot_id])
+    return int(df["failed"][0]), int(df["total"][0])
+
+
+@dg.asset(partitions_def=snapshot_vendor_partitions_def, group_name="vendors", deps=[golden_verifications, query_split],
+          kinds={"duckdb"}, tags={"bench/stage": "fetch"})
+def vendor_responses(context: dg.AssetExecutionContext, paths: BenchPaths, gateway: VendorGateway,
+                     vendor_keys: VendorKeys) -> dg.MaterializeResult:
+    """Raw vendor responses for one snapshot x vendor: the exact request (secrets redacted), status,
+    headers, body, latency and time of every attempt. Archived per response in the partition's own
+    DuckDB file, then loaded into the warehouse; a re-run never pays twice for a response it has."""
+    snapshot_id, vendor = snapshot_and_vendor(context)
+    manifest = paths.manifest(snapshot_id)
+    if vendor not in manifest.vendors:
+        excluded = {e.vendor: e.reason for e in manifest.excluded}
+        note = f"excluded: {excluded[vendor]}" if vendor in excluded else "not configured in the manifest"
+        paths.warehouse().replace_rows("raw_responses", pd.DataFrame(), {"snapshot_id": snapshot_id, "vendor": vendor})
+        return dg.MaterializeResult(metadata={"status": note, "dagster/row_count": 0})
+    failed, total = verification_failures(paths, snapshot_id)
+    if total == 0 or failed:
+        raise dg.Failure(f"golden verification of {snapshot_id} has {failed} failed of {total} rows: "
+                         "no vendor is called until every row is verified (or replaced)")
+    spec = manifest.vendors[vendor]
+    adapter = get_adapter(spec.adapter)
+    rows = load_golden_from_warehouse(paths, snapshot_id)
+    split_df = paths.warehouse().query_df("SELECT row_id, split FROM query_split WHERE snapshot_id = ?", [snapshot_id])
+    split = dict(zip(split_df["row_id"], split_df["split"]))
+    items = fetch_items(rows, split, adapter.capabilities, manifest.results_per_query, snapshot_id, vendor)
+    settings = FetchSettings(
+        endpoints={cap: gateway.url(url, manifest.mode) for cap, url in spec.endpoints.items()},
+        api_key=gateway.api_key(vendor, manifest.mode, vendor_keys), options=dict(spec.options),
+        rate_limit_per_second=spec.rate_limit_per_second, concurrency=spec.concurrency,
+        timeout_seconds=spec.timeout_seconds, max_attempts=spec.max_attempts, prices_usd=spec.prices_usd,
+        spend_ceiling_usd=spec.spend_ceiling_usd)
+    warehouse = paths.warehouse()
+    archive = PartitionArchive(warehouse.partition_file(snapshot_id, vendor), snapshot_id, vendor)
+    try:
+        stats = asyncio.run(fetch_partition(adapter, items, settings, archive, log=context.log.info))
+        raw = archive.con.execute("SELECT * FROM raw_responses WHERE snapshot_id = ? AND vendor = ? "
+                                  "ORDER BY query_id, capability, attempt", [snapshot_id, vendor]).df()
+    finally:
+        archive.close()
+    warehouse.replace_rows("raw_responses", raw, {"snapshot_id": snapshot_id, "vendor": vendor})
+    finals = raw[raw["final"]]
+    status_counts = finals["http_status"].fillna(-1).astype(int).astype(str).replace("-1", "no response").value_counts()
+    return dg.MaterializeResult(metadata={
+        "dagster/row_count": len(raw), "queries": len(items), "sent_this_run": stats.sent,
+        "reused_from_archive": stats.skipped_archived, "attempts_this_run": stats.attempts,
+        "retries_this_run": stats.retries, "spend_usd": round(stats.spend_usd, 6),
+        "spend_ceiling_stops": stats.ceiling_stops, "wall_seconds": round(stats.wall_seconds, 2),
+        "final_status_counts": dg.MetadataValue.json(status_counts.to_dict()),
+        "endpoints": dg.MetadataValue.json(spec.endpoints), "plan": spec.plan,
+    })

@@ -1,0 +1,20 @@
+"""Partitions: a dynamic snapshot dimension, and snapshot x vendor for the fan-out stages."""
+
+
+import dagster as dg
+
+# The vendors the pipeline knows (the static dimension). A snapshot's manifest chooses which of
+# them it calls; a partition of a vendor the manifest does not configure records that and calls nothing.
+VENDORS = ["brave", "exa", "firecrawl", "jina", "kagi", "linkup", "parallel", "perplexity", "serpapi", "serper",
+           "tavily", "youcom"]
+
+snapshots_partitions_def = dg.DynamicPartitionsDefinition(name="snapshots")
+vendors_partitions_def = dg.StaticPartitionsDefinition(VENDORS)
+snapshot_vendor_partitions_def = dg.MultiPartitionsDefinition(
+    {"snapshot": snapshots_partitions_def, "vendor": vendors_partitions_def}
+)
+
+
+def snapshot_and_vendor(context: dg.AssetExecutionContext) -> tuple[str, str]:
+    keys = context.partition_key.keys_by_dimension  # type: ignore[union-attr]
+    return keys["snapshot"], keys["vendor"]

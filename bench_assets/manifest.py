@@ -1,0 +1,212 @@
+"""The snapshot manifest: everything a snapshot pins before a vendor is called.
+
+`data/snapshots/<snapshot_id>/manifest.yaml` fixes the mode, the golden source, every vendor's
+endpoint, plan, price table, rate limit and concurrency, the exclusions with their reasons, the
+k values and the fidelity weights. A published number can always be traced back to it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from bench_assets.errors import BenchInputError
+
+SNAPSHOT_ID_PATTERN = r"^[a-z][a-z0-9_]*-20[0-9]{2}-q[1-4]$"
+DEFAULT_FIDELITY_WEIGHTS = {
+    "title": 0.15,
+    "anchor_phrases": 0.35,
+    "table_cells": 0.25,
+    "numeric_facts": 0.15,
+    "noise": 0.10,
+}
+Mode = Literal["simulated", "replay", "live"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class PricingSource(_Strict):
+    """The archived pricing page the price table was read from."""
+
+    file: str
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    archived_on: str
+
+
+class VendorSpec(_Strict):
+    """How one vendor is called and billed in this snapshot."""
+
+    adapter: str = Field(min_length=1)
+    adapter_version: str = "1"
+    plan: str = Field(min_length=1, description="the plan every number is billed on")
+    endpoints: dict[Literal["search", "extract"], str] = Field(min_length=1)
+    prices_usd: dict[str, float] = Field(
+        min_length=1, description="USD per billed unit, e.g. {'request.search': 0.007, 'credit': 0.008}"
+    )
+    rate_limit_per_second: float = Field(gt=0)
+    concurrency: int = Field(ge=1, le=64)
+    key_env: str | None = Field(default=None, pattern=r"^[A-Z][A-Z0-9_]*$")
+    spend_ceiling_usd: float | None = Field(default=None, gt=0)
+    timeout_seconds: float = Field(default=30.0, gt=0)
+    max_attempts: int = Field(default=4, ge=1, le=10)
+    options: dict[str, object] = {}
+    pricing_source: PricingSource | None = None
+
+    @field_validator("endpoints")
+    @classmethod
+    def _absolute(cls, endpoints: dict[str, str]) -> dict[str, str]:
+        for name, url in endpoints.items():
+            if not url.startswith(("https://", "http://")):
+                raise ValueError(f"endpoint {name!r} is not an absolute URL: {url!r}")
+        return endpoints
+
+    @field_validator("prices_usd")
+    @classmethod
+    def _non_negative(cls, prices: dict[str, float]) -> dict[str, float]:
+        for unit, price in prices.items():
+            if price < 0:
+                raise ValueError(f"price of {unit!r} is negative")
+        return prices
+
+
+class Exclusion(_Strict):
+    """A vendor that is listed with its reason and never called or scored."""
+
+    vendor: str = Field(min_length=1)
+    reason_code: Literal["no_programmatic_endpoint", "terms_prohibit_evaluation", "no_capability", "other"]
+    reason: str = Field(min_length=1)
+    evidence: str = Field(min_length=1)
+    decided_by: str = "bench maintainers"
+
+
+class GoldenSource(_Strict):
+    """Where the golden rows come from: the planted demo corpus, or a JSONL file."""
+
+    source: Literal["planted_demo", "file"]
+    path: str | None = Field(default=None, description="relative to the private directory")
+    rows_per_stratum: int = Field(default=40, ge=5, le=10_000)
+
+    @model_validator(mode="after")
+    def _path_for_files(self) -> "GoldenSource":
+        if self.source == "file" and not self.path:
+            raise ValueError("a golden source of type 'file' needs a path")
+        return self
+
+
+class SplitSpec(_Strict):
+    public_share: float = Field(default=0.7, gt=0, lt=1)
+    key_env: str = Field(default="BENCH_SPLIT_KEY", pattern=r"^[A-Z][A-Z0-9_]*$")
+
+
+class Manifest(_Strict):
+    """A snapshot manifest, validated."""
+
+    snapshot_id: str = Field(pattern=SNAPSHOT_ID_PATTERN)
+    mode: Mode
+    title: str = ""
+    golden: GoldenSource
+    split: SplitSpec = SplitSpec()
+    k_values: list[int] = [1, 3, 5, 10]
+    answer_k: int = Field(default=5, ge=1, le=100, description="answer rows are correct when the answer is in the top answer_k results")
+    results_per_query: int = Field(default=10, ge=1, le=100)
+    fidelity_weights: dict[str, float] = DEFAULT_FIDELITY_WEIGHTS
+    vendors: dict[str, VendorSpec] = Field(min_length=1)
+    excluded: list[Exclusion] = []
+
+    @field_validator("k_values")
+    @classmethod
+    def _k(cls, ks: list[int]) -> list[int]:
+        if not ks or any(k < 1 or k > 100 for k in ks) or len(set(ks)) != len(ks):
+            raise ValueError("k_values must be distinct integers between 1 and 100")
+        return sorted(ks)
+
+    @field_validator("fidelity_weights")
+    @classmethod
+    def _weights(cls, w: dict[str, float]) -> dict[str, float]:
+        unknown = set(w) - set(DEFAULT_FIDELITY_WEIGHTS)
+        if unknown:
+            raise ValueError(f"unknown fidelity fields {sorted(unknown)}; known: {sorted(DEFAULT_FIDELITY_WEIGHTS)}")
+        if any(v < 0 for v in w.values()) or abs(sum(w.values()) - 1.0) > 1e-9:
+            raise ValueError("fidelity weights must be non-negative and sum to 1")
+        return w
+
+    @field_validator("vendors")
+    @classmethod
+    def _vendor_names(cls, vendors: dict[str, VendorSpec]) -> dict[str, VendorSpec]:
+        for name in vendors:
+            if not name.replace("_", "").isalnum() or not name.islower():
+                raise ValueError(f"vendor name {name!r} must be lower-case letters, digits or '_'")
+        return vendors
+
+    @model_validator(mode="after")
+    def _excluded_not_called(self) -> "Manifest":
+        both = {e.vendor for e in self.excluded} & set(self.vendors)
+        if both:
+            raise ValueError(f"vendors both configured and excluded: {sorted(both)}")
+        return self
+
+    @property
+    def version_tag(self) -> str:
+        return self.snapshot_id
+
+
+def _field_path(loc: tuple) -> str:
+    return ".".join(str(p) for p in loc) or "<manifest>"
+
+
+def _line_of(text: str, loc: tuple) -> int | None:
+    """Best-effort line of a YAML key path, so errors point where the operator should look."""
+    try:
+        node = yaml.compose(text)
+    except yaml.YAMLError:
+        return None
+    line = None
+    for key in loc:
+        if isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                if k.value == str(key):
+                    line, node = k.start_mark.line + 1, v
+                    break
+            else:
+                return line
+        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
+            node = node.value[key]
+            line = node.start_mark.line + 1
+        else:
+            return line
+    return line
+
+
+def parse_manifest(text: str, source: str) -> Manifest:
+    """Validate manifest YAML text; raises BenchInputError naming the file, line and field."""
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise BenchInputError(source, [(mark.line + 1 if mark else None, "<yaml>", str(exc).splitlines()[0])]) from exc
+    if not isinstance(data, dict):
+        raise BenchInputError(source, [(None, "<manifest>", "the manifest must be a YAML mapping")])
+    try:
+        return Manifest.model_validate(data)
+    except ValidationError as exc:
+        problems = [(_line_of(text, err["loc"]), _field_path(err["loc"]), err["msg"]) for err in exc.errors()]
+        raise BenchInputError(source, problems) from None
+
+
+def load_manifest(path: str | Path) -> Manifest:
+    """Load `manifest.yaml`; the snapshot id must match its folder name."""
+    path = Path(path)
+    if not path.exists():
+        raise BenchInputError(str(path), [(None, "<file>", "manifest not found")])
+    manifest = parse_manifest(path.read_text(encoding="utf-8"), str(path))
+    if path.parent.name != manifest.snapshot_id:
+        raise BenchInputError(
+            str(path), [(_line_of(path.read_text(), ("snapshot_id",)), "snapshot_id",
+                         f"{manifest.snapshot_id!r} does not match its folder {path.parent.name!r}")]
+        )
+    return manifest

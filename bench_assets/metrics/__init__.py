@@ -1,0 +1,107 @@
+"""Pure metric functions of the benchmark, importable without Dagster.
+
+Every definition the published methodology cites lives in a docstring here:
+URL matching (:func:`normalize_url`), retrieval (:func:`hit_at_k`, :func:`first_hit_rank`),
+extraction fidelity (:func:`extraction_fidelity`), answer scoring (:func:`score_exact`,
+:func:`score_numeric`, :func:`answer_in_text`, :func:`score_cell`), intervals and summary
+statistics (:func:`wilson_interval`, :func:`overfit_gap`, :func:`cost_per_correct`,
+:func:`tie_groups`, :func:`percentile`) and time-to-retrievability (:func:`km_median`,
+:func:`km_median_interval`, :func:`km_estimate`).
+"""
+
+from __future__ import annotations
+
+from .answers import (
+    CELL_KINDS,
+    DEFAULT_CELL_RUBRIC,
+    CellAnswer,
+    CellRubric,
+    CellScore,
+    answer_in_text,
+    explain_cell,
+    score_cell,
+    score_exact,
+    score_numeric,
+)
+from .fidelity import (
+    CORRECT_THRESHOLD,
+    FIDELITY_FIELDS,
+    FIDELITY_WEIGHTS,
+    LABEL_EPSILON,
+    PARTIAL_THRESHOLD,
+    FidelityScore,
+    extraction_fidelity,
+    fidelity_label,
+)
+from .retrieval import first_hit_rank, hit_at_k
+from .stats import (
+    Interval,
+    cost_per_correct,
+    intervals_overlap,
+    newcombe_interval,
+    overfit_gap,
+    percentile,
+    tie_groups,
+    wilson_interval,
+)
+from .survival import (
+    DEFAULT_CENSOR_AT_HOURS,
+    KMCurve,
+    km_estimate,
+    km_median,
+    km_median_interval,
+)
+from .text import (
+    canonical_text,
+    contains_number,
+    contains_phrase,
+    find_numbers,
+    normalize_text,
+    numbers_match,
+    parse_number,
+)
+from .urls import normalize_url
+
+__all__ = [
+    "CELL_KINDS",
+    "CORRECT_THRESHOLD",
+    "CellAnswer",
+    "CellRubric",
+    "CellScore",
+    "DEFAULT_CELL_RUBRIC",
+    "DEFAULT_CENSOR_AT_HOURS",
+    "FIDELITY_FIELDS",
+    "FIDELITY_WEIGHTS",
+    "FidelityScore",
+    "Interval",
+    "KMCurve",
+    "LABEL_EPSILON",
+    "PARTIAL_THRESHOLD",
+    "answer_in_text",
+    "canonical_text",
+    "contains_number",
+    "contains_phrase",
+    "cost_per_correct",
+    "explain_cell",
+    "extraction_fidelity",
+    "fidelity_label",
+    "find_numbers",
+    "first_hit_rank",
+    "hit_at_k",
+    "intervals_overlap",
+    "km_estimate",
+    "km_median",
+    "km_median_interval",
+    "newcombe_interval",
+    "normalize_text",
+    "normalize_url",
+    "numbers_match",
+    "overfit_gap",
+    "parse_number",
+    "percentile",
+    "score_cell",
+    "score_exact",
+    "score_numeric",
+    "tie_groups",
+    "wilson_interval",
+]

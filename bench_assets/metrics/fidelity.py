@@ -1,0 +1,210 @@
+"""Extraction fidelity: how faithfully a vendor's extracted page matches the golden page."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .text import contains_number, contains_phrase, normalize_text, parse_number
+
+__all__ = [
+    "CORRECT_THRESHOLD",
+    "FIDELITY_FIELDS",
+    "FIDELITY_WEIGHTS",
+    "FidelityScore",
+    "LABEL_EPSILON",
+    "PARTIAL_THRESHOLD",
+    "extraction_fidelity",
+    "fidelity_label",
+]
+
+FIDELITY_WEIGHTS: dict[str, float] = {
+    "title": 0.15,
+    "anchor_phrases": 0.35,
+    "table_cells": 0.25,
+    "numeric_facts": 0.15,
+    "noise": 0.10,
+}
+FIDELITY_FIELDS: tuple[str, ...] = tuple(FIDELITY_WEIGHTS)
+CORRECT_THRESHOLD = 0.90
+PARTIAL_THRESHOLD = 0.50
+# Scores are weighted sums of shares in binary floating point: 9/10 of anchor phrases can
+# come out as 0.8999999999999999. Thresholds are compared with this slack so such a page is
+# still "correct"; no genuine score lies within 1e-9 below a threshold (shares have
+# denominators far smaller than 1e9).
+LABEL_EPSILON = 1e-9
+
+_LIST_FIELDS = ("anchor_phrases", "table_cells", "noise", "numeric_facts")
+
+
+@dataclass(frozen=True)
+class FidelityScore:
+    """Result of :func:`extraction_fidelity`.
+
+    ``score`` is in [0, 1]; ``label`` is ``"correct"``, ``"partial"`` or ``"incorrect"``;
+    ``fields`` maps each field the golden row defines to its score in [0, 1] (fields the row
+    does not define are absent); ``weights`` maps the same fields to the renormalized
+    weights that were applied (they sum to 1, or the mapping is empty).
+    """
+
+    score: float
+    label: str
+    fields: dict[str, float] = field(default_factory=dict)
+    weights: dict[str, float] = field(default_factory=dict)
+
+
+def fidelity_label(score: float) -> str:
+    """Label of a fidelity score: ``"correct"`` if ``score ≥ 0.90``, ``"partial"`` if
+    ``score ≥ 0.50``, otherwise ``"incorrect"``; both comparisons allow a slack of
+    ``LABEL_EPSILON`` (1e-9) so that a score equal to a threshold in exact arithmetic but
+    computed as 0.8999999999999999 gets the higher label."""
+    if score >= CORRECT_THRESHOLD - LABEL_EPSILON:
+        return "correct"
+    if score >= PARTIAL_THRESHOLD - LABEL_EPSILON:
+        return "partial"
+    return "incorrect"
+
+
+def _golden_value(golden: Any, key: str) -> Any:
+    if isinstance(golden, Mapping):
+        return golden.get(key)
+    return getattr(golden, key, None)
+
+
+def _string_list(key: str, value: Any) -> list[Any]:
+    if value is None:
+        return []
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise ValueError(f"golden field {key!r} must be a list, got {type(value).__name__}")
+    items: list[Any] = []
+    for item in value:
+        if item is None or (isinstance(item, str) and not normalize_text(item)):
+            continue  # blank entries carry no information and are ignored
+        items.append(item)
+    return items
+
+
+def _numbers(key: str, values: list[Any]) -> list[float]:
+    numbers = []
+    for item in values:
+        number = parse_number(item)
+        if number is None:
+            raise ValueError(f"golden field {key!r} holds a non-number: {item!r}")
+        numbers.append(number)
+    return numbers
+
+
+def _tolerance(golden: Any) -> float:
+    raw = _golden_value(golden, "numeric_tolerance")
+    if raw is None:
+        return 0.0
+    tolerance = float(raw)
+    if not math.isfinite(tolerance) or tolerance < 0:
+        raise ValueError(f"golden field 'numeric_tolerance' must be >= 0, got {raw!r}")
+    return tolerance
+
+
+def _effective_weights(weights: Mapping[str, float] | None) -> dict[str, float]:
+    merged = dict(FIDELITY_WEIGHTS)
+    if weights:
+        unknown = set(weights) - set(FIDELITY_WEIGHTS)
+        if unknown:
+            raise ValueError(f"unknown fidelity weight(s): {sorted(unknown)}")
+        for name, weight in weights.items():
+            weight = float(weight)
+            if not math.isfinite(weight) or weight < 0:
+                raise ValueError(f"fidelity weight {name!r} must be >= 0, got {weight!r}")
+            merged[name] = weight
+    return merged
+
+
+def _cell_present(cell: Any, content: str, tolerance: float) -> bool:
+    number = parse_number(cell)
+    if number is not None:
+        return contains_number(content, number, tolerance)
+    return contains_phrase(content, str(cell))
+
+
+def extraction_fidelity(
+    golden: Any,
+    title: str | None,
+    content: str | None,
+    *,
+    weights: Mapping[str, float] | None = None,
+) -> FidelityScore:
+    """Score how faithfully an extracted page (``title``, ``content``) matches its golden row.
+
+    ``golden`` is a mapping or any object with attributes, with the optional keys ``title``
+    (str), ``anchor_phrases``, ``table_cells``, ``noise`` (lists of str; table cells may be
+    numbers), ``numeric_facts`` (list of numbers or numeric strings) and
+    ``numeric_tolerance`` (relative, default 0). A key that is absent, ``None`` or empty
+    (after dropping blank entries) is a field the row does not define. ``title`` and
+    ``content`` may be ``None`` (treated as empty).
+
+    Field scores (text compared after NFKC, case-fold and whitespace collapse, numbers in
+    one canonical spelling, on word boundaries: :func:`bench_assets.metrics.text.contains_phrase`):
+
+    * ``title``: 1 if the golden title is contained in the returned title, else 0.
+    * ``anchor_phrases``: share of the golden phrases present in the content.
+    * ``table_cells``: share of the golden cells present in the content; a cell that is a
+      number (``"1,234.5"``, ``"12%"``, ``7``) is present when some number in the content
+      equals it within ``numeric_tolerance`` (``1,234.5`` = ``1234.5``), any other cell is
+      compared as a phrase.
+    * ``numeric_facts``: share of the golden numbers for which some number in the content is
+      within ``numeric_tolerance`` (relative; absolute when the golden number is 0).
+    * ``noise``: share of the golden noise strings absent from the content.
+
+    Score: ``Σ w_f · s_f / Σ w_f`` over the defined fields ``f``, with the weights
+    ``FIDELITY_WEIGHTS`` (title 0.15, anchor phrases 0.35, table cells 0.25, numeric facts
+    0.15, noise 0.10) unless ``weights`` overrides some of them (as a snapshot manifest may
+    pin them). A row that defines no field (or only fields of weight 0) scores 0.0 and is
+    labelled ``"incorrect"``: there is nothing the extraction could be credited for.
+
+    Label: ``"correct"`` if score ≥ 0.90, ``"partial"`` if ≥ 0.50, else ``"incorrect"``
+    (see :func:`fidelity_label` for the 1e-9 comparison slack).
+    """
+    effective = _effective_weights(weights)
+    returned_title = title or ""
+    returned_content = content or ""
+    tolerance = _tolerance(golden)
+
+    field_scores: dict[str, float] = {}
+
+    golden_title = _golden_value(golden, "title")
+    if golden_title is not None and not isinstance(golden_title, str):
+        raise ValueError(f"golden field 'title' must be a string, got {golden_title!r}")
+    if golden_title and normalize_text(golden_title):
+        field_scores["title"] = 1.0 if contains_phrase(returned_title, golden_title) else 0.0
+
+    lists = {key: _string_list(key, _golden_value(golden, key)) for key in _LIST_FIELDS}
+
+    if lists["anchor_phrases"]:
+        phrases = lists["anchor_phrases"]
+        found = sum(contains_phrase(returned_content, str(phrase)) for phrase in phrases)
+        field_scores["anchor_phrases"] = found / len(phrases)
+
+    if lists["table_cells"]:
+        cells = lists["table_cells"]
+        found = sum(_cell_present(cell, returned_content, tolerance) for cell in cells)
+        field_scores["table_cells"] = found / len(cells)
+
+    if lists["numeric_facts"]:
+        facts = _numbers("numeric_facts", lists["numeric_facts"])
+        found = sum(contains_number(returned_content, fact, tolerance) for fact in facts)
+        field_scores["numeric_facts"] = found / len(facts)
+
+    if lists["noise"]:
+        noise = lists["noise"]
+        absent = sum(not contains_phrase(returned_content, str(item)) for item in noise)
+        field_scores["noise"] = absent / len(noise)
+
+    ordered = {name: field_scores[name] for name in FIDELITY_FIELDS if name in field_scores}
+    total_weight = sum(effective[name] for name in ordered)
+    if total_weight <= 0:
+        return FidelityScore(score=0.0, label="incorrect", fields=ordered, weights={})
+    applied = {name: effective[name] / total_weight for name in ordered}
+    score = sum(effective[name] * ordered[name] for name in ordered) / total_weight
+    score = min(1.0, max(0.0, score))
+    return FidelityScore(score=score, label=fidelity_label(score), fields=ordered, weights=applied)

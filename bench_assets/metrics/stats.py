@@ -1,0 +1,230 @@
+"""Interval estimates and summary statistics for the leaderboard.
+
+Every proportion is published with a 95 % Wilson score interval; a difference of two
+proportions (the overfit gap) with Newcombe's hybrid score interval. Both reproduce
+statsmodels (``proportion_confint(method="wilson")`` and
+``confint_proportions_2indep(method="newcomb", compare="diff")``). Undefined quantities are
+``None``, never NaN, 0 or infinity.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import ndtri
+
+__all__ = [
+    "Interval",
+    "cost_per_correct",
+    "intervals_overlap",
+    "newcombe_interval",
+    "overfit_gap",
+    "percentile",
+    "tie_groups",
+    "wilson_interval",
+]
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A point estimate with its confidence interval; all three are ``None`` when the
+    estimate is undefined (no observations)."""
+
+    value: float | None
+    low: float | None
+    high: float | None
+
+
+_UNDEFINED = Interval(None, None, None)
+
+
+def _count(name: str, value: int) -> int:
+    if isinstance(value, bool):
+        raise ValueError(f"{name} must be an integer count, got {value!r}")
+    try:
+        count = operator.index(value)
+    except TypeError:
+        if isinstance(value, float) and value.is_integer():
+            count = int(value)
+        else:
+            raise ValueError(f"{name} must be an integer count, got {value!r}") from None
+    if count < 0:
+        raise ValueError(f"{name} must be >= 0, got {value!r}")
+    return count
+
+
+def _normal_quantile(confidence: float) -> float:
+    """z with P(|Z| ≤ z) = confidence for a standard normal Z. Computed as
+    ``−ndtri((1 − confidence)/2)``, bit-for-bit what ``scipy.stats.norm.isf`` (used by
+    statsmodels) returns, without importing all of scipy.stats."""
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    return float(-ndtri((1 - confidence) / 2))
+
+
+def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> Interval:
+    """Wilson score interval for a binomial proportion.
+
+    Definition: with ``p = successes / n`` and ``z`` the standard normal quantile
+    ``Φ⁻¹(1 − (1 − confidence)/2)`` (1.959964 for 95 %),
+    ``centre = (p + z²/(2n)) / (1 + z²/n)``,
+    ``half = z / (1 + z²/n) · √(p(1 − p)/n + z²/(4n²))``; the interval is
+    ``[centre − half, centre + half]`` clipped to [0, 1] (exactly 0 when ``successes = 0``
+    and exactly 1 when ``successes = n``). ``value`` is ``p``. With ``n = 0`` all three are
+    ``None``. Matches statsmodels ``proportion_confint(successes, n, alpha=1 − confidence,
+    method="wilson")``.
+    """
+    successes = _count("successes", successes)
+    n = _count("n", n)
+    if successes > n:
+        raise ValueError(f"successes ({successes}) cannot exceed n ({n})")
+    z = _normal_quantile(confidence)
+    if n == 0:
+        return _UNDEFINED
+    p = successes / n
+    z2 = z * z
+    denominator = 1 + z2 / n
+    centre = (p + z2 / (2 * n)) / denominator
+    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / denominator
+    low = 0.0 if successes == 0 else min(1.0, max(0.0, centre - half))
+    high = 1.0 if successes == n else min(1.0, max(0.0, centre + half))
+    return Interval(p, low, high)
+
+
+def newcombe_interval(
+    successes1: int, n1: int, successes2: int, n2: int, confidence: float = 0.95
+) -> Interval:
+    """Newcombe's hybrid score interval for the difference of two proportions ``p1 − p2``.
+
+    Definition (Newcombe 1998, method 10): with ``[l1, u1]`` and ``[l2, u2]`` the Wilson
+    intervals (:func:`wilson_interval`) of ``p1 = successes1/n1`` and ``p2 = successes2/n2``
+    at the same confidence, ``d = p1 − p2``,
+    ``low = d − √((p1 − l1)² + (u2 − p2)²)`` and ``high = d + √((u1 − p1)² + (p2 − l2)²)``.
+    ``value`` is ``d``. If either sample is empty all three are ``None``. Matches
+    statsmodels ``confint_proportions_2indep(successes1, n1, successes2, n2,
+    method="newcomb", compare="diff", alpha=1 − confidence)``.
+    """
+    first = wilson_interval(successes1, n1, confidence)
+    second = wilson_interval(successes2, n2, confidence)
+    if first.value is None or second.value is None:
+        return _UNDEFINED
+    assert first.low is not None and first.high is not None
+    assert second.low is not None and second.high is not None
+    p1, p2 = first.value, second.value
+    difference = p1 - p2
+    low = difference - math.sqrt((p1 - first.low) ** 2 + (second.high - p2) ** 2)
+    high = difference + math.sqrt((first.high - p1) ** 2 + (p2 - second.low) ** 2)
+    return Interval(difference, low, high)
+
+
+def overfit_gap(
+    public_correct: int,
+    public_n: int,
+    holdout_correct: int,
+    holdout_n: int,
+    confidence: float = 0.95,
+) -> Interval:
+    """Overfit gap: public-split accuracy minus holdout accuracy, with a 95 % interval.
+
+    Definition: ``value = public_correct/public_n − holdout_correct/holdout_n``; ``low`` and
+    ``high`` are Newcombe's hybrid score interval for that difference
+    (:func:`newcombe_interval`, as statsmodels
+    ``confint_proportions_2indep(method="newcomb", compare="diff")``). A query the vendor
+    answered with nothing or with an error counts in ``n`` as not correct. A positive gap
+    whose interval excludes 0 indicates tuning to the published set. If either split has no
+    queries, all three are ``None``.
+    """
+    return newcombe_interval(public_correct, public_n, holdout_correct, holdout_n, confidence)
+
+
+def cost_per_correct(spend: float, correct: int) -> float | None:
+    """Cost per correct answer: billed spend on the pinned plan ÷ verified-correct answers.
+
+    Definition: ``spend / correct``; undefined (``None``, shown as ``—``) when ``correct``
+    is 0 — never 0 or infinity. ``spend`` must be a finite amount ≥ 0 (in the plan's
+    currency) and ``correct`` a count ≥ 0.
+    """
+    correct = _count("correct", correct)
+    amount = float(spend)
+    if not math.isfinite(amount) or amount < 0:
+        raise ValueError(f"spend must be a finite amount >= 0, got {spend!r}")
+    if correct == 0:
+        return None
+    return amount / correct
+
+
+def _bounds(interval: Interval | Sequence[float | None]) -> tuple[float | None, float | None]:
+    if isinstance(interval, Interval):
+        return interval.low, interval.high
+    if len(interval) == 2:
+        return interval[0], interval[1]
+    if len(interval) == 3:  # (value, low, high)
+        return interval[1], interval[2]
+    raise ValueError("an interval is an Interval, (low, high) or (value, low, high)")
+
+
+def intervals_overlap(
+    a: Interval | Sequence[float | None], b: Interval | Sequence[float | None]
+) -> bool:
+    """Whether two closed intervals share at least one point.
+
+    Definition: ``a.low ≤ b.high`` and ``b.low ≤ a.high`` (touching intervals overlap).
+    ``a`` and ``b`` are :class:`Interval` objects, ``(low, high)`` or ``(value, low, high)``
+    tuples. An interval with a missing bound (``None``, an undefined estimate) overlaps
+    nothing.
+    """
+    a_low, a_high = _bounds(a)
+    b_low, b_high = _bounds(b)
+    if a_low is None or a_high is None or b_low is None or b_high is None:
+        return False
+    return a_low <= b_high and b_low <= a_high
+
+
+def tie_groups(
+    entries: Sequence[tuple[str, float, float | None, float | None]],
+) -> list[int]:
+    """Rank groups for a leaderboard sorted best first: overlapping intervals share a group.
+
+    ``entries`` are ``(name, value, low, high)`` sorted by ``value`` descending (checked).
+    Rule: walk down the list; the first entry leads group 1; each following entry joins the
+    current group if its interval overlaps (:func:`intervals_overlap`) the interval of the
+    group's *leader* (its first entry), and otherwise starts the next group (numbered
+    densely: 1, 1, 2, 3, 3 ...) and becomes its leader. Comparing with the leader rather
+    than the previous entry keeps a chain of small overlaps from merging vendors that are
+    clearly apart. An entry with a missing bound overlaps nothing, so it gets a group of its
+    own. Returns one group number per entry, in order.
+    """
+    groups: list[int] = []
+    leader: tuple[float | None, float | None] | None = None
+    previous_value: float | None = None
+    for name, value, low, high in entries:
+        if previous_value is not None and value > previous_value:
+            raise ValueError(f"entries must be sorted by value descending; {name!r} is out of order")
+        previous_value = value
+        if leader is not None and intervals_overlap(leader, (low, high)):
+            groups.append(groups[-1])
+            continue
+        groups.append(groups[-1] + 1 if groups else 1)
+        leader = (low, high)
+    return groups
+
+
+def percentile(values: Iterable[float], q: float) -> float | None:
+    """The ``q``-th percentile (0 ≤ q ≤ 100) with linear interpolation, e.g. latency p50/p95.
+
+    Definition (numpy's default, Hyndman & Fan type 7): sort the ``n`` values
+    ``x₀ ≤ … ≤ x_{n−1}``; with ``h = (n − 1)·q/100``, the result is
+    ``x_⌊h⌋ + (h − ⌊h⌋)(x_⌊h⌋+1 − x_⌊h⌋)``. ``None`` for no values; NaN values raise.
+    """
+    if not 0 <= q <= 100:
+        raise ValueError(f"q must be within [0, 100], got {q!r}")
+    data = np.asarray(list(values), dtype=float)
+    if data.size == 0:
+        return None
+    if np.isnan(data).any():
+        raise ValueError("percentile of values containing NaN")
+    return float(np.percentile(data, q))

@@ -1,0 +1,307 @@
+"""Text normalization and number matching shared by every deterministic scorer.
+
+Two kinds of comparison are defined here and used by :mod:`.fidelity` and :mod:`.answers`:
+
+* **Phrase presence** (:func:`contains_phrase`): both sides are brought to a canonical text
+  (:func:`canonical_text`: NFKC, case-fold, whitespace collapse, numbers rewritten in one
+  canonical spelling) and the phrase must occur on word boundaries.
+* **Number presence** (:func:`contains_number`): every whole number written in the text is
+  extracted (:func:`find_numbers`) and compared numerically with a relative tolerance
+  (:func:`numbers_match`).
+
+Number syntax recognised (after NFKC, so full-width digits count): an optional sign
+(``-``, ``+`` or the Unicode minus ``−``), an optional currency symbol (any character of
+Unicode category *Sc*: ``$ € £ ¥ ₹`` ...), digits with optional comma thousands separators
+(``1,234,567``), an optional decimal part (``.5``), an optional exponent (``1.2e6``) and an
+optional percent sign. The percent sign and the currency symbol are unit marks: the value is
+the number as written (``"12.5%"`` is 12.5, ``"$1,234"`` is 1234). Not recognised, by design:
+decimal commas (``1.234,5``), space-separated thousands (``1 234``), words such as "million",
+and parenthesised accounting negatives.
+
+A number is only ever matched whole: ``12`` is not found in ``123``, ``1.25``, ``A12`` or
+``12.5``. A number may be directly followed by letters (``10kg``, ``5x``) but not preceded by
+an ASCII letter, digit, underscore or dot.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import re
+import unicodedata
+from dataclasses import dataclass
+
+__all__ = [
+    "normalize_text",
+    "canonical_text",
+    "parse_number",
+    "find_numbers",
+    "numbers_match",
+    "contains_number",
+    "contains_phrase",
+]
+
+_WHITESPACE = re.compile(r"\s+")
+
+# Every currency symbol (Unicode category Sc) in the Basic Multilingual Plane.
+_CURRENCY_CHARS = "".join(
+    chr(code) for code in range(0x10000) if unicodedata.category(chr(code)) == "Sc"
+)
+_CURRENCY_CLASS = "[" + re.escape(_CURRENCY_CHARS) + "]"
+_SIGN_CLASS = "[-+\u2212]"
+
+_NUMBER_PATTERN = rf"""
+    (?:
+        # A sign only after a character that cannot be part of another number or word: so
+        # "10-20" is a range, "1,-5" is not negative, and "--5" is 5 with a stray dash.
+        (?<![0-9A-Za-z_.,+\-\u2212])(?P<sign>{_SIGN_CLASS})(?:(?P<signed_currency>{_CURRENCY_CLASS})\s?)?
+      | (?<![0-9A-Za-z_.])(?:(?P<currency>{_CURRENCY_CLASS})\s?)?
+      | (?<=[A-Za-z])(?P<prefixed_currency>{_CURRENCY_CLASS})\s?     # US$, HK$, R$
+    )
+    (?:(?<={_CURRENCY_CLASS})(?P<sign2>{_SIGN_CLASS}))?              # $-5
+    (?<![0-9A-Za-z_.])                       # not glued to a preceding word, digit or dot
+    (?P<body>
+        [0-9]{{1,3}}(?:,[0-9]{{3}})+(?:\.[0-9]+)?   # 1,234,567.89
+      | [0-9]+(?:\.[0-9]+)?                         # 1234567.89
+      | \.[0-9]+                                    # .5
+    )
+    (?P<exponent>[eE][-+]?[0-9]+(?![A-Za-z_]))?     # 1.5e6, but not the "e5" of "1e5x"
+    (?![0-9])                                # whole numbers only: not 12 inside 123 ...
+    (?!\.[0-9])                              # ... nor 1 inside 1.25 ...
+    (?!,[0-9]{{3}}(?![0-9]))                 # ... nor a malformed thousands group
+    (?P<percent>\s?%)?
+"""
+_NUMBER = re.compile(_NUMBER_PATTERN, re.VERBOSE)
+
+# Numbers are spelled in plain decimals up to this power of ten, in scientific form beyond.
+_MAX_PLAIN_EXPONENT = 40
+
+# Relative slack added to every numeric comparison so that a golden value computed in binary
+# floating point (0.1 + 0.2) still equals the decimal text "0.3". Far below any real tolerance.
+_FLOAT_SLACK = 1e-12
+
+
+def normalize_text(text: str | None) -> str:
+    """Return the comparison form of ``text``.
+
+    Definition: Unicode NFKC, then full case-folding (``str.casefold``), then NFKC again
+    (case-folding can produce characters that are not NFKC-normal), then every run of
+    whitespace collapsed to a single space and leading/trailing whitespace removed.
+    ``None`` is treated as the empty string. The function is idempotent.
+    """
+    if not text:
+        return ""
+    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
+    return _WHITESPACE.sub(" ", folded).strip()
+
+
+@dataclass(frozen=True)
+class _Number:
+    """A written number, exactly: value = (−1)^negative · int(digits) · 10^exponent, with
+    ``digits`` free of leading and trailing zeros ("" for zero, which is never negative)."""
+
+    negative: bool
+    digits: str
+    exponent: int
+
+    def as_float(self) -> float:
+        if not self.digits:
+            return 0.0
+        return float(f"{'-' if self.negative else ''}{self.digits}e{self.exponent}")
+
+    def canonical(self) -> str:
+        """Plain decimal spelling (``-1234.5``, ``0.002``); scientific (``1.5e+50``) only
+        for magnitudes beyond 10^±40, so a hostile "1e999999" cannot expand."""
+        if not self.digits:
+            return "0"
+        sign = "-" if self.negative else ""
+        adjusted = self.exponent + len(self.digits) - 1
+        if abs(adjusted) > _MAX_PLAIN_EXPONENT:
+            mantissa = self.digits[0] + ("." + self.digits[1:] if len(self.digits) > 1 else "")
+            return f"{sign}{mantissa}e{adjusted:+d}"
+        if self.exponent >= 0:
+            return sign + self.digits + "0" * self.exponent
+        point = len(self.digits) + self.exponent
+        if point > 0:
+            return f"{sign}{self.digits[:point]}.{self.digits[point:]}"
+        return f"{sign}0.{'0' * -point}{self.digits}"
+
+
+def _number_of(match: re.Match[str]) -> _Number:
+    whole, _, fraction = match.group("body").replace(",", "").partition(".")
+    written_exponent = match.group("exponent")
+    exponent = int(written_exponent[1:]) if written_exponent else 0
+    digits = (whole + fraction).lstrip("0")
+    exponent -= len(fraction)
+    stripped = digits.rstrip("0")
+    exponent += len(digits) - len(stripped)
+    signs = (match.group("sign") or "") + (match.group("sign2") or "")
+    negative = bool(stripped) and (signs.count("-") + signs.count("\u2212")) % 2 == 1
+    return _Number(negative=negative, digits=stripped, exponent=exponent if stripped else 0)
+
+
+def _canonical_number_token(match: re.Match[str], number: _Number) -> str:
+    currency = (
+        match.group("signed_currency")
+        or match.group("currency")
+        or match.group("prefixed_currency")
+        or ""
+    )
+    percent = "%" if match.group("percent") else ""
+    return currency + number.canonical() + percent
+
+
+def canonical_text(text: str | None) -> str:
+    """Return :func:`normalize_text` of ``text`` with every number in one canonical spelling.
+
+    Each number recognised by the module's number syntax is rewritten as: its currency
+    symbol if any, then ``-`` if negative (a ``+`` sign is dropped, the Unicode minus becomes
+    ``-``), then its value in plain decimal notation without thousands separators, leading
+    or trailing zeros or exponent (scientific notation only beyond 10^±40), then ``%`` if it
+    had one. So ``"US$ 1,234.50"``, ``"us$1234.5"`` and ``"US$1.2345e3"`` all become
+    ``"us$1234.5"``; ``"−$5"`` and ``"$-5"`` become ``"$-5"``; ``"−0.0"`` becomes ``"0"``.
+    """
+    normalized = normalize_text(text)
+    pieces: list[str] = []
+    last = 0
+    for match in _NUMBER.finditer(normalized):
+        pieces.append(normalized[last : match.start()])
+        pieces.append(_canonical_number_token(match, _number_of(match)))
+        last = match.end()
+    pieces.append(normalized[last:])
+    return "".join(pieces)
+
+
+def parse_number(text: str | float | int | None) -> float | None:
+    """Parse a string that is exactly one number (surrounding whitespace allowed).
+
+    Accepts the module's number syntax: sign, currency symbol, thousands separators,
+    decimals, exponent and percent sign (``"−$1,234.5"`` → -1234.5, ``"12%"`` → 12.0).
+    Real numbers (``int``, ``float``, numpy scalars; not ``bool``) are returned as ``float``.
+    Returns ``None`` for ``None``, booleans, other types, strings that are not exactly one
+    number, and non-finite values.
+    """
+    if text is None or isinstance(text, bool):
+        return None
+    if isinstance(text, numbers.Real):  # int, float, Fraction, numpy scalars
+        value = float(text)
+        return value if math.isfinite(value) else None
+    if not isinstance(text, str):
+        return None
+    normalized = unicodedata.normalize("NFKC", text).strip()
+    match = _NUMBER.fullmatch(normalized)
+    if match is None:
+        return None
+    value = _number_of(match).as_float()
+    return value if math.isfinite(value) else None
+
+
+def find_numbers(text: str | None) -> list[float]:
+    """Return every whole number written in ``text``, in order of appearance.
+
+    The text is NFKC-normalized first. Numbers follow the module's number syntax and are
+    matched whole (``"123"`` yields 123 only, never 12; ``"1.25"`` yields 1.25 only). In a
+    range such as ``"10-20"`` the hyphen is a separator (10 and 20), while ``"-20"`` after a
+    space or at the start is negative. Non-finite values are skipped.
+    """
+    if not text:
+        return []
+    normalized = unicodedata.normalize("NFKC", text)
+    numbers: list[float] = []
+    for match in _NUMBER.finditer(normalized):
+        value = _number_of(match).as_float()
+        if math.isfinite(value):
+            numbers.append(value)
+    return numbers
+
+
+def numbers_match(expected: float, found: float, rel_tol: float = 0.0) -> bool:
+    """Whether ``found`` equals ``expected`` within a relative tolerance.
+
+    Definition: ``|found − expected| ≤ rel_tol · |expected|``; when ``expected`` is 0 the
+    tolerance is absolute, ``|found| ≤ rel_tol``. A floating-point slack of 1e-12 relative
+    is always allowed so that values computed in binary floating point still equal their
+    decimal spelling. NaN never matches. ``rel_tol`` must be ≥ 0.
+    """
+    if rel_tol < 0 or math.isnan(rel_tol):
+        raise ValueError(f"tolerance must be >= 0, got {rel_tol!r}")
+    if math.isnan(expected) or math.isnan(found):
+        return False
+    if expected == 0:
+        return abs(found) <= rel_tol
+    return abs(found - expected) <= max(rel_tol, _FLOAT_SLACK) * abs(expected)
+
+
+def contains_number(text: str | None, expected: float, rel_tol: float = 0.0) -> bool:
+    """Whether any whole number in ``text`` (see :func:`find_numbers`) matches ``expected``
+    within ``rel_tol`` (see :func:`numbers_match`)."""
+    return any(numbers_match(expected, found, rel_tol) for found in find_numbers(text))
+
+
+def _is_unspaced_script(char: str) -> bool:
+    # Scripts written without spaces between words (Thai, Lao, CJK, kana, Hangul): a word
+    # boundary cannot be demanded there, so such characters never block a match.
+    code = ord(char)
+    return (
+        0x0E00 <= code <= 0x0EFF
+        or 0x2E80 <= code <= 0xD7AF
+        or 0xF900 <= code <= 0xFAFF
+        or 0xFF66 <= code <= 0xFFDC
+        or code >= 0x20000
+    )
+
+
+def _is_word_char(char: str) -> bool:
+    return (char.isalnum() or char == "_") and not _is_unspaced_script(char)
+
+
+def _left_boundary_ok(text: str, start: int, phrase: str) -> bool:
+    if start == 0:
+        return True
+    before = text[start - 1]
+    if _is_word_char(before) and _is_word_char(phrase[0]):
+        return False
+    if phrase[0].isdigit():
+        # "25" must not be found in "1.25", nor "5" in "-5" (a sign, not a hyphen).
+        if before == "." and start >= 2 and text[start - 2].isdigit():
+            return False
+        if before in "-+" and (start == 1 or not _is_word_char(text[start - 2])):
+            return False
+    return True
+
+
+def _right_boundary_ok(text: str, end: int, phrase: str) -> bool:
+    if end >= len(text):
+        return True
+    after = text[end]
+    if _is_word_char(after) and _is_word_char(phrase[-1]):
+        return False
+    if phrase[-1].isdigit() and after == "." and end + 1 < len(text) and text[end + 1].isdigit():
+        return False  # "1.2" must not be found in "1.25"
+    return True
+
+
+def contains_phrase(text: str | None, phrase: str | None) -> bool:
+    """Whether ``phrase`` occurs in ``text`` as whole words, after canonicalization.
+
+    Definition: both sides are passed through :func:`canonical_text`; the phrase is present
+    iff it occurs as a substring whose first and last characters are not glued to a letter,
+    digit or underscore of the text (a word boundary, required only where the phrase itself
+    starts/ends with such a character; not required next to characters of scripts written
+    without spaces, e.g. CJK). A phrase starting/ending with a digit additionally must not
+    continue a decimal (``"25"`` is not in ``"1.25"``) or follow a sign (``"5"`` is not in
+    ``"-5"``). An empty phrase is never present.
+    """
+    needle = canonical_text(phrase)
+    if not needle:
+        return False
+    haystack = canonical_text(text)
+    start = haystack.find(needle)
+    while start != -1:
+        end = start + len(needle)
+        if _left_boundary_ok(haystack, start, needle) and _right_boundary_ok(
+            haystack, end, needle
+        ):
+            return True
+        start = haystack.find(needle, start + 1)
+    return False

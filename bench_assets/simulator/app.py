@@ -1,0 +1,249 @@
+"""The local vendor simulator: one real HTTP server that stands in for every vendor and site.
+
+Every real host is mounted under `/h/<host>`: `https://api.exa.ai/search` is served at
+`http://127.0.0.1:PORT/h/api.exa.ai/search`, and a planted page
+`https://docs.acme.test/guides/x` at `http://127.0.0.1:PORT/h/docs.acme.test/guides/x`.
+So the same rewrite points an adapter, an official SDK or the golden verifier at the simulator.
+Each vendor is one small module in `bench_assets.simulator.vendors` exposing `routes(sim)`.
+The simulator keeps a request log and a billing log (what a vendor would have charged) that
+tests read at `/_sim/requests` and `/_sim/billing`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import itertools
+import json
+import os
+import pkgutil
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable
+from urllib.parse import unquote
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import Route
+
+from bench_assets.simulator import vendors as vendor_package
+from bench_assets.simulator.corpus import Corpus, Page, build_corpus
+from bench_assets.simulator.index import Hit, SearchIndex, extract_page, styled_url
+from bench_assets.simulator.profiles import PROFILES, VendorProfile
+
+SIM_PREFIX = "/h"
+
+
+def sim_key(vendor: str) -> str:
+    """The API key the simulator accepts for a vendor (not a secret: it only works here)."""
+    return f"sim-{vendor}-key"
+
+
+def simulated_url(real_url: str, sim_base: str) -> str:
+    """Rewrite a real https URL to the simulator: https://host/path -> {sim_base}/h/host/path."""
+    rest = real_url.split("://", 1)[1]
+    return f"{sim_base.rstrip('/')}{SIM_PREFIX}/{rest}"
+
+
+@dataclass
+class SimRequest:
+    vendor: str
+    method: str
+    host: str
+    path: str
+    params: dict[str, str]
+    headers: dict[str, str]  # lower-cased names
+    body: bytes
+
+    def json(self) -> Any:
+        try:
+            return json.loads(self.body or b"null")
+        except json.JSONDecodeError:
+            return None
+
+
+Handler = Callable[["Simulator", SimRequest], Awaitable[Response]]
+
+
+@dataclass(frozen=True)
+class VendorRoute:
+    vendor: str
+    host: str
+    method: str
+    path: str  # exact path, or a prefix ending in "*"
+    handler: Handler
+    auth_header: str | None = None  # the header (lower case) the vendor reads its key from
+    auth_scheme: str | None = None  # "Bearer" / "Bot" when the header carries a scheme
+    auth_param: str | None = None  # SerpApi puts the key in a query parameter
+
+    def matches(self, method: str, host: str, path: str) -> bool:
+        if method != self.method or host != self.host:
+            return False
+        if self.path.endswith("*"):
+            return path.startswith(self.path[:-1]) or unquote(path).startswith(self.path[:-1])
+        return path == self.path
+
+
+@dataclass
+class Simulator:
+    corpus: Corpus
+    profiles: dict[str, VendorProfile]
+    latency_scale: float = 1.0
+    index: SearchIndex = field(init=False)
+    routes: list[VendorRoute] = field(default_factory=list)
+    request_log: list[dict[str, Any]] = field(default_factory=list)
+    billing_log: list[dict[str, Any]] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _ids: itertools.count = field(default_factory=itertools.count)
+    _pages_by_url: dict[str, Page] | None = None
+
+    def __post_init__(self) -> None:
+        self.index = SearchIndex(self.corpus)
+
+    # ------------------------------------------------------------------ helpers for vendor modules
+
+    def profile(self, vendor: str) -> VendorProfile:
+        return self.profiles[vendor]
+
+    def search(self, vendor: str, query: str, n: int) -> list[Hit]:
+        return self.index.search(query, vendor, self.profiles[vendor], max(0, min(n, 100)))
+
+    def result_url(self, vendor: str, page: Page) -> str:
+        return styled_url(page.url, vendor, self.profiles[vendor].url_style)
+
+    def page(self, url: str) -> Page | None:
+        """Find a planted page from any URL variant a caller might send."""
+        from bench_assets.metrics import normalize_url
+
+        if self._pages_by_url is None:
+            self._pages_by_url = {normalize_url(p.url): p for p in self.corpus.pages.values()}
+        return self._pages_by_url.get(normalize_url(url))
+
+    def extract(self, vendor: str, page: Page) -> str:
+        return extract_page(page, self.profiles[vendor])
+
+    def request_id(self, vendor: str) -> str:
+        return f"{vendor}-{uuid.UUID(int=next(self._ids) + 1)}"
+
+    def bill(self, vendor: str, endpoint: str, request_id: str, units: dict[str, float] | None = None,
+             usd: float | None = None) -> float:
+        """Record what the vendor charges for this call; returns the USD amount."""
+        if usd is None:
+            usd = self.profiles[vendor].usd_per_request.get(endpoint, 0.0)
+        with self._lock:
+            self.billing_log.append({"vendor": vendor, "endpoint": endpoint, "request_id": request_id,
+                                     "units": units or {f"request.{endpoint}": 1.0}, "usd": usd, "at": time.time()})
+        return usd
+
+    async def delay(self, vendor: str, key: str) -> None:
+        base = self.profiles[vendor].latency_ms * self.latency_scale
+        if base > 0:  # deterministic jitter between 0.5x and 1.5x of the mean
+            from bench_assets.simulator.index import unit_hash
+
+            await asyncio.sleep(base * (0.5 + unit_hash(vendor, "latency", key)) / 1000.0)
+
+
+def load_vendor_routes(sim: Simulator) -> list[VendorRoute]:
+    routes: list[VendorRoute] = []
+    for info in pkgutil.iter_modules(vendor_package.__path__):
+        module = importlib.import_module(f"{vendor_package.__name__}.{info.name}")
+        if hasattr(module, "routes"):
+            routes.extend(module.routes(sim))
+    return routes
+
+
+def _auth_ok(route: VendorRoute, req: SimRequest) -> bool:
+    expected = sim_key(route.vendor)
+    if route.auth_param:
+        return req.params.get(route.auth_param) == expected
+    if not route.auth_header:
+        return True
+    value = req.headers.get(route.auth_header, "")
+    if route.auth_scheme:
+        return value == f"{route.auth_scheme} {expected}"
+    return value == expected
+
+
+def build_app(sim: Simulator, unauthorized: dict[str, Callable[[SimRequest], Response]] | None = None) -> Starlette:
+    sim.routes = load_vendor_routes(sim)
+    unauthorized_bodies = unauthorized or {}
+    for info in pkgutil.iter_modules(vendor_package.__path__):
+        module = importlib.import_module(f"{vendor_package.__name__}.{info.name}")
+        if hasattr(module, "unauthorized"):
+            unauthorized_bodies[module.VENDOR] = module.unauthorized
+
+    async def dispatch(request: Request) -> Response:
+        host = request.path_params["host"]
+        path = "/" + request.path_params.get("path", "")
+        body = await request.body()
+        for route in sim.routes:
+            if route.matches(request.method, host, path):
+                req = SimRequest(route.vendor, request.method, host, path, dict(request.query_params),
+                                 {k.lower(): v for k, v in request.headers.items()}, body)
+                auth_ok = _auth_ok(route, req)
+                _log_request(sim, req, route, auth_ok, request.url.query)
+                if not auth_ok:
+                    make = unauthorized_bodies.get(route.vendor)
+                    return make(req) if make else JSONResponse({"error": "unauthorized"}, status_code=401)
+                await sim.delay(route.vendor, path + request.url.query + body.decode("utf-8", "replace"))
+                return await route.handler(sim, req)
+        page = sim.page(f"https://{host}{path}")
+        if page is not None and request.method == "GET":
+            return HTMLResponse(page.render_html())
+        return JSONResponse({"error": f"simulator has no route for {request.method} {host}{path}"}, status_code=404)
+
+    async def health(request: Request) -> Response:
+        return JSONResponse({"ok": True, "vendors": sorted({r.vendor for r in sim.routes}), "pid": os.getpid()})
+
+    async def billing(request: Request) -> Response:
+        with sim._lock:
+            return JSONResponse(list(sim.billing_log))
+
+    async def requests_log(request: Request) -> Response:
+        with sim._lock:
+            return JSONResponse(list(sim.request_log))
+
+    async def vendors(request: Request) -> Response:
+        base = str(request.base_url).rstrip("/")
+        hosts: dict[str, list[str]] = {}
+        for r in sim.routes:
+            hosts.setdefault(r.vendor, [])
+            url = f"{base}{SIM_PREFIX}/{r.host}"
+            if url not in hosts[r.vendor]:
+                hosts[r.vendor].append(url)
+        return JSONResponse(hosts)
+
+    async def reset(request: Request) -> Response:
+        with sim._lock:
+            sim.request_log.clear()
+            sim.billing_log.clear()
+        return JSONResponse({"ok": True})
+
+    return Starlette(routes=[
+        Route("/_sim/health", health),
+        Route("/_sim/billing", billing),
+        Route("/_sim/requests", requests_log),
+        Route("/_sim/vendors", vendors),
+        Route("/_sim/reset", reset, methods=["POST"]),
+        Route(SIM_PREFIX + "/{host}/{path:path}", dispatch, methods=["GET", "POST"]),
+        Route(SIM_PREFIX + "/{host}", dispatch, methods=["GET", "POST"]),
+    ])
+
+
+def _log_request(sim: Simulator, req: SimRequest, route: VendorRoute, auth_ok: bool, raw_query: str) -> None:
+    secret_header = route.auth_header
+    headers = {k: v for k, v in req.headers.items() if k != secret_header and k != "authorization"}
+    params = {k: v for k, v in req.params.items() if k != route.auth_param}
+    with sim._lock:
+        sim.request_log.append({"at": time.time(), "vendor": req.vendor, "method": req.method, "host": req.host,
+                                "path": req.path, "params": params, "headers": headers,
+                                "body": req.body.decode("utf-8", "replace"), "auth_ok": auth_ok})
+
+
+def create_simulator(pages_per_stratum: int | None = None, latency_scale: float | None = None) -> Simulator:
+    pages = pages_per_stratum or int(os.environ.get("BENCH_SIM_PAGES_PER_STRATUM", "14"))
+    scale = latency_scale if latency_scale is not None else float(os.environ.get("BENCH_SIM_LATENCY_SCALE", "1.0"))
+    return Simulator(corpus=build_corpus(pages_per_stratum=pages), profiles=dict(PROFILES), latency_scale=scale)

@@ -1,0 +1,331 @@
+"""The planted corpus: pages we control, served by the simulator, and the golden rows built on them.
+
+Everything here is deterministic from a seed, so the demo golden set, the pages the simulator
+serves and the facts the golden rows assert can never drift apart. Each stratum has its own
+page template; every page carries a title, anchor phrases, a table, numeric facts and
+boilerplate noise (navigation, cookie banner, footer) that a faithful extractor leaves out.
+Distractor pages share each page's topic words so that search is not trivial.
+"""
+
+from __future__ import annotations
+
+import html
+import random
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from functools import lru_cache
+
+from bench_assets.golden import AnswerTask, ExtractTask, GoldenRow, SearchTask, Verification
+
+DEMO_SEED = 20260611
+PLANTED_VERIFIER = "bench planted-corpus generator"
+NOISE_STRINGS = (
+    "Accept all cookies to continue browsing",
+    "Subscribe to our weekly newsletter",
+    "Sponsored: upgrade your plan today",
+)
+
+_SYLLABLES = ["ka", "lo", "mir", "ven", "dra", "tos", "quel", "bar", "nix", "pel", "sor", "tam", "vik", "zun",
+              "har", "bel", "cor", "dim", "fal", "gor", "jun", "lis", "mon", "ost", "rav", "sil", "tur", "wen"]
+
+
+def _name(rng: random.Random, parts: int = 3) -> str:
+    return "".join(rng.choice(_SYLLABLES) for _ in range(parts)).capitalize()
+
+
+@dataclass(frozen=True)
+class Page:
+    """One planted page: its canonical URL, its parts, and the facts golden rows assert on it."""
+
+    url: str
+    stratum: str
+    title: str
+    paragraphs: tuple[str, ...]
+    table_header: tuple[str, ...]
+    table_rows: tuple[tuple[str, ...], ...]
+    anchor_phrases: tuple[str, ...] = ()
+    numeric_facts: tuple[float, ...] = ()
+    query: str = ""
+    question: str = ""
+    exact_answer: str | None = None
+    number_answer: float | None = None
+    published: str = "2026-05-01"
+    golden: bool = True
+
+    @property
+    def host(self) -> str:
+        return self.url.split("/")[2]
+
+    @property
+    def table_cells(self) -> tuple[str, ...]:
+        return tuple(c for row in self.table_rows for c in row)
+
+    def text(self) -> str:
+        """The main text (what a perfect extractor returns), used by the search index."""
+        table = "\n".join(" | ".join(r) for r in (self.table_header, *self.table_rows))
+        return "\n\n".join([self.title, *self.paragraphs, table])
+
+    def render_html(self) -> str:
+        e = html.escape
+        rows = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in r) + "</tr>" for r in self.table_rows)
+        head = "".join(f"<th>{e(c)}</th>" for c in self.table_header)
+        paras = "".join(f"<p>{e(p)}</p>" for p in self.paragraphs)
+        return (
+            "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>{e(self.title)}</title>"
+            f"<meta name=\"article:published_time\" content=\"{self.published}T09:00:00Z\"></head><body>"
+            f"<nav class=\"site-nav\"><a href=\"/\">Home</a> {e(NOISE_STRINGS[1])}</nav>"
+            f"<div class=\"cookie-banner\">{e(NOISE_STRINGS[0])}</div>"
+            f"<main><article><h1>{e(self.title)}</h1>{paras}"
+            f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></article></main>"
+            f"<aside class=\"ad\">{e(NOISE_STRINGS[2])}</aside>"
+            f"<footer>Copyright 2026 {e(self.host)}. All rights reserved.</footer></body></html>"
+        )
+
+
+# ----------------------------------------------------------------------------- stratum templates
+
+
+def _finance(rng: random.Random, i: int) -> Page:
+    company = _name(rng)
+    quarters = ["Q1 2026", "Q2 2026", "Q3 2025", "Q4 2025"]
+    revenue = [round(rng.uniform(120, 9800), 1) for _ in quarters]
+    margin = [round(rng.uniform(4, 41), 1) for _ in quarters]
+    ticker = company[:4].upper()
+    return Page(
+        url=f"https://investors.{company.lower()}.test/reports/q2-2026-results",
+        stratum="finance",
+        title=f"{company} Holdings reports Q2 2026 results",
+        paragraphs=(
+            f"{company} Holdings (ticker {ticker}) reported second quarter 2026 revenue of "
+            f"{revenue[1]:,.1f} million dollars, with an operating margin of {margin[1]} percent.",
+            f"The {company} board approved a quarterly dividend and reaffirmed full-year guidance for 2026.",
+            f"Chief financial officer {_name(rng, 2)} {_name(rng, 3)} said demand in the {rng.choice(['logistics', 'retail', 'energy', 'media'])} segment stayed strong.",
+        ),
+        table_header=("Quarter", "Revenue (USD m)", "Operating margin (%)"),
+        table_rows=tuple((q, f"{r:,.1f}", f"{m}") for q, r, m in zip(quarters, revenue, margin)),
+        anchor_phrases=(f"{company} Holdings (ticker {ticker})", "reaffirmed full-year guidance for 2026"),
+        numeric_facts=(revenue[1], margin[1]),
+        query=f"{company} Holdings Q2 2026 results revenue",
+        question=f"What revenue in million dollars did {company} Holdings report for the second quarter 2026?",
+        number_answer=revenue[1],
+        published="2026-07-28",
+    )
+
+
+def _docs(rng: random.Random, i: int) -> Page:
+    product = _name(rng, 2)
+    feature = rng.choice(["rate limiting", "webhooks", "single sign-on", "audit logs", "retries", "caching"])
+    slug = feature.replace(" ", "-")
+    limit = rng.choice([50, 100, 250, 500, 1000, 2000])
+    timeout = rng.choice([5, 10, 15, 30, 60, 90])
+    version = f"{rng.randint(2, 9)}.{rng.randint(0, 20)}"
+    return Page(
+        url=f"https://docs.{product.lower()}.test/guides/{slug}",
+        stratum="docs",
+        title=f"Configuring {feature} in {product} {version}",
+        paragraphs=(
+            f"This guide explains how to configure {feature} in {product} version {version}.",
+            f"By default {product} allows {limit} requests per minute per key and closes idle connections after {timeout} seconds.",
+            f"Set the {product.lower()}_{slug.replace('-', '_')} option in the project file to change the behaviour.",
+        ),
+        table_header=("Setting", "Default", "Maximum"),
+        table_rows=(("requests_per_minute", str(limit), str(limit * 10)), ("idle_timeout_seconds", str(timeout), "600")),
+        anchor_phrases=(f"configure {feature} in {product} version {version}", f"{product.lower()}_{slug.replace('-', '_')} option"),
+        numeric_facts=(float(limit), float(timeout)),
+        query=f"{product} {feature} configuration guide",
+        question=f"How many seconds does {product} wait before closing idle connections by default?",
+        number_answer=float(timeout),
+        published="2026-03-14",
+    )
+
+
+def _news(rng: random.Random, i: int) -> Page:
+    town = _name(rng)
+    paper = _name(rng, 2)
+    event = rng.choice(["bridge reopening", "flood defences", "tram extension", "library renovation", "harbour dredging"])
+    cost = round(rng.uniform(2, 480), 1)
+    mayor = f"{_name(rng, 2)} {_name(rng, 3)}"
+    day = rng.randint(1, 28)
+    return Page(
+        url=f"https://www.{paper.lower()}-tribune.test/2026/06/{town.lower()}-{event.replace(' ', '-')}",
+        stratum="news",
+        title=f"{town} approves {event} after long debate",
+        paragraphs=(
+            f"The {town} council voted on June {day} to approve the {event}, a project budgeted at {cost} million euros.",
+            f"Mayor {mayor} said the {event} would begin before the end of the year.",
+            f"Residents of {town} had petitioned for the {event} since 2019.",
+        ),
+        table_header=("Item", "Value"),
+        table_rows=(("Budget (EUR m)", f"{cost}"), ("Council vote", f"June {day}"), ("Mayor", mayor)),
+        anchor_phrases=(f"The {town} council voted on June {day}", f"petitioned for the {event} since 2019"),
+        numeric_facts=(cost,),
+        query=f"{town} council {event} vote",
+        question=f"Who is the mayor of {town} who commented on the {event}?",
+        exact_answer=mayor,
+        published=f"2026-06-{day:02d}",
+    )
+
+
+def _science(rng: random.Random, i: int) -> Page:
+    compound = _name(rng) + "ine"
+    journal = _name(rng, 2)
+    n = rng.randint(40, 2400)
+    effect = round(rng.uniform(0.05, 0.92), 2)
+    year = rng.choice([2024, 2025, 2026])
+    return Page(
+        url=f"https://journals.{journal.lower()}.test/article/{year}/{compound.lower()}-trial",
+        stratum="science",
+        title=f"A randomized trial of {compound} in adults",
+        paragraphs=(
+            f"We enrolled {n} participants in a randomized controlled trial of {compound} published in {year}.",
+            f"The primary outcome improved with a standardized effect size of {effect}.",
+            f"Adverse events with {compound} were mild and comparable to placebo.",
+        ),
+        table_header=("Measure", "Value"),
+        table_rows=(("Participants", str(n)), ("Effect size", f"{effect}"), ("Year", str(year))),
+        anchor_phrases=(f"randomized controlled trial of {compound}", "comparable to placebo"),
+        numeric_facts=(float(n), effect),
+        query=f"{compound} randomized trial adults",
+        question=f"How many participants were enrolled in the randomized trial of {compound}?",
+        number_answer=float(n),
+        published=f"{year}-02-10",
+    )
+
+
+def _gov(rng: random.Random, i: int) -> Page:
+    town = _name(rng)
+    fee = round(rng.uniform(12, 340), 2)
+    deadline = rng.choice(["March 31", "April 30", "May 15", "September 30", "October 15"])
+    office = rng.choice(["permits office", "water authority", "tax office", "parking bureau"])
+    return Page(
+        url=f"https://www.{town.lower()}.gov.test/services/{office.replace(' ', '-')}/fees",
+        stratum="gov",
+        title=f"{town} {office} fees and deadlines 2026",
+        paragraphs=(
+            f"The {town} {office} charges a standard fee of {fee:,.2f} dollars for 2026 applications.",
+            f"Applications must reach the {office} by {deadline} to be processed this year.",
+            f"Fee waivers are available to {town} residents over 65.",
+        ),
+        table_header=("Service", "Fee (USD)", "Deadline"),
+        table_rows=(("Standard application", f"{fee:,.2f}", deadline), ("Renewal", f"{fee / 2:,.2f}", deadline)),
+        anchor_phrases=(f"must reach the {office} by {deadline}", f"waivers are available to {town} residents"),
+        numeric_facts=(fee,),
+        query=f"{town} {office} fees 2026",
+        question=f"By which date must applications reach the {town} {office}?",
+        exact_answer=deadline,
+        published="2026-01-05",
+    )
+
+
+def _commerce(rng: random.Random, i: int) -> Page:
+    brand = _name(rng, 2)
+    item = rng.choice(["trail shoe", "espresso grinder", "standing desk", "e-bike battery", "rain jacket"])
+    model = f"{brand[:2].upper()}-{rng.randint(100, 999)}"
+    weight = rng.randint(180, 9400)
+    price = round(rng.uniform(19, 1900), 2)
+    return Page(
+        url=f"https://shop.{brand.lower()}.test/products/{model.lower()}",
+        stratum="commerce",
+        title=f"{brand} {model} {item}",
+        paragraphs=(
+            f"The {brand} {model} {item} weighs {weight:,} grams and ships within two days.",
+            f"It retails for {price:,.2f} dollars and carries a three-year warranty.",
+            f"Every {brand} {item} is tested in our own workshop.",
+        ),
+        table_header=("Specification", "Value"),
+        table_rows=(("Model", model), ("Weight (g)", f"{weight:,}"), ("Price (USD)", f"{price:,.2f}")),
+        anchor_phrases=(f"{brand} {model} {item} weighs", "carries a three-year warranty"),
+        numeric_facts=(float(weight), price),
+        query=f"{brand} {model} {item} specifications",
+        question=f"How much does the {brand} {model} {item} weigh in grams?",
+        number_answer=float(weight),
+        published="2026-04-22",
+    )
+
+
+STRATA = {
+    "finance": _finance,
+    "docs": _docs,
+    "news": _news,
+    "science": _science,
+    "gov": _gov,
+    "commerce": _commerce,
+}
+
+
+def _distractor(page: Page, rng: random.Random, n: int) -> Page:
+    """A page on the same topic words but a different entity, so BM25 has to work for the hit."""
+    other = _name(rng)
+    words = page.query.split()
+    return Page(
+        url=f"https://www.{other.lower()}-digest.test/{page.stratum}/{n}-{other.lower()}",
+        stratum=page.stratum,
+        title=f"{other} digest: {' '.join(words[1:])}",
+        paragraphs=(
+            f"A roundup about {' '.join(words[1:])} from the {other} digest.",
+            f"Readers asked about {words[-1]} and {words[-2] if len(words) > 1 else words[-1]} again this week.",
+        ),
+        table_header=("Topic", "Mentions"),
+        table_rows=((words[-1], str(rng.randint(1, 90))),),
+        golden=False,
+        published="2026-05-01",
+    )
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """The planted pages by canonical URL, and the golden pages in a stable order."""
+
+    pages: dict[str, Page] = field(default_factory=dict)
+    golden_pages: tuple[Page, ...] = ()
+
+    def page(self, url: str) -> Page | None:
+        return self.pages.get(url)
+
+
+@lru_cache(maxsize=8)
+def build_corpus(pages_per_stratum: int = 14, seed: int = DEMO_SEED, distractors_per_page: int = 2) -> Corpus:
+    """Build the planted corpus deterministically from the seed."""
+    pages: dict[str, Page] = {}
+    golden: list[Page] = []
+    for stratum, template in STRATA.items():
+        rng = random.Random(f"{seed}:{stratum}")
+        made = 0
+        while made < pages_per_stratum:
+            page = template(rng, made)
+            if page.url in pages:  # a name collision: draw again rather than overwrite a page
+                continue
+            pages[page.url] = page
+            golden.append(page)
+            for d in range(distractors_per_page):
+                other = _distractor(page, rng, made * 10 + d)
+                pages.setdefault(other.url, other)
+            made += 1
+    return Corpus(pages=pages, golden_pages=tuple(golden))
+
+
+def demo_golden_rows(rows_per_stratum: int = 42, cohort: str = "2026-q3", seed: int = DEMO_SEED) -> list[GoldenRow]:
+    """Three golden rows (search, extract, answer) for each planted page: rows_per_stratum / 3 pages per stratum."""
+    pages_per_stratum = max(1, rows_per_stratum // 3)
+    corpus = build_corpus(pages_per_stratum=pages_per_stratum, seed=seed)
+    verified = Verification(
+        verified_by=PLANTED_VERIFIER,
+        verified_at=datetime(2026, 6, 1, tzinfo=timezone.utc),
+        evidence="planted page generated from seed; facts asserted at generation",
+    )
+    rows: list[GoldenRow] = []
+    counters: dict[str, int] = {}
+    for page in corpus.golden_pages:
+        n = counters[page.stratum] = counters.get(page.stratum, 0) + 1
+        base = f"{page.stratum}-{n:03d}"
+        common = dict(cohort=cohort, stratum=page.stratum, provenance="planted", verification=verified)
+        rows.append(GoldenRow(id=f"{base}-s", task=SearchTask(type="search", query=page.query, golden_urls=[page.url]), **common))
+        rows.append(GoldenRow(id=f"{base}-x", task=ExtractTask(
+            type="extract", url=page.url, title=page.title, anchor_phrases=list(page.anchor_phrases),
+            table_cells=list(page.table_cells), numeric_facts=list(page.numeric_facts),
+            numeric_tolerance=0.0, noise=list(NOISE_STRINGS)), **common))
+        rows.append(GoldenRow(id=f"{base}-a", task=AnswerTask(
+            type="answer", question=page.question, exact_answer=page.exact_answer, number=page.number_answer,
+            tolerance=0.0 if page.number_answer is None else 0.001, source_urls=[page.url]), **common))
+    return rows

@@ -1,0 +1,38 @@
+"""How each simulated vendor behaves: ranking quality, index coverage, latency, extraction, price.
+
+These are the knobs that make simulated vendors score differently. They describe the stand-in
+world, not the benchmark: the benchmark's own pins (plans, prices, limits) are in the manifest.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class VendorProfile:
+    quality: float  # 1.0 ranks by BM25 alone; lower adds more deterministic per-query noise
+    coverage: float  # share of planted pages in this vendor's index
+    latency_ms: float  # mean added latency per request
+    strips_boilerplate: bool = True  # extraction drops nav, cookie banner, ads and footer
+    keeps_tables: bool = True  # extraction keeps table cells
+    plain_numbers: bool = False  # extraction writes 1,234.5 as 1234.5 (still equal as numbers)
+    max_chars: int = 6000
+    url_style: str = "canonical"  # canonical | utm | www | slash | http: variants normalization must undo
+    usd_per_request: dict[str, float] = field(default_factory=lambda: {"search": 0.005, "extract": 0.001})
+
+
+PROFILES: dict[str, VendorProfile] = {
+    "exa": VendorProfile(0.86, 0.95, 30, url_style="utm", usd_per_request={"search": 0.007, "extract": 0.001}),
+    "brave": VendorProfile(0.74, 0.90, 15, url_style="www", usd_per_request={"search": 0.005}),
+    "tavily": VendorProfile(0.80, 0.92, 25, keeps_tables=False, usd_per_request={"search": 0.008, "extract": 0.0016}),
+    "serper": VendorProfile(0.90, 0.97, 12, url_style="slash", usd_per_request={"search": 0.001, "extract": 0.002}),
+    "serpapi": VendorProfile(0.90, 0.97, 40, usd_per_request={"search": 0.015}),
+    "jina": VendorProfile(0.66, 0.85, 35, strips_boilerplate=False, usd_per_request={"search": 0.0005, "extract": 0.0001}),
+    "firecrawl": VendorProfile(0.70, 0.88, 45, plain_numbers=True, usd_per_request={"search": 0.0016, "extract": 0.0008}),
+    "perplexity": VendorProfile(0.83, 0.93, 20, usd_per_request={"search": 0.005}),
+    "linkup": VendorProfile(0.78, 0.90, 30, url_style="http", usd_per_request={"search": 0.005, "extract": 0.001}),
+    "parallel": VendorProfile(0.81, 0.91, 30, usd_per_request={"search": 0.005, "extract": 0.001}),
+    "youcom": VendorProfile(0.76, 0.90, 20, keeps_tables=False, usd_per_request={"search": 0.005, "extract": 0.001}),
+    "kagi": VendorProfile(0.87, 0.89, 25, url_style="www", usd_per_request={"search": 0.012}),
+}

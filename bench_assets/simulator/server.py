@@ -1,0 +1,104 @@
+"""Run the simulator: in this process (`serve`) or as a child process stopped by its pid."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+
+import httpx
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def serve(port: int, host: str = "127.0.0.1", quiet: bool = False) -> None:
+    import uvicorn
+
+    from bench_assets.simulator.app import build_app, create_simulator
+
+    sim = create_simulator()
+    app = build_app(sim)
+    base = f"http://{host}:{port}"
+    if not quiet:
+        vendors: dict[str, list[str]] = {}
+        for r in sim.routes:
+            url = f"{base}/h/{r.host}"
+            vendors.setdefault(r.vendor, [])
+            if url not in vendors[r.vendor]:
+                vendors[r.vendor].append(url)
+        print(f"bench simulator on {base} (pid {os.getpid()})", flush=True)
+        for vendor, urls in sorted(vendors.items()):
+            print(f"  {vendor:<11} {'  '.join(urls)}", flush=True)
+        print(f"  planted site {base}/h/<host>/<path>   logs: {base}/_sim/requests  {base}/_sim/billing", flush=True)
+    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+
+
+@dataclass
+class SimulatorProcess:
+    """A simulator running in a child process; `stop()` ends it by its process id."""
+
+    pid: int
+    port: int
+    process: subprocess.Popen
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            os.kill(self.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.kill(self.pid, signal.SIGKILL)
+                self.process.wait(timeout=10)
+
+    def __enter__(self) -> "SimulatorProcess":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def start_simulator(port: int | None = None, env: dict[str, str] | None = None, timeout: float = 30.0) -> SimulatorProcess:
+    """Start the simulator as a child process and wait until it answers its health check."""
+    port = port or free_port()
+    child_env = {**os.environ, **(env or {})}
+    proc = subprocess.Popen([sys.executable, "-m", "bench_assets.simulator.server", "--port", str(port), "--quiet"],
+                            env=child_env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            err = proc.stderr.read().decode() if proc.stderr else ""
+            raise RuntimeError(f"simulator exited with {proc.returncode}: {err[-2000:]}")
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/_sim/health", timeout=1.0).status_code == 200:
+                return SimulatorProcess(pid=proc.pid, port=port, process=proc)
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    proc.kill()
+    raise RuntimeError(f"simulator did not answer on port {port} within {timeout}s")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="bench simulator", description="Run the local vendor simulator.")
+    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--quiet", action="store_true")
+    args = parser.parse_args(argv)
+    serve(args.port, args.host, args.quiet)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""One module per simulated vendor. Each exposes `VENDOR`, `routes(sim)` and `unauthorized(req)`."""

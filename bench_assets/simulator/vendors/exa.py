@@ -1,0 +1,99 @@
+"""Exa's API as documented: POST /search and /contents on api.exa.ai, key in x-api-key."""
+
+from __future__ import annotations
+
+from starlette.responses import JSONResponse, Response
+
+from bench_assets.simulator.app import SimRequest, Simulator, VendorRoute
+
+VENDOR = "exa"
+HOST = "api.exa.ai"
+CONTENT_USD = 0.001  # $1 per 1k pages for each content type (text, highlights)
+EXTRA_RESULT_USD = 0.001  # $1 per 1k results beyond the 10 a search includes
+
+
+def unauthorized(req: SimRequest) -> Response:
+    return JSONResponse({"requestId": "unauthorized", "error": "Invalid API key", "tag": "INVALID_API_KEY"}, status_code=401)
+
+
+def _bad_request(request_id: str, message: str) -> Response:
+    return JSONResponse({"requestId": request_id, "error": message, "tag": "INVALID_REQUEST_BODY"}, status_code=400)
+
+
+def _text(sim: Simulator, page, option) -> str | None:
+    """The page text when `text` is requested (true or {maxCharacters}), cut to maxCharacters."""
+    if not option:
+        return None
+    text = sim.extract(VENDOR, page)
+    if isinstance(option, dict) and option.get("maxCharacters"):
+        text = text[: int(option["maxCharacters"])]
+    return text
+
+
+def _result(sim: Simulator, page, text: str | None, snippet: str | None, score: float | None) -> dict:
+    out = {"id": page.url, "url": sim.result_url(VENDOR, page), "title": page.title, "score": score,
+           "publishedDate": f"{page.published}T00:00:00.000Z", "author": None}
+    if text is not None:
+        out["text"] = text
+    if snippet is not None:
+        out["highlights"] = [snippet]
+        out["highlightScores"] = [0.5]
+    return out
+
+
+async def search(sim: Simulator, req: SimRequest) -> Response:
+    body = req.json()
+    request_id = sim.request_id(VENDOR)
+    if not isinstance(body, dict) or not isinstance(body.get("query"), str) or not body["query"].strip():
+        return _bad_request(request_id, "query is required")
+    n = body.get("numResults", 10)
+    if not isinstance(n, int) or n < 1 or n > 100:
+        return _bad_request(request_id, "numResults must be between 1 and 100")
+    contents = body.get("contents") or {}
+    hits = sim.search(VENDOR, body["query"], n)
+    results = []
+    for hit in hits:
+        text = _text(sim, hit.page, contents.get("text"))
+        # Highlights come back only when asked for, like every other content type.
+        results.append(_result(sim, hit.page, text, hit.snippet if contents.get("highlights") else None, hit.score))
+    # $7 per 1k searches covers up to 10 results; each result beyond 10 adds $1 per 1k.
+    search_usd = round(sim.profile(VENDOR).usd_per_request["search"] + EXTRA_RESULT_USD * max(0, len(results) - 10), 6)
+    text_usd = round(CONTENT_USD * len(results), 6) if contents.get("text") else 0.0
+    highlights_usd = round(CONTENT_USD * len(results), 6) if contents.get("highlights") else 0.0
+    total = round(search_usd + text_usd + highlights_usd, 6)
+    sim.bill(VENDOR, "search", request_id, usd=total)
+    contents_cost = {"text": text_usd}
+    if highlights_usd:
+        contents_cost["highlights"] = highlights_usd
+    return JSONResponse({
+        "requestId": request_id, "resolvedSearchType": body.get("type", "auto"), "searchTime": 120.5,
+        "results": results,
+        "costDollars": {"total": total, "search": {"neural": search_usd}, "contents": contents_cost},
+    })
+
+
+async def contents(sim: Simulator, req: SimRequest) -> Response:
+    body = req.json()
+    request_id = sim.request_id(VENDOR)
+    urls = body.get("urls") or body.get("ids") if isinstance(body, dict) else None
+    if not isinstance(urls, list) or not urls:
+        return _bad_request(request_id, "urls is required")
+    results, statuses = [], []
+    for url in urls:
+        page = sim.page(url) if isinstance(url, str) else None
+        if page is None:
+            statuses.append({"id": url, "status": "error", "error": {"tag": "CRAWL_NOT_FOUND", "httpStatusCode": 404}})
+            continue
+        results.append(_result(sim, page, _text(sim, page, body.get("text", True)), None, None))
+        statuses.append({"id": url, "status": "success"})
+    total = round(sim.profile(VENDOR).usd_per_request["extract"] * len(results), 6)
+    sim.bill(VENDOR, "extract", request_id, usd=total)
+    return JSONResponse({"requestId": request_id, "results": results, "statuses": statuses,
+                         "costDollars": {"total": total, "contents": {"text": total}}})
+
+
+def routes(sim: Simulator) -> list[VendorRoute]:
+    return [
+        VendorRoute(VENDOR, HOST, "POST", "/search", search, auth_header="x-api-key"),
+        VendorRoute(VENDOR, HOST, "POST", "/contents", contents, auth_header="x-api-key"),
+    ]

@@ -1,0 +1,67 @@
+"""Kagi's Search API as documented: GET /api/v0/search on kagi.com, key as Authorization: Bot <token>."""
+
+from __future__ import annotations
+
+import time
+
+from starlette.responses import JSONResponse, Response
+
+from bench_assets.simulator.app import SimRequest, Simulator, VendorRoute
+
+VENDOR = "kagi"
+HOST = "kagi.com"
+STARTING_BALANCE_USD = 1000.0
+_balance = {"usd": STARTING_BALANCE_USD}  # the simulated account's API balance, reported in meta.api_balance
+
+
+def _meta(request_id: str, started: float, balance: bool = True) -> dict:
+    meta = {"id": request_id, "node": "us-central1", "ms": max(1, int((time.monotonic() - started) * 1000))}
+    if balance:
+        meta["api_balance"] = round(_balance["usd"], 6)
+    return meta
+
+
+def _error(status: int, code: int, msg: str, request_id: str = "", ref: str | None = None) -> Response:
+    return JSONResponse({"meta": {"id": request_id, "node": "us-central1", "ms": 1}, "data": None,
+                         "error": [{"code": code, "msg": msg, "ref": ref}]}, status_code=status)
+
+
+def unauthorized(req: SimRequest) -> Response:
+    # Body error code 2 "Unauthorized"; (?) the HTTP status is not documented, 401 is assumed.
+    return _error(401, 2, "Unauthorized: missing or invalid API token")
+
+
+async def search(sim: Simulator, req: SimRequest) -> Response:
+    started = time.monotonic()
+    request_id = sim.request_id(VENDOR)
+    q = req.params.get("q", "")
+    if not q.strip():
+        return _error(400, 1, "Malformed request: missing required parameter", request_id, ref="q")
+    try:
+        limit = int(req.params.get("limit", "10"))  # (?) default limit is not documented
+    except ValueError:
+        return _error(400, 1, "Malformed request: limit must be an integer", request_id, ref="limit")
+    if limit < 1:
+        return _error(400, 1, "Malformed request: limit must be positive", request_id, ref="limit")
+    price = sim.profile(VENDOR).usd_per_request["search"]
+    if _balance["usd"] < price:
+        # Insufficient credit arrives as HTTP 400 with body code 101 (vendors.md §12).
+        return _error(400, 101, "Insufficient credit to perform this request", request_id)
+    hits = sim.search(VENDOR, q, limit)
+    data: list[dict] = []
+    for rank, hit in enumerate(hits, start=1):
+        data.append({"t": 0, "rank": rank, "url": sim.result_url(VENDOR, hit.page), "title": hit.page.title,
+                     "snippet": hit.snippet, "published": f"{hit.page.published}T00:00:00Z"})
+    if hits:  # t=1: related searches
+        data.append({"t": 1, "list": [f"{q} review", f"{q} 2026"]})
+    _balance["usd"] -= price
+    sim.bill(VENDOR, "search", request_id)  # $12 per 1,000 searches
+    return JSONResponse({"meta": _meta(request_id, started), "data": data})
+
+
+def routes(sim: Simulator) -> list[VendorRoute]:
+    return [
+        VendorRoute(VENDOR, HOST, "GET", "/api/v0/search", search, auth_header="authorization", auth_scheme="Bot"),
+        # (?) the newer help page shows /api/v1/search; served the same so either path works
+        VendorRoute(VENDOR, HOST, "GET", "/api/v1/search", search, auth_header="authorization", auth_scheme="Bot"),
+    ]

@@ -1,0 +1,90 @@
+"""Tavily's API as documented: POST /search and /extract on api.tavily.com, key as Bearer token."""
+
+from __future__ import annotations
+
+from starlette.responses import JSONResponse, Response
+
+from bench_assets.simulator.app import SimRequest, Simulator, VendorRoute
+
+VENDOR = "tavily"
+HOST = "api.tavily.com"
+CREDIT_USD = 0.008  # pay-as-you-go price of one credit
+SEARCH_CREDITS = {"basic": 1, "fast": 1, "ultra-fast": 1, "advanced": 2}
+# "1 credit per 5 successful URLs" (basic), 2 per 5 (advanced). We report the per-call share
+# (0.2 credit for one URL) in usage.credits. Whether Tavily rounds per call is not documented (?).
+EXTRACT_CREDITS_PER_URL = {"basic": 0.2, "advanced": 0.4}
+
+
+def _error(status: int, message: str) -> Response:
+    return JSONResponse({"detail": {"error": message}}, status_code=status)
+
+
+def unauthorized(req: SimRequest) -> Response:
+    return _error(401, "Unauthorized: missing or invalid API key.")
+
+
+async def search(sim: Simulator, req: SimRequest) -> Response:
+    body = req.json()
+    if not isinstance(body, dict) or not isinstance(body.get("query"), str) or not body["query"].strip():
+        return _error(400, "Query is missing.")
+    query = body["query"]
+    if len(query) > 400:
+        return _error(400, "Query is too long. Max query length is 400 characters.")
+    depth = body.get("search_depth") or "basic"
+    if depth not in SEARCH_CREDITS:
+        return _error(400, f"Invalid search depth: {depth}. Must be one of {sorted(SEARCH_CREDITS)}.")
+    n = body.get("max_results", 5)
+    if not isinstance(n, int) or isinstance(n, bool) or n < 0 or n > 20:
+        return _error(400, "max_results must be between 0 and 20.")
+    topic = body.get("topic") or "general"
+    raw = body.get("include_raw_content")
+    request_id = sim.request_id(VENDOR)
+    results = []
+    for hit in sim.search(VENDOR, query, n):
+        item = {"url": sim.result_url(VENDOR, hit.page), "title": hit.page.title, "content": hit.snippet,
+                "score": hit.score, "raw_content": sim.extract(VENDOR, hit.page) if raw else None}
+        if topic == "news":  # Tavily returns published_date for the news topic only
+            item["published_date"] = f"{hit.page.published}T00:00:00Z"
+        results.append(item)
+    credits = SEARCH_CREDITS[depth]
+    sim.bill(VENDOR, "search", request_id, units={"credit": credits}, usd=round(credits * CREDIT_USD, 6))
+    out = {"query": query, "follow_up_questions": None, "answer": None, "images": [], "results": results,
+           "response_time": 0.87, "request_id": request_id}
+    if body.get("include_usage"):
+        out["usage"] = {"credits": credits}
+    return JSONResponse(out)
+
+
+async def extract(sim: Simulator, req: SimRequest) -> Response:
+    body = req.json()
+    urls = body.get("urls") if isinstance(body, dict) else None
+    if isinstance(urls, str):
+        urls = [urls]
+    if not isinstance(urls, list) or not urls or not all(isinstance(u, str) for u in urls):
+        return _error(400, "urls is required.")
+    if len(urls) > 20:
+        return _error(400, "Max 20 URLs are allowed.")
+    depth = body.get("extract_depth") or "basic"
+    if depth not in EXTRACT_CREDITS_PER_URL:
+        return _error(400, f"Invalid extract depth: {depth}.")
+    request_id = sim.request_id(VENDOR)
+    results, failed = [], []
+    for url in urls:
+        page = sim.page(url)
+        if page is None:
+            failed.append({"url": url, "error": "Failed to fetch url"})
+            continue
+        results.append({"url": url, "raw_content": sim.extract(VENDOR, page), "images": []})
+    credits = round(EXTRACT_CREDITS_PER_URL[depth] * len(results), 6)
+    sim.bill(VENDOR, "extract", request_id, units={"credit": credits}, usd=round(credits * CREDIT_USD, 6))
+    out = {"results": results, "failed_results": failed, "response_time": 0.42, "request_id": request_id}
+    if body.get("include_usage"):
+        out["usage"] = {"credits": credits}
+    return JSONResponse(out)
+
+
+def routes(sim: Simulator) -> list[VendorRoute]:
+    return [
+        VendorRoute(VENDOR, HOST, "POST", "/search", search, auth_header="authorization", auth_scheme="Bearer"),
+        VendorRoute(VENDOR, HOST, "POST", "/extract", extract, auth_header="authorization", auth_scheme="Bearer"),
+    ]

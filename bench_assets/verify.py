@@ -1,0 +1,117 @@
+"""Verifying golden rows against their pages before any vendor is called.
+
+Each row's page is fetched and the facts the row asserts are checked in it: the golden URLs of a
+search row answer 200, an extract row's title, phrases, cells and numbers are on its page, an
+answer row's answer is on its source page. A row that fails is marked dead (with the failures as
+evidence) and must be replaced from its stratum before the snapshot can be fetched.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Callable
+
+import httpx
+from selectolax.lexbor import LexborHTMLParser
+
+from bench_assets.golden import GoldenRow
+from bench_assets.metrics import answer_in_text
+from bench_assets.metrics.text import contains_number, contains_phrase as contains_text
+
+
+@dataclass(frozen=True)
+class PageFetch:
+    url: str
+    fetched_url: str
+    status: int | None
+    text: str
+    sha256: str | None
+    error: str | None = None
+
+
+@dataclass
+class RowVerification:
+    row_id: str
+    checked_url: str | None
+    http_status: int | None
+    content_sha256: str | None
+    failures: list[str] = field(default_factory=list)
+    checked_at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+
+def page_text(html: str) -> str:
+    tree = LexborHTMLParser(html)
+    title = tree.css_first("title")
+    body = tree.body.text(separator="\n", strip=True) if tree.body else ""
+    return ((title.text(strip=True) + "\n") if title else "") + body
+
+
+async def fetch_pages(urls: list[str], rewrite: Callable[[str], str], concurrency: int = 8,
+                      timeout: float = 20.0) -> dict[str, PageFetch]:
+    semaphore = asyncio.Semaphore(concurrency)
+    async with httpx.AsyncClient(timeout=timeout, follow_redirects=True,
+                                 headers={"User-Agent": "bench-golden-verifier/1"}) as client:
+        async def one(url: str) -> PageFetch:
+            target = rewrite(url)
+            async with semaphore:
+                try:
+                    r = await client.get(target)
+                except httpx.HTTPError as exc:
+                    return PageFetch(url, target, None, "", None, f"{type(exc).__name__}: {exc}"[:300])
+            text = page_text(r.text) if "html" in r.headers.get("content-type", "html") else r.text
+            return PageFetch(url, target, r.status_code, text, hashlib.sha256(r.content).hexdigest())
+
+        fetched = await asyncio.gather(*(one(u) for u in sorted(set(urls))))
+    return {f.url: f for f in fetched}
+
+
+def row_urls(row: GoldenRow) -> list[str]:
+    t = row.task
+    return list(t.golden_urls) if t.type == "search" else [t.url] if t.type == "extract" else list(t.source_urls)
+
+
+def check_row(row: GoldenRow, pages: dict[str, PageFetch]) -> RowVerification:
+    """Check the facts one row asserts against its fetched pages."""
+    urls = row_urls(row)
+    first = pages.get(urls[0]) if urls else None
+    result = RowVerification(row.id, urls[0] if urls else None, first.status if first else None,
+                             first.sha256 if first else None)
+    for url in urls:
+        page = pages.get(url)
+        if page is None or page.status != 200:
+            result.failures.append(f"{url}: " + (page.error or f"HTTP {page.status}" if page else "not fetched"))
+    if result.failures:
+        return result
+    t = row.task
+    if t.type == "extract":
+        text = pages[t.url].text
+        if t.title and not contains_text(text, t.title):
+            result.failures.append(f"title not on page: {t.title!r}")
+        for phrase in t.anchor_phrases:
+            if not contains_text(text, phrase):
+                result.failures.append(f"anchor phrase not on page: {phrase!r}")
+        for cell in t.table_cells:
+            if not contains_text(text, cell):
+                result.failures.append(f"table cell not on page: {cell!r}")
+        for number in t.numeric_facts:
+            if not contains_number(text, number, t.numeric_tolerance):
+                result.failures.append(f"numeric fact not on page: {number!r}")
+    elif t.type == "answer" and t.answer_type == "precise":
+        if not any(answer_in_text(t.exact_answer, t.number, t.tolerance, pages[u].text) for u in t.source_urls):
+            result.failures.append("answer not found on any source page")
+    elif t.type == "answer" and not t.source_urls:
+        pass  # a range or not-available row asserts nothing a page can show
+    return result
+
+
+def verify_rows(rows: list[GoldenRow], rewrite: Callable[[str], str]) -> list[RowVerification]:
+    urls = [u for r in rows for u in row_urls(r)]
+    pages = asyncio.run(fetch_pages(urls, rewrite))
+    return [check_row(r, pages) for r in rows]

@@ -1,0 +1,135 @@
+"""The DuckDB warehouse: its tables, and safe access from many processes.
+
+DuckDB lets one process write a database file at a time. Vendor partitions fetch in parallel
+processes, so each fetch archives its raw responses into its own partition file
+(`partitions/<snapshot>/<vendor>.duckdb`, owned by one process, durable per response), and the
+short writes to the central `bench.duckdb` are serialized with a file lock. Every write of a
+partition is delete-then-insert inside one transaction, so re-running a partition replaces it
+and nothing else.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+import duckdb
+import pandas as pd
+from filelock import FileLock
+
+# Every table, its grain and its columns. The README's warehouse section is generated from this.
+TABLES: dict[str, tuple[str, str]] = {
+    "snapshots": ("one row per snapshot", """
+        snapshot_id VARCHAR PRIMARY KEY, mode VARCHAR, manifest_path VARCHAR, manifest_sha256 VARCHAR,
+        manifest_json VARCHAR, status VARCHAR, registered_at TIMESTAMPTZ"""),
+    "golden_rows": ("one row per golden row of a snapshot", """
+        snapshot_id VARCHAR, row_id VARCHAR, cohort VARCHAR, stratum VARCHAR, provenance VARCHAR,
+        task_type VARCHAR, request_text VARCHAR, task_json VARCHAR, verification_json VARCHAR,
+        source_file VARCHAR, source_line INTEGER, PRIMARY KEY (snapshot_id, row_id)"""),
+    "golden_verifications": ("one row per golden row: its latest verification", """
+        snapshot_id VARCHAR, row_id VARCHAR, checked_at TIMESTAMPTZ, checked_url VARCHAR, http_status INTEGER,
+        content_sha256 VARCHAR, passed BOOLEAN, failures_json VARCHAR, PRIMARY KEY (snapshot_id, row_id)"""),
+    "query_split": ("one row per golden row: public or holdout", """
+        snapshot_id VARCHAR, row_id VARCHAR, stratum VARCHAR, split VARCHAR, PRIMARY KEY (snapshot_id, row_id)"""),
+    "raw_responses": ("one row per HTTP attempt to a vendor (every attempt is evidence)", """
+        snapshot_id VARCHAR, vendor VARCHAR, query_id VARCHAR, role VARCHAR, capability VARCHAR,
+        attempt INTEGER, started_at TIMESTAMPTZ, latency_ms DOUBLE, request_json VARCHAR,
+        http_status INTEGER, response_headers_json VARCHAR, body VARCHAR, body_sha256 VARCHAR,
+        transport_error VARCHAR, final BOOLEAN, adapter_version VARCHAR,
+        PRIMARY KEY (snapshot_id, vendor, query_id, capability, attempt)"""),
+    "response_results": ("one row per result a vendor returned for a golden row (parsed from raw_responses)", """
+        snapshot_id VARCHAR, vendor VARCHAR, row_id VARCHAR, rank INTEGER, url VARCHAR, url_normalized VARCHAR,
+        title VARCHAR, snippet VARCHAR, published VARCHAR, content_chars INTEGER"""),
+    "row_scores": ("one row per vendor per golden row: class and scores", """
+        snapshot_id VARCHAR, vendor VARCHAR, row_id VARCHAR, split VARCHAR, stratum VARCHAR, cohort VARCHAR,
+        task_type VARCHAR, response_class VARCHAR, n_results INTEGER, first_hit_rank INTEGER,
+        hit_at_1 BOOLEAN, hit_at_3 BOOLEAN, hit_at_5 BOOLEAN, hit_at_10 BOOLEAN, fidelity DOUBLE,
+        fidelity_label VARCHAR, correct BOOLEAN, billed_usd DOUBLE, latency_ms DOUBLE, attempts INTEGER,
+        request_id VARCHAR, error_detail VARCHAR, PRIMARY KEY (snapshot_id, vendor, row_id)"""),
+    "vendor_metrics": ("one row per vendor x scope x metric of a snapshot: value, n and 95 % interval", """
+        snapshot_id VARCHAR, vendor VARCHAR, scope VARCHAR, scope_value VARCHAR, metric VARCHAR,
+        value DOUBLE, n INTEGER, low DOUBLE, high DOUBLE"""),
+    "publications": ("one row per published file of a snapshot", """
+        snapshot_id VARCHAR, path VARCHAR, sha256 VARCHAR, bytes BIGINT, published_at TIMESTAMPTZ,
+        PRIMARY KEY (snapshot_id, path)"""),
+}
+
+PARTITION_TABLES = ("raw_responses",)
+
+
+def ensure_schema(con: duckdb.DuckDBPyConnection, tables: tuple[str, ...] | None = None) -> None:
+    for name in tables or tuple(TABLES):
+        con.execute(f"CREATE TABLE IF NOT EXISTS {name} ({TABLES[name][1]})")
+
+
+def _connect_with_retry(path: str, read_only: bool, attempts: int = 40) -> duckdb.DuckDBPyConnection:
+    # Another process may hold the file (e.g. an operator's read-only notebook); back off, then give up.
+    delay = 0.05
+    for attempt in range(attempts):
+        try:
+            return duckdb.connect(path, read_only=read_only)
+        except (duckdb.IOException, RuntimeError):
+            if attempt == attempts - 1:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 2.0)
+    raise AssertionError("unreachable")
+
+
+class Warehouse:
+    """Access to the central DuckDB file and the per-partition fetch files."""
+
+    def __init__(self, path: str | Path, lock_timeout: float = 600.0):
+        self.path = Path(path)
+        self.lock = FileLock(str(self.path) + ".lock", timeout=lock_timeout)
+        self.partitions_dir = self.path.parent / "partitions"
+
+    @contextmanager
+    def connect(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A short-lived read-write connection held under the cross-process lock."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self.lock:
+            con = _connect_with_retry(str(self.path), read_only=False)
+            try:
+                ensure_schema(con)
+                yield con
+            finally:
+                con.close()
+
+    def query_df(self, sql: str, params: list | None = None) -> pd.DataFrame:
+        with self.connect() as con:
+            return con.execute(sql, params or []).df()
+
+    def replace_rows(self, table: str, df: pd.DataFrame, where: dict[str, str]) -> int:
+        """Delete the rows matching `where`, insert `df`, in one transaction. Returns rows written."""
+        clause = " AND ".join(f"{k} = ?" for k in where)
+        with self.connect() as con:
+            con.execute("BEGIN TRANSACTION")
+            try:
+                con.execute(f"DELETE FROM {table} WHERE {clause}", list(where.values()))
+                if len(df):
+                    con.register("incoming", df)
+                    cols = ", ".join(df.columns)
+                    con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM incoming")
+                    con.unregister("incoming")
+                con.execute("COMMIT")
+            except Exception:
+                con.execute("ROLLBACK")
+                raise
+        return len(df)
+
+    def partition_file(self, snapshot_id: str, vendor: str) -> Path:
+        return self.partitions_dir / snapshot_id / f"{vendor}.duckdb"
+
+
+def table_docs() -> str:
+    """Markdown documentation of the warehouse tables (name, grain, columns)."""
+    lines = ["| table | grain | columns |", "| --- | --- | --- |"]
+    for name, (grain, ddl) in TABLES.items():
+        columns = re.sub(r"PRIMARY KEY \([^)]*\)", "", ddl)
+        cols = [c.strip().split()[0] for c in columns.split(",") if c.strip()]
+        lines.append(f"| `{name}` | {grain} | {', '.join(cols)} |")
+    return "\n".join(lines)

@@ -1,0 +1,67 @@
+"""Test helpers: a temporary bench home with a small manifest, and materialization through Dagster."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dagster as dg
+import yaml
+
+from bench_assets.defs.resources import BenchPaths, VendorGateway, VendorKeys
+
+REPO = Path(__file__).resolve().parent.parent
+DEMO_MANIFEST = REPO / "data" / "snapshots" / "web_search-2026-q3" / "manifest.yaml"
+SNAPSHOT = "web_search-2026-q3"
+GOLDEN_STAGES = ("snapshot_manifest", "golden_rows", "golden_verifications", "query_split")
+VENDOR_STAGES = ("vendor_responses", "vendor_scores")
+RESULT_STAGES = ("vendor_leaderboard", "published_snapshot")
+
+
+def make_home(tmp: Path, vendors: list[str], rows_per_stratum: int = 15, snapshot: str = SNAPSHOT,
+              edit=None) -> Path:
+    """A bench home under tmp with the demo manifest cut down to `vendors` and fast pacing."""
+    data = yaml.safe_load(DEMO_MANIFEST.read_text())
+    data["snapshot_id"] = snapshot
+    data["vendors"] = {v: {**data["vendors"][v], "rate_limit_per_second": 200, "concurrency": 8}
+                       for v in vendors}
+    data["golden"]["rows_per_stratum"] = rows_per_stratum
+    if edit:
+        edit(data)
+    path = tmp / "data" / "snapshots" / snapshot / "manifest.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return tmp
+
+
+def resources(home: Path, sim_url: str) -> dict:
+    return {"paths": BenchPaths(root=str(home)), "gateway": VendorGateway(simulator_url=sim_url),
+            "vendor_keys": VendorKeys()}
+
+
+def assets(*names: str) -> list:
+    from bench_assets.definitions import unbound_assets
+
+    return unbound_assets(*names)
+
+
+def materialize(instance, home: Path, sim_url: str, names, partition_key, raise_on_error=True):
+    return dg.materialize(assets(*names), instance=instance, partition_key=partition_key,
+                          resources=resources(home, sim_url), raise_on_error=raise_on_error)
+
+
+def vendor_key(vendor: str, snapshot: str = SNAPSHOT) -> dg.MultiPartitionKey:
+    return dg.MultiPartitionKey({"snapshot": snapshot, "vendor": vendor})
+
+
+def run_whole_snapshot(instance, home: Path, sim_url: str, vendors: list[str], snapshot: str = SNAPSHOT) -> None:
+    if not instance.has_dynamic_partition("snapshots", snapshot):
+        instance.add_dynamic_partitions("snapshots", [snapshot])
+    materialize(instance, home, sim_url, GOLDEN_STAGES, snapshot)
+    for v in vendors:
+        materialize(instance, home, sim_url, VENDOR_STAGES, vendor_key(v, snapshot))
+    materialize(instance, home, sim_url, RESULT_STAGES, snapshot)
+
+
+def env_for(home: Path, sim_url: str) -> dict[str, str]:
+    return {**os.environ, "BENCH_HOME": str(home), "BENCH_SIMULATOR_URL": sim_url}

@@ -1,0 +1,71 @@
+"""A bad snapshot manifest fails with an error naming the file, the line and the field."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from bench_assets.errors import BenchInputError
+from bench_assets.manifest import load_manifest
+
+DEMO = Path(__file__).resolve().parent.parent / "data" / "snapshots" / "web_search-2026-q3" / "manifest.yaml"
+
+
+def write(tmp_path, data, snapshot="web_search-2026-q3") -> Path:
+    path = tmp_path / snapshot / "manifest.yaml"
+    path.parent.mkdir(parents=True)
+    path.write_text(data if isinstance(data, str) else yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def demo_data() -> dict:
+    return yaml.safe_load(DEMO.read_text())
+
+
+def test_demo_manifest_validates():
+    manifest = load_manifest(DEMO)
+    assert manifest.mode == "simulated"
+    assert len(manifest.vendors) >= 2
+    assert manifest.k_values == [1, 3, 5, 10]
+
+
+@pytest.mark.parametrize("mutate, field", [
+    (lambda d: d.update(mode="production"), "mode"),
+    (lambda d: d.update(k_values=[0, 3]), "k_values"),
+    (lambda d: d.update(fidelity_weights={"title": 0.5, "anchor_phrases": 0.6}), "fidelity_weights"),
+    (lambda d: d["vendors"]["exa"].update(rate_limit_per_second=0), "vendors.exa.rate_limit_per_second"),
+    (lambda d: d["vendors"]["exa"].update(endpoints={"search": "api.exa.ai/search"}), "vendors.exa.endpoints"),
+    (lambda d: d["vendors"]["exa"].pop("plan"), "vendors.exa.plan"),
+    (lambda d: d["vendors"]["exa"].update(prices_usd={"usd": -1}), "vendors.exa.prices_usd"),
+    (lambda d: d.update(excluded=[{"vendor": "x", "reason_code": "dislike", "reason": "r", "evidence": "e"}]),
+     "excluded.0.reason_code"),
+])
+def test_bad_field_is_named_with_file_and_line(tmp_path, mutate, field):
+    data = demo_data()
+    mutate(data)
+    path = write(tmp_path, data)
+    with pytest.raises(BenchInputError) as info:
+        load_manifest(path)
+    err = info.value
+    assert any(f == field for _, f, _ in err.problems), err.problems
+    assert str(path) in str(err)
+    line = next(line for line, f, _ in err.problems if f == field)
+    assert line is not None and line >= 1
+
+
+def test_snapshot_id_must_match_folder_and_quarter_style(tmp_path):
+    data = demo_data()
+    with pytest.raises(BenchInputError, match="does not match its folder"):
+        load_manifest(write(tmp_path, data, snapshot="web_search-2026-q4"))
+    data["snapshot_id"] = "snapshot-june"
+    with pytest.raises(BenchInputError, match="snapshot_id"):
+        load_manifest(write(tmp_path / "b", data, snapshot="snapshot-june"))
+
+
+def test_yaml_syntax_error_names_line(tmp_path):
+    path = write(tmp_path, "snapshot_id: web_search-2026-q3\nmode: [simulated\n")
+    with pytest.raises(BenchInputError) as info:
+        load_manifest(path)
+    assert info.value.problems[0][1] == "<yaml>"

@@ -1,0 +1,213 @@
+"""A whole snapshot, materialized through Dagster against a temporary DuckDB file and the real simulator.
+
+This is what the operator does from the UI, in-process: golden rows → verification → split →
+each vendor partition (fetch, score) → leaderboard → published files. The tests then check
+what a reader and a researcher rely on: the files exist and agree, vendors differ, a partition
+re-run replaces only itself and pays nothing twice, and a failed verification stops the fetch.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import dagster as dg
+import duckdb
+import pytest
+
+from bench_assets.rescore import rescore_snapshot
+from bench_assets_tests.helpers import (GOLDEN_STAGES, SNAPSHOT, VENDOR_STAGES, make_home, materialize,
+                                        run_whole_snapshot, vendor_key)
+
+VENDORS = ["brave", "exa", "firecrawl"]
+
+
+# ##### FIXTURES
+
+
+@pytest.fixture(scope="module")
+def snapshot_run(tmp_path_factory, simulator):
+    home = make_home(tmp_path_factory.mktemp("home"), VENDORS)
+    with dg.instance_for_test() as instance:
+        run_whole_snapshot(instance, home, simulator.base_url, VENDORS)
+        yield home, instance
+
+
+def db(home: Path):
+    return duckdb.connect(str(home / "data" / "warehouse" / "bench.duckdb"), read_only=True)
+
+
+def count(home: Path, sql: str, params=()) -> int:
+    con = db(home)
+    try:
+        return con.execute(sql, list(params)).fetchone()[0]
+    finally:
+        con.close()
+
+
+# ##### THE WHOLE GRAPH
+
+
+def test_published_files_exist_marked_simulated_and_not_headline(snapshot_run):
+    home, _ = snapshot_run
+    out = home / "data" / "publish" / SNAPSHOT
+    for name in ("index.html", "leaderboard.json", "leaderboard.csv", "methodology.html", "public_split.jsonl"):
+        assert (out / name).stat().st_size > 0, name
+    board = json.loads((out / "leaderboard.json").read_text())
+    assert board["snapshot_id"] == SNAPSHOT and board["mode"] == "simulated"
+    assert board["headline_eligible"] is False
+    scored = [e for e in board["vendors"] if e["status"] == "scored"]
+    assert {e["vendor"] for e in scored} == set(VENDORS)
+    for e in scored:
+        assert e["headline_eligible"] is False
+        assert any("simulated" in r for r in e["reasons"])
+        fig = e["metrics"]["hit_at_1"]
+        assert fig["n"] > 0 and fig["low"] <= fig["value"] <= fig["high"]
+    excluded = [e for e in board["vendors"] if e["status"] == "excluded"]
+    assert excluded and excluded[0]["reason"]
+    assert "Illustrative" in (out / "index.html").read_text()
+
+
+def test_vendors_score_differently(snapshot_run):
+    home, _ = snapshot_run
+    board = json.loads((home / "data" / "publish" / SNAPSHOT / "leaderboard.json").read_text())
+    hits = {e["vendor"]: e["metrics"]["hit_at_1"]["value"] for e in board["vendors"] if e["status"] == "scored"}
+    assert len(set(hits.values())) >= 2, hits
+    fidelity = {e["vendor"]: e["metrics"].get("fidelity_mean", {}).get("value") for e in board["vendors"]
+                if e["status"] == "scored"}
+    assert fidelity["brave"] is None  # Brave has no extraction endpoint: unsupported, not zero
+    assert fidelity["exa"] is not None and fidelity["firecrawl"] is not None
+
+
+def test_warehouse_holds_every_stage(snapshot_run):
+    home, _ = snapshot_run
+    n_rows = count(home, "SELECT count(*) FROM golden_rows WHERE snapshot_id = ?", [SNAPSHOT])
+    assert n_rows == 90
+    assert count(home, "SELECT count(*) FROM golden_verifications WHERE passed") == n_rows
+    public = count(home, "SELECT count(*) FROM query_split WHERE split = 'public'")
+    assert 0.6 <= public / n_rows <= 0.8  # 5 page groups per stratum: 3 or 4 public
+    for v in VENDORS:
+        assert count(home, "SELECT count(*) FROM row_scores WHERE vendor = ?", [v]) == n_rows
+    # every supported row has exactly one final archived attempt
+    assert count(home, "SELECT count(*) FROM raw_responses WHERE vendor = 'brave' AND final") == 60  # search + answer
+    assert count(home, "SELECT count(*) FROM raw_responses WHERE vendor = 'exa' AND final") == n_rows
+    assert count(home, "SELECT count(*) FROM vendor_metrics") > 0
+    # no secret reaches the archive
+    assert count(home, "SELECT count(*) FROM raw_responses WHERE request_json LIKE '%sim-exa-key%'") == 0
+
+
+def test_rerunning_a_partition_replaces_it_and_pays_nothing_twice(snapshot_run, simulator, sim_logs):
+    home, instance = snapshot_run
+    before = count(home, "SELECT count(*) FROM raw_responses")
+    brave_scores = count(home, "SELECT count(*) FROM row_scores WHERE vendor = 'brave'")
+    materialize(instance, home, simulator.base_url, VENDOR_STAGES, vendor_key("exa"))
+    assert sim_logs.billing() == []  # every response was already archived: nothing re-requested
+    assert count(home, "SELECT count(*) FROM raw_responses") == before
+    assert count(home, "SELECT count(*) FROM row_scores WHERE vendor = 'brave'") == brave_scores
+
+
+def test_rescore_reproduces_published_figures_without_network(snapshot_run, monkeypatch):
+    home, _ = snapshot_run
+    import socket
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("rescore tried to open a network connection")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    report = rescore_snapshot(home, SNAPSHOT)
+    assert report.differences == [], report.summary()
+    assert report.rows_rescored == 90 * len(VENDORS)
+
+
+def test_rescore_reports_an_edited_published_figure(snapshot_run, tmp_path):
+    home, _ = snapshot_run
+    path = home / "data" / "publish" / SNAPSHOT / "leaderboard.json"
+    original = path.read_text()
+    board = json.loads(original)
+    entry = next(e for e in board["vendors"] if e["vendor"] == "exa")
+    entry["metrics"]["hit_at_1"]["value"] = 0.123456
+    path.write_text(json.dumps(board))
+    try:
+        report = rescore_snapshot(home, SNAPSHOT)
+    finally:
+        path.write_text(original)
+    assert any("exa" in d and "hit_at_1" in d and "0.123456" in d for d in report.differences), report.differences
+
+
+# ##### FAILURE PATHS
+
+
+def test_failed_verification_blocks_the_fetch(tmp_path, simulator):
+    def break_one_row(data):
+        data["golden"] = {"source": "file", "path": "golden/broken.jsonl"}
+
+    home = make_home(tmp_path, ["brave"], edit=break_one_row)
+    from bench_assets.golden import dump_golden_rows
+    from bench_assets.simulator.corpus import demo_golden_rows
+
+    rows = demo_golden_rows(rows_per_stratum=6)
+    bad = rows[1].model_copy(update={"task": rows[1].task.model_copy(update={"anchor_phrases": ["words never planted"]})})
+    dump_golden_rows([rows[0], bad, *rows[2:]], home / "data" / "private" / "golden" / "broken.jsonl")
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
+        result = materialize(instance, home, simulator.base_url, GOLDEN_STAGES, SNAPSHOT, raise_on_error=False)
+        checks = result.get_asset_check_evaluations()
+        assert [c.passed for c in checks] == [False]
+        fetch = materialize(instance, home, simulator.base_url, VENDOR_STAGES, vendor_key("brave"), raise_on_error=False)
+        assert not fetch.success
+        failure = next(e for e in fetch.all_events if e.event_type_value == "STEP_FAILURE")
+        assert "verification" in failure.event_specific_data.error.message
+    assert count(home, "SELECT count(*) FROM raw_responses") == 0
+
+
+def test_malformed_golden_file_writes_nothing(tmp_path, simulator):
+    home = make_home(tmp_path, ["brave"], edit=lambda d: d.update(golden={"source": "file", "path": "golden/bad.jsonl"}))
+    path = home / "data" / "private" / "golden" / "bad.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text('{"id": "x-1"}\n')
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
+        result = materialize(instance, home, simulator.base_url, ("snapshot_manifest", "golden_rows"), SNAPSHOT,
+                             raise_on_error=False)
+        assert not result.success
+        failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
+        assert "bad.jsonl:1: field 'cohort'" in failure.event_specific_data.user_failure_data.description
+    assert count(home, "SELECT count(*) FROM golden_rows") == 0
+
+
+# ##### PARALLEL VENDOR PARTITIONS IN SEPARATE PROCESSES
+
+CHILD = textwrap.dedent("""
+    import sys
+    import dagster as dg
+    from pathlib import Path
+    from bench_assets_tests.helpers import VENDOR_STAGES, materialize, vendor_key
+    home, sim, vendor = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
+    with dg.DagsterInstance.get() as instance:
+        result = materialize(instance, home, sim, VENDOR_STAGES, vendor_key(vendor), raise_on_error=False)
+    sys.exit(0 if result.success else 1)
+""")
+
+
+def test_two_vendor_partitions_in_parallel_processes(tmp_path, simulator):
+    vendors = ["exa", "firecrawl"]
+    home = make_home(tmp_path / "home", vendors)
+    (tmp_path / "dagster").mkdir()
+    with dg.instance_for_test(temp_dir=str(tmp_path / "dagster")) as instance:
+        instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
+        materialize(instance, home, simulator.base_url, GOLDEN_STAGES, SNAPSHOT)
+        env = {**__import__("os").environ, "DAGSTER_HOME": str(tmp_path / "dagster")}
+        children = [subprocess.Popen([sys.executable, "-c", CHILD, str(home), simulator.base_url, v], env=env,
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT) for v in vendors]
+        outputs = [c.communicate(timeout=240)[0].decode() for c in children]
+        assert [c.returncode for c in children] == [0, 0], outputs[0][-3000:] + outputs[1][-3000:]
+    n_rows = count(home, "SELECT count(*) FROM golden_rows")
+    for v in vendors:
+        assert count(home, "SELECT count(*) FROM row_scores WHERE vendor = ?", [v]) == n_rows
+        assert count(home, "SELECT count(*) FROM raw_responses WHERE vendor = ? AND final", [v]) == n_rows
+    # no duplicated attempts
+    assert count(home, "SELECT count(*) FROM (SELECT query_id, capability, vendor, count(*) c FROM raw_responses "
+                       "WHERE final GROUP BY ALL HAVING c > 1)") == 0

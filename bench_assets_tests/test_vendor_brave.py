@@ -1,0 +1,158 @@
+"""Brave Search API: our adapter against the simulator over a real socket, and, Brave having no official
+Python SDK, against fixtures built from its documented responses and error bodies."""
+
+from __future__ import annotations
+
+import json
+import os
+from functools import lru_cache
+from pathlib import Path
+
+import httpx
+import pytest
+
+from bench_assets.adapters.base import MalformedResponse, VendorTask
+from bench_assets.adapters.brave import MANIFEST_DEFAULTS, BraveAdapter
+from bench_assets.metrics import normalize_url
+from bench_assets.simulator.app import sim_key, simulated_url
+from bench_assets.simulator.corpus import build_corpus
+from bench_assets.simulator.index import SearchIndex, tokenize, unit_hash
+from bench_assets.simulator.profiles import PROFILES
+
+VENDOR = "brave"
+FIXTURES = Path(__file__).parent / "fixtures" / "vendors" / VENDOR
+ADAPTER = BraveAdapter()
+
+
+@lru_cache(maxsize=1)
+def easy_golden_pages() -> tuple:
+    """Golden pages with an easy query for this vendor: in its simulated index (coverage < 1 leaves some
+    out) and ahead of the 10th-best other page by more than the profile's rank noise can make up."""
+    corpus = build_corpus(pages_per_stratum=int(os.environ.get("BENCH_SIM_PAGES_PER_STRATUM", "14")))
+    index, profile = SearchIndex(corpus), PROFILES[VENDOR]
+    easy = []
+    for page in corpus.golden_pages:
+        scores = sorted(index.bm25.get_scores(tokenize(page.query)), reverse=True)
+        if unit_hash(VENDOR, "coverage", page.url) < profile.coverage and scores[0] > 0 \
+                and 1 - scores[10] / scores[0] > (1 - profile.quality) * 1.6:
+            easy.append(page)
+    return tuple(easy)
+
+
+def golden_page(i: int = 0):
+    return easy_golden_pages()[i]
+
+
+def call(simulator, task: VendorTask, key: str | None = None, options: dict | None = None):
+    endpoint = simulated_url(MANIFEST_DEFAULTS["endpoints"][task.capability], simulator.base_url)
+    req = ADAPTER.build(task, endpoint, key or sim_key(VENDOR), options or {})
+    resp = httpx.request(req.method, req.url, headers=req.headers, params=req.params or None, json=req.json_body,
+                         timeout=10)
+    return resp, ADAPTER.parse(task, resp.status_code, dict(resp.headers), resp.text)
+
+
+def estimated_usd(units: dict[str, float]) -> float:
+    return sum(count * MANIFEST_DEFAULTS["prices_usd"][unit] for unit, count in units.items())
+
+
+def test_search_round_trip_finds_the_golden_page_and_bills_like_the_vendor(simulator, sim_logs):
+    page = golden_page()
+    task = VendorTask("search", page.query, 10)
+    resp, parsed = call(simulator, task)
+    assert resp.status_code == 200
+    assert resp.headers["x-ratelimit-limit"] and resp.headers["x-ratelimit-remaining"]
+    assert parsed.error_class is None and parsed.results
+    assert normalize_url(page.url) in [normalize_url(r.url) for r in parsed.results]
+    hit = next(r for r in parsed.results if normalize_url(r.url) == normalize_url(page.url))
+    assert hit.title == page.title and hit.published.startswith(page.published)
+    # description plus the extra snippets the adapter asks for
+    assert hit.snippet.count("\n") >= 1 and page.paragraphs[0] in hit.snippet
+    (logged,) = sim_logs.requests()
+    assert (logged["method"], logged["path"], logged["auth_ok"]) == ("GET", "/res/v1/web/search", True)
+    assert logged["params"] == {"q": page.query, "count": "10", "extra_snippets": "true"}
+    assert logged["headers"]["accept"] == "application/json"
+    (bill,) = sim_logs.billing()
+    assert parsed.billed_units == {"request.search": 1.0}
+    assert estimated_usd(parsed.billed_units) == pytest.approx(bill["usd"]) == pytest.approx(0.005)
+
+
+def test_parsing_leaves_the_response_body_untouched():
+    fixture = json.loads((FIXTURES / "search_example.json").read_text())
+    body = fixture["body"]
+    before = json.dumps(body, sort_keys=True)
+    ADAPTER.parse_ok(VendorTask("search", "q"), body, {})
+    assert json.dumps(body, sort_keys=True) == before
+
+
+@pytest.mark.parametrize("name", ["search_example", "search_no_web_section"])
+def test_documented_search_responses_parse_to_the_expected_urls(name):
+    fixture = json.loads((FIXTURES / f"{name}.json").read_text())
+    parsed = ADAPTER.parse(VendorTask("search", "q"), fixture["status"], fixture["headers"], json.dumps(fixture["body"]))
+    assert parsed.error_class is None
+    assert [r.url for r in parsed.results] == fixture["expected_urls"]
+    assert [r.rank for r in parsed.results] == list(range(1, len(fixture["expected_urls"]) + 1))
+    if "expected_published" in fixture:
+        assert [r.published for r in parsed.results] == fixture["expected_published"]
+        first = fixture["body"]["web"]["results"][0]
+        assert parsed.results[0].snippet == "\n".join([first["description"], *first["extra_snippets"]])
+    assert parsed.billed_units == {"request.search": 1.0}  # Brave bills every successful request
+
+
+def test_the_simulator_answers_in_the_documented_shape(simulator):
+    """The simulator's response has every field the documented example has, at the same paths."""
+    example = json.loads((FIXTURES / "search_example.json").read_text())["body"]
+    resp, _ = call(simulator, VendorTask("search", golden_page().query, 5))
+    body = resp.json()
+    assert body["type"] == example["type"] == "search"
+    assert body["web"]["type"] == "search" and body["query"]["original"]
+    for result in body["web"]["results"]:
+        assert {"type", "title", "url", "description", "page_age", "age", "meta_url"} <= set(result)
+        assert result["type"] == "search_result"
+
+
+def test_offset_pages_through_the_results(simulator):
+    query = golden_page().query
+    url = simulated_url(MANIFEST_DEFAULTS["endpoints"]["search"], simulator.base_url)
+    headers = {"X-Subscription-Token": sim_key(VENDOR), "Accept": "application/json"}
+
+    def urls(**params) -> list[str]:
+        body = httpx.get(url, params={"q": query, **params}, headers=headers, timeout=10).json()
+        return [r["url"] for r in body["web"]["results"]]
+
+    six = urls(count=6)
+    assert len(set(six)) == 6
+    assert urls(count=3) + urls(count=3, offset=1) == six
+
+
+def test_wrong_key_gets_the_vendor_422_and_is_classed_auth(simulator, sim_logs):
+    resp, parsed = call(simulator, VendorTask("search", "some query"), key="wrong")
+    assert resp.status_code == 422
+    assert resp.json()["type"] == "ErrorResponse" and resp.json()["error"]["code"] == "SUBSCRIPTION_TOKEN_INVALID"
+    assert parsed.error_class == "auth"
+    assert sim_logs.billing() == []  # only successful requests are billed
+
+
+@pytest.mark.parametrize("params", [{}, {"q": " "}, {"q": "x", "count": "21"}, {"q": "x", "offset": "10"},
+                                    {"q": " ".join(["w"] * 51)}])
+def test_invalid_parameters_get_the_vendor_422_and_are_a_bad_request(simulator, params):
+    url = simulated_url(MANIFEST_DEFAULTS["endpoints"]["search"], simulator.base_url)
+    resp = httpx.get(url, params=params, headers={"X-Subscription-Token": sim_key(VENDOR)}, timeout=10)
+    assert resp.status_code == 422 and resp.json()["error"]["code"] == "VALIDATION"
+    # Same status as a bad token, but not an auth failure: the code tells them apart.
+    assert ADAPTER.parse(VendorTask("search", "x"), 422, dict(resp.headers), resp.text).error_class == "bad_request"
+
+
+@pytest.mark.parametrize("path", sorted(FIXTURES.glob("error_*.json")), ids=lambda p: p.stem)
+def test_documented_error_bodies_are_classified(path):
+    fixture = json.loads(path.read_text())
+    parsed = ADAPTER.parse(VendorTask("search", "q"), fixture["status"], fixture["headers"], json.dumps(fixture["body"]))
+    assert parsed.error_class == fixture["expected_class"]
+    assert parsed.results == ()
+
+
+def test_truncated_json_is_malformed(simulator):
+    resp, _ = call(simulator, VendorTask("search", golden_page().query))
+    with pytest.raises(MalformedResponse):
+        ADAPTER.parse(VendorTask("search", "q"), 200, dict(resp.headers), resp.text[: len(resp.text) // 2])
+    with pytest.raises(MalformedResponse):
+        ADAPTER.parse(VendorTask("search", "q"), 200, {}, json.dumps({"type": "search", "web": {"results": "none"}}))

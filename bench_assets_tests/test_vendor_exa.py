@@ -1,0 +1,217 @@
+"""Exa: our adapter and the official SDK (exa-py) against the simulator over a real socket, and
+the adapter against Exa's documented error bodies."""
+
+from __future__ import annotations
+
+import json
+import os
+from functools import lru_cache
+from pathlib import Path
+
+import httpx
+import pytest
+import requests
+
+from bench_assets.adapters.base import HttpRequest, MalformedResponse, VendorTask
+from bench_assets.adapters.exa import MANIFEST_DEFAULTS, ExaAdapter
+from bench_assets.metrics import normalize_url
+from bench_assets.simulator.app import sim_key, simulated_url
+from bench_assets.simulator.corpus import Page, build_corpus
+from bench_assets.simulator.index import SearchIndex
+from bench_assets.simulator.profiles import PROFILES
+
+VENDOR = "exa"
+FIXTURES = Path(__file__).parent / "fixtures" / "vendors" / VENDOR
+ADAPTER = ExaAdapter()
+
+
+@lru_cache(maxsize=1)
+def easy_page() -> Page:
+    """A golden page this vendor's simulated index ranks first for the page's own query."""
+    corpus = build_corpus(pages_per_stratum=int(os.environ.get("BENCH_SIM_PAGES_PER_STRATUM", "14")))
+    index = SearchIndex(corpus)
+    for page in corpus.golden_pages:
+        hits = index.search(page.query, VENDOR, PROFILES[VENDOR], 10)
+        if hits and hits[0].page.url == page.url:
+            return page
+    raise AssertionError(f"no golden page is ranked first by {VENDOR}")
+
+
+def endpoint(capability: str, base: str) -> str:
+    return simulated_url(MANIFEST_DEFAULTS["endpoints"][capability], base)
+
+
+def send(req: HttpRequest) -> httpx.Response:
+    return httpx.request(req.method, req.url, headers=req.headers, params=req.params or None,
+                         json=req.json_body, timeout=10)
+
+
+def estimate_usd(units: dict[str, float]) -> float:
+    return sum(n * MANIFEST_DEFAULTS["prices_usd"][unit] for unit, n in units.items())
+
+
+def test_search_round_trip_finds_golden_url_and_bills_cost_dollars(simulator, sim_logs):
+    page = easy_page()
+    task = VendorTask("search", page.query, 10)
+    req = ADAPTER.build(task, endpoint("search", simulator.base_url), sim_key(VENDOR), {})
+    assert req.redacted()["headers"]["x-api-key"] == "<redacted>"
+    resp = send(req)
+    assert resp.status_code == 200
+    parsed = ADAPTER.parse(task, resp.status_code, dict(resp.headers), resp.text)
+    assert parsed.error_class is None and len(parsed.results) == 10
+    urls = [r.url for r in parsed.results]
+    assert normalize_url(page.url) in [normalize_url(u) for u in urls] and page.url not in urls  # utm-tagged
+    top = parsed.results[0]
+    assert page.anchor_phrases[0] in top.content and len(top.content) <= 4000
+    assert top.published.startswith(page.published)
+    # Only text was requested: Exa returns no highlights then, so there is no snippet.
+    assert all(r.snippet is None for r in parsed.results) and "highlights" not in resp.json()["results"][0]
+    # $7 per 1k searches + $1 per 1k pages of text, as reported in costDollars.total.
+    assert parsed.billed_units == {"usd": pytest.approx(0.007 + 10 * 0.001)}
+    assert parsed.request_id == resp.json()["requestId"]
+    (bill,) = sim_logs.billing()
+    assert bill["request_id"] == parsed.request_id
+    assert bill["usd"] == pytest.approx(estimate_usd(parsed.billed_units))
+
+
+def test_results_beyond_ten_cost_extra(simulator, sim_logs):
+    page = easy_page()
+    task = VendorTask("search", page.query, 20)
+    resp = send(ADAPTER.build(task, endpoint("search", simulator.base_url), sim_key(VENDOR), {}))
+    parsed = ADAPTER.parse(task, resp.status_code, dict(resp.headers), resp.text)
+    n = len(parsed.results)
+    assert n > 10
+    assert parsed.billed_units["usd"] == pytest.approx(0.007 + 0.001 * (n - 10) + 0.001 * n)
+    (bill,) = sim_logs.billing()
+    assert bill["usd"] == pytest.approx(estimate_usd(parsed.billed_units))
+
+
+def test_highlights_come_back_when_requested(simulator):
+    page = easy_page()
+    headers = {"x-api-key": sim_key(VENDOR)}
+    body = {"query": page.query, "numResults": 3, "contents": {"highlights": True}}
+    resp = httpx.post(endpoint("search", simulator.base_url), headers=headers, json=body, timeout=10)
+    parsed = ADAPTER.parse(VendorTask("search", page.query, 3), resp.status_code, dict(resp.headers), resp.text)
+    assert all(r.snippet and r.content is None for r in parsed.results)
+    assert resp.json()["costDollars"]["contents"]["highlights"] == pytest.approx(0.003)
+
+
+def test_extract_round_trip_returns_anchor_phrases(simulator, sim_logs):
+    page = easy_page()
+    task = VendorTask("extract", page.url)
+    resp = send(ADAPTER.build(task, endpoint("extract", simulator.base_url), sim_key(VENDOR), {}))
+    assert resp.status_code == 200
+    parsed = ADAPTER.parse(task, resp.status_code, dict(resp.headers), resp.text)
+    (result,) = parsed.results
+    assert normalize_url(result.url) == normalize_url(page.url)
+    for phrase in page.anchor_phrases:
+        assert phrase in result.content
+    assert parsed.billed_units == {"usd": pytest.approx(0.001)}
+    (bill,) = sim_logs.billing()
+    assert bill["usd"] == pytest.approx(estimate_usd(parsed.billed_units))
+
+
+def test_extract_of_unknown_url_is_not_found_inside_a_200(simulator):
+    task = VendorTask("extract", "https://nowhere.invalid/page")
+    resp = send(ADAPTER.build(task, endpoint("extract", simulator.base_url), sim_key(VENDOR), {}))
+    assert resp.status_code == 200 and resp.json()["statuses"][0]["error"]["tag"] == "CRAWL_NOT_FOUND"
+    parsed = ADAPTER.parse(task, resp.status_code, dict(resp.headers), resp.text)
+    assert parsed.error_class == "not_found" and parsed.results == () and parsed.billed_units == {"usd": 0.0}
+
+
+def test_missing_cost_dollars_falls_back_to_documented_prices(simulator):
+    page = easy_page()
+    task = VendorTask("search", page.query, 10)
+    resp = send(ADAPTER.build(task, endpoint("search", simulator.base_url), sim_key(VENDOR), {}))
+    body = resp.json()
+    reported = body.pop("costDollars")["total"]
+    parsed = ADAPTER.parse(task, 200, {}, json.dumps(body))
+    assert parsed.billed_units == {"usd": pytest.approx(reported)}
+
+
+@pytest.fixture()
+def exa_client(simulator, monkeypatch):
+    from exa_py import Exa
+
+    raw: list = []
+    real_send = requests.Session.send
+
+    def recording_send(self, request, **kwargs):  # exa-py calls requests.post: record what came back
+        response = real_send(self, request, **kwargs)
+        raw.append(response)
+        return response
+
+    monkeypatch.setattr(requests.Session, "send", recording_send)
+    # `base_url` is the SDK's own option; it appends "/search" and "/contents".
+    return Exa(api_key=sim_key(VENDOR), base_url=simulated_url("https://api.exa.ai", simulator.base_url)), raw
+
+
+def test_official_sdk_search_parses_and_agrees_with_adapter(exa_client):
+    exa, raw = exa_client
+    page = easy_page()
+    answer = exa.search(page.query, num_results=10)  # the SDK asks for text (10,000 characters) by default
+    sdk_urls = [r.url for r in answer.results]
+    assert sdk_urls and all(r.text for r in answer.results)
+    assert answer.cost_dollars.total == pytest.approx(0.017)
+    (resp,) = raw
+    parsed = ADAPTER.parse(VendorTask("search", page.query, 10), resp.status_code, dict(resp.headers), resp.text)
+    assert [r.url for r in parsed.results] == sdk_urls
+    assert [r.content for r in parsed.results] == [r.text for r in answer.results]
+    assert parsed.billed_units == {"usd": pytest.approx(answer.cost_dollars.total)}
+
+
+def test_official_sdk_get_contents_and_error(exa_client, simulator):
+    from exa_py import Exa
+
+    exa, _ = exa_client
+    page = easy_page()
+    answer = exa.get_contents([page.url], text=True)
+    assert page.anchor_phrases[1] in answer.results[0].text
+    assert answer.statuses[0].status == "success"
+    wrong = Exa(api_key="wrong-key", base_url=simulated_url("https://api.exa.ai", simulator.base_url))
+    with pytest.raises(ValueError, match="401"):
+        wrong.search("anything", num_results=1)
+
+
+def test_wrong_key_gets_401_body_classified_auth(simulator, sim_logs):
+    task = VendorTask("search", "anything at all")
+    resp = send(ADAPTER.build(task, endpoint("search", simulator.base_url), "wrong-key", {}))
+    assert resp.status_code == 401 and resp.json()["tag"] == "INVALID_API_KEY"
+    assert set(resp.json()) == {"requestId", "error", "tag"}
+    assert ADAPTER.parse(task, resp.status_code, dict(resp.headers), resp.text).error_class == "auth"
+    assert sim_logs.billing() == []
+
+
+def test_missing_query_gets_documented_400(simulator):
+    resp = httpx.post(endpoint("search", simulator.base_url), headers={"x-api-key": sim_key(VENDOR)},
+                      json={"numResults": 3}, timeout=10)
+    assert resp.status_code == 400 and resp.json()["tag"] == "INVALID_REQUEST_BODY"
+    parsed = ADAPTER.parse(VendorTask("search", ""), resp.status_code, dict(resp.headers), resp.text)
+    assert parsed.error_class == "bad_request" and parsed.request_id == resp.json()["requestId"]
+
+
+ERROR_FIXTURES = sorted(FIXTURES.glob("error_*.json"))
+
+
+def test_error_fixtures_cover_documented_statuses():
+    statuses = {json.loads(p.read_text())["status"] for p in ERROR_FIXTURES}
+    assert {401, 402, 429, 500, 503} <= statuses
+
+
+@pytest.mark.parametrize("path", ERROR_FIXTURES, ids=lambda p: p.stem)
+def test_error_fixture_is_classified(path):
+    fx = json.loads(path.read_text())
+    body = fx["body"] if isinstance(fx["body"], str) else json.dumps(fx["body"])
+    parsed = ADAPTER.parse(VendorTask(fx["capability"], "x"), fx["status"], fx.get("headers", {}), body)
+    assert parsed.error_class == fx["expected_error_class"]
+    assert parsed.results == ()
+
+
+def test_truncated_json_raises_malformed(simulator):
+    page = easy_page()
+    task = VendorTask("search", page.query, 5)
+    resp = send(ADAPTER.build(task, endpoint("search", simulator.base_url), sim_key(VENDOR), {}))
+    with pytest.raises(MalformedResponse):
+        ADAPTER.parse(task, 200, dict(resp.headers), resp.text[: len(resp.text) // 2])
+    with pytest.raises(MalformedResponse):
+        ADAPTER.parse(task, 200, {}, json.dumps({"requestId": "x"}))  # no results list

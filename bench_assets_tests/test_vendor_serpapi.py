@@ -1,0 +1,152 @@
+"""SerpApi (Google engine): our adapter and the official SDK (serpapi) against the simulator over a
+real socket, and the adapter against SerpApi's documented error bodies."""
+
+from __future__ import annotations
+
+import json
+import os
+from functools import lru_cache
+from pathlib import Path
+
+import httpx
+import pytest
+
+from bench_assets.adapters.base import HttpRequest, MalformedResponse, VendorTask
+from bench_assets.adapters.serpapi import MANIFEST_DEFAULTS, SerpApiAdapter
+from bench_assets.metrics import normalize_url
+from bench_assets.simulator.app import sim_key, simulated_url
+from bench_assets.simulator.corpus import Page, build_corpus
+from bench_assets.simulator.index import SearchIndex
+from bench_assets.simulator.profiles import PROFILES
+
+VENDOR = "serpapi"
+FIXTURES = Path(__file__).parent / "fixtures" / "vendors" / VENDOR
+ADAPTER = SerpApiAdapter()
+
+
+@lru_cache(maxsize=1)
+def easy_page() -> Page:
+    """A golden page this vendor's simulated index ranks first for the page's own query."""
+    corpus = build_corpus(pages_per_stratum=int(os.environ.get("BENCH_SIM_PAGES_PER_STRATUM", "14")))
+    index = SearchIndex(corpus)
+    for page in corpus.golden_pages:
+        hits = index.search(page.query, VENDOR, PROFILES[VENDOR], 10)
+        if hits and hits[0].page.url == page.url:
+            return page
+    raise AssertionError(f"no golden page is ranked first by {VENDOR}")
+
+
+def endpoint(base: str) -> str:
+    return simulated_url(MANIFEST_DEFAULTS["endpoints"]["search"], base)
+
+
+def send(req: HttpRequest) -> httpx.Response:
+    return httpx.request(req.method, req.url, headers=req.headers, params=req.params or None,
+                         json=req.json_body, timeout=10)
+
+
+def test_search_round_trip_finds_golden_url_and_bills_one_search(simulator, sim_logs):
+    page = easy_page()
+    task = VendorTask("search", page.query, 10)
+    req = ADAPTER.build(task, endpoint(simulator.base_url), sim_key(VENDOR), {})
+    assert req.method == "GET" and req.params["engine"] == "google" and req.params["q"] == page.query
+    assert req.secret_params == ("api_key",) and req.redacted()["params"]["api_key"] == "<redacted>"
+    resp = send(req)
+    assert resp.status_code == 200
+    parsed = ADAPTER.parse(task, resp.status_code, dict(resp.headers), resp.text)
+    assert parsed.error_class is None and parsed.results
+    assert normalize_url(page.url) in [normalize_url(r.url) for r in parsed.results]
+    assert all(r.snippet and r.content is None for r in parsed.results)
+    assert parsed.request_id == resp.json()["search_metadata"]["id"]
+    assert parsed.billed_units == {"request.search": 1.0}
+    (bill,) = sim_logs.billing()
+    assert bill["usd"] == pytest.approx(MANIFEST_DEFAULTS["prices_usd"]["request.search"])
+    assert bill["usd"] == pytest.approx(PROFILES[VENDOR].usd_per_request["search"])
+    (logged,) = sim_logs.requests()
+    assert logged["auth_ok"] and "api_key" not in logged["params"]  # the key stays out of the log
+
+
+def test_no_results_is_an_empty_answer_not_an_error(simulator):
+    task = VendorTask("search", "qqqzzzxxyy", 10)
+    resp = send(ADAPTER.build(task, endpoint(simulator.base_url), sim_key(VENDOR), {}))
+    assert resp.status_code == 200 and resp.json()["search_metadata"]["status"] == "Success" and resp.json()["error"]
+    parsed = ADAPTER.parse(task, resp.status_code, dict(resp.headers), resp.text)
+    assert parsed.error_class is None and parsed.results == ()
+
+
+@pytest.fixture()
+def serpapi_client(simulator):
+    import serpapi
+
+    client = serpapi.Client(api_key=sim_key(VENDOR), timeout=10)
+    # The SDK has no base-URL option: it prefixes paths with the class attribute BASE_DOMAIN
+    # ("https://serpapi.com"). Shadowing it on this instance points only this client at the simulator.
+    client.BASE_DOMAIN = simulated_url("https://serpapi.com", simulator.base_url)
+    raw: list = []
+    client.session.hooks["response"].append(lambda r, *args, **kwargs: raw.append(r))
+    return client, raw
+
+
+def test_official_sdk_search_parses_and_agrees_with_adapter(serpapi_client):
+    client, raw = serpapi_client
+    page = easy_page()
+    results = client.search(engine="google", q=page.query, num=10)
+    sdk_urls = [r["link"] for r in results["organic_results"]]
+    assert sdk_urls and results["search_metadata"]["status"] == "Success"
+    assert results.next_page_url is None  # no pagination block: the SDK reads serpapi_pagination.next
+    (resp,) = raw
+    parsed = ADAPTER.parse(VendorTask("search", page.query, 10), resp.status_code, dict(resp.headers), resp.text)
+    assert [r.url for r in parsed.results] == sdk_urls
+
+
+def test_official_sdk_raises_on_wrong_key(simulator):
+    import serpapi
+
+    client = serpapi.Client(api_key="wrong-key", timeout=10)
+    client.BASE_DOMAIN = simulated_url("https://serpapi.com", simulator.base_url)
+    with pytest.raises(serpapi.HTTPError):
+        client.search(engine="google", q="anything")
+
+
+def test_wrong_key_gets_401_error_body_classified_auth(simulator, sim_logs):
+    task = VendorTask("search", "anything at all")
+    resp = send(ADAPTER.build(task, endpoint(simulator.base_url), "wrong-key", {}))
+    assert resp.status_code == 401 and resp.json()["error"].startswith("Invalid API key")
+    assert ADAPTER.parse(task, resp.status_code, dict(resp.headers), resp.text).error_class == "auth"
+    assert sim_logs.billing() == []
+
+
+def test_missing_q_gets_documented_400(simulator):
+    resp = httpx.get(endpoint(simulator.base_url), params={"engine": "google", "api_key": sim_key(VENDOR)}, timeout=10)
+    assert resp.status_code == 400 and resp.json() == {"error": "Missing query `q` parameter."}
+    parsed = ADAPTER.parse(VendorTask("search", ""), resp.status_code, dict(resp.headers), resp.text)
+    assert parsed.error_class == "bad_request"
+
+
+ERROR_FIXTURES = sorted(FIXTURES.glob("error_*.json"))
+
+
+def test_error_fixtures_cover_documented_statuses():
+    fixtures = [json.loads(p.read_text()) for p in ERROR_FIXTURES]
+    assert {401, 429, 503} <= {f["status"] for f in fixtures}
+    # 429 is both "out of searches" and "throughput exceeded": both must be present and told apart.
+    assert {f["expected_error_class"] for f in fixtures if f["status"] == 429} == {"quota", "rate_limited"}
+
+
+@pytest.mark.parametrize("path", ERROR_FIXTURES, ids=lambda p: p.stem)
+def test_error_fixture_is_classified(path):
+    fx = json.loads(path.read_text())
+    body = fx["body"] if isinstance(fx["body"], str) else json.dumps(fx["body"])
+    parsed = ADAPTER.parse(VendorTask(fx["capability"], "x"), fx["status"], fx.get("headers", {}), body)
+    assert parsed.error_class == fx["expected_error_class"]
+    assert parsed.results == ()
+
+
+def test_truncated_json_raises_malformed(simulator):
+    page = easy_page()
+    task = VendorTask("search", page.query, 5)
+    resp = send(ADAPTER.build(task, endpoint(simulator.base_url), sim_key(VENDOR), {}))
+    with pytest.raises(MalformedResponse):
+        ADAPTER.parse(task, 200, dict(resp.headers), resp.text[: len(resp.text) // 2])
+    with pytest.raises(MalformedResponse):
+        ADAPTER.parse(task, 200, {}, json.dumps({"organic_results": []}))  # no search_metadata

@@ -1,0 +1,176 @@
+"""You.com search and contents: our adapter and the official SDK against the simulator over a real
+socket, and the vendor's documented error bodies read by our adapter."""
+
+from __future__ import annotations
+
+import json
+import os
+from functools import lru_cache
+from pathlib import Path
+
+import httpx
+import pytest
+
+from bench_assets.adapters.base import MalformedResponse, VendorTask
+from bench_assets.adapters.youcom import MANIFEST_DEFAULTS, YoucomAdapter
+from bench_assets.metrics import normalize_url
+from bench_assets.simulator.app import sim_key, simulated_url
+from bench_assets.simulator.corpus import build_corpus
+from bench_assets.simulator.index import SearchIndex, tokenize, unit_hash
+from bench_assets.simulator.profiles import PROFILES
+
+VENDOR = "youcom"
+FIXTURES = Path(__file__).parent / "fixtures" / "vendors" / VENDOR
+ADAPTER = YoucomAdapter()
+
+
+@lru_cache(maxsize=1)
+def easy_golden_pages() -> tuple:
+    """Golden pages with an easy query for this vendor: in its simulated index (coverage < 1 leaves some
+    out) and ahead of the 10th-best other page by more than the profile's rank noise can make up."""
+    corpus = build_corpus(pages_per_stratum=int(os.environ.get("BENCH_SIM_PAGES_PER_STRATUM", "14")))
+    index, profile = SearchIndex(corpus), PROFILES[VENDOR]
+    easy = []
+    for page in corpus.golden_pages:
+        scores = sorted(index.bm25.get_scores(tokenize(page.query)), reverse=True)
+        if unit_hash(VENDOR, "coverage", page.url) < profile.coverage and scores[0] > 0 \
+                and 1 - scores[10] / scores[0] > (1 - profile.quality) * 1.6:
+            easy.append(page)
+    return tuple(easy)
+
+
+def golden_page(i: int = 0):
+    return easy_golden_pages()[i]
+
+
+def call(simulator, task: VendorTask, key: str | None = None):
+    endpoint = simulated_url(MANIFEST_DEFAULTS["endpoints"][task.capability], simulator.base_url)
+    req = ADAPTER.build(task, endpoint, key or sim_key(VENDOR), {})
+    resp = httpx.request(req.method, req.url, headers=req.headers, params=req.params or None, json=req.json_body,
+                         timeout=10)
+    return resp, ADAPTER.parse(task, resp.status_code, dict(resp.headers), resp.text)
+
+
+def estimated_usd(units: dict[str, float]) -> float:
+    return sum(count * MANIFEST_DEFAULTS["prices_usd"][unit] for unit, count in units.items())
+
+
+def test_search_round_trip_finds_the_golden_page_and_bills_like_the_vendor(simulator, sim_logs):
+    page = golden_page()
+    task = VendorTask("search", page.query, 10)
+    resp, parsed = call(simulator, task)
+    assert resp.status_code == 200
+    assert parsed.error_class is None and parsed.results
+    assert normalize_url(page.url) in [normalize_url(r.url) for r in parsed.results]
+    hit = next(r for r in parsed.results if normalize_url(r.url) == normalize_url(page.url))
+    assert hit.title == page.title and hit.snippet and hit.published.startswith(page.published)
+    assert hit.content is None  # a plain search returns snippets, not page bodies
+    assert parsed.request_id == resp.json()["metadata"]["search_uuid"]
+    (logged,) = sim_logs.requests()
+    assert (logged["method"], logged["path"], logged["auth_ok"]) == ("GET", "/v1/search", True)
+    assert logged["params"] == {"query": page.query, "count": "10"}
+    (bill,) = sim_logs.billing()
+    assert parsed.billed_units == {"request.search": 1.0}
+    assert estimated_usd(parsed.billed_units) == pytest.approx(bill["usd"]) == pytest.approx(0.005)
+
+
+def test_extract_round_trip_returns_the_page_text(simulator, sim_logs):
+    page = golden_page(1)
+    resp, parsed = call(simulator, VendorTask("extract", page.url))
+    assert resp.status_code == 200 and parsed.error_class is None
+    (result,) = parsed.results
+    assert result.url == page.url and result.title == page.title
+    for phrase in page.anchor_phrases:
+        assert phrase in result.content  # markdown
+    assert json.loads(sim_logs.requests()[0]["body"]) == {"urls": [page.url], "formats": ["markdown"]}
+    (bill,) = sim_logs.billing()
+    assert parsed.billed_units == {"page.extract": 1.0}
+    assert estimated_usd(parsed.billed_units) == pytest.approx(bill["usd"]) == pytest.approx(0.001)
+
+
+def test_extract_of_an_unknown_page_is_not_found_and_not_billed(simulator, sim_logs):
+    resp, parsed = call(simulator, VendorTask("extract", "https://nowhere.test/missing"))
+    assert resp.status_code == 200
+    assert parsed.error_class == "not_found" and parsed.billed_units == {}
+    assert sim_logs.billing()[0]["usd"] == 0
+
+
+def test_official_sdk_reads_the_simulator_and_agrees_with_our_adapter(simulator):
+    from youdotcom import You
+
+    page = golden_page()
+    # youdotcom sends search and contents to ydc-index.io unless the per-method server_url is given.
+    # Its client argument takes an httpx.Client, whose response hook keeps the raw response.
+    captured: list[httpx.Response] = []
+    server = simulated_url("https://ydc-index.io", simulator.base_url)
+    with httpx.Client(event_hooks={"response": [captured.append]}) as http, \
+            You(api_key_auth=sim_key(VENDOR), client=http) as you:
+        # The SDK's default search (3.6.0): POST /v1/search with knowledge="core" and highlights extraction.
+        sdk = you.search(query=page.query, count=10, server_url=server)
+        assert sdk.results.web and sdk.metadata.search_uuid  # pydantic SearchResponse
+        raw = captured[-1]
+        assert raw.request.method == "POST"
+        ours = ADAPTER.parse(VendorTask("search", page.query, 10), raw.status_code, dict(raw.headers), raw.text)
+        assert [r.url for r in ours.results] == [r.url for r in sdk.results.web]
+        assert all(r.snippet for r in ours.results)  # highlights stand in for the omitted snippets
+        assert ours.request_id == sdk.metadata.search_uuid
+
+        pages = you.contents(urls=[page.url], formats=["markdown"], server_url=server)  # List[ContentsResponse]
+        raw = captured[-1]
+        ours = ADAPTER.parse(VendorTask("extract", page.url), raw.status_code, dict(raw.headers), raw.text)
+        assert [r.url for r in ours.results] == [p.url for p in pages]
+        assert ours.results[0].content == pages[0].markdown
+
+
+def test_official_sdk_raises_its_errors_on_the_simulators_error_bodies(simulator):
+    from youdotcom import You, errors
+
+    server = simulated_url("https://ydc-index.io", simulator.base_url)
+    with You(api_key_auth="wrong") as you, pytest.raises(errors.UnauthorizedResponseError):
+        you.search(query="anything", server_url=server)
+    with You(api_key_auth=sim_key(VENDOR)) as you, pytest.raises(errors.UnprocessableEntityResponseError):
+        you.search(query="anything", count=1000, knowledge=None, extraction=None, server_url=server)
+
+
+def test_wrong_key_gets_the_vendor_401_and_is_classed_auth(simulator, sim_logs):
+    resp, parsed = call(simulator, VendorTask("search", "some query"), key="wrong")
+    assert resp.status_code == 401 and isinstance(resp.json()["detail"], str)
+    assert parsed.error_class == "auth"
+    assert sim_logs.billing() == []
+
+
+@pytest.mark.parametrize("params", [{}, {"query": ""}, {"query": "x", "count": "0"}, {"query": "x", "count": "101"}])
+def test_invalid_request_gets_the_vendor_422(simulator, params):
+    url = simulated_url(MANIFEST_DEFAULTS["endpoints"]["search"], simulator.base_url)
+    resp = httpx.get(url, params=params, headers={"X-API-Key": sim_key(VENDOR)}, timeout=10)
+    assert resp.status_code == 422 and ("detail" in resp.json() or "error" in resp.json())
+    assert ADAPTER.parse(VendorTask("search", "x"), 422, dict(resp.headers), resp.text).error_class == "bad_request"
+
+
+def test_news_results_follow_web_results_without_duplicates():
+    body = {"results": {"web": [{"url": "https://a.test/1", "title": "A", "description": "d", "snippets": ["s1", "s2"],
+                                 "page_age": "2026-05-01T00:00:00"}],
+                        "news": [{"url": "https://n.test/2", "title": "N", "description": "news d",
+                                  "page_age": "2026-06-01"},
+                                 {"url": "https://a.test/1", "title": "A again"}]},
+            "metadata": {"request_uuid": "0f0e", "query": "q", "latency": 0.2}}
+    parsed = ADAPTER.parse(VendorTask("search", "q"), 200, {}, json.dumps(body))
+    assert [(r.rank, r.url) for r in parsed.results] == [(1, "https://a.test/1"), (2, "https://n.test/2")]
+    assert parsed.results[0].snippet == "d\ns1\ns2" and parsed.results[1].published == "2026-06-01"
+    assert parsed.request_id == "0f0e"  # older responses name it request_uuid
+
+
+@pytest.mark.parametrize("path", sorted(FIXTURES.glob("error_*.json")), ids=lambda p: p.stem)
+def test_documented_error_bodies_are_classified(path):
+    fixture = json.loads(path.read_text())
+    parsed = ADAPTER.parse(VendorTask("search", "q"), fixture["status"], fixture["headers"], json.dumps(fixture["body"]))
+    assert parsed.error_class == fixture["expected_class"]
+    assert parsed.results == ()
+
+
+def test_truncated_json_is_malformed(simulator):
+    resp, _ = call(simulator, VendorTask("search", golden_page().query))
+    with pytest.raises(MalformedResponse):
+        ADAPTER.parse(VendorTask("search", "q"), 200, dict(resp.headers), resp.text[: len(resp.text) // 2])
+    with pytest.raises(MalformedResponse):  # contents answers a JSON array, not an object
+        ADAPTER.parse(VendorTask("extract", "https://a.test/"), 200, {}, json.dumps({"markdown": "x"}))
