@@ -16,6 +16,8 @@ from bench_assets.errors import BenchInputError
 
 DEMO_SNAPSHOT = "web_search-2026-q3"
 REPO_ROOT = Path(__file__).resolve().parent.parent
+# The full event log stays in the Dagster instance; the terminal shows warnings and errors only.
+QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 
 
 def _root() -> Path:
@@ -55,7 +57,7 @@ def materialize_snapshot_stage(snapshot_id: str, names: tuple[str, ...]) -> None
 
     instance = dg.DagsterInstance.get()
     result = dg.materialize(_assets(*names), instance=instance, partition_key=snapshot_id, resources=_resources(),
-                            raise_on_error=False, tags={"bench/launched_by": "bench demo"})
+                            raise_on_error=False, tags={"bench/launched_by": "bench demo"}, run_config=QUIET)
     if not result.success:
         raise SystemExit(f"materializing {', '.join(names)} for {snapshot_id} failed; see the run in the Dagster UI")
 
@@ -68,7 +70,8 @@ def materialize_vendor_partition(snapshot_id: str, vendor: str) -> tuple[str, bo
     instance = dg.DagsterInstance.get()
     key = dg.MultiPartitionKey({"snapshot": snapshot_id, "vendor": vendor})
     result = dg.materialize(_assets("vendor_responses", "vendor_scores"), instance=instance, partition_key=key,
-                            resources=_resources(), raise_on_error=False, tags={"bench/launched_by": "bench demo"})
+                            resources=_resources(), raise_on_error=False, tags={"bench/launched_by": "bench demo"},
+                            run_config=QUIET)
     return vendor, result.success, time.monotonic() - started
 
 

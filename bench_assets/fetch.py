@@ -46,7 +46,7 @@ class FetchSettings:
     endpoints: dict[str, str]
     api_key: str
     options: dict[str, Any]
-    rate_limit_per_second: float
+    rate_limits_per_second: dict[str, float]  # per capability
     concurrency: int
     timeout_seconds: float
     max_attempts: int
@@ -136,6 +136,11 @@ def _retry_after_seconds(headers: httpx.Headers | dict[str, str]) -> float | Non
             return None
 
 
+def rate_limiter(per_second: float) -> AsyncLimiter:
+    """A leaky bucket that allows `per_second` requests a second on average (bursts of at most one second's worth)."""
+    return AsyncLimiter(per_second, 1.0) if per_second >= 1 else AsyncLimiter(1, 1.0 / per_second)
+
+
 @dataclass
 class _Outcome:
     retryable: bool
@@ -155,8 +160,7 @@ async def fetch_partition(adapter: Adapter, items: list[FetchItem], settings: Fe
     stats.skipped_archived = len(items) - len(todo)
     spent = archive.spend_so_far(lambda r: spend_of_response(
         adapter, settings.prices_usd, r["capability"], r["http_status"], json.loads(r["headers"] or "{}"), r["body"] or ""))
-    limiter = AsyncLimiter(settings.rate_limit_per_second, 1.0) if settings.rate_limit_per_second >= 1 else \
-        AsyncLimiter(1, 1.0 / settings.rate_limit_per_second)
+    limiters = {cap: rate_limiter(rate) for cap, rate in settings.rate_limits_per_second.items()}
     semaphore = asyncio.Semaphore(settings.concurrency)
     spend_lock = asyncio.Lock()
     backoff = wait_exponential_jitter(initial=settings.backoff_initial, max=settings.backoff_max)
@@ -191,7 +195,7 @@ async def fetch_partition(adapter: Adapter, items: list[FetchItem], settings: Fe
             request = adapter.build(VendorTask(item.capability, item.text, item.num_results), endpoint,
                                     settings.api_key, settings.options)
             async with semaphore:
-                async with limiter:
+                async with limiters[item.capability]:
                     at = datetime.now(timezone.utc)
                     t0 = time.perf_counter()
                     status = None

@@ -49,6 +49,8 @@ class VendorSpec(_Strict):
         min_length=1, description="USD per billed unit, e.g. {'request.search': 0.007, 'credit': 0.008}"
     )
     rate_limit_per_second: float = Field(gt=0)
+    capability_rate_limits: dict[Literal["search", "extract"], float] = Field(
+        default={}, description="per-endpoint limits where the vendor documents different ones")
     concurrency: int = Field(ge=1, le=64)
     key_env: str | None = Field(default=None, pattern=r"^[A-Z][A-Z0-9_]*$")
     spend_ceiling_usd: float | None = Field(default=None, gt=0)
@@ -64,6 +66,17 @@ class VendorSpec(_Strict):
             if not url.startswith(("https://", "http://")):
                 raise ValueError(f"endpoint {name!r} is not an absolute URL: {url!r}")
         return endpoints
+
+    @field_validator("capability_rate_limits")
+    @classmethod
+    def _positive(cls, limits: dict[str, float]) -> dict[str, float]:
+        for cap, limit in limits.items():
+            if limit <= 0:
+                raise ValueError(f"rate limit of {cap!r} must be positive")
+        return limits
+
+    def rate_limit(self, capability: str) -> float:
+        return self.capability_rate_limits.get(capability, self.rate_limit_per_second)
 
     @field_validator("prices_usd")
     @classmethod

@@ -289,6 +289,15 @@ def test_range_cell_coverage_thresholds_are_inclusive() -> None:
     assert score_cell("range", ranged(0.0, 4.9), expected_low=0.0, expected_high=10.0) == 0.0
 
 
+def test_tolerance_boundaries_are_inclusive_despite_float_rounding() -> None:
+    # 0.735 − 0.7 computes as 0.03500000000000003 > 0.05 · 0.7; it is exactly 5 %.
+    assert score_cell("precise", precise(0.735), expected_value=0.7) == 1.0
+    assert score_cell("precise", precise(0.7351), expected_value=0.7) == 0.5
+    # (0.18 − 0.1) / (0.2 − 0.1) computes as 0.7999999999999998; it is exactly 80 %.
+    assert score_cell("range", ranged(0.1, 0.18), expected_low=0.1, expected_high=0.2) == 1.0
+    assert score_numeric(0.7, "0.735", 0.05) is True
+
+
 def test_degenerate_reference_range() -> None:
     assert score_cell("range", ranged(4.0, 6.0), expected_low=5.0, expected_high=5.0) == 1.0
     assert score_cell("range", precise(5.0), expected_low=5.0, expected_high=5.0) == 1.0

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bench_assets.metrics import km_estimate, km_median, km_median_interval
 
@@ -101,6 +103,31 @@ def test_exactly_half_is_exact_not_floating_point() -> None:
     assert km_median(list(range(1, 13)), [1] * 12) == 6.5
     curve = km_estimate(list(range(1, 13)), [1] * 12)
     assert curve.survival_exact[5] == Fraction(1, 2)
+
+
+def reference_median(durations: list[int], observed: list[bool]) -> float | None:
+    """The DESIGN.md rule, written out naively with Fractions."""
+    event_times = sorted({t for t, e in zip(durations, observed) if e})
+    survival = Fraction(1)
+    for index, t in enumerate(event_times):
+        at_risk = sum(1 for d in durations if d >= t)
+        events = sum(1 for d, e in zip(durations, observed) if e and d == t)
+        survival *= Fraction(at_risk - events, at_risk)
+        if survival < Fraction(1, 2):
+            return float(t)
+        if survival == Fraction(1, 2):
+            if index + 1 < len(event_times):
+                return (t + event_times[index + 1]) / 2
+            return float(t)
+    return None
+
+
+@settings(deadline=None, max_examples=150)
+@given(st.lists(st.tuples(st.integers(0, 30), st.booleans()), max_size=25))
+def test_median_follows_the_rule_on_random_data(subjects: list[tuple[int, bool]]) -> None:
+    durations = [d for d, _ in subjects]
+    observed = [e for _, e in subjects]
+    assert km_median(durations, observed, censor_at_hours=None) == reference_median(durations, observed)
 
 
 def test_never_falls_to_half_is_none() -> None:

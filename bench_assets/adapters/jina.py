@@ -68,12 +68,14 @@ class JinaAdapter(Adapter):
 
 
 MANIFEST_DEFAULTS = {
-    "plan": "Prepaid tokens (1B tokens for $50)",
+    "plan": "Prepaid tokens, premium key (1B tokens for $50)",
     "endpoints": {"search": "https://s.jina.ai/", "extract": "https://r.jina.ai/"},
     # vendors.md gives no token price (?): $0.05 per million tokens is the price the simulator
     # profile implies (10,000 tokens per search = $0.0005). Jina reports the tokens it charged.
     "prices_usd": {"token": 0.00000005},
-    "rate_limit_per_second": 1.5,  # Search: 100 RPM with a key (Reader allows 500 RPM)
+    # Premium key: Search 1,000 RPM, Reader 5,000 RPM (a free key allows 100 and 500 RPM).
+    "rate_limit_per_second": 16,
+    "capability_rate_limits": {"search": 16, "extract": 83},
     "concurrency": 4,
     "key_env": "JINA_API_KEY",
 }

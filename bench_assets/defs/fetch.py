@@ -60,7 +60,7 @@ def vendor_responses(context: dg.AssetExecutionContext, paths: BenchPaths, gatew
     settings = FetchSettings(
         endpoints={cap: gateway.url(url, manifest.mode) for cap, url in spec.endpoints.items()},
         api_key=gateway.api_key(vendor, manifest.mode, vendor_keys), options=dict(spec.options),
-        rate_limit_per_second=spec.rate_limit_per_second, concurrency=spec.concurrency,
+        rate_limits_per_second={cap: spec.rate_limit(cap) for cap in spec.endpoints}, concurrency=spec.concurrency,
         timeout_seconds=spec.timeout_seconds, max_attempts=spec.max_attempts, prices_usd=spec.prices_usd,
         spend_ceiling_usd=spec.spend_ceiling_usd)
     warehouse = paths.warehouse()

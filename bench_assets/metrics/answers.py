@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
-from .text import canonical_text, contains_number, contains_phrase, parse_number
+from .text import canonical_text, contains_number, contains_phrase, numbers_match, parse_number
 
 __all__ = [
     "CELL_KINDS",
@@ -42,10 +42,17 @@ def score_exact(expected: str, returned: str | None) -> bool:
     return canonical_text(returned) == wanted
 
 
+# Slack for binary floating point at inclusive boundaries (39,900 is within 5 % of 38,000
+# although 38000 * 1.05 computes as 39900.000000000004 or 39899.99999999999).
+_FLOAT_SLACK = 1e-12
+
+
 def _within(value: float, reference: float, tolerance: float, *, absolute: bool) -> bool:
+    """|value − reference| ≤ tolerance·|reference| (relative), or ≤ tolerance when
+    ``absolute`` or the reference is 0."""
     if absolute or reference == 0:
-        return abs(value - reference) <= tolerance
-    return abs(value - reference) <= tolerance * abs(reference)
+        return abs(value - reference) <= tolerance + _FLOAT_SLACK * max(1.0, abs(reference))
+    return abs(value - reference) <= (tolerance + _FLOAT_SLACK) * abs(reference)
 
 
 def _check_tolerance(tolerance: float) -> None:
@@ -61,7 +68,9 @@ def score_numeric(expected: float, returned: str | float | None, tolerance: floa
     """Whether ``returned`` is the number ``expected`` within a relative tolerance.
 
     Definition: ``|returned − expected| ≤ tolerance · |expected|``; when ``expected`` is 0
-    the tolerance is absolute: ``|returned| ≤ tolerance``. A string must be exactly one
+    the tolerance is absolute: ``|returned| ≤ tolerance`` (as
+    :func:`bench_assets.metrics.text.numbers_match`, with its 1e-12 floating-point slack).
+    A string must be exactly one
     number (:func:`bench_assets.metrics.text.parse_number`: sign, currency symbol, thousands
     separators, decimals and a percent sign allowed, ``"$1,234.5"`` is 1234.5, ``"12%"`` is
     12). ``None``, booleans, NaN, infinities and unparseable strings are never correct.
@@ -72,7 +81,7 @@ def score_numeric(expected: float, returned: str | float | None, tolerance: floa
     value = parse_number(returned)
     if value is None:
         return False
-    return _within(value, float(expected), float(tolerance), absolute=False)
+    return numbers_match(float(expected), value, float(tolerance))
 
 
 def answer_in_text(
@@ -168,7 +177,9 @@ class CellRubric:
             if not math.isfinite(value) or value < 0:
                 raise ValueError(f"CellRubric.{name} must be a finite number >= 0")
         if not 0 <= self.range_partial_coverage <= self.range_full_coverage <= 1:
-            raise ValueError("CellRubric needs 0 <= range_partial_coverage <= range_full_coverage <= 1")
+            raise ValueError(
+                "CellRubric needs 0 <= range_partial_coverage <= range_full_coverage <= 1"
+            )
 
 
 DEFAULT_CELL_RUBRIC = CellRubric()
@@ -256,6 +267,7 @@ def _score_range_row(
     else:  # a degenerate reference range is covered when the candidate contains it
         coverage = 1.0 if cand_low <= low <= cand_high else 0.0
     has_method = _has_text(response.method)
+    coverage = min(1.0, coverage + _FLOAT_SLACK)  # inclusive thresholds despite rounding
     if coverage >= rubric.range_full_coverage:
         if has_method:
             return CellScore(1.0, f"covers {coverage:.0%} of the reference range, with method")

@@ -203,7 +203,9 @@ def tie_groups(
     previous_value: float | None = None
     for name, value, low, high in entries:
         if previous_value is not None and value > previous_value:
-            raise ValueError(f"entries must be sorted by value descending; {name!r} is out of order")
+            raise ValueError(
+                f"entries must be sorted by value descending; {name!r} is out of order"
+            )
         previous_value = value
         if leader is not None and intervals_overlap(leader, (low, high)):
             groups.append(groups[-1])

@@ -20,7 +20,11 @@ and parenthesised accounting negatives.
 
 A number is only ever matched whole: ``12`` is not found in ``123``, ``1.25``, ``A12`` or
 ``12.5``. A number may be directly followed by letters (``10kg``, ``5x``) but not preceded by
-an ASCII letter, digit, underscore or dot.
+an ASCII letter, digit, underscore or dot (a currency symbol may follow letters: ``US$5``).
+A sign belongs to the number only when it is not preceded by a letter, digit, underscore,
+dot, comma or another sign, so ``"10-20"`` is 10 and 20 and ``"COVID-19"`` holds 19, while
+``"a -5"`` holds −5; directly after a currency symbol a sign is allowed (``"$-5"``). An
+exponent counts only when no letter follows it (``"1e5x"`` holds 1).
 """
 
 from __future__ import annotations
@@ -54,7 +58,8 @@ _NUMBER_PATTERN = rf"""
     (?:
         # A sign only after a character that cannot be part of another number or word: so
         # "10-20" is a range, "1,-5" is not negative, and "--5" is 5 with a stray dash.
-        (?<![0-9A-Za-z_.,+\-\u2212])(?P<sign>{_SIGN_CLASS})(?:(?P<signed_currency>{_CURRENCY_CLASS})\s?)?
+        (?<![0-9A-Za-z_.,+\-\u2212])(?P<sign>{_SIGN_CLASS})
+        (?:(?P<signed_currency>{_CURRENCY_CLASS})\s?)?
       | (?<![0-9A-Za-z_.])(?:(?P<currency>{_CURRENCY_CLASS})\s?)?
       | (?<=[A-Za-z])(?P<prefixed_currency>{_CURRENCY_CLASS})\s?     # US$, HK$, R$
     )
@@ -73,11 +78,12 @@ _NUMBER_PATTERN = rf"""
 """
 _NUMBER = re.compile(_NUMBER_PATTERN, re.VERBOSE)
 
-# Numbers are spelled in plain decimals up to this power of ten, in scientific form beyond.
+# Numbers are respelled in plain decimals up to this power of ten and left as written beyond.
 _MAX_PLAIN_EXPONENT = 40
 
-# Relative slack added to every numeric comparison so that a golden value computed in binary
-# floating point (0.1 + 0.2) still equals the decimal text "0.3". Far below any real tolerance.
+# Relative slack added to every relative tolerance so that a golden value computed in binary
+# floating point (0.1 + 0.2) still equals the decimal text "0.3" and boundaries are inclusive.
+# Far below any real tolerance.
 _FLOAT_SLACK = 1e-12
 
 
@@ -98,33 +104,36 @@ def normalize_text(text: str | None) -> str:
 @dataclass(frozen=True)
 class _Number:
     """A written number, exactly: value = (−1)^negative · int(digits) · 10^exponent, with
-    ``digits`` free of leading and trailing zeros ("" for zero, which is never negative)."""
+    ``digits`` free of leading and trailing zeros ("" for zero). ``sign`` is the sign as
+    written: "" (none), "-" (an odd number of minus signs) or "+"."""
 
-    negative: bool
+    sign: str
     digits: str
     exponent: int
+
+    @property
+    def negative(self) -> bool:
+        return self.sign == "-" and bool(self.digits)
 
     def as_float(self) -> float:
         if not self.digits:
             return 0.0
         return float(f"{'-' if self.negative else ''}{self.digits}e{self.exponent}")
 
-    def canonical(self) -> str:
-        """Plain decimal spelling (``-1234.5``, ``0.002``); scientific (``1.5e+50``) only
-        for magnitudes beyond 10^±40, so a hostile "1e999999" cannot expand."""
+    def magnitude(self) -> str | None:
+        """Plain decimal spelling of the absolute value (``1234.5``, ``0.002``); ``None``
+        beyond 10^±40, which is left as written (a hostile "1e999999" must not expand)."""
         if not self.digits:
             return "0"
-        sign = "-" if self.negative else ""
         adjusted = self.exponent + len(self.digits) - 1
         if abs(adjusted) > _MAX_PLAIN_EXPONENT:
-            mantissa = self.digits[0] + ("." + self.digits[1:] if len(self.digits) > 1 else "")
-            return f"{sign}{mantissa}e{adjusted:+d}"
+            return None
         if self.exponent >= 0:
-            return sign + self.digits + "0" * self.exponent
+            return self.digits + "0" * self.exponent
         point = len(self.digits) + self.exponent
         if point > 0:
-            return f"{sign}{self.digits[:point]}.{self.digits[point:]}"
-        return f"{sign}0.{'0' * -point}{self.digits}"
+            return f"{self.digits[:point]}.{self.digits[point:]}"
+        return f"0.{'0' * -point}{self.digits}"
 
 
 def _number_of(match: re.Match[str]) -> _Number:
@@ -136,11 +145,29 @@ def _number_of(match: re.Match[str]) -> _Number:
     stripped = digits.rstrip("0")
     exponent += len(digits) - len(stripped)
     signs = (match.group("sign") or "") + (match.group("sign2") or "")
-    negative = bool(stripped) and (signs.count("-") + signs.count("\u2212")) % 2 == 1
-    return _Number(negative=negative, digits=stripped, exponent=exponent if stripped else 0)
+    if not signs:
+        sign = ""
+    else:
+        sign = "-" if (signs.count("-") + signs.count("\u2212")) % 2 == 1 else "+"
+    return _Number(sign=sign, digits=stripped, exponent=exponent if stripped else 0)
+
+
+_AMBIGUOUS_BEFORE = re.compile(r"[0-9](?:,|[eE][-+\u2212]?)\Z")
+_AMBIGUOUS_AFTER = re.compile(r",[0-9]")
 
 
 def _canonical_number_token(match: re.Match[str], number: _Number) -> str:
+    spelled = number.magnitude()
+    text = match.string
+    start, end = match.span()
+    ambiguous_context = _AMBIGUOUS_BEFORE.search(text, 0, start) is not None or (
+        _AMBIGUOUS_AFTER.match(text, end) is not None
+    )
+    if spelled is None or ambiguous_context:
+        # Left as written: respelling a number next to ",<digit>" ("1,2,3", "0,10e1") or
+        # after "<digit>e" ("0e-.0") could make it read back as part of a thousands group
+        # or an exponent, changing its value.
+        return match.group(0)
     currency = (
         match.group("signed_currency")
         or match.group("currency")
@@ -148,18 +175,23 @@ def _canonical_number_token(match: re.Match[str], number: _Number) -> str:
         or ""
     )
     percent = "%" if match.group("percent") else ""
-    return currency + number.canonical() + percent
+    # A written sign is kept (moved after the currency symbol): dropping it could glue the
+    # number to what precedes it ("$ +5" would become "$ 5", then "$5").
+    return currency + number.sign + spelled + percent
 
 
 def canonical_text(text: str | None) -> str:
     """Return :func:`normalize_text` of ``text`` with every number in one canonical spelling.
 
     Each number recognised by the module's number syntax is rewritten as: its currency
-    symbol if any, then ``-`` if negative (a ``+`` sign is dropped, the Unicode minus becomes
-    ``-``), then its value in plain decimal notation without thousands separators, leading
-    or trailing zeros or exponent (scientific notation only beyond 10^±40), then ``%`` if it
-    had one. So ``"US$ 1,234.50"``, ``"us$1234.5"`` and ``"US$1.2345e3"`` all become
-    ``"us$1234.5"``; ``"−$5"`` and ``"$-5"`` become ``"$-5"``; ``"−0.0"`` becomes ``"0"``.
+    symbol if any, then its sign if one was written (``-``, including the Unicode minus, or
+    ``+``), then its absolute value in plain decimal notation without thousands separators,
+    leading or trailing zeros or exponent, then ``%`` if it had one. So ``"US$ 1,234.50"``,
+    ``"us$1234.5"`` and ``"US$1.2345e3"`` all become ``"us$1234.5"``; ``"−$5"`` and
+    ``"$-5"`` become ``"$-5"``; ``"0.0"`` becomes ``"0"``. Left as written: numbers beyond
+    10^±40, numbers next to ``,<digit>`` (a list such as ``"1,2,3"``) and numbers right after
+    ``<digit>e`` — respelling those could change how the text reads back. The function is
+    idempotent.
     """
     normalized = normalize_text(text)
     pieces: list[str] = []
@@ -219,9 +251,10 @@ def numbers_match(expected: float, found: float, rel_tol: float = 0.0) -> bool:
     """Whether ``found`` equals ``expected`` within a relative tolerance.
 
     Definition: ``|found − expected| ≤ rel_tol · |expected|``; when ``expected`` is 0 the
-    tolerance is absolute, ``|found| ≤ rel_tol``. A floating-point slack of 1e-12 relative
-    is always allowed so that values computed in binary floating point still equal their
-    decimal spelling. NaN never matches. ``rel_tol`` must be ≥ 0.
+    tolerance is absolute, ``|found| ≤ rel_tol``. A floating-point slack of 1e-12 is added
+    to a relative tolerance, so that values computed in binary floating point still equal
+    their decimal spelling and a value exactly at the tolerance (0.735 for 0.7 ± 5 %)
+    counts as within it. NaN never matches. ``rel_tol`` must be ≥ 0.
     """
     if rel_tol < 0 or math.isnan(rel_tol):
         raise ValueError(f"tolerance must be >= 0, got {rel_tol!r}")
@@ -229,7 +262,7 @@ def numbers_match(expected: float, found: float, rel_tol: float = 0.0) -> bool:
         return False
     if expected == 0:
         return abs(found) <= rel_tol
-    return abs(found - expected) <= max(rel_tol, _FLOAT_SLACK) * abs(expected)
+    return abs(found - expected) <= (rel_tol + _FLOAT_SLACK) * abs(expected)
 
 
 def contains_number(text: str | None, expected: float, rel_tol: float = 0.0) -> bool:
