@@ -105,14 +105,14 @@ def run_snapshot(snapshot_id: str, workers: int = 4) -> dict:
                 failures.append(vendor)
     if failures:
         raise SystemExit(f"vendor partitions failed: {failures}; see the runs in the Dagster UI")
-    materialize_snapshot_stage(snapshot_id, ("vendor_leaderboard", "published_snapshot"))
+    materialize_snapshot_stage(snapshot_id, ("agent_trials", "vendor_leaderboard", "published_snapshot"))
     return json.loads((_root() / "data" / "publish" / snapshot_id / "leaderboard.json").read_text())
 
 
 def print_leaderboard(board: dict) -> None:
     print(f"\nLeaderboard {board['snapshot_id']} (mode {board['mode']}; "
           f"{'headline' if board['headline_eligible'] else 'illustrative, not headline-eligible'})")
-    header = f"{'#':>2} {'grp':>3}  {'vendor':<11} {'correct':>8} {'n':>4}  {'hit@1':>6} {'hit@10':>6} {'fidelity':>8} {'$/correct':>9}"
+    header = f"{'#':>2} {'grp':>3}  {'vendor':<11} {'correct':>8} {'n':>4}  {'hit@1':>6} {'hit@10':>6} {'fidelity':>8} {'$/correct':>9}  agent-ready"
     print(header)
     print("-" * len(header))
     for e in board["vendors"]:
@@ -127,7 +127,7 @@ def print_leaderboard(board: dict) -> None:
 
         print(f"{e['position']:>2} {e['rank_group']:>3}  {e['vendor']:<11} {v('correct_rate'):>8} "
               f"{m['correct_rate']['n']:>4}  {v('hit_at_1'):>6} {v('hit_at_10'):>6} {v('fidelity_mean'):>8} "
-              f"{v('cost_per_correct_usd', '${:.4f}'):>9}")
+              f"{v('cost_per_correct_usd', '${:.4f}'):>9}  {(e.get('agent_ready') or {}).get('label', '—')}")
 
 
 def cmd_demo(args: argparse.Namespace) -> int:

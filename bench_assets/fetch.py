@@ -2,9 +2,22 @@
 
 The fetcher records evidence, never a verdict: status, headers, body, latency, time. Every
 attempt is written to the partition's own DuckDB file the moment it completes, so a crash loses
-at most the call in flight, and a re-run skips every query that already has a final response
-(it never pays twice for a response it has). Pacing keeps within the vendor's rate limit and
-concurrency; retries are bounded, with exponential backoff and jitter, honouring Retry-After.
+at most the calls in flight, and a re-run skips every query that already has a final response
+(it never pays twice for a response it has).
+
+Pacing and retries, so that a run survives every fault and never wedges:
+- requests are spaced evenly at the vendor's rate limit (per capability, no bursts) with at most
+  `concurrency` in flight;
+- each attempt has one deadline (`timeout_seconds`) for connecting, headers and the whole body,
+  so a body that drips forever ends as a timeout;
+- a 408/429/5xx, a transport error, a 2xx challenge page and a 2xx body that cannot be read
+  (truncated, malformed) are retried, at most `max_attempts` times, after exponential backoff with
+  jitter; a `Retry-After` (seconds or HTTP-date) is honoured as a minimum wait and pauses every
+  request of that capability; one longer than `retry_after_max` ends the query at once rather than
+  holding the run;
+- whatever happens, each (query, capability) ends with one attempt marked `final`.
+
+Spend counts every attempt the vendor bills, retries included (`archived_spend`).
 """
 
 from __future__ import annotations
@@ -12,14 +25,16 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import statistics
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from email.utils import parsedate_to_datetime
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable
 
-import duckdb
 import httpx
+import pandas as pd
 from aiolimiter import AsyncLimiter
 from tenacity import AsyncRetrying, retry_if_result, stop_after_attempt, wait_exponential_jitter
 
@@ -48,12 +63,13 @@ class FetchSettings:
     options: dict[str, Any]
     rate_limits_per_second: dict[str, float]  # per capability
     concurrency: int
-    timeout_seconds: float
+    timeout_seconds: float  # one deadline per attempt: connect, headers and the whole body
     max_attempts: int
     prices_usd: dict[str, float]
     spend_ceiling_usd: float | None = None
     backoff_initial: float = 0.5
     backoff_max: float = 30.0
+    retry_after_max: float = 120.0  # a vendor asking for a longer pause ends the query instead
 
 
 @dataclass
@@ -66,10 +82,17 @@ class FetchStats:
     spend_usd: float = 0.0
     ceiling_stops: int = 0
     wall_seconds: float = 0.0
+    cpu_seconds: float = 0.0
+    waits: list[float] = field(default_factory=list)  # every wait before a retry (backoff or Retry-After), s
+    pauses: list[float] = field(default_factory=list)  # waits for a capability paused by a Retry-After, s
 
 
 class PartitionArchive:
-    """The raw-response archive of one snapshot x vendor partition: a DuckDB file owned by one process."""
+    """The raw-response archive of one snapshot x vendor partition: a DuckDB file owned by one process.
+
+    Each attempt is one committed INSERT, so it is durable the moment it is archived; a process
+    killed mid-run leaves a write-ahead log that DuckDB replays when the file is next opened.
+    """
 
     def __init__(self, path: Path, snapshot_id: str, vendor: str):
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -99,77 +122,208 @@ class PartitionArchive:
         self.con.execute(f"INSERT INTO raw_responses ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})",
                          [row[c] for c in cols])
 
-    def spend_so_far(self, price: Callable[[dict[str, Any]], float]) -> float:
-        rows = self.con.execute(
-            "SELECT query_id, capability, http_status, response_headers_json, body FROM raw_responses "
-            "WHERE snapshot_id = ? AND vendor = ? AND http_status BETWEEN 200 AND 299",
-            [self.snapshot_id, self.vendor]).fetchall()
-        return sum(price({"query_id": r[0], "capability": r[1], "http_status": r[2], "headers": r[3], "body": r[4]})
-                   for r in rows)
+    def frame(self) -> pd.DataFrame:
+        return self.con.execute("SELECT * FROM raw_responses WHERE snapshot_id = ? AND vendor = ? "
+                                "ORDER BY query_id, capability, attempt", [self.snapshot_id, self.vendor]).df()
+
+
+# ---------------------------------------------------------------------------------------- spend
+
+
+def _is_challenge(body: str | None) -> bool:
+    from bench_assets.classify import looks_like_challenge  # classify imports this module
+
+    return looks_like_challenge(body)
+
+
+def _usd(units: dict[str, float] | None, prices: dict[str, float]) -> float:
+    return sum(prices.get(unit, 0.0) * count for unit, count in (units or {}).items())
+
+
+def _nominal_usd(adapter: Adapter, prices: dict[str, float], capability: str) -> float:
+    """What the plan charges for a call whose body could not be read, when nothing better is known."""
+    try:
+        return _usd(adapter.billed_units(VendorTask(capability, ""), None, {}), prices)
+    except (KeyError, TypeError, AttributeError, ValueError):
+        return 0.0
+
+
+def read_billed_usd(adapter: Adapter, prices: dict[str, float], capability: str, status: int | None,
+                    headers: dict[str, str], body: str | None, transport_error: str | None) -> float | None:
+    """USD the vendor billed for one attempt: 0.0 when it bills nothing, None when it billed a
+    response whose body we could not read (truncated, malformed, or cut off by the network).
+
+    A vendor bills a 2xx it sent, readable or not; it bills no error status, no request that never
+    got a response, and no challenge page (that comes from a CDN in front of it).
+    """
+    if status is None or not (200 <= status < 300) or _is_challenge(body):
+        return 0.0
+    if transport_error:
+        return None
+    try:
+        parsed = adapter.parse(VendorTask(capability, ""), status, headers, body or "")
+    except MalformedResponse:
+        return None
+    return _usd(parsed.billed_units, prices)
+
+
+def archived_spend(adapter: Adapter, prices: dict[str, float], raw: pd.DataFrame) -> pd.Series:
+    """USD billed per archived attempt (aligned with `raw`'s index): every attempt the vendor bills.
+
+    A billed 2xx whose body could not be read is charged like the same query's readable response
+    when one exists (the vendor answers the same request the same way), else like the median
+    readable response of the same capability in the partition, else at the plan's nominal price.
+    """
+    read: list[float | None] = []
+    readable_by_query: dict[tuple[str, str], float] = {}
+    readable_by_capability: dict[str, list[float]] = {}
+    for rec in raw.itertuples(index=False):
+        status = None if pd.isna(rec.http_status) else int(rec.http_status)
+        body = rec.body if isinstance(rec.body, str) else None
+        headers = json.loads(rec.response_headers_json) if isinstance(rec.response_headers_json, str) else {}
+        usd = read_billed_usd(adapter, prices, rec.capability, status, headers, body,
+                              rec.transport_error if isinstance(rec.transport_error, str) else None)
+        read.append(usd)
+        if usd is not None and status is not None and 200 <= status < 300 and not _is_challenge(body):
+            readable_by_query.setdefault((rec.query_id, rec.capability), usd)
+            readable_by_capability.setdefault(rec.capability, []).append(usd)
+    out = []
+    for rec, usd in zip(raw.itertuples(index=False), read):
+        if usd is None:
+            same_query = readable_by_query.get((rec.query_id, rec.capability))
+            same_capability = readable_by_capability.get(rec.capability)
+            usd = same_query if same_query is not None else \
+                float(statistics.median(same_capability)) if same_capability else \
+                _nominal_usd(adapter, prices, rec.capability)
+        out.append(usd)
+    return pd.Series(out, index=raw.index, dtype="float64")
 
 
 def spend_of_response(adapter: Adapter, prices: dict[str, float], capability: str, status: int,
                       headers: dict[str, str], body: str) -> float:
-    """USD billed for one archived response: the units the adapter reads × the pinned prices."""
-    if not (200 <= status < 300):
-        return 0.0
-    try:
-        parsed = adapter.parse(VendorTask(capability, ""), status, headers, body)
-    except MalformedResponse:
-        return 0.0
-    units = parsed.billed_units or {}
-    return sum(prices.get(unit, 0.0) * count for unit, count in units.items())
+    """USD billed for one archived response read on its own (an unreadable billed body at the nominal price)."""
+    usd = read_billed_usd(adapter, prices, capability, status, headers, body, None)
+    return _nominal_usd(adapter, prices, capability) if usd is None else usd
 
 
-def _retry_after_seconds(headers: httpx.Headers | dict[str, str]) -> float | None:
-    value = headers.get("retry-after") if headers else None
+# ------------------------------------------------------------------------------------- pacing
+
+
+def retry_after_seconds(headers: httpx.Headers | dict[str, str] | None, now: datetime | None = None) -> float | None:
+    """The wait a `Retry-After` header asks for (delay-seconds or an HTTP-date), or None."""
+    value = None
+    if headers:
+        value = headers.get("retry-after") if isinstance(headers, httpx.Headers) else \
+            next((v for k, v in headers.items() if k.lower() == "retry-after"), None)
     if not value:
         return None
+    value = value.strip()
     try:
         return max(0.0, float(value))
     except ValueError:
-        try:  # an HTTP date
-            from email.utils import parsedate_to_datetime
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return max(0.0, (when - (now or datetime.now(timezone.utc))).total_seconds())
 
-            return max(0.0, (parsedate_to_datetime(value) - datetime.now(timezone.utc)).total_seconds())
-        except (TypeError, ValueError):
-            return None
+
+_retry_after_seconds = retry_after_seconds
 
 
 def rate_limiter(per_second: float) -> AsyncLimiter:
-    """A leaky bucket that allows `per_second` requests a second on average (bursts of at most one second's worth)."""
-    return AsyncLimiter(per_second, 1.0) if per_second >= 1 else AsyncLimiter(1, 1.0 / per_second)
+    """Requests spaced evenly at `per_second` (no burst): no one-second window ever holds more than the limit + 1."""
+    return AsyncLimiter(1, 1.0 / per_second)
 
 
 @dataclass
 class _Outcome:
-    retryable: bool
+    retry: bool
     retry_after: float | None
     status: int | None
 
 
+@dataclass
+class _Received:
+    status: int | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    body: str | None = None
+    error: str | None = None
+
+
+async def _receive(client: httpx.AsyncClient, request: Any, deadline: float) -> _Received:
+    """Send one request and read its whole body within `deadline` seconds; keep what arrived."""
+    got = _Received()
+    chunks: list[bytes] = []
+    try:
+        async with asyncio.timeout(deadline):
+            async with client.stream(request.method, request.url, headers=request.headers,
+                                     params=request.params or None, json=request.json_body) as response:
+                got.status = response.status_code
+                got.headers = dict(response.headers)
+                async for chunk in response.aiter_bytes():
+                    chunks.append(chunk)
+    except (TimeoutError, httpx.TimeoutException) as exc:
+        got.error = f"timeout: {type(exc).__name__}" + (" after headers" if got.status is not None else "")
+    except httpx.RequestError as exc:  # connection refused or reset, protocol error, undecodable body
+        got.error = f"connection_error: {type(exc).__name__}: {str(exc)[:200]}"
+    if got.status is not None:
+        got.body = b"".join(chunks).decode("utf-8", "replace")
+    return got
+
+
+def _needs_retry(adapter: Adapter, capability: str, got: _Received) -> bool:
+    if got.error is not None or got.status is None:
+        return True
+    if got.status in RETRYABLE_STATUSES:
+        return True
+    if 200 <= got.status < 300:
+        if _is_challenge(got.body):
+            return True
+        try:
+            adapter.parse(VendorTask(capability, ""), got.status, got.headers, got.body or "")
+        except MalformedResponse:
+            return True
+    return False
+
+
 async def fetch_partition(adapter: Adapter, items: list[FetchItem], settings: FetchSettings,
                           archive: PartitionArchive, log: Callable[[str], None] = lambda m: None,
-                          transport: httpx.AsyncBaseTransport | None = None) -> FetchStats:
+                          transport: httpx.AsyncBaseTransport | None = None,
+                          sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> FetchStats:
     """Send every item not yet archived with a final response, archiving each attempt."""
     stats = FetchStats()
-    started = time.monotonic()
+    started, cpu_started = time.monotonic(), time.process_time()
     settled = archive.settled()
     previous_attempts = archive.attempts_so_far()
     todo = [i for i in items if (i.query_id, i.capability) not in settled]
     stats.skipped_archived = len(items) - len(todo)
-    spent = archive.spend_so_far(lambda r: spend_of_response(
-        adapter, settings.prices_usd, r["capability"], r["http_status"], json.loads(r["headers"] or "{}"), r["body"] or ""))
+    spent = float(archived_spend(adapter, settings.prices_usd, archive.frame()).sum())
+    readable_by_cap: dict[str, list[float]] = {}
     limiters = {cap: rate_limiter(rate) for cap, rate in settings.rate_limits_per_second.items()}
+    paused_until: dict[str, float] = {}
     semaphore = asyncio.Semaphore(settings.concurrency)
-    spend_lock = asyncio.Lock()
-    backoff = wait_exponential_jitter(initial=settings.backoff_initial, max=settings.backoff_max)
+    backoff = wait_exponential_jitter(initial=settings.backoff_initial, max=settings.backoff_max,
+                                      jitter=settings.backoff_initial)
 
     def wait_strategy(retry_state: Any) -> float:
         outcome: _Outcome = retry_state.outcome.result()
-        computed = backoff(retry_state)
-        return min(max(outcome.retry_after or 0.0, computed) if outcome.retry_after is not None else computed,
-                   settings.backoff_max * 2)
+        wait = backoff(retry_state)
+        if outcome.retry_after is not None:
+            wait = max(wait, outcome.retry_after)
+        stats.waits.append(wait)
+        return wait
+
+    async def respect_pause(capability: str) -> None:
+        for _ in range(3):  # re-check: another Retry-After may have extended the pause meanwhile
+            remaining = paused_until.get(capability, 0.0) - time.monotonic()
+            if remaining <= 0:
+                return
+            stats.pauses.append(remaining)
+            await sleep(remaining)
 
     async with httpx.AsyncClient(timeout=settings.timeout_seconds, transport=transport,
                                  limits=httpx.Limits(max_connections=settings.concurrency * 2)) as client:
@@ -182,69 +336,63 @@ async def fetch_partition(adapter: Adapter, items: list[FetchItem], settings: Fe
             base_row = {"snapshot_id": archive.snapshot_id, "vendor": archive.vendor, "query_id": item.query_id,
                         "role": item.role, "capability": item.capability, "attempt": attempt,
                         "adapter_version": adapter.version}
-            async with spend_lock:
-                over = settings.spend_ceiling_usd is not None and spent >= settings.spend_ceiling_usd
-            if over:
+            if settings.spend_ceiling_usd is not None and spent >= settings.spend_ceiling_usd:
                 stats.ceiling_stops += 1
                 archive.append({**base_row, "started_at": datetime.now(timezone.utc), "latency_ms": 0.0,
                                 "request_json": None, "http_status": None, "response_headers_json": None,
                                 "body": None, "body_sha256": None, "transport_error": SPEND_CEILING_REACHED,
                                 "final": True})
                 return _Outcome(False, None, None)
-            endpoint = settings.endpoints[item.capability]
-            request = adapter.build(VendorTask(item.capability, item.text, item.num_results), endpoint,
-                                    settings.api_key, settings.options)
+            request = adapter.build(VendorTask(item.capability, item.text, item.num_results),
+                                    settings.endpoints[item.capability], settings.api_key, settings.options)
             async with semaphore:
+                await respect_pause(item.capability)
                 async with limiters[item.capability]:
                     at = datetime.now(timezone.utc)
                     t0 = time.perf_counter()
-                    status = None
-                    headers: dict[str, str] = {}
-                    body = None
-                    error = None
-                    try:
-                        response = await client.request(request.method, request.url, headers=request.headers,
-                                                        params=request.params or None,
-                                                        json=request.json_body if request.json_body is not None else None)
-                        status = response.status_code
-                        headers = dict(response.headers)
-                        body = response.content.decode("utf-8", "replace")
-                    except httpx.TimeoutException as exc:
-                        error = f"timeout: {type(exc).__name__}"
-                    except httpx.TransportError as exc:
-                        error = f"connection_error: {type(exc).__name__}: {str(exc)[:200]}"
+                    got = await _receive(client, request, settings.timeout_seconds)
                     latency = (time.perf_counter() - t0) * 1000.0
             stats.attempts += 1
-            retryable = (status in RETRYABLE_STATUSES) or (status is None)
-            final = (not retryable) or is_last
+            retry_after = retry_after_seconds(got.headers)
+            if retry_after is not None and got.status in RETRYABLE_STATUSES:
+                paused_until[item.capability] = max(paused_until.get(item.capability, 0.0),
+                                                    time.monotonic() + min(retry_after, settings.retry_after_max))
+            retry = _needs_retry(adapter, item.capability, got)
+            final = (not retry) or is_last or (retry_after or 0.0) > settings.retry_after_max
             archive.append({**base_row, "started_at": at, "latency_ms": latency,
                             "request_json": json.dumps(request.redacted(), sort_keys=True),
-                            "http_status": status, "response_headers_json": json.dumps(headers, sort_keys=True),
-                            "body": body, "body_sha256": hashlib.sha256(body.encode()).hexdigest() if body is not None else None,
-                            "transport_error": error, "final": final})
-            if status is not None:
-                cost = spend_of_response(adapter, settings.prices_usd, item.capability, status, headers, body or "")
-                async with spend_lock:
-                    spent += cost
+                            "http_status": got.status, "response_headers_json": json.dumps(got.headers, sort_keys=True),
+                            "body": got.body,
+                            "body_sha256": hashlib.sha256(got.body.encode()).hexdigest() if got.body is not None else None,
+                            "transport_error": got.error, "final": final})
+            usd = read_billed_usd(adapter, settings.prices_usd, item.capability, got.status, got.headers, got.body,
+                                  got.error)
+            if usd is not None and got.status is not None and 200 <= got.status < 300 and usd > 0:
+                readable_by_cap.setdefault(item.capability, []).append(usd)
+            if usd is None:  # billed but unreadable: a running estimate until the archive is priced as a whole
+                known = readable_by_cap.get(item.capability)
+                usd = statistics.median(known) if known else _nominal_usd(adapter, settings.prices_usd, item.capability)
+            spent += usd
             if final:
-                key = str(status) if status is not None else (error or "error").split(":")[0]
+                key = str(got.status) if got.error is None else (got.error or "error").split(":")[0]
                 stats.final_by_status[key] = stats.final_by_status.get(key, 0) + 1
             else:
                 stats.retries += 1
-            return _Outcome(retryable and not final, _retry_after_seconds(headers), status)
+            return _Outcome(not final, retry_after, got.status)
 
         async def run(item: FetchItem) -> None:
             before = previous_attempts.get((item.query_id, item.capability), 0)
             attempt_no = [before, before]  # [last attempt number, attempts before this run]
             retrying = AsyncRetrying(stop=stop_after_attempt(settings.max_attempts), wait=wait_strategy,
-                                     retry=retry_if_result(lambda o: o.retryable), reraise=True,
+                                     retry=retry_if_result(lambda o: o.retry), reraise=True, sleep=sleep,
                                      retry_error_callback=lambda state: state.outcome.result())
             await retrying(one_attempt, item, attempt_no)
             stats.sent += 1
 
         await asyncio.gather(*(run(i) for i in todo))
-    stats.spend_usd = spent
+    stats.spend_usd = float(archived_spend(adapter, settings.prices_usd, archive.frame()).sum())
     stats.wall_seconds = time.monotonic() - started
+    stats.cpu_seconds = time.process_time() - cpu_started
     log(f"fetched {stats.sent} queries ({stats.attempts} attempts, {stats.retries} retries), "
-        f"{stats.skipped_archived} already archived, spend ${spent:.4f}")
+        f"{stats.skipped_archived} already archived, spend ${stats.spend_usd:.4f}")
     return stats

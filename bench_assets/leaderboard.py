@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 
 from bench_assets.aggregate import HEADLINE_MIN_N
+from bench_assets.agent_ready import TrialRecord, agent_ready_summary
 from bench_assets.manifest import Manifest
 from bench_assets.metrics import tie_groups
 
@@ -36,8 +37,10 @@ def _figure(rec: pd.Series) -> dict[str, Any]:
             "high": None if _clean(rec["high"]) is None else round(float(rec["high"]), 6)}
 
 
-def build_leaderboard(manifest: Manifest, metrics: pd.DataFrame, complete_vendors: set[str]) -> dict[str, Any]:
-    """The leaderboard as a plain JSON-ready dict (the schema of leaderboard.json)."""
+def build_leaderboard(manifest: Manifest, metrics: pd.DataFrame, complete_vendors: set[str],
+                      agent_trials: list[TrialRecord] | None = None) -> dict[str, Any]:
+    """The leaderboard as a plain JSON-ready dict (the schema of leaderboard.json). `agent_trials`
+    are the snapshot's agent-ready trial records (each vendor's `agent_ready` summarizes its own)."""
     entries: list[dict[str, Any]] = []
     for vendor, spec in sorted(manifest.vendors.items()):
         m = metrics[metrics["vendor"] == vendor]
@@ -64,6 +67,7 @@ def build_leaderboard(manifest: Manifest, metrics: pd.DataFrame, complete_vendor
             "metrics": {k: overall[k] for k in HEADLINE_METRICS if k in overall},
             "breakdown": breakdown, "response_classes": classes,
             "headline_eligible": not reasons, "reasons": reasons,
+            "agent_ready": agent_ready_summary([t for t in agent_trials or [] if t.vendor == vendor]),
         })
     scored = [e for e in entries if e["status"] == "scored" and RANK_METRIC in e["metrics"]]
     ordered = sorted(scored, key=lambda e: (-(e["metrics"][RANK_METRIC]["value"] or 0.0), e["vendor"]))
@@ -103,5 +107,8 @@ def leaderboard_rows(board: dict[str, Any]) -> list[dict[str, Any]]:
             row[f"{name}_low"] = fig.get("low")
             row[f"{name}_high"] = fig.get("high")
         row["reasons"] = "; ".join(e["reasons"])
+        agent = e.get("agent_ready") or {}
+        row["agent_ready"], row["agent_ready_method"], row["agent_ready_date"] = (
+            agent.get("ready"), agent.get("method"), agent.get("trial_date"))
         out.append(row)
     return out

@@ -56,6 +56,10 @@ class VendorSpec(_Strict):
     spend_ceiling_usd: float | None = Field(default=None, gt=0)
     timeout_seconds: float = Field(default=30.0, gt=0)
     max_attempts: int = Field(default=4, ge=1, le=10)
+    backoff_initial_seconds: float = Field(default=0.5, gt=0, le=60, description="first retry wait (doubles, with jitter)")
+    backoff_max_seconds: float = Field(default=30.0, gt=0, le=600, description="longest backoff between attempts")
+    retry_after_max_seconds: float = Field(
+        default=120.0, gt=0, le=3600, description="a Retry-After longer than this ends the query instead of waiting")
     options: dict[str, object] = {}
     pricing_source: PricingSource | None = None
 

@@ -1,7 +1,12 @@
 """Rendering a snapshot's published files from one leaderboard record.
 
-`data/publish/<snapshot_id>/`: index.html, a page per vendor, methodology.html, leaderboard.json,
-leaderboard.csv, public_split.jsonl and errata.json. Everything works offline (no CDN). The
+`data/publish/<snapshot_id>/` holds, for a person: index.html (the leaderboard and its charts),
+a page per vendor, a page per public golden row (what each vendor returned, how it was scored),
+methodology (generated from the code's own definitions and constants), exclusions, errata,
+known limitations and disclosures; for a program: leaderboard.json with its JSON Schema beside
+it, leaderboard.csv, one JSON per vendor, the public split, public row scores, errata.json and
+llms.txt. Every figure on every surface is read from the same record (`build_leaderboard`), so
+they cannot disagree. Everything works offline: no CDN, every asset is in the directory. The
 holdout never reaches these files: `find_holdout_leaks` scans them before they are kept.
 """
 
@@ -12,59 +17,152 @@ import hashlib
 import inspect
 import io
 import json
+import re
 import shutil
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment, FileSystemLoader, select_autoescape
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+from markdown_it import MarkdownIt
+from markupsafe import Markup
 
-from bench_assets import metrics
+from bench_assets import aggregate, charts, leaderboard, metrics
 from bench_assets.classify import RESPONSE_CLASSES
+from bench_assets.drilldown import vendor_row_verdicts
 from bench_assets.leaderboard import HEADLINE_METRICS, leaderboard_rows
 from bench_assets.manifest import Manifest
 
 TEMPLATES = Path(__file__).parent / "templates"
-LEADERBOARD_COLUMNS = ["correct_rate", "hit_at_1", "hit_at_5", "hit_at_10", "fidelity_mean", "coverage",
-                       "cost_per_correct_usd", "overfit_gap", "latency_p50_ms"]
-SCOPE_COLUMNS = ["correct_rate", "hit_at_1", "hit_at_5", "hit_at_10", "fidelity_mean", "coverage"]
-DEFINITIONS = ["normalize_url", "hit_at_k", "extraction_fidelity", "answer_in_text", "wilson_interval",
-               "overfit_gap", "cost_per_correct", "km_median", "tie_groups"]
+SCHEMA_FILE = TEMPLATES / "leaderboard.schema.json"
+STATIC_FILES = ("style.css", "sort.js")
+# Leaderboard columns in display order; a metric no vendor has (e.g. time-to-retrievability
+# before the first sentinel probes) is left out rather than shown as a column of dashes.
+LEADERBOARD_COLUMNS = ["correct_rate", "hit_at_1", "hit_at_10", "fidelity_mean", "coverage",
+                       "cost_per_correct_usd", "overfit_gap", "latency_p50_ms", "ttr_median_hours"]
+SCOPE_COLUMNS = ["correct_rate", "hit_at_1", "hit_at_3", "hit_at_5", "hit_at_10", "fidelity_mean", "coverage"]
+KEY_FIGURES = ["correct_rate", "hit_at_1", "hit_at_10", "fidelity_mean", "coverage", "cost_per_correct_usd",
+               "latency_p50_ms", "ttr_median_hours"]
+METRIC_LABELS: dict[str, tuple[str, str]] = {
+    "correct_rate": ("Correct", "the share of golden rows answered correctly, failures counted as not correct"),
+    "hit_at_1": ("hit@1", "share of search rows with a golden URL ranked first"),
+    "hit_at_3": ("hit@3", "share of search rows with a golden URL in the top 3"),
+    "hit_at_5": ("hit@5", "share of search rows with a golden URL in the top 5"),
+    "hit_at_10": ("hit@10", "share of search rows with a golden URL in the top 10"),
+    "fidelity_mean": ("Fidelity", "mean extraction fidelity (0–1) over extract rows"),
+    "coverage": ("Coverage", "share of rows that got a usable (ok) response"),
+    "cost_per_correct_usd": ("$ / correct", "billed spend on the pinned plan ÷ correct answers"),
+    "spend_usd": ("Spend", "billed spend on the pinned plan"),
+    "overfit_gap": ("Overfit gap", "public minus holdout accuracy (Newcombe 95 % interval)"),
+    "latency_p50_ms": ("Latency p50", "median latency of the final attempt"),
+    "latency_p95_ms": ("Latency p95", "95th-percentile latency of the final attempt"),
+    "ttr_median_hours": ("TTR median", "Kaplan–Meier median hours until a fresh sentinel page is returned"),
+}
+# The definitions the methodology page cites: each function's own docstring and source line.
+DEFINITIONS = ["normalize_url", "hit_at_k", "first_hit_rank", "extraction_fidelity", "fidelity_label",
+               "answer_in_text", "wilson_interval", "overfit_gap", "newcombe_interval", "cost_per_correct",
+               "percentile", "tie_groups", "intervals_overlap", "km_median", "km_median_interval"]
+CLASS_MEANINGS = {
+    "ok": "a usable response with results",
+    "empty": "a success status with no results",
+    "blocked": "a captcha or challenge page, even with a success status",
+    "auth": "the key was refused",
+    "quota": "quota or rate limit exhausted, or the manifest's spend ceiling reached (not sent)",
+    "server": "a 5xx or a transport error",
+    "timeout": "no response within the pinned timeout",
+    "malformed": "a body that is not the vendor's documented shape",
+    "rejected": "the vendor refused the request as invalid (4xx)",
+    "unsupported": "the vendor has no such capability: left out of its denominator",
+}
+_MD = MarkdownIt("commonmark", {"html": False}).enable("table")
 
 
-def format_figure(metric: str, fig: dict[str, Any] | None) -> str:
-    """One figure as shown on every HTML surface: value, then n and the interval."""
-    if not fig or fig.get("value") is None:
+# ##### FORMATTING (one place, used by every HTML surface)
+
+
+def format_number(metric: str, x: float | None) -> str:
+    """A number in its metric's unit: `$0.0042`, `48 ms`, `12.5 h`, `+0.036`, `0.929`."""
+    if x is None:
         return "—"
-    v = fig["value"]
     if metric.endswith("_usd"):
-        text = f"${v:.4f}"
-    elif metric.endswith("_ms"):
-        text = f"{v:.0f} ms"
-    else:
-        text = f"{v:.3f}"
-    detail = f"n={fig['n']}"
-    if fig.get("low") is not None and fig.get("high") is not None:
-        detail += f" [{fig['low']:.3f}, {fig['high']:.3f}]"
-    return f'{text}<span class="ci">{detail}</span>'
+        return f"${x:.4f}"
+    if metric.endswith("_ms"):
+        return f"{x:.0f} ms"
+    if metric.endswith("_hours"):
+        return f"{x:.1f} h"
+    if metric == "overfit_gap":
+        return f"{x:+.3f}"
+    return f"{x:.3f}"
 
 
-def _interval(fig: dict[str, Any]) -> str:
-    if fig.get("low") is None or fig.get("high") is None:
+def _missing_value(metric: str) -> str:
+    # A Kaplan–Meier median that never falls to 50 % is "not reached", never 0 or infinity.
+    return "not reached" if metric.startswith("ttr_") else "—"
+
+
+def format_interval(metric: str, fig: Mapping[str, Any] | None) -> str:
+    """`[low, high]` in the metric's unit, `—` when the figure has no interval."""
+    if not fig or (fig.get("low") is None and fig.get("high") is None):
         return "—"
-    return f"[{fig['low']:.3f}, {fig['high']:.3f}]"
+    low = format_number(metric, fig.get("low")) if fig.get("low") is not None else _missing_value(metric)
+    high = format_number(metric, fig.get("high")) if fig.get("high") is not None else _missing_value(metric)
+    return f"[{low}, {high}]"
+
+
+def format_figure(metric: str, fig: Mapping[str, Any] | None) -> Markup:
+    """One figure as shown on every HTML surface: the value, then n and the 95 % interval."""
+    if not fig:
+        return Markup('<span class="na">—</span>')
+    value = fig.get("value")
+    text = format_number(metric, value) if value is not None else _missing_value(metric)
+    html = Markup('<span class="v">{}</span><span class="ci">n={}</span>').format(text, fig.get("n"))
+    if fig.get("low") is not None or fig.get("high") is not None:
+        html += Markup('<span class="ci">{}</span>').format(format_interval(metric, fig))
+    return html
+
+
+def _sort_value(fig: Mapping[str, Any] | None) -> str:
+    if not fig or fig.get("value") is None:
+        return ""
+    return repr(float(fig["value"]))
+
+
+def _label(metric: str) -> str:
+    return METRIC_LABELS.get(metric, (metric.replace("_", " "), ""))[0]
+
+
+def _describe(metric: str) -> str:
+    return METRIC_LABELS.get(metric, ("", metric))[1]
+
+
+def _docstring_html(doc: str) -> Markup:
+    """A docstring as HTML: reST literals and roles read as code, then CommonMark."""
+    text = inspect.cleandoc(doc or "")
+    text = re.sub(r":(?:func|class|mod|data|attr):`~?([^`]+)`", r"`\1`", text)
+    text = re.sub(r"``([^`]+)``", r"`\1`", text)
+    return Markup(_MD.render(text))
 
 
 def _environment() -> Environment:
-    env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html", "j2"]))
-    env.globals.update(fmt=format_figure, interval=_interval)
+    env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html", "j2"]),
+                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env.globals.update(fmt=format_figure, num=format_number, interval=format_interval, sortval=_sort_value,
+                       label=_label, describe=_describe, class_meanings=CLASS_MEANINGS)
+    env.filters["markdown"] = lambda text: Markup(_MD.render(text or ""))
     return env
 
 
-def _write(path: Path, text: str) -> None:
+def _write(path: Path, text: str | bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
+    if isinstance(text, bytes):
+        tmp.write_bytes(text)
+    else:
+        tmp.write_text(text, encoding="utf-8")
     tmp.replace(path)
+
+
+# ##### MACHINE-READABLE FILES
 
 
 def leaderboard_csv(board: dict[str, Any]) -> str:
@@ -77,33 +175,246 @@ def leaderboard_csv(board: dict[str, Any]) -> str:
     return buf.getvalue()
 
 
+def leaderboard_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of leaderboard.json, published beside it."""
+    return json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
+
+
+def vendor_json(board: Mapping[str, Any], entry: Mapping[str, Any], verdicts: list[dict[str, Any]]) -> str:
+    """One vendor's file: its leaderboard entry as published, and its verdict on every public row."""
+    doc = {"snapshot_id": board["snapshot_id"], "mode": board["mode"], "rank_metric": board["rank_metric"],
+           "entry": entry, "public_rows": verdicts}
+    return json.dumps(doc, indent=2, sort_keys=True) + "\n"
+
+
+def public_row_scores_csv(queries: Sequence[Mapping[str, Any]]) -> str:
+    """Every vendor's verdict on every public row, one line each (a researcher's re-scoring check)."""
+    cols = ["row_id", "stratum", "task_type", "vendor", "response_class", "correct", "first_hit_rank", "hit_at_1",
+            "hit_at_3", "hit_at_5", "hit_at_10", "fidelity", "fidelity_label", "billed_usd", "latency_ms", "attempts"]
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=cols, lineterminator="\n")
+    writer.writeheader()
+    for q in queries:
+        for e in q["vendors"]:
+            row = {"row_id": q["row_id"], "stratum": q["stratum"], "task_type": q["task_type"]}
+            row.update({c: e.get(c) for c in cols if c not in row})
+            writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
+    return buf.getvalue()
+
+
+def llms_txt(board: Mapping[str, Any], manifest: Manifest, has_queries: bool) -> str:
+    """llms.txt (llmstxt.org): what the benchmark measures and where the data is, for an agent."""
+    scored = [e for e in board["vendors"] if e["status"] == "scored"]
+    lines = [
+        f"# bench · {board.get('title') or board['snapshot_id']}",
+        "",
+        "> An open, reproducible benchmark of web-search and page-extraction APIs for AI agents. Each vendor "
+        "answers the same verified golden rows (search: is a golden URL in the top k; extract: how faithfully "
+        "the page's title, phrases, table cells and numbers come back; answer: is the verified answer in the "
+        "results). Scores are deterministic (no LLM judge); every figure has its n and a 95 % interval.",
+        "",
+        f"Snapshot `{board['snapshot_id']}`, mode `{board['mode']}`. "
+        + ("Some figures are headline-eligible." if board["headline_eligible"] else
+           "Nothing in this snapshot is headline-eligible: the figures are illustrative "
+           f"({board['mode']} mode) and must not be quoted as a comparison of real vendors."),
+        f"Vendors are ranked by `{board['rank_metric']}`; vendors whose 95 % intervals overlap share a "
+        "`rank_group`, and their order within it is not significant.",
+        "",
+        "## Data",
+        "",
+        "- [leaderboard.json](leaderboard.json): the record every page is rendered from. `vendors[]` has "
+        "`vendor`, `status` (`scored` / `excluded` / `not_run`) and `reason`, `metrics{name: {value, n, low, "
+        "high}}`, `breakdown{scope: {value: metrics}}`, `headline_eligible` and `reasons`.",
+        "- [leaderboard.schema.json](leaderboard.schema.json): its JSON Schema (draft 2020-12).",
+        "- [leaderboard.csv](leaderboard.csv): one line per vendor; each metric as `name`, `name_n`, "
+        "`name_low`, `name_high`.",
+        "- [public_split.jsonl](public_split.jsonl): the public golden rows (the holdout is never published).",
+    ]
+    if has_queries:
+        lines.append("- [public_row_scores.csv](public_row_scores.csv): every vendor's class and verdict on every "
+                     "public row.")
+    lines += ["- [errata.json](errata.json): corrections to this snapshot.", "", "## Vendors", ""]
+    for e in scored:
+        cr = (e["metrics"].get(board["rank_metric"]) or {})
+        figure = "—" if cr.get("value") is None else (
+            f"{cr['value']:.3f} (n={cr['n']}, 95 % [{cr.get('low')}, {cr.get('high')}])")
+        lines.append(f"- [{e['vendor']}](vendors/{e['vendor']}.json): position {e.get('position')}, group "
+                     f"{e.get('rank_group')}, {board['rank_metric']} {figure}; plan: {e.get('plan')}")
+    for e in board["vendors"]:
+        if e["status"] == "excluded":
+            lines.append(f"- {e['vendor']}: excluded, never called or scored: {e.get('reason')}")
+    lines += ["", "## Pages", "",
+              "- [Leaderboard](index.html)",
+              "- [Methodology](methodology.html): metric definitions generated from the code",
+              "- [Limitations](limitations.html), [Disclosures](disclosures.html), [Errata](errata.html), "
+              "[Exclusions](exclusions.html)"]
+    if has_queries:
+        lines.append("- [Public queries](queries/index.html): per-row drill-down of what each vendor returned")
+    lines += ["", "## Optional", "",
+              "- Metric definitions: hit@k uses normalized URLs (host case-folded, `www.`, default port, "
+              "fragment, trailing slash and `utm_*` removed; path case kept). Extraction fidelity weights: "
+              + ", ".join(f"{k} {v}" for k, v in manifest.fidelity_weights.items())
+              + f"; correct ≥ {metrics.CORRECT_THRESHOLD}. Cost per correct is undefined (null) at zero "
+              "correct, never 0. Time-to-retrievability is a Kaplan–Meier median right-censored at "
+              f"{metrics.DEFAULT_CENSOR_AT_HOURS:g} h; null means not reached."]
+    return "\n".join(lines) + "\n"
+
+
+# ##### METHODOLOGY, GENERATED FROM THE CODE
+
+
+def _source_of(obj: Any) -> str:
+    path = Path(inspect.getsourcefile(obj) or "")
+    try:
+        rel = path.relative_to(Path(__file__).resolve().parent.parent)
+    except ValueError:
+        rel = path
+    return f"{rel.as_posix()}:{inspect.getsourcelines(obj)[1]}"
+
+
+def methodology_context(manifest: Manifest) -> dict[str, Any]:
+    """Everything the methodology page states, read from the code and the manifest."""
+    defaults = inspect.signature(metrics.wilson_interval).parameters
+    constants = [
+        ("Fidelity: correct at or above", metrics.CORRECT_THRESHOLD, "bench_assets.metrics.CORRECT_THRESHOLD"),
+        ("Fidelity: partial at or above", metrics.PARTIAL_THRESHOLD, "bench_assets.metrics.PARTIAL_THRESHOLD"),
+        ("Label comparison slack", metrics.LABEL_EPSILON, "bench_assets.metrics.LABEL_EPSILON"),
+        ("Confidence of every interval", defaults["confidence"].default, "wilson_interval(confidence=…)"),
+        ("Kaplan–Meier right-censoring (hours)", metrics.DEFAULT_CENSOR_AT_HOURS,
+         "bench_assets.metrics.DEFAULT_CENSOR_AT_HOURS"),
+        ("Minimum rows behind a headline aggregate", aggregate.HEADLINE_MIN_N, "bench_assets.aggregate.HEADLINE_MIN_N"),
+        ("Ranking metric", leaderboard.RANK_METRIC, "bench_assets.leaderboard.RANK_METRIC"),
+    ]
+    weights = [(f, metrics.FIDELITY_WEIGHTS[f], manifest.fidelity_weights.get(f)) for f in metrics.FIDELITY_FIELDS]
+    definitions = [(name, _docstring_html(getattr(metrics, name).__doc__), _source_of(getattr(metrics, name)))
+                   for name in DEFINITIONS if hasattr(metrics, name)]
+    return {
+        "constants": constants, "weights": weights, "definitions": definitions,
+        "eligibility": _docstring_html(leaderboard.__doc__ or ""),
+        "aggregation": _docstring_html(aggregate.__doc__ or ""),
+        "fidelity_mean": _docstring_html(getattr(aggregate, "_mean_interval").__doc__ or ""),
+        "classes": [(c, CLASS_MEANINGS.get(c, "")) for c in RESPONSE_CLASSES],
+    }
+
+
+def known_limitations(board: Mapping[str, Any], manifest: Manifest) -> list[str]:
+    """Limitations that follow from this snapshot's data, stated where a reader will look."""
+    out = []
+    if board["mode"] != "live":
+        out.append(f"This snapshot runs in {board['mode']} mode: every vendor is the local simulator, so the "
+                   "figures show the pipeline working, not how the real services compare.")
+    scored = [e for e in board["vendors"] if e["status"] == "scored"]
+    no_extract = [e["vendor"] for e in scored if "fidelity_mean" not in e["metrics"]]
+    if no_extract:
+        out.append("No extraction endpoint, so no fidelity figure and a smaller denominator for the correct "
+                   f"rate (search and answer rows only): {', '.join(no_extract)}.")
+    strata_n = sorted({f["n"] for e in scored for figs in (e.get("breakdown") or {}).get("stratum", {}).values()
+                       for m, f in figs.items() if m == "correct_rate"})
+    if strata_n:
+        out.append(f"Per-stratum figures rest on few rows (n = {strata_n[0]}–{strata_n[-1]} per vendor and "
+                   "stratum); their intervals are wide, and the charts show them.")
+    if not any("ttr_median_hours" in e["metrics"] for e in scored):
+        out.append("Time-to-retrievability is not reported in this snapshot: no sentinel probe results yet.")
+    return out
+
+
+# ##### THE SITE
+
+
+def _leaderboard_columns(board: Mapping[str, Any]) -> list[str]:
+    present = {m for e in board["vendors"] for m in (e.get("metrics") or {})}
+    return [m for m in LEADERBOARD_COLUMNS if m in present]
+
+
+def _agent_ready(entry: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The agent-ready record of a vendor in one shape, whatever the record carries."""
+    raw = entry.get("agent_ready")
+    if raw is None:
+        return None
+    if isinstance(raw, bool):
+        return {"ready": raw, "details": {}}
+    if isinstance(raw, Mapping):
+        ready = next((raw[k] for k in ("ready", "value", "agent_ready", "passed") if k in raw), None)
+        return {"ready": ready, "details": {k: v for k, v in raw.items() if k not in ("ready", "value", "agent_ready",
+                                                                                      "passed")}}
+    return {"ready": None, "details": {"record": raw}}
+
+
 def render_site(out_dir: Path, board: dict[str, Any], manifest: Manifest, public_rows: list[dict[str, Any]],
-                errata: list[dict[str, Any]]) -> list[Path]:
-    """Write every published file of the snapshot; returns the paths written."""
+                errata: list[dict[str, Any]], *, queries: Sequence[dict[str, Any]] = (),
+                ttr_observations: Mapping[str, tuple[Sequence[float], Sequence[bool]]] | None = None,
+                replies: Mapping[str, str] | None = None, disclosures: str | None = None,
+                split_counts: Mapping[str, int] | None = None) -> list[Path]:
+    """Write every published file of the snapshot; returns the paths written.
+
+    `queries` are the public rows' drill-down records (`drilldown.query_drilldowns`),
+    `ttr_observations` the sentinel observations per vendor for the Kaplan–Meier chart,
+    `replies` each vendor's reply verbatim, `disclosures` the operator's conflict-of-interest
+    declaration (markdown), `split_counts` the public and holdout row counts.
+    """
     env = _environment()
     if out_dir.exists():
         shutil.rmtree(out_dir)
     out_dir.mkdir(parents=True)
     written: list[Path] = []
+    replies = dict(replies or {})
+    scored = [e for e in board["vendors"] if e["status"] == "scored"]
 
-    def put(rel: str, text: str) -> None:
+    def put(rel: str, text: str | bytes) -> None:
         _write(out_dir / rel, text)
         written.append(out_dir / rel)
 
-    put("index.html", env.get_template("index.html.j2").render(board=board, columns=LEADERBOARD_COLUMNS, root=""))
-    for e in board["vendors"]:
-        if e["status"] == "scored":
-            put(f"vendors/{e['vendor']}.html", env.get_template("vendor.html.j2").render(
-                board=board, e=e, scope_columns=SCOPE_COLUMNS, root="../"))
-    definitions = [(name, inspect.cleandoc(getattr(metrics, name).__doc__ or "")) for name in DEFINITIONS
-                   if hasattr(metrics, name)]
-    put("methodology.html", env.get_template("methodology.html.j2").render(
-        board=board, manifest=manifest, definitions=definitions, classes=RESPONSE_CLASSES, root=""))
+    def page(rel: str, template: str, **context: Any) -> None:
+        depth = rel.count("/")
+        put(rel, env.get_template(template).render(board=board, manifest=manifest, root="../" * depth,
+                                                   active=context.pop("active", ""), **context))
+
+    site_charts = []
+    for chart in charts.site_charts(board, ttr_observations):
+        figure = chart.build()
+        if figure is not None:
+            put(f"charts/{chart.name}.svg", charts.render(figure))
+            site_charts.append(chart)
+    verdicts_by_vendor = {e["vendor"]: vendor_row_verdicts(list(queries), e["vendor"]) for e in scored}
+    replies_published = {}
+    for vendor, text in sorted(replies.items()):
+        if vendor not in manifest.vendors:
+            continue
+        put(f"replies/{vendor}.txt", text)
+        page(f"replies/{vendor}.html", "reply.html.j2", vendor=vendor, text=text, active="")
+        replies_published[vendor] = True
+
+    page("index.html", "index.html.j2", columns=_leaderboard_columns(board), charts=site_charts,
+         split_counts=dict(split_counts or {}), has_queries=bool(queries), agent=_agent_ready, active="leaderboard")
+    for e in scored:
+        vendor_chart = charts.vendor_strata_figure(e, board["k_values"])
+        if vendor_chart is not None:
+            put(f"charts/vendor-{e['vendor']}-strata.svg", charts.render(vendor_chart))
+        page(f"vendors/{e['vendor']}.html", "vendor.html.j2", e=e, spec=manifest.vendors.get(e["vendor"]),
+             key_figures=[m for m in KEY_FIGURES if m in e["metrics"]], scope_columns=SCOPE_COLUMNS,
+             strata_chart=vendor_chart is not None, verdicts=verdicts_by_vendor[e["vendor"]],
+             agent=_agent_ready(e), has_reply=e["vendor"] in replies_published, active="leaderboard")
+        put(f"vendors/{e['vendor']}.json", vendor_json(board, e, verdicts_by_vendor[e["vendor"]]))
+    page("queries/index.html", "queries.html.j2", queries=queries, active="queries")
+    if queries:
+        for q in queries:
+            page(f"queries/{q['row_id']}.html", "query.html.j2", q=q, active="queries")
+        put("public_row_scores.csv", public_row_scores_csv(queries))
+    page("methodology.html", "methodology.html.j2", m=methodology_context(manifest), active="methodology")
+    page("exclusions.html", "exclusions.html.j2", active="exclusions")
+    errata_keys = list(dict.fromkeys(k for item in errata for k in item))
+    page("errata.html", "errata.html.j2", errata=errata, errata_keys=errata_keys, active="errata")
+    page("limitations.html", "limitations.html.j2", limitations=known_limitations(board, manifest),
+         active="limitations")
+    page("disclosures.html", "disclosures.html.j2", disclosures=disclosures, active="disclosures")
+    page("data.html", "data.html.j2", has_queries=bool(queries), active="data")
     put("leaderboard.json", json.dumps(board, indent=2, sort_keys=True) + "\n")
+    put("leaderboard.schema.json", SCHEMA_FILE.read_text(encoding="utf-8"))
     put("leaderboard.csv", leaderboard_csv(board))
     put("public_split.jsonl", "".join(json.dumps(r, sort_keys=True) + "\n" for r in public_rows))
     put("errata.json", json.dumps(errata, indent=2) + "\n")
-    for asset in ("style.css", "sort.js"):
+    put("llms.txt", llms_txt(board, manifest, bool(queries)))
+    for asset in STATIC_FILES:
         put(asset, (TEMPLATES / asset).read_text(encoding="utf-8"))
     return written
 
@@ -132,4 +443,5 @@ def file_digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-__all__ = ["render_site", "find_holdout_leaks", "leaderboard_csv", "format_figure", "HEADLINE_METRICS"]
+__all__ = ["render_site", "find_holdout_leaks", "leaderboard_csv", "leaderboard_schema", "format_figure",
+           "format_number", "llms_txt", "HEADLINE_METRICS"]

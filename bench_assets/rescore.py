@@ -18,6 +18,7 @@ import pandas as pd
 from bench_assets.adapters import get_adapter
 from bench_assets.aggregate import vendor_metrics
 from bench_assets.golden import GoldenRow
+from bench_assets.agent_ready import records_from_frame
 from bench_assets.leaderboard import build_leaderboard
 from bench_assets.manifest import load_manifest
 from bench_assets.scoring import score_partition
@@ -87,7 +88,9 @@ def rescore_snapshot(root: Path, snapshot_id: str, warehouse_path: str | None = 
     metrics = vendor_metrics(snapshot_id, scores) if len(scores) else pd.DataFrame(
         columns=["snapshot_id", "vendor", "scope", "scope_value", "metric", "value", "n", "low", "high"])
     complete = {v for v, n in scores.groupby("vendor").size().items() if n == len(rows)} if len(scores) else set()
-    derived = json.loads(json.dumps(build_leaderboard(manifest, metrics, complete)))
+    # Agent-ready trials are evidence like raw responses: read as archived, not re-run.
+    trials = records_from_frame(warehouse.query_df("SELECT * FROM agent_trials WHERE snapshot_id = ?", [snapshot_id]))
+    derived = json.loads(json.dumps(build_leaderboard(manifest, metrics, complete, trials)))
     published_path = root / "data" / "publish" / snapshot_id / "leaderboard.json"
     if not published_path.exists():
         report.differences.append(f"{published_path}: nothing published yet")

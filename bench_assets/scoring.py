@@ -16,6 +16,7 @@ import pandas as pd
 
 from bench_assets.adapters.base import Adapter
 from bench_assets.classify import classify_response
+from bench_assets.fetch import archived_spend
 from bench_assets.golden import GoldenRow
 from bench_assets.manifest import Manifest
 from bench_assets.metrics import answer_in_text, extraction_fidelity, first_hit_rank, normalize_url
@@ -56,6 +57,10 @@ def score_partition(snapshot_id: str, vendor: str, adapter: Adapter, manifest: M
     spec = manifest.vendors[vendor]
     finals = final_attempts(raw[raw["role"] != "decoy"] if len(raw) else raw)
     by_key = {(r.query_id, r.capability): r for r in finals.itertuples(index=False)}
+    # Spend of a row: every attempt the vendor billed, retries included (see fetch.archived_spend).
+    sent = raw[raw["role"] != "decoy"] if len(raw) else raw
+    billed_by_key = (archived_spend(adapter, spec.prices_usd, sent).groupby([sent["query_id"], sent["capability"]])
+                     .sum().to_dict() if len(sent) else {})
     missing = [r.id for r in rows if capability_of(r) in adapter.capabilities and (r.id, capability_of(r)) not in by_key]
     if missing:
         raise ValueError(f"{len(missing)} golden rows of {snapshot_id}|{vendor} have no archived response "
@@ -80,9 +85,7 @@ def score_partition(snapshot_id: str, vendor: str, adapter: Adapter, manifest: M
                                        rec.transport_error if isinstance(rec.transport_error, str) else None)
         parsed = classified.parsed
         results = list(parsed.results) if parsed and classified.response_class == "ok" else []
-        billed = 0.0
-        if parsed and parsed.billed_units and status is not None and 200 <= status < 300:
-            billed = sum(spec.prices_usd.get(u, 0.0) * c for u, c in parsed.billed_units.items())
+        billed = float(billed_by_key.get((row.id, cap), 0.0))
         entry = {**base, "response_class": classified.response_class, "n_results": len(results),
                  "billed_usd": billed, "latency_ms": float(rec.latency_ms) if not pd.isna(rec.latency_ms) else None,
                  "attempts": int(rec.attempts), "request_id": parsed.request_id if parsed else None,

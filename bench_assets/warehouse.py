@@ -52,6 +52,21 @@ TABLES: dict[str, tuple[str, str]] = {
     "vendor_metrics": ("one row per vendor x scope x metric of a snapshot: value, n and 95 % interval", """
         snapshot_id VARCHAR, vendor VARCHAR, scope VARCHAR, scope_value VARCHAR, metric VARCHAR,
         value DOUBLE, n INTEGER, low DOUBLE, high DOUBLE"""),
+    "agent_trials": ("one row per vendor per agent-ready trial (harness or hand-entered), with its evidence", """
+        snapshot_id VARCHAR, trial_id VARCHAR, vendor VARCHAR, method VARCHAR, mode VARCHAR, recorded_by VARCHAR,
+        trial_date DATE, started_at TIMESTAMPTZ, finished_at TIMESTAMPTZ, agent_ready BOOLEAN, outcome VARCHAR,
+        reason VARCHAR, evidence_url VARCHAR, key_fingerprint VARCHAR, steps_json VARCHAR, source VARCHAR,
+        PRIMARY KEY (snapshot_id, trial_id)"""),
+    "sentinel_pages": ("one row per sentinel page of a snapshot: its unique phrase and authoritative publish time", """
+        snapshot_id VARCHAR, batch_id VARCHAR, sentinel_id VARCHAR, url VARCHAR, phrase VARCHAR, title VARCHAR,
+        page_json VARCHAR, published_at TIMESTAMPTZ, recorded_at TIMESTAMPTZ, mode VARCHAR, deploy_path VARCHAR,
+        PRIMARY KEY (snapshot_id, sentinel_id)"""),
+    "sentinel_probes": ("one row per probe (vendor x sentinel x 6-hourly tick): outcome and the final raw response", """
+        snapshot_id VARCHAR, vendor VARCHAR, sentinel_id VARCHAR, tick_at TIMESTAMPTZ, probed_at TIMESTAMPTZ,
+        query VARCHAR, response_class VARCHAR, found BOOLEAN, rank INTEGER, n_results INTEGER, billed_usd DOUBLE,
+        latency_ms DOUBLE, attempts INTEGER, http_status INTEGER, request_json VARCHAR,
+        response_headers_json VARCHAR, body VARCHAR, body_sha256 VARCHAR, transport_error VARCHAR,
+        request_id VARCHAR, adapter_version VARCHAR, PRIMARY KEY (snapshot_id, vendor, sentinel_id, tick_at)"""),
     "publications": ("one row per published file of a snapshot", """
         snapshot_id VARCHAR, path VARCHAR, sha256 VARCHAR, bytes BIGINT, published_at TIMESTAMPTZ,
         PRIMARY KEY (snapshot_id, path)"""),

@@ -32,3 +32,31 @@ def sim_logs(simulator: SimulatorProcess):
             return httpx.get(f"{simulator.base_url}/_sim/billing", timeout=5).json()
 
     return Logs()
+
+
+SITE_VENDORS = ["brave", "exa", "tavily"]
+
+
+@pytest.fixture(scope="session")
+def published_site(tmp_path_factory, simulator):
+    """A small snapshot (3 vendors, 90 rows) materialized through Dagster and published once per
+    session, with a vendor's reply and an erratum filed: the site, its data files, and the Dagster
+    instance that holds the materializations (for test_site.py and test_site_browser.py)."""
+    import json
+    from types import SimpleNamespace
+
+    import dagster as dg
+
+    from bench_assets_tests.helpers import SNAPSHOT, make_home, run_whole_snapshot
+
+    home = make_home(tmp_path_factory.mktemp("site"), SITE_VENDORS)
+    snapshot_dir = home / "data" / "snapshots" / SNAPSHOT
+    (snapshot_dir / "replies").mkdir()
+    (snapshot_dir / "replies" / "tavily.md").write_text("We believe the extraction rubric penalises our markdown.\n"
+                                                        "  <b>kept verbatim</b>\n")
+    (snapshot_dir / "errata.json").write_text(json.dumps([{"date": "2026-07-02", "vendor": "exa",
+                                                           "summary": "price table corrected", "action": "rescored"}]))
+    with dg.instance_for_test() as instance:
+        run_whole_snapshot(instance, home, simulator.base_url, SITE_VENDORS)
+        yield SimpleNamespace(home=home, instance=instance, out=home / "data" / "publish" / SNAPSHOT,
+                              vendors=SITE_VENDORS, snapshot=SNAPSHOT)

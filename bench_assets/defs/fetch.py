@@ -62,7 +62,8 @@ def vendor_responses(context: dg.AssetExecutionContext, paths: BenchPaths, gatew
         api_key=gateway.api_key(vendor, manifest.mode, vendor_keys), options=dict(spec.options),
         rate_limits_per_second={cap: spec.rate_limit(cap) for cap in spec.endpoints}, concurrency=spec.concurrency,
         timeout_seconds=spec.timeout_seconds, max_attempts=spec.max_attempts, prices_usd=spec.prices_usd,
-        spend_ceiling_usd=spec.spend_ceiling_usd)
+        spend_ceiling_usd=spec.spend_ceiling_usd, backoff_initial=spec.backoff_initial_seconds,
+        backoff_max=spec.backoff_max_seconds, retry_after_max=spec.retry_after_max_seconds)
     warehouse = paths.warehouse()
     archive = PartitionArchive(warehouse.partition_file(snapshot_id, vendor), snapshot_id, vendor)
     try:

@@ -6,7 +6,7 @@ import dagster as dg
 from bench_assets.defs.partitions import snapshots_partitions_def
 
 SNAPSHOT_ASSETS = ["snapshot_manifest", "golden_rows", "golden_verifications", "query_split"]
-RESULT_ASSETS = ["vendor_leaderboard", "published_snapshot"]
+RESULT_ASSETS = ["agent_trials", "vendor_leaderboard", "published_snapshot"]
 
 # Materializes a snapshot's golden stages in one run; vendor partitions and results follow as
 # their own runs (different partitioning), or all together as one asset backfill from the UI.

@@ -5,6 +5,7 @@ import dagster as dg
 import pandas as pd
 
 from bench_assets.aggregate import vendor_metrics
+from bench_assets.defs.agent_trials import load_trial_records
 from bench_assets.defs.partitions import snapshots_partitions_def
 from bench_assets.defs.resources import BenchPaths
 from bench_assets.defs.scores import vendor_scores
@@ -23,7 +24,8 @@ def complete_vendors(warehouse: Warehouse, snapshot_id: str) -> set[str]:
 
 def current_leaderboard(warehouse: Warehouse, manifest: Manifest) -> dict:
     metrics = warehouse.query_df("SELECT * FROM vendor_metrics WHERE snapshot_id = ?", [manifest.snapshot_id])
-    return build_leaderboard(manifest, metrics, complete_vendors(warehouse, manifest.snapshot_id))
+    return build_leaderboard(manifest, metrics, complete_vendors(warehouse, manifest.snapshot_id),
+                             load_trial_records(warehouse, manifest.snapshot_id))
 
 
 def markdown_leaderboard(board: dict) -> str:

@@ -31,8 +31,12 @@ from starlette.routing import Route
 
 from bench_assets.simulator import vendors as vendor_package
 from bench_assets.simulator.corpus import Corpus, Page, build_corpus
+from bench_assets.simulator.faults import FaultableStarlette, FaultState, fault_plan_from_env, parse_fault_plan, request_key
 from bench_assets.simulator.index import Hit, SearchIndex, extract_page, styled_url
 from bench_assets.simulator.profiles import PROFILES, VendorProfile
+from bench_assets.simulator.sentinels import SentinelRegistry, SimClock
+from bench_assets.simulator.sentinels import routes as sentinel_routes
+from bench_assets.simulator.signup import SignupService
 
 SIM_PREFIX = "/h"
 
@@ -96,9 +100,13 @@ class Simulator:
     routes: list[VendorRoute] = field(default_factory=list)
     request_log: list[dict[str, Any]] = field(default_factory=list)
     billing_log: list[dict[str, Any]] = field(default_factory=list)
+    faults: FaultState = field(default_factory=FaultState)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _ids: itertools.count = field(default_factory=itertools.count)
     _pages_by_url: dict[str, Page] | None = None
+    sentinels: SentinelRegistry = field(default_factory=SentinelRegistry)
+    clock: SimClock = field(default_factory=SimClock)
+    signup: SignupService = field(default_factory=SignupService.from_env)  # sign-up flows and issued keys
 
     def __post_init__(self) -> None:
         self.index = SearchIndex(self.corpus)
@@ -109,7 +117,9 @@ class Simulator:
         return self.profiles[vendor]
 
     def search(self, vendor: str, query: str, n: int) -> list[Hit]:
-        return self.index.search(query, vendor, self.profiles[vendor], max(0, min(n, 100)))
+        # Sentinel pages this vendor has indexed by the simulator's clock compete with the corpus.
+        extra = self.sentinels.searchable(vendor, self.profiles[vendor], query, self.clock.now())
+        return self.index.search(query, vendor, self.profiles[vendor], max(0, min(n, 100)), extra_pages=extra)
 
     def result_url(self, vendor: str, page: Page) -> str:
         return styled_url(page.url, vendor, self.profiles[vendor].url_style)
@@ -120,7 +130,7 @@ class Simulator:
 
         if self._pages_by_url is None:
             self._pages_by_url = {normalize_url(p.url): p for p in self.corpus.pages.values()}
-        return self._pages_by_url.get(normalize_url(url))
+        return self._pages_by_url.get(normalize_url(url)) or self.sentinels.page(url, self.clock.now())
 
     def extract(self, vendor: str, page: Page) -> str:
         return extract_page(page, self.profiles[vendor])
@@ -155,16 +165,19 @@ def load_vendor_routes(sim: Simulator) -> list[VendorRoute]:
     return routes
 
 
-def _auth_ok(route: VendorRoute, req: SimRequest) -> bool:
-    expected = sim_key(route.vendor)
+def _auth_ok(route: VendorRoute, req: SimRequest, signup: SignupService | None = None) -> bool:
+    if signup is not None and signup.keyless_request(route.vendor, route.path, req.headers):
+        return True  # a keyless call the vendor documents (Tavily's X-Tavily-Access-Mode: keyless)
+    # The fixed simulator key, and any key the vendor's sign-up flow issued.
+    accepted = {sim_key(route.vendor), *(signup.issued_keys(route.vendor) if signup is not None else ())}
     if route.auth_param:
-        return req.params.get(route.auth_param) == expected
+        return req.params.get(route.auth_param) in accepted
     if not route.auth_header:
         return True
     value = req.headers.get(route.auth_header, "")
     if route.auth_scheme:
-        return value == f"{route.auth_scheme} {expected}"
-    return value == expected
+        return any(value == f"{route.auth_scheme} {key}" for key in accepted)
+    return value in accepted
 
 
 def build_app(sim: Simulator, unauthorized: dict[str, Callable[[SimRequest], Response]] | None = None) -> Starlette:
@@ -183,13 +196,14 @@ def build_app(sim: Simulator, unauthorized: dict[str, Callable[[SimRequest], Res
             if route.matches(request.method, host, path):
                 req = SimRequest(route.vendor, request.method, host, path, dict(request.query_params),
                                  {k.lower(): v for k, v in request.headers.items()}, body)
-                auth_ok = _auth_ok(route, req)
+                auth_ok = _auth_ok(route, req, sim.signup)
                 _log_request(sim, req, route, auth_ok, request.url.query)
                 if not auth_ok:
                     make = unauthorized_bodies.get(route.vendor)
                     return make(req) if make else JSONResponse({"error": "unauthorized"}, status_code=401)
                 await sim.delay(route.vendor, path + request.url.query + body.decode("utf-8", "replace"))
-                return await route.handler(sim, req)
+                return await sim.faults.respond(route.vendor, request_key(req, route.auth_param), request.scope,
+                                                lambda: route.handler(sim, req))
         page = sim.page(f"https://{host}{path}")
         if page is not None and request.method == "GET":
             return HTMLResponse(page.render_html())
@@ -220,14 +234,28 @@ def build_app(sim: Simulator, unauthorized: dict[str, Callable[[SimRequest], Res
         with sim._lock:
             sim.request_log.clear()
             sim.billing_log.clear()
+        sim.faults.reset()
         return JSONResponse({"ok": True})
 
-    return Starlette(routes=[
+    async def faults(request: Request) -> Response:
+        if request.method == "POST":
+            from bench_assets.errors import BenchInputError
+
+            try:
+                sim.faults.set_plan(parse_fault_plan(await request.body(), "POST /_sim/faults"))
+            except BenchInputError as exc:
+                return JSONResponse({"error": str(exc)}, status_code=400)
+        return JSONResponse(sim.faults.snapshot())
+
+    return FaultableStarlette(routes=[
         Route("/_sim/health", health),
         Route("/_sim/billing", billing),
         Route("/_sim/requests", requests_log),
         Route("/_sim/vendors", vendors),
         Route("/_sim/reset", reset, methods=["POST"]),
+        *sentinel_routes(sim),
+        Route("/_sim/faults", faults, methods=["GET", "POST"]),
+        *sim.signup.routes(SIM_PREFIX),  # vendors' sign-up APIs (auth hosts), before the generic dispatch
         Route(SIM_PREFIX + "/{host}/{path:path}", dispatch, methods=["GET", "POST"]),
         Route(SIM_PREFIX + "/{host}", dispatch, methods=["GET", "POST"]),
     ])
@@ -244,6 +272,22 @@ def _log_request(sim: Simulator, req: SimRequest, route: VendorRoute, auth_ok: b
 
 
 def create_simulator(pages_per_stratum: int | None = None, latency_scale: float | None = None) -> Simulator:
-    pages = pages_per_stratum or int(os.environ.get("BENCH_SIM_PAGES_PER_STRATUM", "14"))
-    scale = latency_scale if latency_scale is not None else float(os.environ.get("BENCH_SIM_LATENCY_SCALE", "1.0"))
-    return Simulator(corpus=build_corpus(pages_per_stratum=pages), profiles=dict(PROFILES), latency_scale=scale)
+    pages = pages_per_stratum or _env_number("BENCH_SIM_PAGES_PER_STRATUM", "14", int, minimum=1)
+    scale = latency_scale if latency_scale is not None else _env_number("BENCH_SIM_LATENCY_SCALE", "1.0", float, 0.0)
+    sim = Simulator(corpus=build_corpus(pages_per_stratum=pages), profiles=dict(PROFILES), latency_scale=scale)
+    sim.faults.set_plan(fault_plan_from_env())
+    return sim
+
+
+def _env_number(name: str, default: str, kind: type, minimum: float) -> Any:
+    """A number from the environment; a bad value is an input error naming the variable."""
+    from bench_assets.errors import BenchInputError
+
+    text = os.environ.get(name, "").strip() or default
+    try:
+        value = kind(text)
+    except ValueError:
+        value = None
+    if value is None or value < minimum or value != value:
+        raise BenchInputError(f"${name}", [(None, name, f"{text!r} is not a {kind.__name__} >= {minimum}")])
+    return value

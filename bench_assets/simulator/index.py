@@ -51,6 +51,10 @@ class SearchIndex:
                 continue
             noise = unit_hash(vendor, "rank", query, page.url) * (1.0 - profile.quality) * 1.6
             ranked.append((score / top + noise, page))
+        for page in extra_pages or ():  # pages outside the BM25 model: scored by the share of query words they hold
+            share = len(set(terms) & set(tokenize(page.text()))) / len(set(terms))
+            if share > 0:
+                ranked.append((share + unit_hash(vendor, "rank", query, page.url) * (1.0 - profile.quality) * 1.6, page))
         ranked.sort(key=lambda x: (-x[0], x[1].url))
         return [Hit(page=p, score=round(s, 4), snippet=best_snippet(p, terms)) for s, p in ranked[:n]]
 

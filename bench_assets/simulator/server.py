@@ -97,7 +97,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args(argv)
-    serve(args.port, args.host, args.quiet)
+    from bench_assets.errors import BenchInputError
+
+    try:
+        serve(args.port, args.host, args.quiet)
+    except BenchInputError as exc:
+        print(f"bench simulator: bad input:\n{exc}", file=sys.stderr)
+        sys.exit(2)
 
 
 if __name__ == "__main__":

@@ -1,24 +1,52 @@
-// Sort a table by a clicked header: numbers by data-value, text otherwise. No dependencies.
-document.querySelectorAll("table.sortable").forEach(function (table) {
-  var headers = table.querySelectorAll("th");
-  headers.forEach(function (th, col) {
-    th.addEventListener("click", function () {
-      var asc = !th.classList.contains("sorted-asc");
-      headers.forEach(function (h) { h.classList.remove("sorted-asc", "sorted-desc"); });
-      th.classList.add(asc ? "sorted-asc" : "sorted-desc");
-      var body = table.tBodies[0];
-      var rows = Array.prototype.slice.call(body.rows);
-      var numeric = th.dataset.type === "num";
-      rows.sort(function (a, b) {
-        var x = a.cells[col].dataset.value !== undefined ? a.cells[col].dataset.value : a.cells[col].textContent.trim();
-        var y = b.cells[col].dataset.value !== undefined ? b.cells[col].dataset.value : b.cells[col].textContent.trim();
-        if (numeric) {
-          var nx = x === "" ? -Infinity : parseFloat(x), ny = y === "" ? -Infinity : parseFloat(y);
-          return asc ? nx - ny : ny - nx;
-        }
-        return asc ? x.localeCompare(y) : y.localeCompare(x);
+// Sortable tables and row filters. No dependencies, works from file:// and offline.
+(function () {
+  "use strict";
+  function cellValue(row, col) {
+    var cell = row.cells[col];
+    if (!cell) return "";
+    return cell.dataset.value !== undefined ? cell.dataset.value : cell.textContent.trim();
+  }
+  document.querySelectorAll("table.sortable").forEach(function (table) {
+    var headers = table.tHead ? table.tHead.rows[0].cells : [];
+    Array.prototype.forEach.call(headers, function (th, col) {
+      th.tabIndex = 0;
+      th.setAttribute("role", "columnheader");
+      function sort() {
+        // Numbers start descending (best first for most metrics); text starts ascending.
+        var numeric = th.dataset.type === "num";
+        var current = th.getAttribute("aria-sort");
+        var asc = current ? current === "descending" : !numeric;
+        Array.prototype.forEach.call(headers, function (h) { h.removeAttribute("aria-sort"); });
+        th.setAttribute("aria-sort", asc ? "ascending" : "descending");
+        var body = table.tBodies[0];
+        var rows = Array.prototype.slice.call(body.rows);
+        rows.sort(function (a, b) {
+          var x = cellValue(a, col), y = cellValue(b, col);
+          if (numeric) {
+            // Missing figures (—) always sort last, whichever the direction.
+            if (x === "" && y === "") return 0;
+            if (x === "") return 1;
+            if (y === "") return -1;
+            return asc ? parseFloat(x) - parseFloat(y) : parseFloat(y) - parseFloat(x);
+          }
+          return asc ? x.localeCompare(y) : y.localeCompare(x);
+        });
+        rows.forEach(function (r) { body.appendChild(r); });
+      }
+      th.addEventListener("click", sort);
+      th.addEventListener("keydown", function (ev) {
+        if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); sort(); }
       });
-      rows.forEach(function (r) { body.appendChild(r); });
     });
   });
-});
+  document.querySelectorAll("input[data-filter]").forEach(function (input) {
+    var table = document.getElementById(input.dataset.filter);
+    if (!table) return;
+    input.addEventListener("input", function () {
+      var q = input.value.toLowerCase();
+      Array.prototype.forEach.call(table.tBodies[0].rows, function (row) {
+        row.hidden = q !== "" && row.textContent.toLowerCase().indexOf(q) === -1;
+      });
+    });
+  });
+})();

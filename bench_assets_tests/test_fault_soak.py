@@ -1,0 +1,123 @@
+"""Fault soak: a whole snapshot through Dagster with every simulator fault enabled at once.
+
+A simulator started with `$BENCH_SIM_FAULTS` gives every vendor request a 4 % chance of each
+fault kind (40 % of requests fault). The snapshot is materialized twice, the simulator reset in
+between so both runs meet the same faults. The run must not crash, every query must end archived
+with one final attempt and a class, the spend we publish must equal what the vendors billed (the
+simulator's billing log), and the scores must be the same in both runs.
+
+The vendors chosen price a call the same way for every query of a capability (Brave per request,
+Exa in USD in its body, Firecrawl in credits in its body), so a billed response whose body never
+arrived readable is priced exactly; see `fetch.archived_spend` for how it is estimated otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import dagster as dg
+import duckdb
+import httpx
+import pandas as pd
+import pytest
+
+from bench_assets.classify import RESPONSE_CLASSES
+from bench_assets.simulator.faults import FAULT_KINDS
+from bench_assets.simulator.server import start_simulator
+from bench_assets_tests.helpers import SNAPSHOT, make_home, run_whole_snapshot
+
+VENDORS = ["brave", "exa", "firecrawl"]
+PLAN = {"seed": "soak-1", "retry_after_seconds": 1, "hang_seconds": 2.0, "slow_body_seconds": 0.3,
+        "vendors": {"*": {kind: 0.04 for kind in FAULT_KINDS}}}
+# Ignored when comparing two runs: wall-clock latency, and ids the simulator numbers per process.
+NOT_DETERMINISTIC = ["latency_ms", "request_id"]
+
+
+def fast_retries(data: dict) -> None:
+    for spec in data["vendors"].values():
+        spec.update(timeout_seconds=1.0, max_attempts=4, backoff_initial_seconds=0.05, backoff_max_seconds=0.4,
+                    retry_after_max_seconds=5)
+
+
+def table(home: Path, sql: str) -> pd.DataFrame:
+    con = duckdb.connect(str(home / "data" / "warehouse" / "bench.duckdb"), read_only=True)
+    try:
+        return con.execute(sql).df()
+    finally:
+        con.close()
+
+
+@pytest.fixture(scope="module")
+def soak(tmp_path_factory):
+    """Two runs of the same snapshot against one faulty simulator, reset in between."""
+    sim = start_simulator(env={"BENCH_SIM_LATENCY_SCALE": "0.05", "BENCH_SIM_FAULTS": json.dumps(PLAN)})
+    runs = []
+    try:
+        for n in (1, 2):
+            httpx.post(f"{sim.base_url}/_sim/reset", timeout=5)
+            home = make_home(tmp_path_factory.mktemp(f"soak{n}"), VENDORS, rows_per_stratum=6, edit=fast_retries)
+            with dg.instance_for_test() as instance:
+                run_whole_snapshot(instance, home, sim.base_url, VENDORS)
+            runs.append({"home": home,
+                         "billing": httpx.get(f"{sim.base_url}/_sim/billing", timeout=5).json(),
+                         "faults": httpx.get(f"{sim.base_url}/_sim/faults", timeout=5).json()["injected"]})
+    finally:
+        sim.stop()
+    return runs
+
+
+def test_every_fault_kind_was_injected(soak):
+    for run in soak:
+        kinds = {f["fault"] for f in run["faults"]}
+        assert kinds == set(FAULT_KINDS), set(FAULT_KINDS) - kinds
+        assert {f["vendor"] for f in run["faults"]} == set(VENDORS)
+
+
+def test_every_query_is_archived_once_as_final_and_classified(soak):
+    home = soak[0]["home"]
+    golden = table(home, f"SELECT count(*) n FROM golden_rows WHERE snapshot_id = '{SNAPSHOT}'")["n"][0]
+    scores = table(home, "SELECT vendor, row_id, response_class FROM row_scores")
+    assert len(scores) == golden * len(VENDORS)
+    assert scores["response_class"].isin(RESPONSE_CLASSES).all()
+    raw = table(home, "SELECT vendor, query_id, capability, attempt, final FROM raw_responses")
+    finals = raw[raw["final"]]
+    assert not finals.duplicated(["vendor", "query_id", "capability"]).any()
+    assert not raw.duplicated(["vendor", "query_id", "capability", "attempt"]).any()
+    supported = scores[scores["response_class"] != "unsupported"]
+    assert len(finals) == len(supported)
+    # the last attempt of every query is its final one
+    last = raw.groupby(["vendor", "query_id", "capability"])["attempt"].transform("max")
+    assert (raw["final"] == (raw["attempt"] == last)).all()
+    # faults were retried, and some outlasted every attempt: those rows carry a failure class
+    assert (raw["attempt"] > 1).any()
+    assert set(scores["response_class"]) - {"ok", "empty", "unsupported"}, scores["response_class"].value_counts()
+
+
+def test_spend_equals_the_vendors_billing_log(soak):
+    for run in soak:
+        scores = table(run["home"], "SELECT vendor, sum(billed_usd) usd FROM row_scores GROUP BY vendor")
+        ours = dict(zip(scores["vendor"], scores["usd"]))
+        billed = pd.DataFrame(run["billing"]).groupby("vendor")["usd"].sum().to_dict()
+        assert set(billed) == set(VENDORS)
+        for vendor in VENDORS:
+            assert ours[vendor] == pytest.approx(billed[vendor], abs=1e-9), vendor
+
+
+def test_billed_retries_are_counted(soak):
+    # A truncated or malformed 200 is billed by the vendor and then retried: the vendor billed more
+    # calls than there are queries, and the spend above included them.
+    run = soak[0]
+    raw = table(run["home"], "SELECT count(*) n FROM raw_responses WHERE final AND http_status = 200")
+    assert len(run["billing"]) > raw["n"][0]
+
+
+def test_scores_are_the_same_in_both_runs(soak):
+    first, second = (table(r["home"], "SELECT * FROM row_scores ORDER BY vendor, row_id").drop(columns=NOT_DETERMINISTIC)
+                     for r in soak)
+    pd.testing.assert_frame_equal(first, second)
+    metrics = [table(r["home"], "SELECT * FROM vendor_metrics WHERE metric NOT LIKE '%latency%' "
+                                "ORDER BY ALL") for r in soak]
+    pd.testing.assert_frame_equal(*metrics)
+    assert [f["fault"] for f in soak[0]["faults"]].count("timeout") == \
+        [f["fault"] for f in soak[1]["faults"]].count("timeout")

@@ -1,0 +1,251 @@
+"""The fetch engine against the real simulator injecting faults over a real socket.
+
+Each test sets a fault plan on the simulator (`POST /_sim/faults`), fetches a few queries into a
+real partition DuckDB file, and checks what the operator relies on: every query ends with one
+final archived attempt and a class, Retry-After is honoured, retries are bounded, and the spend
+we compute equals what the simulated vendor billed (its billing log). Waits go through an
+injected `sleep` that records them, so nothing here depends on the clock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import httpx
+import pandas as pd
+import pytest
+import yaml
+
+from bench_assets.adapters import get_adapter
+from bench_assets.classify import classify_response
+from bench_assets.errors import BenchInputError
+from bench_assets.fetch import (FetchItem, FetchSettings, PartitionArchive, archived_spend, fetch_partition,
+                                retry_after_seconds)
+from bench_assets.simulator.app import sim_key, simulated_url
+from bench_assets.simulator.faults import FAULT_KINDS, FaultPlan, fault_plan_from_env, parse_fault_plan
+from bench_assets_tests.helpers import DEMO_MANIFEST
+
+SPEC = yaml.safe_load(DEMO_MANIFEST.read_text())["vendors"]
+
+
+@pytest.fixture()
+def faults(simulator):
+    """Set a fault plan on the session simulator (logs cleared first); cleared again afterwards."""
+    base = simulator.base_url
+    httpx.post(f"{base}/_sim/reset", timeout=5)
+
+    def set_plan(plan: dict) -> None:
+        response = httpx.post(f"{base}/_sim/faults", json=plan, timeout=5)
+        assert response.status_code == 200, response.text
+
+    yield set_plan
+    httpx.post(f"{base}/_sim/faults", json={}, timeout=5)
+    httpx.post(f"{base}/_sim/reset", timeout=5)
+
+
+def billing(simulator) -> list[dict]:
+    return httpx.get(f"{simulator.base_url}/_sim/billing", timeout=5).json()
+
+
+def settings(simulator, vendor: str, **overrides) -> FetchSettings:
+    spec = SPEC[vendor]
+    values = dict(endpoints={c: simulated_url(u, simulator.base_url) for c, u in spec["endpoints"].items()},
+                  api_key=sim_key(vendor), options={}, rate_limits_per_second={c: 500.0 for c in spec["endpoints"]},
+                  concurrency=4, timeout_seconds=2.0, max_attempts=3, prices_usd=spec["prices_usd"],
+                  backoff_initial=0.01, backoff_max=0.05)
+    return FetchSettings(**{**values, **overrides})
+
+
+class RecordedSleep:
+    """Stands in for asyncio.sleep: records each wait and yields without waiting."""
+
+    def __init__(self) -> None:
+        self.waits: list[float] = []
+
+    async def __call__(self, seconds: float) -> None:
+        self.waits.append(seconds)
+        await asyncio.sleep(0)
+
+
+def fetch(tmp_path: Path, vendor: str, items: list[FetchItem], fetch_settings: FetchSettings,
+          sleep=asyncio.sleep) -> tuple[object, pd.DataFrame]:
+    archive = PartitionArchive(tmp_path / f"{vendor}.duckdb", "web_search-2026-q3", vendor)
+    try:
+        stats = asyncio.run(fetch_partition(get_adapter(vendor), items, fetch_settings, archive, sleep=sleep))
+        return stats, archive.frame()
+    finally:
+        archive.close()
+
+
+def searches(n: int, prefix: str = "quarterly revenue") -> list[FetchItem]:
+    return [FetchItem(f"q{i:03d}", "public", "search", f"{prefix} {i}") for i in range(n)]
+
+
+def final_classes(vendor: str, raw: pd.DataFrame) -> dict[str, str]:
+    adapter = get_adapter(vendor)
+    out = {}
+    for r in raw[raw["final"]].itertuples(index=False):
+        status = None if pd.isna(r.http_status) else int(r.http_status)
+        out[r.query_id] = classify_response(adapter, r.capability, status, json.loads(r.response_headers_json or "{}"),
+                                            r.body, r.transport_error).response_class
+    return out
+
+
+def assert_every_query_settled_once(raw: pd.DataFrame, items: list[FetchItem]) -> None:
+    finals = raw[raw["final"]]
+    assert sorted(finals["query_id"]) == sorted(i.query_id for i in items)  # exactly one final each
+    last = raw.groupby("query_id")["attempt"].max()
+    assert (finals.set_index("query_id")["attempt"] == last.loc[finals["query_id"]]).all()  # final = last attempt
+
+
+def spend_matches_billing(vendor: str, raw: pd.DataFrame, simulator) -> None:
+    ours = float(archived_spend(get_adapter(vendor), SPEC[vendor]["prices_usd"], raw).sum())
+    billed = sum(b["usd"] for b in billing(simulator) if b["vendor"] == vendor)
+    assert ours == pytest.approx(billed, abs=1e-9), (ours, billed)
+
+
+# ##### RETRY-AFTER AND BOUNDED RETRIES
+
+
+@pytest.mark.parametrize("kind, expected_wait", [("rate_limited", 7.0), ("rate_limited_http_date", 7.0)])
+def test_retry_after_is_honoured_as_the_minimum_wait(tmp_path, simulator, faults, kind, expected_wait):
+    faults({"retry_after_seconds": 7, "max_faults_per_request": 1, "vendors": {"brave": {kind: 1.0}}})
+    sleep = RecordedSleep()
+    items = searches(4)
+    stats, raw = fetch(tmp_path, "brave", items, settings(simulator, "brave"), sleep=sleep)
+    assert_every_query_settled_once(raw, items)
+    assert set(final_classes("brave", raw).values()) == {"ok"}
+    assert (raw.groupby("query_id").size() == 2).all()  # one 429, then the answer
+    assert len(stats.waits) == 4
+    # An HTTP-date has one-second resolution and is read a moment after it was written.
+    assert all(expected_wait - 1.5 <= w <= expected_wait + 0.5 for w in stats.waits), stats.waits
+    spend_matches_billing("brave", raw, simulator)
+
+
+def test_no_retry_after_falls_back_to_bounded_backoff(tmp_path, simulator, faults):
+    faults({"max_faults_per_request": 2, "vendors": {"brave": {"rate_limited_no_retry_after": 1.0}}})
+    items = searches(3)
+    stats, raw = fetch(tmp_path, "brave", items, settings(simulator, "brave", backoff_initial=0.5, backoff_max=3.0),
+                       sleep=RecordedSleep())
+    assert (raw.groupby("query_id").size() == 3).all()
+    assert set(final_classes("brave", raw).values()) == {"ok"}
+    assert len(stats.waits) == 6 and all(0.5 <= w <= 3.0 for w in stats.waits), stats.waits
+
+
+def test_a_retry_after_beyond_the_cap_ends_the_query_instead_of_waiting(tmp_path, simulator, faults):
+    faults({"retry_after_seconds": 86_400, "vendors": {"brave": {"rate_limited": 1.0}}})
+    sleep = RecordedSleep()
+    items = searches(3)
+    stats, raw = fetch(tmp_path, "brave", items, settings(simulator, "brave", retry_after_max=60.0), sleep=sleep)
+    assert_every_query_settled_once(raw, items)
+    assert len(raw) == 3  # one attempt each: asked to come back tomorrow, we stop
+    assert set(final_classes("brave", raw).values()) == {"quota"}
+    assert stats.waits == [] and all(p <= 60.0 for p in stats.pauses)
+    assert billing(simulator) == []
+
+
+@pytest.mark.parametrize("kind, final_class", [
+    ("rate_limited", "quota"), ("rate_limited_http_date", "quota"), ("rate_limited_no_retry_after", "quota"),
+    ("server_error", "server"), ("connection_reset", "server"), ("challenge", "blocked"),
+    ("truncated", "malformed"), ("malformed", "malformed"), ("timeout", "timeout"),
+])
+def test_a_fault_that_never_clears_ends_after_max_attempts_with_its_class(tmp_path, simulator, faults, kind,
+                                                                        final_class):
+    faults({"retry_after_seconds": 1, "hang_seconds": 3, "vendors": {"brave": {kind: 1.0}}})
+    items = searches(3)
+    stats, raw = fetch(tmp_path, "brave", items, settings(simulator, "brave", max_attempts=3, timeout_seconds=0.4),
+                       sleep=RecordedSleep())
+    assert_every_query_settled_once(raw, items)
+    assert (raw.groupby("query_id").size() == 3).all()  # bounded: exactly max_attempts
+    assert set(final_classes("brave", raw).values()) == {final_class}
+    # Brave bills per request: a billed response we could not read is charged at that price.
+    spend_matches_billing("brave", raw, simulator)
+    assert stats.spend_usd == pytest.approx(sum(b["usd"] for b in billing(simulator)), abs=1e-9)
+
+
+@pytest.mark.parametrize("kind", FAULT_KINDS)
+def test_every_fault_is_survived_by_a_retry_and_billed_retries_are_spend(tmp_path, simulator, faults, kind):
+    # Exa prices each call in its body (costDollars): a truncated body is charged like the same
+    # query's readable answer. Search and extract both, so each capability is exercised.
+    faults({"retry_after_seconds": 1, "hang_seconds": 3, "slow_body_seconds": 0.3, "max_faults_per_request": 1,
+            "vendors": {"exa": {kind: 1.0}}})
+    items = searches(3) + [FetchItem(f"x{i}", "public", "extract", url) for i, url in
+                           enumerate(["https://investors.mirkawen.test/reports/q2-2026-results", "https://nope.test/missing"])]
+    stats, raw = fetch(tmp_path, "exa", items, settings(simulator, "exa", timeout_seconds=1.0), sleep=RecordedSleep())
+    assert_every_query_settled_once(raw, items)
+    classes = final_classes("exa", raw)
+    assert all(classes[i.query_id] in ("ok", "empty", "rejected") for i in items), classes
+    expected_attempts = 1 if kind == "slow_body" else 2  # a slow body within the deadline is just slow
+    assert (raw.groupby("query_id").size() == expected_attempts).all(), raw[["query_id", "attempt", "http_status"]]
+    billed_calls = len(billing(simulator))
+    assert billed_calls == len(items) * (2 if kind in ("truncated", "malformed") else 1)
+    spend_matches_billing("exa", raw, simulator)
+
+
+def test_a_body_that_drips_past_the_deadline_ends_as_a_timeout_and_is_billed(tmp_path, simulator, faults):
+    faults({"slow_body_seconds": 5, "vendors": {"brave": {"slow_body": 1.0}}})
+    items = searches(2)
+    stats, raw = fetch(tmp_path, "brave", items, settings(simulator, "brave", max_attempts=1, timeout_seconds=0.5))
+    assert_every_query_settled_once(raw, items)
+    assert set(final_classes("brave", raw).values()) == {"timeout"}
+    assert (raw["http_status"] == 200).all() and raw["transport_error"].str.contains("after headers").all()
+    spend_matches_billing("brave", raw, simulator)  # the vendor sent a 200: it bills it
+
+
+def test_an_enforced_rate_limit_is_not_exceeded_by_our_pacing(tmp_path, simulator, faults):
+    faults({"vendors": {"brave": {"rate_limit_per_second": 40}}})
+    items = searches(30)
+    stats, raw = fetch(tmp_path, "brave", items, settings(simulator, "brave", rate_limits_per_second={"search": 40.0},
+                                                          concurrency=8))
+    assert (raw["http_status"] == 200).all() and len(raw) == 30  # no 429: evenly paced at the limit
+    injected = httpx.get(f"{simulator.base_url}/_sim/faults", timeout=5).json()["injected"]
+    assert injected == []
+
+
+# ##### THE FAULT PLAN AS INPUT
+
+
+def test_the_same_request_meets_the_same_faults_and_a_retry_is_a_new_draw():
+    plan = FaultPlan(vendors={"exa": {k: 0.09 for k in FAULT_KINDS}})
+    draws = [plan.choose("exa", f"key{i}", 1) for i in range(400)]
+    assert draws == [plan.choose("exa", f"key{i}", 1) for i in range(400)]
+    assert set(draws) == set(FAULT_KINDS) | {None}
+    assert [plan.choose("exa", f"key{i}", 2) for i in range(400)] != draws
+    assert plan.choose("brave", "key1", 1) is None  # no entry, no "*": no faults
+
+
+@pytest.mark.parametrize("text, field", [
+    ('{"vendors": {"exa": {"timeout": 1.5}}}', "vendors.exa.timeout"),
+    ('{"vendors": {"exa": {"timeout": 0.6, "truncated": 0.6}}}', "vendors.exa"),
+    ('{"vendors": {"acme": {}}}', "vendors"),
+    ('{"vendors": {"exa": {"tiemout": 0.1}}}', "vendors.exa.tiemout"),
+    ('{"hang_seconds": -1}', "hang_seconds"),
+    ('{"vendors": {"exa": ', "<json>"),
+    ('[1, 2]', "<plan>"),
+])
+def test_a_malformed_fault_plan_names_the_variable_and_field(text, field):
+    with pytest.raises(BenchInputError) as err:
+        fault_plan_from_env({"BENCH_SIM_FAULTS": text})
+    assert f"$BENCH_SIM_FAULTS: field '{field}'" in str(err.value)
+
+
+def test_the_control_endpoint_rejects_a_bad_plan_and_keeps_the_old_one(simulator, faults):
+    faults({"vendors": {"exa": {"timeout": 0.25}}})
+    response = httpx.post(f"{simulator.base_url}/_sim/faults", content=b'{"vendors": {"exa": {"timeout": 2}}}')
+    assert response.status_code == 400 and "vendors.exa.timeout" in response.json()["error"]
+    plan = httpx.get(f"{simulator.base_url}/_sim/faults").json()["plan"]
+    assert plan["vendors"]["exa"]["timeout"] == 0.25
+
+
+def test_retry_after_parses_seconds_and_http_dates():
+    from datetime import datetime, timezone
+
+    now = datetime(2026, 7, 1, 12, 0, 0, tzinfo=timezone.utc)
+    assert retry_after_seconds({"Retry-After": "120"}, now) == 120.0
+    assert retry_after_seconds({"retry-after": "Wed, 01 Jul 2026 12:00:30 GMT"}, now) == 30.0
+    assert retry_after_seconds({"retry-after": "Wed, 01 Jul 2026 11:00:00 GMT"}, now) == 0.0  # in the past
+    assert retry_after_seconds({"retry-after": "soon"}, now) is None
+    assert retry_after_seconds({}, now) is None
+    assert parse_fault_plan("{}", "x") == FaultPlan()
