@@ -160,6 +160,31 @@ def cmd_rescore(args: argparse.Namespace) -> int:
     return 0 if not report.differences else 1
 
 
+def golden_rows_for(snapshot_id: str) -> list:
+    """The snapshot's golden rows from its source (nothing is called or written)."""
+    from bench_assets.golden import load_golden_file
+    from bench_assets.manifest import load_manifest
+    from bench_assets.simulator.corpus import demo_golden_rows
+
+    manifest = load_manifest(_root() / "data" / "snapshots" / snapshot_id / "manifest.yaml")
+    if manifest.golden.source == "planted_demo":
+        return demo_golden_rows(rows_per_stratum=manifest.golden.rows_per_stratum)
+    private = Path(os.environ.get("BENCH_PRIVATE_DIR") or _root() / "data" / "private")
+    return load_golden_file(private / manifest.golden.path)
+
+
+def cmd_estimate(args: argparse.Namespace) -> int:
+    from bench_assets.estimate import estimate_spend, format_estimates
+    from bench_assets.manifest import load_manifest
+
+    manifest = load_manifest(_root() / "data" / "snapshots" / args.snapshot / "manifest.yaml")
+    rows = golden_rows_for(args.snapshot)
+    print(f"expected billed spend of {args.snapshot} ({manifest.mode} mode, {len(rows)} golden rows), "
+          "before anything is called:")
+    print(format_estimates(estimate_spend(manifest, rows)))
+    return 0
+
+
 def cmd_simulator(args: argparse.Namespace) -> int:
     from bench_assets.simulator.server import serve
 
@@ -185,6 +210,9 @@ def build_parser() -> argparse.ArgumentParser:
     rescore = sub.add_parser("rescore", help="re-derive every score from archived responses; report differences")
     rescore.add_argument("snapshot")
     rescore.set_defaults(func=cmd_rescore)
+    estimate = sub.add_parser("estimate", help="print the expected billed spend per vendor before anything is called")
+    estimate.add_argument("snapshot")
+    estimate.set_defaults(func=cmd_estimate)
     simulator = sub.add_parser("simulator", help="run the local vendor simulator")
     simulator.add_argument("--port", type=int, default=8765)
     simulator.add_argument("--host", default="127.0.0.1")

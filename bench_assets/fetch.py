@@ -336,18 +336,20 @@ async def fetch_partition(adapter: Adapter, items: list[FetchItem], settings: Fe
             base_row = {"snapshot_id": archive.snapshot_id, "vendor": archive.vendor, "query_id": item.query_id,
                         "role": item.role, "capability": item.capability, "attempt": attempt,
                         "adapter_version": adapter.version}
-            if settings.spend_ceiling_usd is not None and spent >= settings.spend_ceiling_usd:
-                stats.ceiling_stops += 1
-                archive.append({**base_row, "started_at": datetime.now(timezone.utc), "latency_ms": 0.0,
-                                "request_json": None, "http_status": None, "response_headers_json": None,
-                                "body": None, "body_sha256": None, "transport_error": SPEND_CEILING_REACHED,
-                                "final": True})
-                return _Outcome(False, None, None)
             request = adapter.build(VendorTask(item.capability, item.text, item.num_results),
                                     settings.endpoints[item.capability], settings.api_key, settings.options)
             async with semaphore:
                 await respect_pause(item.capability)
                 async with limiters[item.capability]:
+                    # Checked at the moment of sending (not when the task was queued), so no more
+                    # than `concurrency` calls in flight can cross the ceiling.
+                    if settings.spend_ceiling_usd is not None and spent >= settings.spend_ceiling_usd:
+                        stats.ceiling_stops += 1
+                        archive.append({**base_row, "started_at": datetime.now(timezone.utc), "latency_ms": 0.0,
+                                        "request_json": None, "http_status": None, "response_headers_json": None,
+                                        "body": None, "body_sha256": None,
+                                        "transport_error": SPEND_CEILING_REACHED, "final": True})
+                        return _Outcome(False, None, None)
                     at = datetime.now(timezone.utc)
                     t0 = time.perf_counter()
                     got = await _receive(client, request, settings.timeout_seconds)

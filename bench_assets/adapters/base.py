@@ -96,6 +96,12 @@ class Adapter:
         """Units the call is billed in; the default is one request of the capability."""
         return {f"request.{task.capability}": 1.0}
 
+    def expected_units(self, task: VendorTask, options: dict[str, Any]) -> dict[str, float]:
+        """Units one successful call is expected to bill, known before anything is sent (for
+        `bench estimate`). Vendors that bill per result, credit or token override it with their
+        documented rule, assuming a full result page."""
+        return {f"request.{task.capability}": 1.0}
+
     def error_class(self, status: int, body: Any) -> str:
         """Map a non-success status (and body) to an error class; vendors override where codes differ."""
         if status in (401, 403):

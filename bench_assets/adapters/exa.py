@@ -46,6 +46,12 @@ class ExaAdapter(Adapter):
                                       error_detail=tag, request_id=body.get("requestId"), billed_units=billed)
         return ParsedResponse(results=results, billed_units=billed, request_id=body.get("requestId"))
 
+    def expected_units(self, task: VendorTask, options: dict[str, Any]) -> dict[str, float]:
+        n = min(task.num_results, 100)
+        if task.capability == "search":
+            return {"usd": round(0.007 + 0.001 * max(0, n - 10) + 0.001 * n, 6)}
+        return {"usd": 0.001}
+
     def error_class(self, status: int, body: Any) -> str:
         tag = body.get("tag", "") if isinstance(body, dict) else ""
         if status == 402 or tag in ("NO_MORE_CREDITS", "API_KEY_BUDGET_EXCEEDED"):

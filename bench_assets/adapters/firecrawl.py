@@ -59,6 +59,11 @@ class FirecrawlAdapter(Adapter):
                                     content=markdown, published=meta.get("publishedTime")),)
         return ParsedResponse(results=results, billed_units=billed, request_id=request_id)
 
+    def expected_units(self, task: VendorTask, options: dict[str, Any]) -> dict[str, float]:
+        if task.capability == "search":
+            return {"credit": 2.0 * max(1, -(-task.num_results // 10))}  # 2 credits per 10 results
+        return {"credit": 1.0}
+
     def error_class(self, status: int, body: Any) -> str:
         # 402 "Payment Required: Insufficient credits"; 429 rate or concurrency limit; 408 timeout.
         if 200 <= status < 300:

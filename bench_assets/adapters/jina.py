@@ -52,6 +52,15 @@ class JinaAdapter(Adapter):
         items = data if isinstance(data, list) else [data] if isinstance(data, dict) else []
         return float(sum(((item or {}).get("usage") or {}).get("tokens", 0) for item in items))
 
+    # Reader bills the tokens of the page it returns, unknown before the call: the estimate
+    # assumes a typical article (about 2,000 tokens); search bills at least 10,000 per 10 results.
+    ESTIMATED_READER_TOKENS = 2000.0
+
+    def expected_units(self, task: VendorTask, options: dict[str, Any]) -> dict[str, float]:
+        if task.capability == "search":
+            return {"token": 10000.0 * max(1, -(-task.num_results // 10))}
+        return {"token": self.ESTIMATED_READER_TOKENS}
+
     def error_class(self, status: int, body: Any) -> str:
         # Jina's JSON errors carry {code, name, status, message}; the JSON error shape is not
         # documented (?), so we read the name when there is one and fall back on the status.

@@ -47,6 +47,11 @@ class SerperAdapter(Adapter):
         # No credits field: documented default of one credit per search call (up to 10 results).
         return {"credit": 1.0 if task.capability == "search" else 2.0}
 
+    def expected_units(self, task: VendorTask, options: dict[str, Any]) -> dict[str, float]:
+        if task.capability == "search":
+            return {"credit": 1.0 if task.num_results <= 10 else 2.0}
+        return {"credit": 2.0}
+
     def error_class(self, status: int, body: Any) -> str:
         message = str(body.get("message", "")) if isinstance(body, dict) else str(body or "")
         # Out of credit is HTTP 400 {"message": "Not enough credits", "statusCode": 400} (observed by

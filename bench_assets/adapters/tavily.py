@@ -56,6 +56,12 @@ class TavilyAdapter(Adapter):
             return {"credit": _SEARCH_CREDITS["basic"]}
         return {"credit": _EXTRACT_CREDITS_PER_URL["basic"] * len(body.get("results") or [])}
 
+    def expected_units(self, task: VendorTask, options: dict[str, Any]) -> dict[str, float]:
+        advanced = options.get("search_depth", "basic") == "advanced" or options.get("extract_depth") == "advanced"
+        if task.capability == "search":
+            return {"credit": 2.0 if advanced else 1.0}
+        return {"credit": 0.4 if advanced else 0.2}  # 1 (2) credits per 5 extracted URLs
+
     def error_class(self, status: int, body: Any) -> str:
         # Tavily: 401 invalid key; 432 plan usage limit and 433 pay-as-you-go limit (out of credit);
         # 429 rate limit; 403 forbidden (the SDK groups 403/432/433 as ForbiddenError).

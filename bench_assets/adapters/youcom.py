@@ -66,6 +66,9 @@ class YoucomAdapter(Adapter):
         request_id = metadata.get("search_uuid") or metadata.get("request_uuid")
         return ParsedResponse(results=tuple(results), request_id=request_id)
 
+    def expected_units(self, task: VendorTask, options: dict[str, Any]) -> dict[str, float]:
+        return {"request.search": 1.0} if task.capability == "search" else {"page.extract": 1.0}
+
     def error_class(self, status: int, body: Any) -> str:
         code = str(body.get("error") or "") if isinstance(body, dict) else ""
         if status == 402 or code == "payment_required":  # free-tier limit or credits exhausted
