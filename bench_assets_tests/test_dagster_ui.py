@@ -153,3 +153,33 @@ def test_backfill_of_every_vendor_partition_at_once(dagster_ui):
     with dg.DagsterInstance.from_config(str(dagster_ui.dagster_home)) as instance:
         runs = instance.get_runs(filters=dg.RunsFilter(statuses=[dg.DagsterRunStatus.FAILURE]))
         assert runs == []
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian chromium is not installed at /usr/bin/chromium")
+def test_asset_graph_opens_in_a_real_browser(dagster_ui):
+    from playwright.sync_api import sync_playwright
+
+    shots = REPO / "artifacts" / "screenshots"
+    shots.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1600, "height": 1000})
+            # The vendors group's lineage shows the fan-out stages and, as links, the stages around them.
+            page.goto(f"{dagster_ui.url}/locations/bench/asset-groups/vendors", wait_until="domcontentloaded",
+                      timeout=60_000)
+            for stage in ("golden_verifications", "query_split", "vendor_responses", "vendor_scores",
+                          "vendor_leaderboard"):
+                page.get_by_text(stage, exact=True).first.wait_for(timeout=60_000)
+            skip = page.get_by_role("button", name="Skip")
+            if skip.count():
+                skip.first.click()  # the first-visit newsletter dialog
+            page.screenshot(path=str(shots / "dagster-asset-graph.png"))
+        finally:
+            browser.close()
+    print(f"screenshot: {shots / 'dagster-asset-graph.png'}")
