@@ -12,6 +12,7 @@ tests read at `/_sim/requests` and `/_sim/billing`.
 from __future__ import annotations
 
 import asyncio
+import functools
 import importlib
 import itertools
 import json
@@ -165,11 +166,26 @@ def load_vendor_routes(sim: Simulator) -> list[VendorRoute]:
     return routes
 
 
+@functools.lru_cache(maxsize=1)
+def _extra_keys() -> dict[str, tuple[str, ...]]:
+    """More keys to accept, from $BENCH_SIM_EXTRA_KEYS ({"vendor": "key"}): lets a test play a live
+    run with a recognisable key and then scan everything written for it."""
+    raw = os.environ.get("BENCH_SIM_EXTRA_KEYS", "")
+    if not raw:
+        return {}
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"$BENCH_SIM_EXTRA_KEYS is not JSON: {exc.msg}") from None
+    return {vendor: (key,) if isinstance(key, str) else tuple(key) for vendor, key in data.items()}
+
+
 def _auth_ok(route: VendorRoute, req: SimRequest, signup: SignupService | None = None) -> bool:
     if signup is not None and signup.keyless_request(route.vendor, route.path, req.headers):
         return True  # a keyless call the vendor documents (Tavily's X-Tavily-Access-Mode: keyless)
     # The fixed simulator key, and any key the vendor's sign-up flow issued.
-    accepted = {sim_key(route.vendor), *(signup.issued_keys(route.vendor) if signup is not None else ())}
+    accepted = {sim_key(route.vendor), *(signup.issued_keys(route.vendor) if signup is not None else ()),
+                *_extra_keys().get(route.vendor, ())}
     if route.auth_param:
         return req.params.get(route.auth_param) in accepted
     if not route.auth_header:
@@ -279,11 +295,11 @@ def create_simulator(pages_per_stratum: int | None = None, latency_scale: float 
     return sim
 
 
-def _env_number(name: str, default: str, kind: type, minimum: float) -> Any:
+def _env_number(name: str, default: str, kind: type, minimum: float, environ: dict[str, str] | None = None) -> Any:
     """A number from the environment; a bad value is an input error naming the variable."""
     from bench_assets.errors import BenchInputError
 
-    text = os.environ.get(name, "").strip() or default
+    text = (os.environ if environ is None else environ).get(name, "").strip() or default
     try:
         value = kind(text)
     except ValueError:
