@@ -69,3 +69,14 @@ def test_yaml_syntax_error_names_line(tmp_path):
     with pytest.raises(BenchInputError) as info:
         load_manifest(path)
     assert info.value.problems[0][1] == "<yaml>"
+
+
+def test_every_demo_price_table_traces_to_an_archived_pricing_file():
+    import hashlib
+
+    manifest = load_manifest(DEMO)
+    for vendor, spec in manifest.vendors.items():
+        assert spec.pricing_source is not None, vendor
+        archived = DEMO.parents[3] / spec.pricing_source.file
+        assert hashlib.sha256(archived.read_bytes()).hexdigest() == spec.pricing_source.sha256, vendor
+        assert spec.plan and spec.prices_usd and spec.adapter_version

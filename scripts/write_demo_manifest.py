@@ -6,7 +6,9 @@ The manifest is committed; this script is how it was written, so the pins stay t
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import re
 from pathlib import Path
 
 import yaml
@@ -14,7 +16,33 @@ import yaml
 from bench_assets.adapters import available_adapters
 
 SNAPSHOT = "web_search-2026-q3"
-OUT = Path(__file__).resolve().parent.parent / "data" / "snapshots" / SNAPSHOT / "manifest.yaml"
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "data" / "snapshots" / SNAPSHOT / "manifest.yaml"
+VENDORS_REFERENCE = ROOT.parent / "shared" / "vendors.md"
+PRICING_DIR = ROOT / "data" / "pricing"
+ARCHIVED_ON = "2026-11-22"
+SECTION_OF = {"exa": "Exa", "tavily": "Tavily", "brave": "Brave", "serper": "Serper", "serpapi": "SerpApi",
+              "jina": "Jina", "firecrawl": "Firecrawl", "perplexity": "Perplexity", "linkup": "Linkup",
+              "parallel": "Parallel", "youcom": "You.com", "kagi": "Kagi"}
+
+
+def archive_pricing(vendor: str) -> dict | None:
+    """Keep the pricing text the price table was read from (the team's transcription of the
+    vendor's pricing page, with its source URL), and pin its SHA-256 in the manifest."""
+    if not VENDORS_REFERENCE.exists():
+        return None
+    text = VENDORS_REFERENCE.read_text(encoding="utf-8")
+    section = re.search(rf"^## \d+\. {re.escape(SECTION_OF[vendor])}.*?(?=^## )", text, re.S | re.M)
+    pricing = re.search(r"^- \*\*Pricing\*\*.*?(?=^- \*\*|\Z)", section.group(0), re.S | re.M) if section else None
+    if pricing is None:
+        return None
+    path = PRICING_DIR / f"{vendor}.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"# {SECTION_OF[vendor]} pricing, archived {ARCHIVED_ON}\n\n"
+                    f"Transcribed from the vendor's pricing documentation (source in brackets).\n\n"
+                    f"{pricing.group(0).strip()}\n", encoding="utf-8")
+    return {"file": str(path.relative_to(ROOT)), "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+            "archived_on": ARCHIVED_ON}
 
 # Simulated snapshots pace against the simulator, not the vendor's plan. Where a vendor's
 # cheapest plan is so slow that the demo could not finish in minutes, the demo pins a faster
@@ -38,6 +66,9 @@ def main() -> None:
         vendors[name] = {"adapter": name, "adapter_version": cls.version, **defaults,
                          "spend_ceiling_usd": 25.0, "timeout_seconds": 30, "max_attempts": 4,
                          **DEMO_OVERRIDES.get(name, {})}
+        source = archive_pricing(name)
+        if source:
+            vendors[name]["pricing_source"] = source
     manifest = {
         "snapshot_id": SNAPSHOT,
         "mode": "simulated",
