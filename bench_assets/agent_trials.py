@@ -36,7 +36,7 @@ import httpx
 from aiosmtpd.controller import Controller
 
 from bench_assets.adapters import get_adapter
-from bench_assets.adapters.base import VendorTask
+from bench_assets.adapters.base import MalformedResponse, VendorTask
 from bench_assets.agent_ready import TrialRecord, TrialStep
 
 DEVICE_GRANT_TYPE = "urn:ietf:params:oauth:grant-type:device_code"
@@ -70,7 +70,7 @@ class Evidence:
     def secret(self, value: Any, label: str) -> None:
         if isinstance(value, str) and value:
             digest = hashlib.sha256(self._salt + value.encode()).hexdigest()[:8]
-            self._secrets[value] = f"<{label}:{digest}>"
+            self._secrets[value] = f"[redacted:{label}:{digest}]"  # no angle brackets: HTML-escaped in pages
 
     def redact(self, obj: Any) -> Any:
         if isinstance(obj, str):
@@ -159,6 +159,7 @@ class SearchProbe:
     def run(self, client: TrialClient, api_key: str, extra_headers: dict[str, str] | None = None,
             action: str = "search with the issued key") -> tuple[bool, str]:
         adapter = get_adapter(self.adapter)
+        client.evidence.secret(api_key, "api_key")
         task = VendorTask("search", self.query, 3)
         request = adapter.build(task, self.endpoint, api_key, dict(self.options or {}))
         headers = dict(request.headers)
@@ -176,7 +177,12 @@ class SearchProbe:
         except httpx.HTTPError as exc:
             client.evidence.record(action, sent, {"transport_error": f"{type(exc).__name__}"}, "transport_error", at)
             return False, f"the search did not answer ({type(exc).__name__})"
-        parsed = adapter.parse(task, response.status_code, dict(response.headers), response.text)
+        try:
+            parsed = adapter.parse(task, response.status_code, dict(response.headers), response.text)
+        except MalformedResponse as exc:
+            client.evidence.record(action, sent, {"status": response.status_code, "malformed": str(exc)[:300]},
+                                   "malformed", at)
+            return False, f"search answered {response.status_code} with a body that is not the vendor's shape"
         # Only a summary: result URLs could be golden URLs, which must never reach a published file.
         summary = {"status": response.status_code, "results": len(parsed.results), "request_id": parsed.request_id,
                    "error_class": parsed.error_class}

@@ -19,7 +19,7 @@ from typing import Any
 import matplotlib
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
-from matplotlib.ticker import FuncFormatter, PercentFormatter
+from matplotlib.ticker import FuncFormatter, NullFormatter, PercentFormatter
 
 from bench_assets.metrics import DEFAULT_CENSOR_AT_HOURS, km_estimate
 
@@ -134,7 +134,11 @@ def cost_accuracy_figure(board: Mapping[str, Any]) -> Figure | None:
             ax.scatter([cost], [acc], s=36, color=color, edgecolor="white", linewidth=0.8, zorder=3)
             ax.annotate(name, (cost, acc), xytext=(6, 3), textcoords="offset points", fontsize=8.5,
                         color=INK if on_front else "#4b5563", fontweight="bold" if on_front else "normal")
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"${x:g}"))
+        dollars = FuncFormatter(lambda x, _: f"${x:g}")
+        ax.xaxis.set_major_formatter(dollars)
+        costs = [p[1] for p in points]
+        # within about a decade there are few major ticks: label the minor ones too
+        ax.xaxis.set_minor_formatter(dollars if max(costs) / min(costs) < 12 else NullFormatter())
         ax.yaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
         ax.set_xlabel("cost per correct answer (USD, billed on the pinned plan; log scale)")
         ax.set_ylabel("correct rate")
@@ -230,36 +234,6 @@ def hit_at_k_by_stratum_figure(board: Mapping[str, Any]) -> Figure | None:
 def _value_in(entry: Mapping[str, Any], stratum: str, metric: str) -> dict[str, Any] | None:
     fig = (((entry.get("breakdown") or {}).get("stratum") or {}).get(stratum) or {}).get(metric)
     return fig if fig and fig.get("value") is not None else None
-
-
-def vendor_strata_figure(entry: Mapping[str, Any], k_values: Sequence[int]) -> Figure | None:
-    """One vendor's hit@k per stratum: a dot per k, hit@1's 95 % interval behind it."""
-    strata = sorted(((entry.get("breakdown") or {}).get("stratum") or {}))
-    strata = [s for s in strata if _value_in(entry, s, f"hit_at_{k_values[0]}")]
-    if not strata:
-        return None
-    shades = ["#1e3a8a", "#2563eb", "#60a5fa", "#bfdbfe", "#dbeafe"]
-    with matplotlib.rc_context(STYLE):
-        fig = _new_figure(6.4, 0.9 + 0.34 * len(strata))
-        ax = fig.add_subplot()
-        ax.grid(axis="y", visible=False)
-        for y, stratum in enumerate(strata[::-1]):
-            first = _value_in(entry, stratum, f"hit_at_{k_values[0]}")
-            if first and first.get("low") is not None:
-                ax.hlines(y, first["low"], first["high"], color=shades[0], alpha=0.25, linewidth=4)
-            for i, k in enumerate(k_values):
-                f = _value_in(entry, stratum, f"hit_at_{k}")
-                if f:
-                    ax.plot([f["value"]], [y], "o", color=shades[min(i, len(shades) - 1)],
-                            markeredgecolor=INK, markeredgewidth=0.4, markersize=6)
-        ax.set_yticks(range(len(strata)), strata[::-1])
-        ax.set_xlim(-0.03, 1.03)
-        ax.xaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
-        ax.set_xlabel("share of search rows with a golden URL in the top k")
-        fig.legend(handles=[Line2D([], [], color=shades[min(i, len(shades) - 1)], marker="o", linewidth=0,
-                                   markeredgecolor=INK, markeredgewidth=0.4, label=f"hit@{k}")
-                            for i, k in enumerate(k_values)], loc="outside right upper", fontsize=8)
-    return fig
 
 
 def km_figure(observations: Mapping[str, tuple[Sequence[float], Sequence[bool]]],

@@ -37,8 +37,11 @@ def looks_like_challenge(body: str | None) -> bool:
     if not body:
         return False
     head = body[:20000]
-    return bool(_CHALLENGE.search(head)) and ("<html" in head.lower() or "<!doctype" in head.lower()
-                                               or not head.lstrip().startswith(("{", "[")))
+    lowered = head.lower()
+    # the cheap test first: most bodies are JSON, and the marker search is the costly part
+    if not ("<html" in lowered or "<!doctype" in lowered or not head.lstrip().startswith(("{", "["))):
+        return False
+    return bool(_CHALLENGE.search(head))
 
 
 def classify_response(adapter: Adapter, capability: str, http_status: int | None, headers: dict[str, str],

@@ -75,6 +75,32 @@ def materialize_vendor_partition(snapshot_id: str, vendor: str) -> tuple[str, bo
     return vendor, result.success, time.monotonic() - started
 
 
+# The demo's sentinel batch is published at a fixed simulated time, so the demo is reproducible and
+# the probe schedule, running in real time under `make dev`, finds nothing of it due.
+DEMO_SENTINELS_PUBLISHED_AT = "2026-07-01T00:00:00+00:00"
+DEMO_SENTINELS = 24  # pages in the batch: with fewer, the 95 % intervals' upper bounds are rarely reached
+
+
+def run_sentinel_cycle(snapshot_id: str) -> tuple[bool, float, str]:
+    """A simulated 30-day sentinel cycle (publish a batch, then 121 six-hourly probe ticks through
+    the probe schedule and job) in its own process, beside the vendor partitions."""
+    import dagster as dg
+
+    from bench_assets.defs.sentinels import simulate_probe_cycle
+    from bench_assets.sentinels import parse_utc
+
+    started = time.monotonic()
+    try:
+        outcome = simulate_probe_cycle(snapshot_id, _resources(), dg.DagsterInstance.get(),
+                                       parse_utc(DEMO_SENTINELS_PUBLISHED_AT), count=DEMO_SENTINELS,
+                                       run_config=QUIET).summary
+    except Exception as exc:  # reported by the parent, which decides
+        return False, time.monotonic() - started, f"{type(exc).__name__}: {exc}"
+    ok = outcome["failed_runs"] == 0
+    return ok, time.monotonic() - started, (f"{outcome['ticks']} ticks, {outcome['probes']} probes, "
+                                            f"${outcome['spend_usd']:.4f}")
+
+
 def register_snapshot(snapshot_id: str) -> None:
     import dagster as dg
 
@@ -89,30 +115,50 @@ def register_snapshot(snapshot_id: str) -> None:
 
 def run_snapshot(snapshot_id: str, workers: int = 4) -> dict:
     """Materialize a whole snapshot through Dagster: golden stages, vendor partitions in parallel
-    processes, then aggregates and publication. Returns the published leaderboard."""
+    processes (and, simulated, a 30-day sentinel cycle beside them), then aggregates and
+    publication. Returns the published leaderboard."""
     from bench_assets.manifest import load_manifest
 
     ensure_dagster_home()
     manifest = load_manifest(_root() / "data" / "snapshots" / snapshot_id / "manifest.yaml")
     register_snapshot(snapshot_id)
-    materialize_snapshot_stage(snapshot_id, ("snapshot_manifest", "golden_rows", "golden_verifications", "query_split"))
-    vendors = sorted(manifest.vendors)
-    failures = []
-    with ProcessPoolExecutor(max_workers=max(1, workers), mp_context=get_context("spawn")) as pool:
-        for vendor, ok, seconds in pool.map(materialize_vendor_partition, [snapshot_id] * len(vendors), vendors):
-            print(f"  {vendor:<11} {'ok' if ok else 'FAILED'} in {seconds:.1f}s", flush=True)
+    # The simulated sentinel cycle needs no golden row: it runs in its own process beside the rest.
+    with ProcessPoolExecutor(max_workers=1, mp_context=get_context("spawn")) as sentinels:
+        cycle = sentinels.submit(run_sentinel_cycle, snapshot_id) if manifest.mode == "simulated" else None
+        materialize_snapshot_stage(snapshot_id, ("snapshot_manifest", "golden_rows", "golden_verifications",
+                                                 "query_split", "dead_golden_rows", "decoy_queries"))
+        vendors = sorted(manifest.vendors)
+        failures = []
+        with ProcessPoolExecutor(max_workers=max(1, workers), mp_context=get_context("spawn")) as pool:
+            for vendor, ok, seconds in pool.map(materialize_vendor_partition, [snapshot_id] * len(vendors), vendors):
+                print(f"  {vendor:<11} {'ok' if ok else 'FAILED'} in {seconds:.1f}s", flush=True)
+                if not ok:
+                    failures.append(vendor)
+        if failures:
+            raise SystemExit(f"vendor partitions failed: {failures}; see the runs in the Dagster UI")
+        if cycle is not None:
+            ok, seconds, summary = cycle.result()
+            print(f"  {'sentinels':<11} {'ok' if ok else 'FAILED'} in {seconds:.1f}s: simulated 30 days, {summary}",
+                  flush=True)
             if not ok:
-                failures.append(vendor)
-    if failures:
-        raise SystemExit(f"vendor partitions failed: {failures}; see the runs in the Dagster UI")
+                raise SystemExit(f"the simulated sentinel cycle failed: {summary}")
     materialize_snapshot_stage(snapshot_id, ("agent_trials", "vendor_leaderboard", "published_snapshot"))
     return json.loads((_root() / "data" / "publish" / snapshot_id / "leaderboard.json").read_text())
+
+
+def ttr(metrics: dict) -> str:
+    """The time-to-retrievability median as the terminal shows it: hours, "not reached", or —."""
+    fig = metrics.get("ttr_median_hours")
+    if not fig:
+        return "—"
+    return "not reached" if fig["value"] is None else f"{fig['value']:.1f}"
 
 
 def print_leaderboard(board: dict) -> None:
     print(f"\nLeaderboard {board['snapshot_id']} (mode {board['mode']}; "
           f"{'headline' if board['headline_eligible'] else 'illustrative, not headline-eligible'})")
-    header = f"{'#':>2} {'grp':>3}  {'vendor':<11} {'correct':>8} {'n':>4}  {'hit@1':>6} {'hit@10':>6} {'fidelity':>8} {'$/correct':>9}  agent-ready"
+    header = (f"{'#':>2} {'grp':>3}  {'vendor':<11} {'correct':>8} {'n':>4}  {'hit@1':>6} {'hit@10':>6} {'fidelity':>8} "
+              f"{'$/correct':>9} {'TTR h':>11}  agent-ready")
     print(header)
     print("-" * len(header))
     for e in board["vendors"]:
@@ -127,20 +173,65 @@ def print_leaderboard(board: dict) -> None:
 
         print(f"{e['position']:>2} {e['rank_group']:>3}  {e['vendor']:<11} {v('correct_rate'):>8} "
               f"{m['correct_rate']['n']:>4}  {v('hit_at_1'):>6} {v('hit_at_10'):>6} {v('fidelity_mean'):>8} "
-              f"{v('cost_per_correct_usd', '${:.4f}'):>9}  {(e.get('agent_ready') or {}).get('label', '—')}")
+              f"{v('cost_per_correct_usd', '${:.4f}'):>9} {ttr(m):>11}  {(e.get('agent_ready') or {}).get('label', '—')}")
+
+
+def snapshot_arg(text: str) -> str:
+    """A snapshot id argument: well-formed, and with a manifest under data/snapshots/ (checked before anything runs)."""
+    import re
+
+    from bench_assets.manifest import SNAPSHOT_ID_PATTERN
+
+    if not re.match(SNAPSHOT_ID_PATTERN, text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a snapshot id (like web_search-2026-q3: "
+                                         f"{SNAPSHOT_ID_PATTERN})")
+    snapshots = _root() / "data" / "snapshots"
+    if not (snapshots / text / "manifest.yaml").exists():
+        known = sorted(p.parent.name for p in snapshots.glob("*/manifest.yaml"))
+        raise argparse.ArgumentTypeError(f"unknown snapshot {text!r}: no {snapshots / text / 'manifest.yaml'} "
+                                         f"(known: {', '.join(known) or 'none'})")
+    return text
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive integer")
+    return value
+
+
+def port_arg(text: str) -> int:
+    value = positive_int(text)
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a TCP port (1-65535)")
+    return value
+
+
+def env_positive_int(name: str, default: int) -> int:
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        return positive_int(text)
+    except argparse.ArgumentTypeError as exc:
+        raise BenchInputError(f"${name}", [(None, name, str(exc))]) from None
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
     from bench_assets.simulator.server import start_simulator
 
     started = time.monotonic()
+    workers = args.workers or env_positive_int("BENCH_WORKERS", 4)
     sim = None
     if not os.environ.get("BENCH_SIMULATOR_URL"):
         sim = start_simulator()
         os.environ["BENCH_SIMULATOR_URL"] = sim.base_url
         print(f"simulator on {sim.base_url} (pid {sim.pid})", flush=True)
     try:
-        board = run_snapshot(args.snapshot, workers=args.workers)
+        board = run_snapshot(args.snapshot, workers=workers)
     finally:
         if sim is not None:
             sim.stop()
@@ -178,10 +269,13 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     from bench_assets.manifest import load_manifest
 
     manifest = load_manifest(_root() / "data" / "snapshots" / args.snapshot / "manifest.yaml")
+    from bench_assets.integrity.decoys import expected_decoy_calls
+
     rows = golden_rows_for(args.snapshot)
-    print(f"expected billed spend of {args.snapshot} ({manifest.mode} mode, {len(rows)} golden rows), "
-          "before anything is called:")
-    print(format_estimates(estimate_spend(manifest, rows)))
+    decoys = expected_decoy_calls(manifest, rows, Path(os.environ.get("BENCH_PRIVATE_DIR") or _root() / "data" / "private"))
+    print(f"expected billed spend of {args.snapshot} ({manifest.mode} mode, {len(rows)} golden rows and "
+          f"{sum(decoys.values())} decoy calls), before anything is called:")
+    print(format_estimates(estimate_spend(manifest, rows, extra_calls=decoys)))
     return 0
 
 
@@ -203,25 +297,28 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="bench", description="Reproducible benchmark of web-search APIs.")
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="run a whole snapshot on the embedded simulator and print the leaderboard")
-    demo.add_argument("--snapshot", default=DEMO_SNAPSHOT)
-    demo.add_argument("--workers", type=int, default=int(os.environ.get("BENCH_WORKERS", "4")),
-                      help="vendor partitions fetched in parallel processes")
+    demo.add_argument("--snapshot", type=snapshot_arg, default=DEMO_SNAPSHOT)
+    demo.add_argument("--workers", type=positive_int, default=None,
+                      help="vendor partitions fetched in parallel processes (default: $BENCH_WORKERS or 4)")
     demo.set_defaults(func=cmd_demo)
     rescore = sub.add_parser("rescore", help="re-derive every score from archived responses; report differences")
-    rescore.add_argument("snapshot")
+    rescore.add_argument("snapshot", type=snapshot_arg)
     rescore.set_defaults(func=cmd_rescore)
     estimate = sub.add_parser("estimate", help="print the expected billed spend per vendor before anything is called")
-    estimate.add_argument("snapshot")
+    estimate.add_argument("snapshot", type=snapshot_arg)
     estimate.set_defaults(func=cmd_estimate)
     simulator = sub.add_parser("simulator", help="run the local vendor simulator")
-    simulator.add_argument("--port", type=int, default=8765)
+    simulator.add_argument("--port", type=port_arg, default=8765)
     simulator.add_argument("--host", default="127.0.0.1")
     simulator.set_defaults(func=cmd_simulator)
     snapshot = sub.add_parser("snapshot", help="manage snapshot partitions")
     snap_sub = snapshot.add_subparsers(dest="snapshot_command", required=True)
     add = snap_sub.add_parser("add", help="register a snapshot (its manifest must validate) as a Dagster partition")
-    add.add_argument("snapshot_id")
+    add.add_argument("snapshot_id", type=snapshot_arg)
     add.set_defaults(func=cmd_snapshot_add)
+    from bench_assets.integrity.cli import add_integrity_commands
+
+    add_integrity_commands(sub)  # errata, review, rotation
     return parser
 
 

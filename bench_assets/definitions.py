@@ -20,8 +20,10 @@ def defs() -> dg.Definitions:
 def unbound_assets(*names: str) -> list[dg.AssetsDefinition]:
     """The asset definitions themselves, without the location's resources bound, for
     `dg.materialize(..., resources=...)` in the CLI and the tests."""
-    from bench_assets.defs import agent_trials, fetch, golden, leaderboard, publication, scores, split
+    from bench_assets.defs import (agent_trials, fetch, golden, integrity, leaderboard, publication, scores, sentinels,
+                                   split)
 
-    by_name = {a.key.to_user_string(): a for m in (golden, split, fetch, scores, leaderboard, publication, agent_trials)
+    by_name = {a.key.to_user_string(): a for m in (golden, split, fetch, scores, leaderboard, publication, agent_trials,
+                                                   integrity, sentinels)
                for a in vars(m).values() if isinstance(a, dg.AssetsDefinition)}
     return [by_name[n] for n in names]

@@ -1,13 +1,14 @@
 """Sending the queries of one vendor partition and archiving every attempt as evidence.
 
 The fetcher records evidence, never a verdict: status, headers, body, latency, time. Every
-attempt is written to the partition's own DuckDB file the moment it completes, so a crash loses
-at most the calls in flight, and a re-run skips every query that already has a final response
-(it never pays twice for a response it has).
+attempt is committed to the partition's own DuckDB file as soon as it completes (attempts that
+complete together share one commit), before the query moves on, so a crash loses at most the
+calls in flight, and a re-run skips every query that already has a final response (it never pays
+twice for a response it has).
 
 Pacing and retries, so that a run survives every fault and never wedges:
-- requests are spaced evenly at the vendor's rate limit (per capability, no bursts) with at most
-  `concurrency` in flight;
+- requests are spaced evenly at the vendor's rate limit (per capability, with one slot of slack)
+  and at most `concurrency` are in flight;
 - each attempt has one deadline (`timeout_seconds`) for connecting, headers and the whole body,
   so a body that drips forever ends as a timeout;
 - a 408/429/5xx, a transport error, a 2xx challenge page and a 2xx body that cannot be read
@@ -17,7 +18,7 @@ Pacing and retries, so that a run survives every fault and never wedges:
   holding the run;
 - whatever happens, each (query, capability) ends with one attempt marked `final`.
 
-Spend counts every attempt the vendor bills, retries included (`archived_spend`).
+Spend counts every attempt the vendor bills, retries included (`SpendLedger`, `archived_spend`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import hashlib
 import json
 import statistics
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
@@ -100,9 +102,16 @@ class PartitionArchive:
         self.snapshot_id = snapshot_id
         self.vendor = vendor
         self.con = _connect_with_retry(str(path), read_only=False)
+        # Small single-row transactions: DuckDB's worker threads would spin after each one (about
+        # 4x the CPU of the insert itself), so this archive runs on one thread.
+        self.con.execute("SET threads = 1")
         self.con.execute(f"CREATE TABLE IF NOT EXISTS raw_responses ({TABLES['raw_responses'][1]})")
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"archive-{vendor}")
+        self._pending: list[tuple[dict[str, Any], asyncio.Future]] = []
+        self._flushing = False
 
     def close(self) -> None:
+        self._writer.shutdown(wait=True)
         self.con.close()
 
     def settled(self) -> set[tuple[str, str]]:
@@ -118,9 +127,46 @@ class PartitionArchive:
         return {(q, c): n for q, c, n in rows}
 
     def append(self, row: dict[str, Any]) -> None:
-        cols = list(row)
-        self.con.execute(f"INSERT INTO raw_responses ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})",
-                         [row[c] for c in cols])
+        self._insert([row])
+
+    def _insert(self, rows: list[dict[str, Any]]) -> None:
+        cols = list(rows[0])
+        sql = f"INSERT INTO raw_responses ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})"
+        self.con.execute("BEGIN TRANSACTION")
+        try:
+            for row in rows:
+                self.con.execute(sql, [row[c] for c in cols])
+            self.con.execute("COMMIT")
+        except BaseException:
+            self.con.execute("ROLLBACK")
+            raise
+
+    async def save(self, row: dict[str, Any]) -> None:
+        """Archive one attempt; returns once it is committed. Attempts that finish while a commit
+        is under way are committed together in the next one (group commit: one sync to disk for
+        many responses), on a writer thread, so the event loop never waits on the disk."""
+        future = asyncio.get_running_loop().create_future()
+        self._pending.append((row, future))
+        if not self._flushing:
+            self._flushing = True
+            asyncio.ensure_future(self._flush())
+        await future
+
+    async def _flush(self) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            while self._pending:
+                batch, self._pending = self._pending, []
+                try:
+                    await loop.run_in_executor(self._writer, self._insert, [row for row, _ in batch])
+                except Exception as exc:  # every waiter learns its row was not archived
+                    for _, future in batch:
+                        future.set_exception(exc)
+                else:
+                    for _, future in batch:
+                        future.set_result(None)
+        finally:
+            self._flushing = False
 
     def frame(self) -> pd.DataFrame:
         return self.con.execute("SELECT * FROM raw_responses WHERE snapshot_id = ? AND vendor = ? "
@@ -141,69 +187,108 @@ def _usd(units: dict[str, float] | None, prices: dict[str, float]) -> float:
 
 
 def _nominal_usd(adapter: Adapter, prices: dict[str, float], capability: str) -> float:
-    """What the plan charges for a call whose body could not be read, when nothing better is known."""
+    """What the plan charges for a call whose body could not be read, when nothing better is known:
+    the adapter's documented expectation for a full result page."""
     try:
-        return _usd(adapter.billed_units(VendorTask(capability, ""), None, {}), prices)
+        return _usd(adapter.expected_units(VendorTask(capability, ""), {}), prices)
     except (KeyError, TypeError, AttributeError, ValueError):
         return 0.0
+
+
+@dataclass(frozen=True)
+class AttemptReading:
+    """What one archived attempt means for retrying and for spend (read once, parsed once)."""
+
+    retry: bool  # worth another attempt: a transient failure
+    billed_usd: float | None  # None: the vendor billed a response whose body we could not read
+    readable: bool  # a 2xx vendor response that parsed
+
+
+def read_attempt(adapter: Adapter, prices: dict[str, float], capability: str, status: int | None,
+                 headers: dict[str, str], body: str | None, transport_error: str | None) -> AttemptReading:
+    """Read one attempt. A vendor bills a 2xx it sent, readable or not (truncated, malformed, cut
+    off by the network); it bills no error status, no request that never got a response, and no
+    challenge page (that comes from a CDN in front of it). Retried: 408/429/5xx, no response, a
+    challenge page, a 2xx body we could not read."""
+    if status is None:
+        return AttemptReading(True, 0.0, False)
+    if not (200 <= status < 300):
+        return AttemptReading(status in RETRYABLE_STATUSES, 0.0, False)
+    if _is_challenge(body):
+        return AttemptReading(True, 0.0, False)
+    if transport_error:
+        return AttemptReading(True, None, False)
+    try:
+        parsed = adapter.parse(VendorTask(capability, ""), status, headers, body or "")
+    except MalformedResponse:
+        return AttemptReading(True, None, False)
+    return AttemptReading(False, _usd(parsed.billed_units, prices), True)
 
 
 def read_billed_usd(adapter: Adapter, prices: dict[str, float], capability: str, status: int | None,
                     headers: dict[str, str], body: str | None, transport_error: str | None) -> float | None:
     """USD the vendor billed for one attempt: 0.0 when it bills nothing, None when it billed a
-    response whose body we could not read (truncated, malformed, or cut off by the network).
+    response whose body we could not read (see `read_attempt`)."""
+    return read_attempt(adapter, prices, capability, status, headers, body, transport_error).billed_usd
 
-    A vendor bills a 2xx it sent, readable or not; it bills no error status, no request that never
-    got a response, and no challenge page (that comes from a CDN in front of it).
+
+class SpendLedger:
+    """Spend of a partition, attempt by attempt, every attempt the vendor bills (retries included).
+
+    A billed response whose body could not be read is charged like the same query's readable
+    response when one exists (the vendor answers the same request the same way), else like the
+    median readable response of the same capability in the partition, else at the adapter's
+    documented price for a full result page.
     """
-    if status is None or not (200 <= status < 300) or _is_challenge(body):
-        return 0.0
-    if transport_error:
-        return None
-    try:
-        parsed = adapter.parse(VendorTask(capability, ""), status, headers, body or "")
-    except MalformedResponse:
-        return None
-    return _usd(parsed.billed_units, prices)
+
+    def __init__(self, adapter: Adapter, prices: dict[str, float]):
+        self.adapter = adapter
+        self.prices = prices
+        self.entries: list[tuple[str, str, float | None]] = []
+        self.readable_by_query: dict[tuple[str, str], float] = {}
+        self.readable_by_capability: dict[str, list[float]] = {}
+        self.running_usd = 0.0  # estimates as known when each attempt was added (for the spend ceiling)
+
+    def add(self, query_id: str, capability: str, reading: AttemptReading) -> None:
+        self.entries.append((query_id, capability, reading.billed_usd))
+        if reading.readable and reading.billed_usd is not None:
+            self.readable_by_query.setdefault((query_id, capability), reading.billed_usd)
+            self.readable_by_capability.setdefault(capability, []).append(reading.billed_usd)
+        self.running_usd += self._priced(query_id, capability, reading.billed_usd)
+
+    def _priced(self, query_id: str, capability: str, billed: float | None) -> float:
+        if billed is not None:
+            return billed
+        same_query = self.readable_by_query.get((query_id, capability))
+        if same_query is not None:
+            return same_query
+        same_capability = self.readable_by_capability.get(capability)
+        if same_capability:
+            return float(statistics.median(same_capability))
+        return _nominal_usd(self.adapter, self.prices, capability)
+
+    def per_attempt(self) -> list[float]:
+        return [self._priced(q, c, b) for q, c, b in self.entries]
+
+    def total(self) -> float:
+        return float(sum(self.per_attempt()))
+
+
+def _ledger_of(adapter: Adapter, prices: dict[str, float], raw: pd.DataFrame) -> SpendLedger:
+    ledger = SpendLedger(adapter, prices)
+    for rec in raw.itertuples(index=False):
+        status = None if pd.isna(rec.http_status) else int(rec.http_status)
+        headers = json.loads(rec.response_headers_json) if isinstance(rec.response_headers_json, str) else {}
+        ledger.add(rec.query_id, rec.capability,
+                   read_attempt(adapter, prices, rec.capability, status, headers,
+                                rec.body if isinstance(rec.body, str) else None,
+                                rec.transport_error if isinstance(rec.transport_error, str) else None))
+    return ledger
 
 
 def archived_spend(adapter: Adapter, prices: dict[str, float], raw: pd.DataFrame) -> pd.Series:
-    """USD billed per archived attempt (aligned with `raw`'s index): every attempt the vendor bills.
-
-    A billed 2xx whose body could not be read is charged like the same query's readable response
-    when one exists (the vendor answers the same request the same way), else like the median
-    readable response of the same capability in the partition, else at the plan's nominal price.
-    """
-    read: list[float | None] = []
-    readable_by_query: dict[tuple[str, str], float] = {}
-    readable_by_capability: dict[str, list[float]] = {}
-    for rec in raw.itertuples(index=False):
-        status = None if pd.isna(rec.http_status) else int(rec.http_status)
-        body = rec.body if isinstance(rec.body, str) else None
-        headers = json.loads(rec.response_headers_json) if isinstance(rec.response_headers_json, str) else {}
-        usd = read_billed_usd(adapter, prices, rec.capability, status, headers, body,
-                              rec.transport_error if isinstance(rec.transport_error, str) else None)
-        read.append(usd)
-        if usd is not None and status is not None and 200 <= status < 300 and not _is_challenge(body):
-            readable_by_query.setdefault((rec.query_id, rec.capability), usd)
-            readable_by_capability.setdefault(rec.capability, []).append(usd)
-    out = []
-    for rec, usd in zip(raw.itertuples(index=False), read):
-        if usd is None:
-            same_query = readable_by_query.get((rec.query_id, rec.capability))
-            same_capability = readable_by_capability.get(rec.capability)
-            usd = same_query if same_query is not None else \
-                float(statistics.median(same_capability)) if same_capability else \
-                _nominal_usd(adapter, prices, rec.capability)
-        out.append(usd)
-    return pd.Series(out, index=raw.index, dtype="float64")
-
-
-def spend_of_response(adapter: Adapter, prices: dict[str, float], capability: str, status: int,
-                      headers: dict[str, str], body: str) -> float:
-    """USD billed for one archived response read on its own (an unreadable billed body at the nominal price)."""
-    usd = read_billed_usd(adapter, prices, capability, status, headers, body, None)
-    return _nominal_usd(adapter, prices, capability) if usd is None else usd
+    """USD billed per archived attempt (aligned with `raw`'s index), priced as `SpendLedger` says."""
+    return pd.Series(_ledger_of(adapter, prices, raw).per_attempt(), index=raw.index, dtype="float64")
 
 
 # ------------------------------------------------------------------------------------- pacing
@@ -231,12 +316,13 @@ def retry_after_seconds(headers: httpx.Headers | dict[str, str] | None, now: dat
     return max(0.0, (when - (now or datetime.now(timezone.utc))).total_seconds())
 
 
-_retry_after_seconds = retry_after_seconds
-
 
 def rate_limiter(per_second: float) -> AsyncLimiter:
-    """Requests spaced evenly at `per_second` (no burst): no one-second window ever holds more than the limit + 1."""
-    return AsyncLimiter(1, 1.0 / per_second)
+    """Requests paced at `per_second`, a leaky bucket holding at most two: evenly spaced, with one
+    slot of slack so a wake-up that comes late is made up rather than lost. A vendor that allows
+    `per_second` in any second (with a bucket of at least two) is never exceeded."""
+    capacity = 2 if per_second >= 2 else 1
+    return AsyncLimiter(capacity, capacity / per_second)
 
 
 @dataclass
@@ -275,21 +361,6 @@ async def _receive(client: httpx.AsyncClient, request: Any, deadline: float) -> 
     return got
 
 
-def _needs_retry(adapter: Adapter, capability: str, got: _Received) -> bool:
-    if got.error is not None or got.status is None:
-        return True
-    if got.status in RETRYABLE_STATUSES:
-        return True
-    if 200 <= got.status < 300:
-        if _is_challenge(got.body):
-            return True
-        try:
-            adapter.parse(VendorTask(capability, ""), got.status, got.headers, got.body or "")
-        except MalformedResponse:
-            return True
-    return False
-
-
 async def fetch_partition(adapter: Adapter, items: list[FetchItem], settings: FetchSettings,
                           archive: PartitionArchive, log: Callable[[str], None] = lambda m: None,
                           transport: httpx.AsyncBaseTransport | None = None,
@@ -301,8 +372,7 @@ async def fetch_partition(adapter: Adapter, items: list[FetchItem], settings: Fe
     previous_attempts = archive.attempts_so_far()
     todo = [i for i in items if (i.query_id, i.capability) not in settled]
     stats.skipped_archived = len(items) - len(todo)
-    spent = float(archived_spend(adapter, settings.prices_usd, archive.frame()).sum())
-    readable_by_cap: dict[str, list[float]] = {}
+    ledger = _ledger_of(adapter, settings.prices_usd, archive.frame())
     limiters = {cap: rate_limiter(rate) for cap, rate in settings.rate_limits_per_second.items()}
     paused_until: dict[str, float] = {}
     semaphore = asyncio.Semaphore(settings.concurrency)
@@ -329,7 +399,6 @@ async def fetch_partition(adapter: Adapter, items: list[FetchItem], settings: Fe
                                  limits=httpx.Limits(max_connections=settings.concurrency * 2)) as client:
 
         async def one_attempt(item: FetchItem, attempt_no: list[int]) -> _Outcome:
-            nonlocal spent
             attempt_no[0] += 1
             attempt = attempt_no[0]
             is_last = attempt - attempt_no[1] >= settings.max_attempts
@@ -343,12 +412,12 @@ async def fetch_partition(adapter: Adapter, items: list[FetchItem], settings: Fe
                 async with limiters[item.capability]:
                     # Checked at the moment of sending (not when the task was queued), so no more
                     # than `concurrency` calls in flight can cross the ceiling.
-                    if settings.spend_ceiling_usd is not None and spent >= settings.spend_ceiling_usd:
+                    if settings.spend_ceiling_usd is not None and ledger.running_usd >= settings.spend_ceiling_usd:
                         stats.ceiling_stops += 1
-                        archive.append({**base_row, "started_at": datetime.now(timezone.utc), "latency_ms": 0.0,
-                                        "request_json": None, "http_status": None, "response_headers_json": None,
-                                        "body": None, "body_sha256": None,
-                                        "transport_error": SPEND_CEILING_REACHED, "final": True})
+                        await archive.save({**base_row, "started_at": datetime.now(timezone.utc), "latency_ms": 0.0,
+                                            "request_json": None, "http_status": None, "response_headers_json": None,
+                                            "body": None, "body_sha256": None,
+                                            "transport_error": SPEND_CEILING_REACHED, "final": True})
                         return _Outcome(False, None, None)
                     at = datetime.now(timezone.utc)
                     t0 = time.perf_counter()
@@ -359,22 +428,16 @@ async def fetch_partition(adapter: Adapter, items: list[FetchItem], settings: Fe
             if retry_after is not None and got.status in RETRYABLE_STATUSES:
                 paused_until[item.capability] = max(paused_until.get(item.capability, 0.0),
                                                     time.monotonic() + min(retry_after, settings.retry_after_max))
-            retry = _needs_retry(adapter, item.capability, got)
-            final = (not retry) or is_last or (retry_after or 0.0) > settings.retry_after_max
-            archive.append({**base_row, "started_at": at, "latency_ms": latency,
-                            "request_json": json.dumps(request.redacted(), sort_keys=True),
-                            "http_status": got.status, "response_headers_json": json.dumps(got.headers, sort_keys=True),
-                            "body": got.body,
-                            "body_sha256": hashlib.sha256(got.body.encode()).hexdigest() if got.body is not None else None,
-                            "transport_error": got.error, "final": final})
-            usd = read_billed_usd(adapter, settings.prices_usd, item.capability, got.status, got.headers, got.body,
-                                  got.error)
-            if usd is not None and got.status is not None and 200 <= got.status < 300 and usd > 0:
-                readable_by_cap.setdefault(item.capability, []).append(usd)
-            if usd is None:  # billed but unreadable: a running estimate until the archive is priced as a whole
-                known = readable_by_cap.get(item.capability)
-                usd = statistics.median(known) if known else _nominal_usd(adapter, settings.prices_usd, item.capability)
-            spent += usd
+            reading = read_attempt(adapter, settings.prices_usd, item.capability, got.status, got.headers,
+                                   got.body, got.error)
+            final = (not reading.retry) or is_last or (retry_after or 0.0) > settings.retry_after_max
+            ledger.add(item.query_id, item.capability, reading)  # spent once answered, before the archive write
+            await archive.save({**base_row, "started_at": at, "latency_ms": latency,
+                                "request_json": json.dumps(request.redacted(), sort_keys=True),
+                                "http_status": got.status,
+                                "response_headers_json": json.dumps(got.headers, sort_keys=True), "body": got.body,
+                                "body_sha256": hashlib.sha256(got.body.encode()).hexdigest() if got.body is not None
+                                else None, "transport_error": got.error, "final": final})
             if final:
                 key = str(got.status) if got.error is None else (got.error or "error").split(":")[0]
                 stats.final_by_status[key] = stats.final_by_status.get(key, 0) + 1
@@ -392,7 +455,7 @@ async def fetch_partition(adapter: Adapter, items: list[FetchItem], settings: Fe
             stats.sent += 1
 
         await asyncio.gather(*(run(i) for i in todo))
-    stats.spend_usd = float(archived_spend(adapter, settings.prices_usd, archive.frame()).sum())
+    stats.spend_usd = ledger.total()
     stats.wall_seconds = time.monotonic() - started
     stats.cpu_seconds = time.process_time() - cpu_started
     log(f"fetched {stats.sent} queries ({stats.attempts} attempts, {stats.retries} retries), "

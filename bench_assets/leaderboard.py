@@ -1,8 +1,10 @@
 """The leaderboard record: built once from `vendor_metrics` and rendered to every surface.
 
-Headline eligibility follows the methodology: live mode only (simulated and replay never), at
-least 10 rows behind an aggregate claim, adapter and plan pinned, the snapshot's first full run
-complete. Anything else is labelled illustrative, with its reasons.
+Headline eligibility follows the methodology (`bench_assets.integrity.eligibility`): live mode
+only (simulated and replay never), at least 10 rows behind an aggregate claim and 20 behind a
+per-stratum chart, adapter and plan pinned, the snapshot's first full run complete. Every vendor
+entry and every breakdown group carries `headline_eligible` and its reasons; anything else is
+labelled illustrative.
 """
 
 from __future__ import annotations
@@ -12,13 +14,17 @@ from typing import Any
 
 import pandas as pd
 
-from bench_assets.aggregate import HEADLINE_MIN_N
 from bench_assets.agent_ready import TrialRecord, agent_ready_summary
+from bench_assets.integrity import eligibility
 from bench_assets.manifest import Manifest
 from bench_assets.metrics import tie_groups
 
 HEADLINE_METRICS = ["correct_rate", "hit_at_1", "hit_at_3", "hit_at_5", "hit_at_10", "fidelity_mean", "coverage",
-                    "cost_per_correct_usd", "spend_usd", "overfit_gap", "latency_p50_ms", "latency_p95_ms"]
+                    "cost_per_correct_usd", "spend_usd", "overfit_gap", "latency_p50_ms", "latency_p95_ms",
+                    "ttr_median_hours", "ttr_probes"]
+# A Kaplan–Meier median that never falls to 1/2 is "not reached": its figure has value null and
+# n > 0 (a vendor with no sentinel subject has no figure at all). The CSV spells the flag out.
+NOT_REACHED_METRICS = ["ttr_median_hours"]
 RANK_METRIC = "correct_rate"
 
 
@@ -52,14 +58,8 @@ def build_leaderboard(manifest: Manifest, metrics: pd.DataFrame, complete_vendor
             for value, grp in part.groupby("scope_value", sort=True):
                 breakdown[scope][value] = {r["metric"]: _figure(r) for _, r in grp.iterrows()}
         classes = {r["scope_value"]: int(r["value"]) for _, r in m[m["scope"] == "response_class"].iterrows()}
-        reasons = []
-        if manifest.mode != "live":
-            reasons.append(f"{manifest.mode} mode: illustrative, never headline (live runs only)")
         n = overall.get(RANK_METRIC, {}).get("n", 0)
-        if n < HEADLINE_MIN_N:
-            reasons.append(f"n = {n} < {HEADLINE_MIN_N} rows behind the aggregate")
-        if vendor not in complete_vendors:
-            reasons.append("the snapshot's first full run is not complete for this vendor")
+        reasons = eligibility.vendor_reasons(manifest.mode, spec, n, vendor in complete_vendors)
         status = "scored" if overall else "not_run"
         entries.append({
             "vendor": vendor, "status": status, "reason": None if overall else "no scores yet",
@@ -67,6 +67,8 @@ def build_leaderboard(manifest: Manifest, metrics: pd.DataFrame, complete_vendor
             "metrics": {k: overall[k] for k in HEADLINE_METRICS if k in overall},
             "breakdown": breakdown, "response_classes": classes,
             "headline_eligible": not reasons, "reasons": reasons,
+            "breakdown_eligibility": eligibility.breakdown_eligibility(manifest.mode, spec, vendor in complete_vendors,
+                                                                      breakdown, RANK_METRIC),
             "agent_ready": agent_ready_summary([t for t in agent_trials or [] if t.vendor == vendor]),
         })
     scored = [e for e in entries if e["status"] == "scored" and RANK_METRIC in e["metrics"]]
@@ -106,6 +108,8 @@ def leaderboard_rows(board: dict[str, Any]) -> list[dict[str, Any]]:
             row[f"{name}_n"] = fig.get("n")
             row[f"{name}_low"] = fig.get("low")
             row[f"{name}_high"] = fig.get("high")
+            if name in NOT_REACHED_METRICS:
+                row[f"{name}_not_reached"] = (fig.get("value") is None) if fig else None
         row["reasons"] = "; ".join(e["reasons"])
         agent = e.get("agent_ready") or {}
         row["agent_ready"], row["agent_ready_method"], row["agent_ready_date"] = (

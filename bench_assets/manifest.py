@@ -15,7 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from bench_assets.errors import BenchInputError
 
-SNAPSHOT_ID_PATTERN = r"^[a-z][a-z0-9_]*-20[0-9]{2}-q[1-4]$"
+# `-e1`, `-e2`, … are errata versions of a published snapshot (see bench_assets.integrity.errata).
+SNAPSHOT_ID_PATTERN = r"^[a-z][a-z0-9_]*-20[0-9]{2}-q[1-4](-e[1-9][0-9]*)?$"
 DEFAULT_FIDELITY_WEIGHTS = {
     "title": 0.15,
     "anchor_phrases": 0.35,
@@ -120,6 +121,25 @@ class SplitSpec(_Strict):
     key_env: str = Field(default="BENCH_SPLIT_KEY", pattern=r"^[A-Z][A-Z0-9_]*$")
 
 
+class RowPool(_Strict):
+    """A pool of golden-row-shaped records: the planted demo's reserve pages, or a private JSONL file."""
+
+    source: Literal["planted_demo", "file"] | None = Field(default=None, description="default: as the golden source")
+    path: str | None = Field(default=None, description="relative to the private directory")
+
+
+class DecoySpec(RowPool):
+    """Decoy queries sent interleaved with the holdout, archived and never scored."""
+
+    ratio: float = Field(default=1.0, ge=0.0, le=5.0, description="decoy rows per holdout row, in every stratum")
+
+
+class ReviewSpec(_Strict):
+    """The vendor-review period before publication."""
+
+    business_days: int = Field(default=10, ge=0, le=60, description="US business days between packets and publication")
+
+
 class Manifest(_Strict):
     """A snapshot manifest, validated."""
 
@@ -134,6 +154,11 @@ class Manifest(_Strict):
     fidelity_weights: dict[str, float] = DEFAULT_FIDELITY_WEIGHTS
     vendors: dict[str, VendorSpec] = Field(min_length=1)
     excluded: list[Exclusion] = []
+    decoys: DecoySpec = DecoySpec()
+    candidates: RowPool = Field(default=RowPool(), description="replacements for dead rows and rotation")
+    review: ReviewSpec = ReviewSpec()
+    supersedes: str | None = Field(default=None, pattern=SNAPSHOT_ID_PATTERN,
+                                   description="the published version this errata version corrects")
 
     @field_validator("k_values")
     @classmethod
@@ -166,6 +191,10 @@ class Manifest(_Strict):
         if both:
             raise ValueError(f"vendors both configured and excluded: {sorted(both)}")
         return self
+
+    def pool_source(self, pool: RowPool) -> str:
+        """Where a pool's rows come from (a file pool without a path is checked where it is used)."""
+        return pool.source or self.golden.source
 
     @property
     def version_tag(self) -> str:

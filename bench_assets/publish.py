@@ -21,11 +21,12 @@ import re
 import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from markdown_it import MarkdownIt
 from markupsafe import Markup
+from tabulate import tabulate
 
 from bench_assets import aggregate, charts, leaderboard, metrics
 from bench_assets.classify import RESPONSE_CLASSES
@@ -57,6 +58,7 @@ METRIC_LABELS: dict[str, tuple[str, str]] = {
     "latency_p50_ms": ("Latency p50", "median latency of the final attempt"),
     "latency_p95_ms": ("Latency p95", "95th-percentile latency of the final attempt"),
     "ttr_median_hours": ("TTR median", "Kaplan–Meier median hours until a fresh sentinel page is returned"),
+    "ttr_probes": ("TTR probes", "sentinel probes made: every 6 h, per page until it is returned or 30 days old"),
 }
 # The definitions the methodology page cites: each function's own docstring and source line.
 DEFINITIONS = ["normalize_url", "hit_at_k", "first_hit_rank", "extraction_fidelity", "fidelity_label",
@@ -74,6 +76,15 @@ CLASS_MEANINGS = {
     "rejected": "the vendor refused the request as invalid (4xx)",
     "unsupported": "the vendor has no such capability: left out of its denominator",
 }
+
+
+class Reply(NamedTuple):
+    """A vendor's reply as filed: its file name (kept when published) and its text, verbatim."""
+
+    filename: str
+    text: str
+
+
 _MD = MarkdownIt("commonmark", {"html": False}).enable("table")
 
 
@@ -90,8 +101,10 @@ def format_number(metric: str, x: float | None) -> str:
         return f"{x:.0f} ms"
     if metric.endswith("_hours"):
         return f"{x:.1f} h"
+    if metric.endswith("_probes"):
+        return f"{x:.0f}"
     if metric == "overfit_gap":
-        return f"{x:+.3f}"
+        return "0.000" if round(x, 3) == 0 else f"{x:+.3f}"
     return f"{x:.3f}"
 
 
@@ -202,7 +215,8 @@ def public_row_scores_csv(queries: Sequence[Mapping[str, Any]]) -> str:
     return buf.getvalue()
 
 
-def llms_txt(board: Mapping[str, Any], manifest: Manifest, has_queries: bool) -> str:
+def llms_txt(board: Mapping[str, Any], manifest: Manifest, has_queries: bool,
+             extra: Mapping[str, str] | None = None) -> str:
     """llms.txt (llmstxt.org): what the benchmark measures and where the data is, for an agent."""
     scored = [e for e in board["vendors"] if e["status"] == "scored"]
     lines = [
@@ -233,11 +247,14 @@ def llms_txt(board: Mapping[str, Any], manifest: Manifest, has_queries: bool) ->
     if has_queries:
         lines.append("- [public_row_scores.csv](public_row_scores.csv): every vendor's class and verdict on every "
                      "public row.")
-    lines += ["- [errata.json](errata.json): corrections to this snapshot.", "", "## Vendors", ""]
+    lines.append("- [errata.json](errata.json): corrections to this snapshot.")
+    for rel, note in (extra or {}).items():
+        lines.append(f"- [{rel}]({rel})" + (f": {note}" if note else ""))
+    lines += ["", "## Vendors", ""]
     for e in scored:
         cr = (e["metrics"].get(board["rank_metric"]) or {})
-        figure = "—" if cr.get("value") is None else (
-            f"{cr['value']:.3f} (n={cr['n']}, 95 % [{cr.get('low')}, {cr.get('high')}])")
+        figure = "undefined" if cr.get("value") is None else (
+            f"{cr['value']} (n={cr['n']}, 95 % interval {cr.get('low')} to {cr.get('high')})")
         lines.append(f"- [{e['vendor']}](vendors/{e['vendor']}.json): position {e.get('position')}, group "
                      f"{e.get('rank_group')}, {board['rank_metric']} {figure}; plan: {e.get('plan')}")
     for e in board["vendors"]:
@@ -258,6 +275,40 @@ def llms_txt(board: Mapping[str, Any], manifest: Manifest, has_queries: bool) ->
               "correct, never 0. Time-to-retrievability is a Kaplan–Meier median right-censored at "
               f"{metrics.DEFAULT_CENSOR_AT_HOURS:g} h; null means not reached."]
     return "\n".join(lines) + "\n"
+
+
+# What the files other stages add to the publication hold (shown on the Data page and in llms.txt).
+EXTRA_FILE_NOTES = {
+    "holdout_commitments.json": "keyed digests (HMAC-SHA-256) of every archived holdout response: the holdout "
+                                "can be audited when it is retired without being revealed now",
+    "exclusions.json": "the exclusions ledger: excluded vendors, rows a vendor cannot serve, dead golden rows, "
+                       "decoys, vendors not run, each with its reason and effect on the denominators",
+    "exclusions.csv": "the exclusions ledger as CSV",
+    "review.json": "the vendor-review record: when each vendor got its rows, when publication opened, replies",
+}
+MARKDOWN_COLUMNS = ["hit_at_1", "hit_at_10", "fidelity_mean", "cost_per_correct_usd", "overfit_gap",
+                    "ttr_median_hours"]
+
+
+def leaderboard_markdown(board: Mapping[str, Any]) -> str:
+    """The leaderboard as a markdown table for the Dagster UI, formatted exactly as the site shows
+    it: the ranking metric with its n and interval, then the other key figures (`—` when undefined)."""
+    rank = board["rank_metric"]
+    entries = [e for e in board["vendors"] if e["status"] == "scored"]
+    if not entries:
+        return "no scored vendors"
+    present = [m for m in MARKDOWN_COLUMNS if any(m in e["metrics"] for e in entries)]
+    headers = ["#", "group", "vendor", _label(rank), "n", "95 % interval", *(_label(m) for m in present), "status"]
+    rows = []
+    for e in entries:
+        fig = e["metrics"].get(rank) or {}
+        figures = [format_number(m, (e["metrics"].get(m) or {}).get("value")) if (e["metrics"].get(m) or {}).get(
+            "value") is not None else (_missing_value(m) if m in e["metrics"] else "—") for m in present]
+        rows.append([e.get("position", ""), e.get("rank_group", ""), e["vendor"], format_number(rank, fig.get("value")),
+                     fig.get("n", ""), format_interval(rank, fig), *figures,
+                     "headline" if e["headline_eligible"] else "illustrative"])
+    align = ["right", "right", "left", *["right"] * (len(headers) - 4), "left"]
+    return tabulate(rows, headers=headers, tablefmt="pipe", disable_numparse=True, colalign=align)
 
 
 # ##### METHODOLOGY, GENERATED FROM THE CODE
@@ -343,14 +394,17 @@ def _agent_ready(entry: Mapping[str, Any]) -> dict[str, Any] | None:
 def render_site(out_dir: Path, board: dict[str, Any], manifest: Manifest, public_rows: list[dict[str, Any]],
                 errata: list[dict[str, Any]], *, queries: Sequence[dict[str, Any]] = (),
                 ttr_observations: Mapping[str, tuple[Sequence[float], Sequence[bool]]] | None = None,
-                replies: Mapping[str, str] | None = None, disclosures: str | None = None,
-                split_counts: Mapping[str, int] | None = None) -> list[Path]:
+                replies: Mapping[str, Reply] | None = None, disclosures: str | None = None,
+                split_counts: Mapping[str, int] | None = None,
+                extra_files: Mapping[str, str] | None = None) -> list[Path]:
     """Write every published file of the snapshot; returns the paths written.
 
     `queries` are the public rows' drill-down records (`drilldown.query_drilldowns`),
     `ttr_observations` the sentinel observations per vendor for the Kaplan–Meier chart,
-    `replies` each vendor's reply verbatim, `disclosures` the operator's conflict-of-interest
-    declaration (markdown), `split_counts` the public and holdout row counts.
+    `replies` each vendor's reply (published verbatim under its own file name, and as a page),
+    `disclosures` the operator's conflict-of-interest declaration (markdown), `split_counts` the
+    public and holdout row counts, `extra_files` further published files (relative path → text,
+    e.g. integrity's holdout commitments), listed on the Data page and in llms.txt.
     """
     env = _environment()
     if out_dir.exists():
@@ -359,6 +413,7 @@ def render_site(out_dir: Path, board: dict[str, Any], manifest: Manifest, public
     written: list[Path] = []
     replies = dict(replies or {})
     scored = [e for e in board["vendors"] if e["status"] == "scored"]
+    extra = {rel: EXTRA_FILE_NOTES.get(rel, "") for rel in sorted(extra_files or {})}
 
     def put(rel: str, text: str | bytes) -> None:
         _write(out_dir / rel, text)
@@ -376,44 +431,42 @@ def render_site(out_dir: Path, board: dict[str, Any], manifest: Manifest, public
             put(f"charts/{chart.name}.svg", charts.render(figure))
             site_charts.append(chart)
     verdicts_by_vendor = {e["vendor"]: vendor_row_verdicts(list(queries), e["vendor"]) for e in scored}
-    replies_published = {}
-    for vendor, text in sorted(replies.items()):
-        if vendor not in manifest.vendors:
-            continue
-        put(f"replies/{vendor}.txt", text)
-        page(f"replies/{vendor}.html", "reply.html.j2", vendor=vendor, text=text, active="")
-        replies_published[vendor] = True
+    replied = set()
+    for vendor, reply in sorted(replies.items()):
+        if vendor in manifest.vendors:
+            put(f"replies/{reply.filename}", reply.text)
+            page(f"replies/{vendor}.html", "reply.html.j2", vendor=vendor, reply=reply, active="")
+            replied.add(vendor)
 
     page("index.html", "index.html.j2", columns=_leaderboard_columns(board), charts=site_charts,
          split_counts=dict(split_counts or {}), has_queries=bool(queries), agent=_agent_ready, active="leaderboard")
     for e in scored:
-        vendor_chart = charts.vendor_strata_figure(e, board["k_values"])
-        if vendor_chart is not None:
-            put(f"charts/vendor-{e['vendor']}-strata.svg", charts.render(vendor_chart))
         page(f"vendors/{e['vendor']}.html", "vendor.html.j2", e=e, spec=manifest.vendors.get(e["vendor"]),
              key_figures=[m for m in KEY_FIGURES if m in e["metrics"]], scope_columns=SCOPE_COLUMNS,
-             strata_chart=vendor_chart is not None, verdicts=verdicts_by_vendor[e["vendor"]],
-             agent=_agent_ready(e), has_reply=e["vendor"] in replies_published, active="leaderboard")
+             verdicts=verdicts_by_vendor[e["vendor"]],
+             agent=_agent_ready(e), has_reply=e["vendor"] in replied, active="leaderboard")
         put(f"vendors/{e['vendor']}.json", vendor_json(board, e, verdicts_by_vendor[e["vendor"]]))
     page("queries/index.html", "queries.html.j2", queries=queries, active="queries")
+    for q in queries:
+        page(f"queries/{q['row_id']}.html", "query.html.j2", q=q, active="queries")
     if queries:
-        for q in queries:
-            page(f"queries/{q['row_id']}.html", "query.html.j2", q=q, active="queries")
         put("public_row_scores.csv", public_row_scores_csv(queries))
     page("methodology.html", "methodology.html.j2", m=methodology_context(manifest), active="methodology")
-    page("exclusions.html", "exclusions.html.j2", active="exclusions")
+    page("exclusions.html", "exclusions.html.j2", extra=extra, active="exclusions")
     errata_keys = list(dict.fromkeys(k for item in errata for k in item))
     page("errata.html", "errata.html.j2", errata=errata, errata_keys=errata_keys, active="errata")
     page("limitations.html", "limitations.html.j2", limitations=known_limitations(board, manifest),
          active="limitations")
     page("disclosures.html", "disclosures.html.j2", disclosures=disclosures, active="disclosures")
-    page("data.html", "data.html.j2", has_queries=bool(queries), active="data")
+    for rel, text in sorted((extra_files or {}).items()):
+        put(rel, text)
+    page("data.html", "data.html.j2", has_queries=bool(queries), extra=extra, active="data")
     put("leaderboard.json", json.dumps(board, indent=2, sort_keys=True) + "\n")
     put("leaderboard.schema.json", SCHEMA_FILE.read_text(encoding="utf-8"))
     put("leaderboard.csv", leaderboard_csv(board))
     put("public_split.jsonl", "".join(json.dumps(r, sort_keys=True) + "\n" for r in public_rows))
     put("errata.json", json.dumps(errata, indent=2) + "\n")
-    put("llms.txt", llms_txt(board, manifest, bool(queries)))
+    put("llms.txt", llms_txt(board, manifest, bool(queries), extra))
     for asset in STATIC_FILES:
         put(asset, (TEMPLATES / asset).read_text(encoding="utf-8"))
     return written

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,8 @@ from bench_assets.agent_ready import records_from_frame
 from bench_assets.leaderboard import build_leaderboard
 from bench_assets.manifest import load_manifest
 from bench_assets.scoring import score_partition
+from bench_assets.sentinels import rederive_outcomes
+from bench_assets.ttr import AS_OF_METRIC, snapshot_ttr_metrics
 from bench_assets.warehouse import Warehouse
 
 
@@ -63,6 +66,22 @@ def _compare(path: str, published: Any, derived: Any, out: list[str], tol: float
         out.append(f"{path}: published {published!r}, derived {derived!r}")
 
 
+def _with_ttr(metrics: pd.DataFrame, warehouse: Warehouse, manifest) -> pd.DataFrame:
+    """Time-to-retrievability re-derived from the archived probe responses (each re-read with
+    its vendor's adapter), over the probe ticks the aggregate included (its `ttr_as_of`)."""
+    snapshot_id = manifest.snapshot_id
+    as_of = warehouse.query_df("SELECT max(value) AS t FROM vendor_metrics WHERE snapshot_id = ? AND metric = ?",
+                               [snapshot_id, AS_OF_METRIC])["t"][0]
+    if pd.isna(as_of):
+        return metrics
+    pages = warehouse.query_df("SELECT sentinel_id, url, published_at FROM sentinel_pages WHERE snapshot_id = ?",
+                               [snapshot_id])
+    probes = warehouse.query_df("SELECT * FROM sentinel_probes WHERE snapshot_id = ?", [snapshot_id])
+    probes = rederive_outcomes(probes, pages, {v: get_adapter(s.adapter) for v, s in manifest.vendors.items()})
+    ttr = snapshot_ttr_metrics(snapshot_id, pages, probes, datetime.fromtimestamp(float(as_of), timezone.utc))
+    return pd.concat([metrics, ttr], ignore_index=True) if len(ttr) else metrics
+
+
 def rescore_snapshot(root: Path, snapshot_id: str, warehouse_path: str | None = None) -> RescoreReport:
     manifest = load_manifest(root / "data" / "snapshots" / snapshot_id / "manifest.yaml")
     warehouse = Warehouse(warehouse_path or root / "data" / "warehouse" / "bench.duckdb")
@@ -88,6 +107,7 @@ def rescore_snapshot(root: Path, snapshot_id: str, warehouse_path: str | None = 
     metrics = vendor_metrics(snapshot_id, scores) if len(scores) else pd.DataFrame(
         columns=["snapshot_id", "vendor", "scope", "scope_value", "metric", "value", "n", "low", "high"])
     complete = {v for v, n in scores.groupby("vendor").size().items() if n == len(rows)} if len(scores) else set()
+    metrics = _with_ttr(metrics, warehouse, manifest)
     # Agent-ready trials are evidence like raw responses: read as archived, not re-run.
     trials = records_from_frame(warehouse.query_df("SELECT * FROM agent_trials WHERE snapshot_id = ?", [snapshot_id]))
     derived = json.loads(json.dumps(build_leaderboard(manifest, metrics, complete, trials)))

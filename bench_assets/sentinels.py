@@ -102,7 +102,7 @@ def make_batch(snapshot_id: str, batch_id: str, count: int, base_url: str,
             url=f"{base_url.rstrip('/')}/{snapshot_id}/{batch_id}/{'-'.join(words)}",
             phrase=phrase,
             title=f"{words[0].capitalize()} {words[1]} {words[2]}",
-            paragraphs=[f"{phrase.capitalize()}.",
+            paragraphs=[f"The sentinel phrase of this page is {phrase}.",
                         "This page is a retrieval sentinel of the bench benchmark: it was published at a recorded "
                         "time to measure how long search APIs take to return a new page.",
                         "It asserts nothing; please do not cite it."],
@@ -170,19 +170,17 @@ class ProbeOutcome:
     found: bool
     rank: int | None
     n_results: int
-    billed_usd: float
     request_id: str | None
     detail: str | None
 
 
-def probe_outcome(adapter: Adapter, prices_usd: dict[str, float], sentinel_url: str, http_status: int | None,
-                  headers: dict[str, str], body: str | None, transport_error: str | None) -> ProbeOutcome:
+def probe_outcome(adapter: Adapter, sentinel_url: str, http_status: int | None, headers: dict[str, str],
+                  body: str | None, transport_error: str | None) -> ProbeOutcome:
     """Read one probe's final archived response with the vendor's adapter (deterministic, no network).
 
     Definition: the response is classified as every response is (`classify.classify_response`);
     ``found`` is true when the class is ``ok`` and the sentinel's URL is among the results
-    (`metrics.first_hit_rank`, URLs compared normalized), ``rank`` its 1-based position. Billed
-    cost is the adapter's billed units of a 2xx response × the manifest's prices.
+    (`metrics.first_hit_rank`, URLs compared normalized), ``rank`` its 1-based position.
     """
     from bench_assets.classify import classify_response
 
@@ -190,17 +188,13 @@ def probe_outcome(adapter: Adapter, prices_usd: dict[str, float], sentinel_url: 
     parsed = classified.parsed
     results = list(parsed.results) if parsed and classified.response_class == "ok" else []
     rank = first_hit_rank(sentinel_url, [r.url for r in results])
-    billed = 0.0
-    if parsed and parsed.billed_units and http_status is not None and 200 <= http_status < 300:
-        billed = sum(prices_usd.get(unit, 0.0) * count for unit, count in parsed.billed_units.items())
-    return ProbeOutcome(classified.response_class, rank is not None, rank, len(results), billed,
+    return ProbeOutcome(classified.response_class, rank is not None, rank, len(results),
                         parsed.request_id if parsed else None, classified.detail)
 
 
-def rederive_outcomes(probes: pd.DataFrame, pages: pd.DataFrame, adapters: dict[str, Adapter],
-                      prices: dict[str, dict[str, float]]) -> pd.DataFrame:
-    """The probe table with class, found, rank, n_results and billed cost re-read from the raw
-    responses it archives (what `bench rescore` does); vendors without an adapter are dropped."""
+def rederive_outcomes(probes: pd.DataFrame, pages: pd.DataFrame, adapters: dict[str, Adapter]) -> pd.DataFrame:
+    """The probe table with class, found, rank and n_results re-read from the raw responses it
+    archives (what `bench rescore` does); vendors without an adapter are dropped."""
     if probes.empty:
         return probes
     urls = dict(zip(pages["sentinel_id"], pages["url"]))
@@ -211,11 +205,11 @@ def rederive_outcomes(probes: pd.DataFrame, pages: pd.DataFrame, adapters: dict[
             continue
         status = None if pd.isna(rec["http_status"]) else int(rec["http_status"])
         headers = json.loads(rec["response_headers_json"]) if isinstance(rec["response_headers_json"], str) else {}
-        out = probe_outcome(adapters[vendor], prices[vendor], urls[rec["sentinel_id"]], status, headers,
+        out = probe_outcome(adapters[vendor], urls[rec["sentinel_id"]], status, headers,
                             rec["body"] if isinstance(rec["body"], str) else None,
                             rec["transport_error"] if isinstance(rec["transport_error"], str) else None)
         rows.append({**rec, "response_class": out.response_class, "found": out.found, "rank": out.rank,
-                     "n_results": out.n_results, "billed_usd": out.billed_usd})
+                     "n_results": out.n_results})
     return pd.DataFrame(rows, columns=probes.columns)
 
 

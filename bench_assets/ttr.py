@@ -24,6 +24,7 @@ e.g. for a vendor that returned fewer than half of the pages within 30 days.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 import pandas as pd
 
@@ -34,6 +35,9 @@ SUBJECT_COLUMNS = ["vendor", "sentinel_id", "duration_hours", "observed"]
 METRIC_COLUMNS = ["snapshot_id", "vendor", "scope", "scope_value", "metric", "value", "n", "low", "high"]
 TTR_METRIC = "ttr_median_hours"
 PROBES_METRIC = "ttr_probes"
+# The last probe tick an aggregate includes (epoch seconds): probes go on after a snapshot is
+# published, so `bench rescore` re-derives the published figures from the probes up to it.
+AS_OF_METRIC = "ttr_as_of"
 
 
 def sentinel_durations(pages: pd.DataFrame, probes: pd.DataFrame) -> pd.DataFrame:
@@ -103,14 +107,31 @@ def ttr_figures(pages: pd.DataFrame, probes: pd.DataFrame,
     return out
 
 
-def ttr_metric_rows(snapshot_id: str, figures: dict[str, TTRFigure]) -> pd.DataFrame:
+def ttr_metric_rows(snapshot_id: str, figures: dict[str, TTRFigure], as_of: datetime | None = None) -> pd.DataFrame:
     """Rows for the `vendor_metrics` table: `ttr_median_hours` (value = median or NULL when not
-    reached, n = sentinels, low/high = 95 % interval) and `ttr_probes` (probes made)."""
+    reached, n = sentinels, low/high = 95 % interval), `ttr_probes` (probes made) and, with
+    `as_of`, `ttr_as_of` (the last tick included, as epoch seconds; not a leaderboard figure)."""
     rows = []
     for vendor, fig in sorted(figures.items()):
         if fig.sentinels:
             rows.append([snapshot_id, vendor, "overall", "all", TTR_METRIC, fig.median_hours, fig.sentinels,
                          fig.low, fig.high])
         rows.append([snapshot_id, vendor, "overall", "all", PROBES_METRIC, float(fig.probes), fig.probes, None, None])
+        if as_of is not None:
+            rows.append([snapshot_id, vendor, "overall", "all", AS_OF_METRIC, as_of.timestamp(), fig.probes, None, None])
     out = pd.DataFrame(rows, columns=METRIC_COLUMNS)
     return out.astype({"value": "float64", "low": "float64", "high": "float64", "n": "int64"})
+
+
+def snapshot_ttr_metrics(snapshot_id: str, pages: pd.DataFrame, probes: pd.DataFrame,
+                         as_of: datetime | None = None) -> pd.DataFrame:
+    """The snapshot's time-to-retrievability rows from its sentinel pages and probes (those of
+    ticks up to `as_of` when given, else all), stamped with the last tick they include."""
+    if probes.empty:
+        return ttr_metric_rows(snapshot_id, {})
+    ticks = pd.to_datetime(probes["tick_at"], utc=True)
+    if as_of is not None:
+        probes, ticks = probes[ticks <= as_of], ticks[ticks <= as_of]
+    if probes.empty:
+        return ttr_metric_rows(snapshot_id, {})
+    return ttr_metric_rows(snapshot_id, ttr_figures(pages, probes), ticks.max().to_pydatetime())

@@ -70,14 +70,49 @@ TABLES: dict[str, tuple[str, str]] = {
     "publications": ("one row per published file of a snapshot", """
         snapshot_id VARCHAR, path VARCHAR, sha256 VARCHAR, bytes BIGINT, published_at TIMESTAMPTZ,
         PRIMARY KEY (snapshot_id, path)"""),
+    # Integrity (bench_assets.integrity): lifecycle, decoys, review, dead rows, errata.
+    "snapshot_lifecycle": ("one row per lifecycle transition of a snapshot (draft, frozen, published)", """
+        snapshot_id VARCHAR, status VARCHAR, previous VARCHAR, changed_at TIMESTAMPTZ, note VARCHAR"""),
+    "decoy_queries": ("one row per decoy sent with the holdout (private: never published, never scored)", """
+        snapshot_id VARCHAR, row_id VARCHAR, stratum VARCHAR, task_type VARCHAR, request_text VARCHAR,
+        PRIMARY KEY (snapshot_id, row_id)"""),
+    "review_packets": ("one row per vendor per snapshot: the review packet sent and when", """
+        snapshot_id VARCHAR, vendor VARCHAR, sent_on DATE, business_days INTEGER, opens_on DATE,
+        packet_path VARCHAR, packet_sha256 VARCHAR, public_rows INTEGER, responses INTEGER,
+        PRIMARY KEY (snapshot_id, vendor)"""),
+    "vendor_replies": ("one row per vendor reply to a snapshot, stored and published verbatim", """
+        snapshot_id VARCHAR, vendor VARCHAR, received_on DATE, path VARCHAR, sha256 VARCHAR,
+        PRIMARY KEY (snapshot_id, vendor)"""),
+    "dead_rows": ("one row per golden row that failed verification: since when, and its replacement", """
+        snapshot_id VARCHAR, row_id VARCHAR, stratum VARCHAR, task_type VARCHAR, split VARCHAR, dead_since DATE,
+        failures_json VARCHAR, replacement_row_id VARCHAR, replaced_on DATE, PRIMARY KEY (snapshot_id, row_id)"""),
+    "errata": ("one row per erratum applied: the version it corrected and the version it created", """
+        snapshot_id VARCHAR, erratum_id VARCHAR, corrected_version VARCHAR, new_version VARCHAR, vendor VARCHAR,
+        action VARCHAR, applied_at TIMESTAMPTZ, entry_json VARCHAR, PRIMARY KEY (snapshot_id, erratum_id)"""),
 }
+
+# What a snapshot published: once it is published, nothing replaces these rows (an erratum makes a
+# new version instead). Sentinel probes keep running after publication, so they are not frozen.
+IMMUTABLE_WHEN_PUBLISHED = frozenset(TABLES) - {"sentinel_pages", "sentinel_probes", "snapshot_lifecycle",
+                                               "vendor_replies", "errata"}
+ERRATA_PROCESS = ("Corrections to a published snapshot are errata: add the entry to "
+                  "data/snapshots/<snapshot>/errata.yaml and run `bench errata apply <snapshot> <erratum id>`, "
+                  "which re-runs that vendor partition into a new version and keeps the old figures.")
+
+
+class SnapshotImmutableError(RuntimeError):
+    """A write that would replace rows of a published snapshot."""
 
 PARTITION_TABLES = ("raw_responses",)
 
 
 def ensure_schema(con: duckdb.DuckDBPyConnection, tables: tuple[str, ...] | None = None) -> None:
+    # One catalog query instead of a CREATE per table: every connection runs this.
+    existing = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' "
+                                          "AND database_name = current_database()").fetchall()}
     for name in tables or tuple(TABLES):
-        con.execute(f"CREATE TABLE IF NOT EXISTS {name} ({TABLES[name][1]})")
+        if name not in existing:
+            con.execute(f"CREATE TABLE IF NOT EXISTS {name} ({TABLES[name][1]})")
 
 
 def _connect_with_retry(path: str, read_only: bool, attempts: int = 40) -> duckdb.DuckDBPyConnection:
@@ -124,6 +159,12 @@ class Warehouse:
         with self.connect() as con:
             con.execute("BEGIN TRANSACTION")
             try:
+                if table in IMMUTABLE_WHEN_PUBLISHED and "snapshot_id" in where:
+                    status = con.execute("SELECT status FROM snapshots WHERE snapshot_id = ?",
+                                         [where["snapshot_id"]]).fetchone()
+                    if status and status[0] == "published":
+                        raise SnapshotImmutableError(f"refusing to replace {table} rows of {where['snapshot_id']}: "
+                                                     f"the snapshot is published and immutable. {ERRATA_PROCESS}")
                 con.execute(f"DELETE FROM {table} WHERE {clause}", list(where.values()))
                 if len(df):
                     con.register("incoming", df)

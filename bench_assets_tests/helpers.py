@@ -13,7 +13,8 @@ from bench_assets.defs.resources import BenchPaths, VendorGateway, VendorKeys
 REPO = Path(__file__).resolve().parent.parent
 DEMO_MANIFEST = REPO / "data" / "snapshots" / "web_search-2026-q3" / "manifest.yaml"
 SNAPSHOT = "web_search-2026-q3"
-GOLDEN_STAGES = ("snapshot_manifest", "golden_rows", "golden_verifications", "query_split")
+GOLDEN_STAGES = ("snapshot_manifest", "golden_rows", "golden_verifications", "query_split", "dead_golden_rows",
+                 "decoy_queries")
 VENDOR_STAGES = ("vendor_responses", "vendor_scores")
 RESULT_STAGES = ("vendor_leaderboard", "published_snapshot")
 

@@ -169,9 +169,9 @@ def test_otp_email_trial_reads_the_code_from_a_real_smtp_message(offers, resolve
     code = re.search(rb"code is (\d{6})", raw).group(1).decode()
     mail_step = next(s for s in record.steps if s.action == "read the verification e-mail")
     assert mail_step.outcome == "code_found" and mail_step.response["subject"] == "Your tavily verification code"
-    assert code not in mail_step.response["body"] and "<otp_code:" in mail_step.response["body"]
+    assert code not in mail_step.response["body"] and "[redacted:otp_code:" in mail_step.response["body"]
     verify = next(s for s in record.steps if s.action == "verify the code")
-    assert verify.request["json"]["code"].startswith("<otp_code:")
+    assert verify.request["json"]["code"].startswith("[redacted:otp_code:")
     assert record.steps[-1].action == "search with the issued key" and record.steps[-1].outcome == "ok"
 
 
@@ -266,7 +266,7 @@ def test_evidence_has_no_secrets(offers, resolve, mailbox, seen_bodies):
         text = record.model_dump_json()
         leaked = [s for s in secrets if s in text]
         assert not leaked, f"{record.vendor}: secrets in the evidence"
-        for label in ("<access_token:", "<api_key:"):
+        for label in ("[redacted:access_token:", "[redacted:api_key:"):
             assert label in text
 
 
@@ -389,3 +389,19 @@ def test_leaderboard_shows_agent_ready_with_method_date_and_evidence(published):
 def test_rescore_reproduces_the_agent_ready_column(published):
     report = rescore_snapshot(published, SNAPSHOT)
     assert report.differences == []
+
+
+def test_a_live_snapshot_loads_hand_entered_trials_and_runs_no_harness(tmp_path, simulator):
+    home = make_home(tmp_path, ["exa", "brave"], edit=lambda data: data.update(mode="live"))
+    write(home / "data" / "snapshots" / SNAPSHOT, [GOOD])
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
+        materialize(instance, home, simulator.base_url, ("snapshot_manifest", "agent_trials"), SNAPSHOT)
+    con = duckdb.connect(str(home / "data" / "warehouse" / "bench.duckdb"), read_only=True)
+    try:
+        rows = con.execute("SELECT vendor, method, recorded_by, mode, agent_ready, trial_date, evidence_url "
+                           "FROM agent_trials").fetchall()
+    finally:
+        con.close()
+    assert [r[:5] for r in rows] == [("brave", "manual", "hand", "live", False)]
+    assert str(rows[0][5]) == GOOD["date"] and rows[0][6] == GOOD["evidence"]  # and no harness trial

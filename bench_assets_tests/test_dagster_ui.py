@@ -136,7 +136,8 @@ def test_backfill_of_one_vendor_partition_through_graphql(dagster_ui, simulator)
     assert status in ("COMPLETED", "COMPLETED_SUCCESS"), status
     n_golden = rows(dagster_ui.home, "SELECT count(*) FROM golden_rows")[0][0]
     assert rows(dagster_ui.home, "SELECT vendor, count(*) FROM row_scores GROUP BY 1") == [("exa", n_golden)]
-    assert rows(dagster_ui.home, "SELECT count(*) FROM raw_responses WHERE vendor = 'exa' AND final")[0][0] == n_golden
+    assert rows(dagster_ui.home, "SELECT count(*) FROM raw_responses WHERE vendor = 'exa' AND final "
+                                 "AND role <> 'decoy'")[0][0] == n_golden
 
 
 @pytest.mark.timeout(1200)

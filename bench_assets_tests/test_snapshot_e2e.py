@@ -92,8 +92,9 @@ def test_warehouse_holds_every_stage(snapshot_run):
     for v in VENDORS:
         assert count(home, "SELECT count(*) FROM row_scores WHERE vendor = ?", [v]) == n_rows
     # every supported row has exactly one final archived attempt
-    assert count(home, "SELECT count(*) FROM raw_responses WHERE vendor = 'brave' AND final") == 60  # search + answer
-    assert count(home, "SELECT count(*) FROM raw_responses WHERE vendor = 'exa' AND final") == n_rows
+    assert count(home, "SELECT count(*) FROM raw_responses WHERE vendor = 'brave' AND final "
+                       "AND role <> 'decoy'") == 60  # search + answer
+    assert count(home, "SELECT count(*) FROM raw_responses WHERE vendor = 'exa' AND final AND role <> 'decoy'") == n_rows
     assert count(home, "SELECT count(*) FROM vendor_metrics") > 0
     # no secret reaches the archive
     assert count(home, "SELECT count(*) FROM raw_responses WHERE request_json LIKE '%sim-exa-key%'") == 0
@@ -207,7 +208,8 @@ def test_two_vendor_partitions_in_parallel_processes(tmp_path, simulator):
     n_rows = count(home, "SELECT count(*) FROM golden_rows")
     for v in vendors:
         assert count(home, "SELECT count(*) FROM row_scores WHERE vendor = ?", [v]) == n_rows
-        assert count(home, "SELECT count(*) FROM raw_responses WHERE vendor = ? AND final", [v]) == n_rows
+        assert count(home, "SELECT count(*) FROM raw_responses WHERE vendor = ? AND final AND role <> 'decoy'",
+                     [v]) == n_rows
     # no duplicated attempts
     assert count(home, "SELECT count(*) FROM (SELECT query_id, capability, vendor, count(*) c FROM raw_responses "
                        "WHERE final GROUP BY ALL HAVING c > 1)") == 0

@@ -22,6 +22,25 @@ from bench_assets_tests.helpers import (GOLDEN_STAGES, SNAPSHOT, VENDOR_STAGES, 
                                         run_whole_snapshot, vendor_key)
 
 ROWS_PER_STRATUM = 6
+
+
+def decoy_calls_and_spend(home, vendor: str) -> tuple[dict[str, int], float]:
+    """Decoy queries are sent and billed like any other, but never scored: read them from the archive."""
+    from bench_assets.adapters import get_adapter
+    from bench_assets.fetch import archived_spend
+
+    manifest = load_manifest(home / "data" / "snapshots" / SNAPSHOT / "manifest.yaml")
+    con = duckdb.connect(str(home / "data" / "warehouse" / "bench.duckdb"), read_only=True)
+    try:
+        raw = con.execute("SELECT * FROM raw_responses WHERE vendor = ? AND role = 'decoy'", [vendor]).df()
+    finally:
+        con.close()
+    if raw.empty:
+        return {}, 0.0
+    spec = manifest.vendors[vendor]
+    spend = float(archived_spend(get_adapter(spec.adapter), spec.prices_usd, raw).sum())
+    calls = raw[raw["final"]].groupby("capability").size().to_dict()
+    return {k: int(v) for k, v in calls.items()}, spend
 # Jina's Reader bills the tokens of the page it returns, which no one knows before the call.
 USAGE_BILLED = {"jina"}
 
@@ -44,9 +63,11 @@ def billed_run(tmp_path_factory, simulator):
 def test_estimate_matches_what_the_simulated_vendors_bill(billed_run):
     home, billed = billed_run
     manifest = load_manifest(home / "data" / "snapshots" / SNAPSHOT / "manifest.yaml")
-    estimates = {e.vendor: e for e in estimate_spend(manifest, demo_golden_rows(rows_per_stratum=ROWS_PER_STRATUM))}
-    assert set(estimates) == set(VENDORS)
-    for vendor, est in estimates.items():
+    rows = demo_golden_rows(rows_per_stratum=ROWS_PER_STRATUM)
+    assert {e.vendor for e in estimate_spend(manifest, rows)} == set(VENDORS)
+    for vendor in VENDORS:
+        decoys, _ = decoy_calls_and_spend(home, vendor)
+        est = next(e for e in estimate_spend(manifest, rows, extra_calls=decoys) if e.vendor == vendor)
         assert not est.unpriced_units, (vendor, est.unpriced_units)
         if vendor in USAGE_BILLED:
             assert billed[vendor] == pytest.approx(est.usd, rel=0.25), vendor
@@ -59,7 +80,9 @@ def test_published_spend_equals_the_billing_log(billed_run):
     board = json.loads((home / "data" / "publish" / SNAPSHOT / "leaderboard.json").read_text())
     for e in board["vendors"]:
         if e["status"] == "scored":
-            assert e["metrics"]["spend_usd"]["value"] == pytest.approx(billed[e["vendor"]], abs=1e-6), e["vendor"]
+            _, decoy_spend = decoy_calls_and_spend(home, e["vendor"])
+            published = e["metrics"]["spend_usd"]["value"]
+            assert published + decoy_spend == pytest.approx(billed[e["vendor"]], abs=1e-6), e["vendor"]
 
 
 def test_spend_ceiling_stops_the_fetch_and_records_it(tmp_path, simulator, sim_logs):
@@ -78,7 +101,8 @@ def test_spend_ceiling_stops_the_fetch_and_records_it(tmp_path, simulator, sim_l
     assert ceiling <= spent < ceiling + 0.02  # at most the one call that crossed it
     con = duckdb.connect(str(home / "data" / "warehouse" / "bench.duckdb"), read_only=True)
     try:
-        stopped = con.execute("SELECT count(*) FROM raw_responses WHERE transport_error = 'spend_ceiling_reached'").fetchone()[0]
+        stopped = con.execute("SELECT count(*) FROM raw_responses WHERE transport_error = 'spend_ceiling_reached' "
+                              "AND role <> 'decoy'").fetchone()[0]
         classes = dict(con.execute("SELECT response_class, count(*) FROM row_scores GROUP BY 1").fetchall())
         total = con.execute("SELECT count(*) FROM golden_rows").fetchone()[0]
     finally:

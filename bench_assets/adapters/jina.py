@@ -25,8 +25,15 @@ class JinaAdapter(Adapter):
         return HttpRequest("GET", endpoint.rstrip("/") + "/" + task.text, headers=headers,
                            secret_headers=("Authorization",))
 
+    def is_success(self, status: int, body: Any) -> bool:
+        # A search that finds nothing is answered 422 AssertionFailureError "No search results
+        # available for query …": an empty result list, not a refused request.
+        return 200 <= status < 300 or (status == 422 and _no_search_results(body))
+
     def parse_ok(self, task: VendorTask, body: Any, headers: dict[str, str]) -> ParsedResponse:
         data = body["data"]
+        if task.capability == "search" and data is None and _no_search_results(body):
+            return ParsedResponse(results=(), billed_units={"token": float(self._tokens(body, headers))})
         if task.capability == "search":
             if not isinstance(data, list):
                 raise TypeError("search data is not a list")
@@ -74,6 +81,11 @@ class JinaAdapter(Adapter):
         if status == 422 and name in ("AssertionFailureError", ""):
             return "not_found"  # "Failed to goto <url>": the target page could not be fetched
         return super().error_class(status, body)
+
+
+def _no_search_results(body: Any) -> bool:
+    return (isinstance(body, dict) and body.get("name") == "AssertionFailureError"
+            and str(body.get("message", "")).startswith("No search results"))
 
 
 MANIFEST_DEFAULTS = {

@@ -2,8 +2,6 @@
 
 
 import asyncio
-import hashlib
-import json
 
 import dagster as dg
 import pandas as pd
@@ -12,18 +10,12 @@ from bench_assets.adapters import get_adapter
 from bench_assets.defs.golden import load_golden_from_warehouse
 from bench_assets.defs.golden import golden_verifications
 from bench_assets.defs.partitions import snapshot_and_vendor, snapshot_vendor_partitions_def
-from bench_assets.defs.resources import BenchPaths, VendorGateway, VendorKeys
+from bench_assets.defs.resources import BenchPaths, VendorGateway, VendorKeys, input_errors_as_failures
 from bench_assets.defs.split import query_split
-from bench_assets.fetch import FetchItem, FetchSettings, PartitionArchive, fetch_partition
-from bench_assets.scoring import capability_of
-
-
-def fetch_items(rows, split: dict[str, str], capabilities, num_results: int, snapshot_id: str, vendor: str) -> list[FetchItem]:
-    """What to send, in a seeded order that mixes public and holdout rows (nothing in the order
-    tells a vendor which is which)."""
-    items = [FetchItem(r.id, split.get(r.id, "public"), capability_of(r), r.request_text, num_results)
-             for r in rows if capability_of(r) in capabilities]
-    return sorted(items, key=lambda i: hashlib.sha256(f"{snapshot_id}|{vendor}|{i.query_id}".encode()).hexdigest())
+from bench_assets.fetch import FetchSettings, PartitionArchive, fetch_partition
+from bench_assets.integrity.decoys import decoys_for_snapshot, interleaved_items
+from bench_assets.integrity.lifecycle import refuse_if_published
+from bench_assets.split import split_key
 
 
 def verification_failures(paths: BenchPaths, snapshot_id: str) -> tuple[int, int]:
@@ -42,6 +34,7 @@ def vendor_responses(context: dg.AssetExecutionContext, paths: BenchPaths, gatew
     DuckDB file, then loaded into the warehouse; a re-run never pays twice for a response it has."""
     snapshot_id, vendor = snapshot_and_vendor(context)
     manifest = paths.manifest(snapshot_id)
+    refuse_if_published(paths.warehouse(), snapshot_id, "vendor_responses")  # before any vendor is paid
     if vendor not in manifest.vendors:
         excluded = {e.vendor: e.reason for e in manifest.excluded}
         note = f"excluded: {excluded[vendor]}" if vendor in excluded else "not configured in the manifest"
@@ -56,7 +49,10 @@ def vendor_responses(context: dg.AssetExecutionContext, paths: BenchPaths, gatew
     rows = load_golden_from_warehouse(paths, snapshot_id)
     split_df = paths.warehouse().query_df("SELECT row_id, split FROM query_split WHERE snapshot_id = ?", [snapshot_id])
     split = dict(zip(split_df["row_id"], split_df["split"]))
-    items = fetch_items(rows, split, adapter.capabilities, manifest.results_per_query, snapshot_id, vendor)
+    with input_errors_as_failures():  # holdout queries go out hidden among decoys, in a keyed order
+        decoys = decoys_for_snapshot(manifest, rows, split, paths.private)
+        items = interleaved_items(rows, split, decoys, adapter.capabilities, manifest.results_per_query,
+                                  split_key(manifest.split.key_env, manifest.mode), snapshot_id, vendor)
     settings = FetchSettings(
         endpoints={cap: gateway.url(url, manifest.mode) for cap, url in spec.endpoints.items()},
         api_key=gateway.api_key(vendor, manifest.mode, vendor_keys), options=dict(spec.options),
@@ -76,7 +72,8 @@ def vendor_responses(context: dg.AssetExecutionContext, paths: BenchPaths, gatew
     finals = raw[raw["final"]]
     status_counts = finals["http_status"].fillna(-1).astype(int).astype(str).replace("-1", "no response").value_counts()
     return dg.MaterializeResult(metadata={
-        "dagster/row_count": len(raw), "queries": len(items), "sent_this_run": stats.sent,
+        "dagster/row_count": len(raw), "queries": len(items), "decoys": sum(i.role == "decoy" for i in items),
+        "sent_this_run": stats.sent,
         "reused_from_archive": stats.skipped_archived, "attempts_this_run": stats.attempts,
         "retries_this_run": stats.retries, "spend_usd": round(stats.spend_usd, 6),
         "spend_ceiling_stops": stats.ceiling_stops, "wall_seconds": round(stats.wall_seconds, 2),

@@ -11,6 +11,7 @@ import pandas as pd
 from bench_assets.defs.partitions import snapshots_partitions_def
 from bench_assets.defs.resources import BenchPaths, VendorGateway, input_errors_as_failures
 from bench_assets.golden import GoldenRow, dump_golden_rows, load_golden_file
+from bench_assets.integrity.lifecycle import snapshot_status
 from bench_assets.simulator.corpus import demo_golden_rows
 from bench_assets.verify import verify_rows
 
@@ -37,7 +38,8 @@ def snapshot_manifest(context: dg.AssetExecutionContext, paths: BenchPaths) -> d
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     df = pd.DataFrame([{"snapshot_id": snapshot_id, "mode": manifest.mode, "manifest_path": str(path),
                         "manifest_sha256": digest, "manifest_json": manifest.model_dump_json(),
-                        "status": "draft", "registered_at": datetime.now(timezone.utc)}])
+                        "status": snapshot_status(paths.warehouse(), snapshot_id),  # lifecycle state is kept
+                        "registered_at": datetime.now(timezone.utc)}])
     paths.warehouse().replace_rows("snapshots", df, {"snapshot_id": snapshot_id})
     return dg.MaterializeResult(metadata={
         "mode": manifest.mode, "manifest_sha256": digest, "vendors": dg.MetadataValue.json(sorted(manifest.vendors)),

@@ -5,7 +5,8 @@ import dagster as dg
 
 from bench_assets.defs.partitions import snapshots_partitions_def
 
-SNAPSHOT_ASSETS = ["snapshot_manifest", "golden_rows", "golden_verifications", "query_split"]
+SNAPSHOT_ASSETS = ["snapshot_manifest", "golden_rows", "golden_verifications", "query_split", "dead_golden_rows",
+                   "decoy_queries"]
 RESULT_ASSETS = ["agent_trials", "vendor_leaderboard", "published_snapshot"]
 
 # Materializes a snapshot's golden stages in one run; vendor partitions and results follow as

@@ -9,8 +9,11 @@ from bench_assets.defs.agent_trials import load_trial_records
 from bench_assets.defs.partitions import snapshots_partitions_def
 from bench_assets.defs.resources import BenchPaths
 from bench_assets.defs.scores import vendor_scores
-from bench_assets.leaderboard import build_leaderboard, leaderboard_rows
+from bench_assets.defs.sentinels import sentinel_probes
+from bench_assets.leaderboard import build_leaderboard
 from bench_assets.manifest import Manifest
+from bench_assets.publish import leaderboard_markdown
+from bench_assets.ttr import snapshot_ttr_metrics
 from bench_assets.warehouse import Warehouse
 
 
@@ -29,25 +32,35 @@ def current_leaderboard(warehouse: Warehouse, manifest: Manifest) -> dict:
 
 
 def markdown_leaderboard(board: dict) -> str:
-    rows = [r for r in leaderboard_rows(board) if r["status"] == "scored"]
-    if not rows:
-        return "no scored vendors"
-    cols = ["position", "rank_group", "vendor", "correct_rate", "correct_rate_n", "hit_at_1", "hit_at_10",
-            "fidelity_mean", "cost_per_correct_usd", "headline_eligible"]
-    return pd.DataFrame(rows)[cols].to_markdown(index=False, floatfmt=".3f")
+    """The UI preview, formatted as the published site shows each figure."""
+    return leaderboard_markdown(board)
 
 
-@dg.asset(partitions_def=snapshots_partitions_def, group_name="results", deps=[vendor_scores], kinds={"duckdb"},
+def ttr_metrics(warehouse: Warehouse, snapshot_id: str):
+    """Time-to-retrievability rows of the snapshot from every sentinel probe so far."""
+    with warehouse.connect() as con:
+        pages = con.execute("SELECT sentinel_id, published_at FROM sentinel_pages WHERE snapshot_id = ?",
+                            [snapshot_id]).df()
+        probes = con.execute("SELECT vendor, sentinel_id, tick_at, probed_at, response_class, found "
+                             "FROM sentinel_probes WHERE snapshot_id = ?", [snapshot_id]).df()
+    return snapshot_ttr_metrics(snapshot_id, pages, probes)
+
+
+@dg.asset(partitions_def=snapshots_partitions_def, group_name="results", deps=[vendor_scores, sentinel_probes],
+          kinds={"duckdb"},
           tags={"bench/stage": "aggregate"})
 def vendor_leaderboard(context: dg.AssetExecutionContext, paths: BenchPaths) -> dg.MaterializeResult:
     """The snapshot's aggregates per vendor and per stratum, task type, cohort and split: correct
-    rate, hit@k, fidelity, coverage, cost per correct, overfit gap, latency and response classes,
-    each with n and a 95 % interval; vendors whose intervals overlap share a rank group."""
+    rate, hit@k, fidelity, coverage, cost per correct, overfit gap, latency, response classes and
+    time-to-retrievability (from the sentinel probes so far), each with n and a 95 % interval;
+    vendors whose intervals overlap share a rank group."""
     snapshot_id = context.partition_key
     manifest = paths.manifest(snapshot_id)
     warehouse = paths.warehouse()
     scores = warehouse.query_df("SELECT * FROM row_scores WHERE snapshot_id = ?", [snapshot_id])
     metrics = vendor_metrics(snapshot_id, scores) if len(scores) else pd.DataFrame()
+    ttr = ttr_metrics(warehouse, snapshot_id)
+    metrics = pd.concat([metrics, ttr], ignore_index=True) if len(ttr) else metrics
     warehouse.replace_rows("vendor_metrics", metrics, {"snapshot_id": snapshot_id})
     board = current_leaderboard(warehouse, manifest)
     scored = [e for e in board["vendors"] if e["status"] == "scored"]

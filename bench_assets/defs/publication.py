@@ -15,22 +15,23 @@ from bench_assets import charts
 from bench_assets.defs.golden import load_golden_from_warehouse
 from bench_assets.defs.leaderboard import current_leaderboard, markdown_leaderboard, vendor_leaderboard
 from bench_assets.defs.partitions import snapshots_partitions_def
-from bench_assets.defs.resources import BenchPaths
+from bench_assets.defs.resources import BenchPaths, input_errors_as_failures
 from bench_assets.defs.split import public_split_records
 from bench_assets.drilldown import HoldoutGuard, query_drilldowns
-from bench_assets.publish import file_digest, find_holdout_leaks, render_site
+from bench_assets.integrity.publication import PublicationGuard
+from bench_assets.publish import Reply, file_digest, find_holdout_leaks, render_site
 from bench_assets.ttr import ttr_figures
 from bench_assets.verify import row_urls
 from bench_assets.warehouse import Warehouse
 
 
-def _snapshot_texts(snapshot_dir: Path) -> tuple[dict[str, str], str | None]:
-    """Vendors' replies (`replies/<vendor>.md` or `.txt`, verbatim) and the operator's
-    conflict-of-interest declaration (`disclosures.md`) filed beside the manifest."""
+def _snapshot_texts(snapshot_dir: Path) -> tuple[dict[str, Reply], str | None]:
+    """Vendors' replies (`replies/<vendor>.md` or `.txt`, published verbatim under the same name)
+    and the operator's conflict-of-interest declaration (`disclosures.md`) filed beside the manifest."""
     replies = {}
     for path in sorted((snapshot_dir / "replies").glob("*")):
         if path.suffix in (".md", ".txt") and path.is_file():
-            replies[path.stem] = path.read_text(encoding="utf-8")
+            replies[path.stem] = Reply(path.name, path.read_text(encoding="utf-8"))
     disclosures = snapshot_dir / "disclosures.md"
     return replies, disclosures.read_text(encoding="utf-8") if disclosures.exists() else None
 
@@ -55,15 +56,16 @@ def _failure_classes_md(board: dict) -> str:
     return df.to_markdown()
 
 
-def _chart_previews(board: dict, observations: dict) -> dict[str, dg.MetadataValue]:
-    """The site's charts as PNG images inside markdown, so the Dagster UI shows them."""
+def _chart_previews(out_dir: Path, board: dict, observations: dict) -> dict[str, dg.MetadataValue]:
+    """The published charts inside markdown (SVG as a data URI, which the Dagster UI's markdown
+    allows for images), so an operator sees them without leaving the UI."""
     out = {}
     for chart in charts.site_charts(board, observations):
-        figure = chart.build()
-        if figure is not None:
-            png = base64.b64encode(charts.render(figure, "png", dpi=72)).decode()
+        path = out_dir / "charts" / f"{chart.name}.svg"
+        if path.exists():
+            svg = base64.b64encode(path.read_bytes()).decode()
             out[f"chart_{chart.name}"] = dg.MetadataValue.md(
-                f"**{chart.title}**\n\n![{chart.name}](data:image/png;base64,{png})\n\n{chart.caption}")
+                f"**{chart.title}**\n\n![{chart.name}](data:image/svg+xml;base64,{svg})\n\n{chart.caption}")
     return out
 
 
@@ -87,6 +89,10 @@ def published_snapshot(context: dg.AssetExecutionContext, paths: BenchPaths) -> 
     replies, disclosures = _snapshot_texts(paths.snapshots_dir / snapshot_id)
     holdout = [{"row_id": r.id, "request_text": r.request_text, "golden_urls": row_urls(r)}
                for r in rows if split.get(r.id) == "holdout"]
+    # lifecycle and review gate (a published snapshot is never re-rendered); decoys are private like the holdout
+    with input_errors_as_failures():
+        guard = PublicationGuard.begin(warehouse, manifest, board, rows, split, paths.private)
+    holdout += guard.leak_needles
     scores = warehouse.query_df("SELECT * FROM row_scores WHERE snapshot_id = ? AND split = 'public'", [snapshot_id])
     results = warehouse.query_df(
         "SELECT r.* FROM response_results r JOIN query_split q USING (snapshot_id, row_id) "
@@ -102,7 +108,8 @@ def published_snapshot(context: dg.AssetExecutionContext, paths: BenchPaths) -> 
     try:
         written = render_site(staging / snapshot_id, board, manifest, public_split_records(rows, split), errata,
                               queries=queries, ttr_observations=observations, replies=replies,
-                              disclosures=disclosures, split_counts=counts)
+                              disclosures=disclosures, split_counts=counts,
+                              extra_files=guard.files())  # holdout commitments, exclusions ledger, review record
         leaks = find_holdout_leaks(staging / snapshot_id, holdout)
         if leaks:
             raise dg.Failure(f"holdout leak: {len(leaks)} occurrences in the files to publish; nothing was published",
@@ -117,6 +124,7 @@ def published_snapshot(context: dg.AssetExecutionContext, paths: BenchPaths) -> 
     df = pd.DataFrame([{"snapshot_id": snapshot_id, "path": str(p.relative_to(out_dir)), "sha256": file_digest(p),
                         "bytes": p.stat().st_size, "published_at": now} for p in files])
     warehouse.replace_rows("publications", df, {"snapshot_id": snapshot_id})
+    guard.finish()
     withheld = sum(1 for q in queries for e in q["vendors"] for r in e["results"] if r["withheld"])
     return dg.MaterializeResult(metadata={
         "dagster/row_count": len(files), "index": dg.MetadataValue.path(str(out_dir / "index.html")),
@@ -124,6 +132,6 @@ def published_snapshot(context: dg.AssetExecutionContext, paths: BenchPaths) -> 
         "failure_classes": dg.MetadataValue.md(_failure_classes_md(board)),
         "files_written": len(written), "vendor_pages": sum(1 for e in board["vendors"] if e["status"] == "scored"),
         "public_rows": counts["public"], "query_pages": len(queries), "results_withheld_as_holdout": withheld,
-        "charts": sum(1 for p in files if p.suffix == ".svg"), "holdout_leaks": 0,
-        **_chart_previews(board, observations),
+        "charts": sum(1 for p in files if p.suffix == ".svg"), "holdout_leaks": 0, "lifecycle": guard.publish_as,
+        **_chart_previews(out_dir, board, observations),
     })

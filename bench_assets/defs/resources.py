@@ -12,7 +12,7 @@ from pydantic import PrivateAttr
 from bench_assets.errors import BenchInputError
 from bench_assets.manifest import Manifest, load_manifest
 from bench_assets.simulator.app import sim_key, simulated_url
-from bench_assets.warehouse import Warehouse
+from bench_assets.warehouse import SnapshotImmutableError, Warehouse
 
 KEY_ENVS = {"exa": "EXA_API_KEY", "brave": "BRAVE_API_KEY", "tavily": "TAVILY_API_KEY", "serper": "SERPER_API_KEY",
             "serpapi": "SERPAPI_API_KEY", "jina": "JINA_API_KEY", "firecrawl": "FIRECRAWL_API_KEY",
@@ -31,6 +31,17 @@ def input_errors_as_failures():
 
 def _root() -> Path:
     return Path(os.environ.get("BENCH_HOME", os.getcwd())).resolve()
+
+
+class StepWarehouse(Warehouse):
+    """The warehouse as an asset uses it: a write to a published snapshot fails the step with a
+    dg.Failure naming the errata process (the warehouse itself refuses such writes)."""
+
+    def replace_rows(self, table: str, df: Any, where: dict[str, str]) -> int:
+        try:
+            return super().replace_rows(table, df, where)
+        except SnapshotImmutableError as exc:
+            raise dg.Failure(str(exc)) from None
 
 
 class BenchPaths(dg.ConfigurableResource):
@@ -64,7 +75,7 @@ class BenchPaths(dg.ConfigurableResource):
 
     def warehouse(self) -> Warehouse:
         path = Path(self.warehouse_path).resolve() if self.warehouse_path else self._root() / "data" / "warehouse" / "bench.duckdb"
-        return Warehouse(path)
+        return StepWarehouse(path)
 
 
 class VendorKeys(dg.ConfigurableResource):
@@ -128,11 +139,16 @@ class VendorGateway(dg.ConfigurableResource):
         return sim_key(vendor)
 
 
+def bench_paths_from_env() -> BenchPaths:
+    """The paths the code location binds ($BENCH_HOME, $BENCH_PRIVATE_DIR, $BENCH_WAREHOUSE)."""
+    return BenchPaths(root=os.environ.get("BENCH_HOME", ""), private_dir=os.environ.get("BENCH_PRIVATE_DIR", ""),
+                      warehouse_path=os.environ.get("BENCH_WAREHOUSE", ""))
+
+
 @dg.definitions
 def resources() -> dg.Definitions:
     return dg.Definitions(resources={
-        "paths": BenchPaths(root=os.environ.get("BENCH_HOME", ""), private_dir=os.environ.get("BENCH_PRIVATE_DIR", ""),
-                            warehouse_path=os.environ.get("BENCH_WAREHOUSE", "")),
+        "paths": bench_paths_from_env(),
         "gateway": VendorGateway(simulator_url=os.environ.get("BENCH_SIMULATOR_URL", "")),
         "vendor_keys": vendor_keys_from_env(),
     })

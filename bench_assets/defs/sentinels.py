@@ -12,10 +12,14 @@ because the next tick probes everything still pending.
 
 import asyncio
 import json
+import ssl
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
+from functools import lru_cache
 from pathlib import Path
 
 import dagster as dg
+import duckdb
 import httpx
 import pandas as pd
 from pydantic import Field
@@ -23,13 +27,14 @@ from pydantic import Field
 from bench_assets.adapters import get_adapter
 from bench_assets.adapters.base import Adapter
 from bench_assets.defs.partitions import snapshots_partitions_def
-from bench_assets.defs.resources import BenchPaths, VendorGateway, VendorKeys
-from bench_assets.fetch import FetchItem, FetchSettings, PartitionArchive, fetch_partition
-from bench_assets.manifest import Manifest
+from bench_assets.defs.resources import (BenchPaths, VendorGateway, VendorKeys, bench_paths_from_env,
+                                         input_errors_as_failures)
+from bench_assets.fetch import FetchItem, FetchSettings, PartitionArchive, archived_spend, fetch_partition
+from bench_assets.manifest import Manifest, load_manifest
 from bench_assets.scoring import final_attempts
 from bench_assets.sentinels import (PROBE_CRON, SIMULATED_SITE, WINDOW_HOURS, SentinelPage, due_probes,
-                                    latest_tick, make_batch, page_records, parse_utc, probe_outcome, tick_key,
-                                    write_deploy_dir)
+                                    latest_tick, make_batch, page_records, parse_utc, probe_outcome, probe_ticks,
+                                    tick_key, write_deploy_dir)
 from bench_assets.ttr import ttr_figures
 from bench_assets.warehouse import TABLES, Warehouse
 
@@ -39,6 +44,26 @@ PAGE_COLUMNS = [c.strip().split()[0] for c in TABLES["sentinel_pages"][1].split(
                 if c.strip()]
 
 
+@lru_cache(maxsize=1)
+def _tls() -> ssl.SSLContext:
+    """One TLS context per process: building one per client costs ~0.1 s of CPU."""
+    return httpx.create_ssl_context()
+
+
+@lru_cache(maxsize=32)
+def _manifest_at(path: str, mtime_ns: int) -> Manifest:
+    with input_errors_as_failures():
+        return load_manifest(path)
+
+
+def snapshot_manifest_of(paths: BenchPaths, snapshot_id: str) -> Manifest:
+    """The snapshot's manifest, parsed once per version of the file (every tick reads it)."""
+    path = paths.manifest_path(snapshot_id)
+    if not path.exists():
+        return paths.manifest(snapshot_id)  # fails with the manifest's own message
+    return _manifest_at(str(path), path.stat().st_mtime_ns)
+
+
 def probed_vendors(manifest: Manifest) -> list[str]:
     """The snapshot's vendors that have a search endpoint: each is probed for every sentinel."""
     return sorted(v for v, spec in manifest.vendors.items()
@@ -46,16 +71,18 @@ def probed_vendors(manifest: Manifest) -> list[str]:
 
 
 def simulator_clock(gateway: VendorGateway) -> datetime:
-    return parse_utc(httpx.get(f"{gateway.sim_base()}/_sim/clock", timeout=10).json()["now"])
+    with httpx.Client(verify=_tls(), timeout=10) as client:
+        return parse_utc(client.get(f"{gateway.sim_base()}/_sim/clock").json()["now"])
 
 
 def sync_simulator(gateway: VendorGateway, pages: list[SentinelPage], now: datetime | None) -> None:
     """Publish the pages to the simulated web (idempotent) and, when given, set its clock."""
     base = gateway.sim_base()
-    if pages:
-        httpx.post(f"{base}/_sim/sentinels", json=page_records(pages), timeout=30).raise_for_status()
-    if now is not None:
-        httpx.post(f"{base}/_sim/clock", json={"now": now.isoformat()}, timeout=10).raise_for_status()
+    with httpx.Client(verify=_tls(), timeout=30) as client:
+        if pages:
+            client.post(f"{base}/_sim/sentinels", json=page_records(pages)).raise_for_status()
+        if now is not None:
+            client.post(f"{base}/_sim/clock", json={"now": now.isoformat()}).raise_for_status()
 
 
 def stored_pages(warehouse: Warehouse, snapshot_id: str) -> pd.DataFrame:
@@ -148,72 +175,100 @@ def sentinel_pages(context: dg.AssetExecutionContext, config: SentinelBatchConfi
 
 
 class TickArchive(PartitionArchive):
-    """A vendor's probe archive (its own DuckDB file, every attempt kept) seen through one tick:
-    the fetch engine's "already answered" and "attempts so far" look at this tick's probes only,
-    and its spend ceiling counts the probes of other ticks too (`spent_before`)."""
+    """A vendor's probes of one tick in the snapshot's probe archive file (every attempt kept).
 
-    def __init__(self, path, snapshot_id: str, vendor: str, tick: str, spent_before: float):
-        super().__init__(path, snapshot_id, vendor)
-        self.prefix = f"{tick}/"
-        self.spent_before = spent_before
+    Its partition is "<snapshot>@<tick>", so the fetch engine's "already answered" (never pay
+    twice), attempt numbering and spend see this tick only; all vendors' archives share the file
+    (DuckDB allows many connections in one process). Attempts are held in memory while the tick
+    is fetched and written in one transaction when it ends: an INSERT per attempt costs
+    milliseconds of DuckDB time, which over thirty days of ticks dominates, and a tick lasts
+    seconds, so an interrupted tick only re-sends its own probes."""
 
-    def _where(self) -> tuple[str, list]:
-        return "snapshot_id = ? AND vendor = ? AND starts_with(query_id, ?)", [self.snapshot_id, self.vendor, self.prefix]
+    def __init__(self, path, snapshot_id: str, tick: str, vendor: str):
+        super().__init__(path, f"{snapshot_id}@{tick}", vendor)
+        self._pending: list[dict] = []
+        self._stored = self.con.execute("SELECT count(*) FROM raw_responses WHERE snapshot_id = ? AND vendor = ?",
+                                        [self.snapshot_id, self.vendor]).fetchone()[0]
 
-    def settled(self) -> set[tuple[str, str]]:
-        where, params = self._where()
-        return set(self.con.execute(f"SELECT query_id, capability FROM raw_responses WHERE {where} AND final",
-                                    params).fetchall())
+    def append(self, row: dict) -> None:
+        self._pending.append(row)
 
-    def attempts_so_far(self) -> dict[tuple[str, str], int]:
-        where, params = self._where()
-        rows = self.con.execute(f"SELECT query_id, capability, max(attempt) FROM raw_responses WHERE {where} "
-                                "GROUP BY 1, 2", params).fetchall()
-        return {(q, c): n for q, c, n in rows}
+    def frame(self) -> pd.DataFrame:
+        if not self._pending:
+            return super().frame()
+        pending = pd.DataFrame(self._pending)
+        if self._stored:  # a re-run of the tick: what was archived before, then this run's attempts
+            pending = pd.concat([super().frame(), pending], ignore_index=True)
+        return pending.sort_values(["query_id", "capability", "attempt"], ignore_index=True)
 
-    def spend_so_far(self, price) -> float:
-        where, params = self._where()
-        rows = self.con.execute(f"SELECT query_id, capability, http_status, response_headers_json, body FROM raw_responses "
-                                f"WHERE {where} AND http_status BETWEEN 200 AND 299", params).fetchall()
-        return self.spent_before + sum(price({"query_id": r[0], "capability": r[1], "http_status": r[2],
-                                              "headers": r[3], "body": r[4]}) for r in rows)
+    def flush(self) -> None:
+        if not self._pending:
+            return
+        pending = pd.DataFrame(self._pending)
+        columns = ", ".join(pending.columns)
+        self.con.register("pending_attempts", pending)
+        self.con.execute(f"INSERT INTO raw_responses ({columns}) SELECT {columns} FROM pending_attempts")
+        self.con.unregister("pending_attempts")
+        self._pending.clear()
 
-    def tick_attempts(self) -> pd.DataFrame:
-        where, params = self._where()
-        return self.con.execute(f"SELECT * FROM raw_responses WHERE {where} ORDER BY query_id, attempt", params).df()
+    def close(self) -> None:
+        try:
+            self.flush()
+        finally:
+            super().close()
 
 
-def _fetch_settings(vendor: str, manifest: Manifest, gateway: VendorGateway, keys: VendorKeys) -> FetchSettings:
+def probe_archive_path(warehouse: Warehouse, snapshot_id: str) -> Path:
+    return warehouse.partitions_dir / snapshot_id / "sentinel_probes.duckdb"
+
+
+def probe_archive(warehouse: Warehouse, snapshot_id: str, tick: str, vendor: str) -> TickArchive:
+    return TickArchive(probe_archive_path(warehouse, snapshot_id), snapshot_id, tick, vendor)
+
+
+def probe_archive_connection(warehouse: Warehouse, snapshot_id: str) -> duckdb.DuckDBPyConnection:
+    path = probe_archive_path(warehouse, snapshot_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return duckdb.connect(str(path))
+
+
+def _fetch_settings(vendor: str, manifest: Manifest, gateway: VendorGateway, keys: VendorKeys,
+                    spent_before: float) -> FetchSettings:
     spec = manifest.vendors[vendor]
+    ceiling = None if spec.spend_ceiling_usd is None else max(0.0, spec.spend_ceiling_usd - spent_before)
     return FetchSettings(
         endpoints={"search": gateway.url(spec.endpoints["search"], manifest.mode)},
         api_key=gateway.api_key(vendor, manifest.mode, keys), options=dict(spec.options),
         rate_limits_per_second={"search": spec.rate_limit("search")}, concurrency=spec.concurrency,
         timeout_seconds=spec.timeout_seconds, max_attempts=spec.max_attempts, prices_usd=spec.prices_usd,
-        spend_ceiling_usd=spec.spend_ceiling_usd)
+        spend_ceiling_usd=ceiling)
 
 
 def _probe_rows(snapshot_id: str, vendor: str, adapter: Adapter, manifest: Manifest, tick: datetime,
                 attempts: pd.DataFrame, due: pd.DataFrame, simulated: bool) -> list[dict]:
     urls = dict(zip(due["sentinel_id"], due["url"]))
     phrases = dict(zip(due["sentinel_id"], due["phrase"]))
+    if attempts.empty:
+        return []
+    # Every attempt the vendor billed counts, retries included (as for golden rows).
+    billed = archived_spend(adapter, manifest.vendors[vendor].prices_usd, attempts).groupby(attempts["query_id"]).sum()
     rows = []
     for rec in final_attempts(attempts).to_dict("records"):
-        sentinel_id = rec["query_id"].split("/", 1)[1]
+        sentinel_id = rec["query_id"]
         if sentinel_id not in urls:
             continue
         status = None if pd.isna(rec["http_status"]) else int(rec["http_status"])
         headers = json.loads(rec["response_headers_json"]) if isinstance(rec["response_headers_json"], str) else {}
         body = rec["body"] if isinstance(rec["body"], str) else None
         error = rec["transport_error"] if isinstance(rec["transport_error"], str) else None
-        out = probe_outcome(adapter, manifest.vendors[vendor].prices_usd, urls[sentinel_id], status, headers, body, error)
+        out = probe_outcome(adapter, urls[sentinel_id], status, headers, body, error)
         rows.append({
             "snapshot_id": snapshot_id, "vendor": vendor, "sentinel_id": sentinel_id, "tick_at": tick,
             # Simulated: the simulator answered as of the tick. Live: the vendor answered when it was asked.
             "probed_at": tick if simulated else rec["started_at"], "query": phrases[sentinel_id],
             "response_class": out.response_class, "found": out.found, "rank": out.rank, "n_results": out.n_results,
-            "billed_usd": out.billed_usd, "latency_ms": rec["latency_ms"], "attempts": int(rec["attempts"]),
-            "http_status": status, "request_json": rec["request_json"],
+            "billed_usd": float(billed.get(sentinel_id, 0.0)), "latency_ms": rec["latency_ms"],
+            "attempts": int(rec["attempts"]), "http_status": status, "request_json": rec["request_json"],
             "response_headers_json": rec["response_headers_json"], "body": body, "body_sha256": rec["body_sha256"],
             "transport_error": error, "request_id": out.request_id, "adapter_version": rec["adapter_version"]})
     return rows
@@ -222,18 +277,59 @@ def _probe_rows(snapshot_id: str, vendor: str, adapter: Adapter, manifest: Manif
 def ttr_markdown(figures) -> str:
     if not figures:
         return "no probes yet"
-    df = pd.DataFrame([{"vendor": f.vendor, "median_h": "not reached" if f.median_hours is None and f.sentinels else f.median_hours,
-                        "low_h": f.low, "high_h": f.high, "found": f.found, "sentinels": f.sentinels, "probes": f.probes}
-                       for f in figures.values()])
+    df = pd.DataFrame([{"vendor": f.vendor,
+                        "median_h": "not reached" if f.median_hours is None and f.sentinels else f.median_hours,
+                        "low_h": f.low, "high_h": f.high, "found": f.found, "sentinels": f.sentinels,
+                        "probes": f.probes} for f in figures.values()])
     return df.to_markdown(index=False)
 
 
 class ProbeConfig(dg.Config):
-    """The tick a probe run stands for."""
+    """The ticks a probe run stands for."""
 
-    probe_at: str = Field(default="", description=(
-        "ISO-8601 scheduled time of the tick (set by sentinel_probe_schedule). Empty: now (the simulator's "
-        "clock in simulated mode)."))
+    probe_at: list[str] = Field(default=[], description=(
+        "ISO-8601 scheduled times of the ticks this run probes, in order (sentinel_probe_schedule sets one; a "
+        "simulated catch-up may list many). Empty: now (the simulator's clock in simulated mode). Live mode "
+        "probes only the latest tick: an older one is superseded by it."))
+
+
+HISTORY_COLUMNS = ["vendor", "sentinel_id", "tick_at", "probed_at", "response_class", "found", "billed_usd"]
+
+
+def _probe_tick(snapshot_id: str, manifest: Manifest, tick: datetime, due: pd.DataFrame, spent: dict[str, float],
+                warehouse: Warehouse, gateway: VendorGateway, keys: VendorKeys, simulated: bool,
+                log) -> tuple[list[dict], list, dict[str, str]]:
+    """Probe every due (vendor, sentinel) of one tick through the fetch engine (`spent`: each
+    vendor's probe spend so far, for its ceiling); returns the probe rows, the fetch statistics
+    and the vendors that could not be probed (and why)."""
+    key = tick_key(tick)
+    jobs, not_probed = [], {}
+    for vendor, wanted in due.groupby("vendor", sort=True):
+        try:
+            settings = _fetch_settings(vendor, manifest, gateway, keys, spent.get(vendor, 0.0))
+        except dg.Failure as exc:  # a vendor without a key must not stop the others' probes
+            not_probed[vendor] = exc.description
+            log(f"{vendor}: not probed: {exc.description}")
+            continue
+        items = [FetchItem(r.sentinel_id, "sentinel", "search", r.phrase, manifest.results_per_query)
+                 for r in wanted.itertuples(index=False)]
+        jobs.append((vendor, get_adapter(manifest.vendors[vendor].adapter), items, settings, wanted))
+    archives = [probe_archive(warehouse, snapshot_id, key, vendor) for vendor, *_ in jobs]
+    rows: list[dict] = []
+    try:
+        async def probe_all():
+            return await asyncio.gather(*(
+                fetch_partition(adapter, items, settings, archive, transport=httpx.AsyncHTTPTransport(
+                    verify=_tls(), limits=httpx.Limits(max_connections=settings.concurrency * 2)))
+                for (_, adapter, items, settings, _), archive in zip(jobs, archives)))
+
+        stats = asyncio.run(probe_all()) if jobs else []
+        for (vendor, adapter, _, _, wanted), archive in zip(jobs, archives):
+            rows += _probe_rows(snapshot_id, vendor, adapter, manifest, tick, archive.frame(), wanted, simulated)
+    finally:
+        for archive in archives:
+            archive.close()
+    return rows, stats, not_probed
 
 
 @dg.asset(partitions_def=snapshots_partitions_def, group_name="sentinels", deps=[sentinel_pages], kinds={"duckdb"},
@@ -244,73 +340,100 @@ def sentinel_probes(context: dg.AssetExecutionContext, config: ProbeConfig, path
     asked for the unique phrase of every page it has not yet returned and that is at most 30 days
     old, through its normal adapter and the fetch engine. Each probe is kept with its time,
     vendor, sentinel, found or not, rank, billed cost and the raw response; all attempts stay
-    in the vendor's probe archive. A tick's rows are replaced when it is re-run (nothing is paid
+    in the snapshot's probe archive. A tick's rows are replaced when it is re-run (nothing is paid
     twice); a missed tick is caught up by the next, which probes everything still pending."""
     snapshot_id = context.partition_key
-    manifest = paths.manifest(snapshot_id)
+    manifest = snapshot_manifest_of(paths, snapshot_id)
     warehouse = paths.warehouse()
     simulated = manifest.mode != "live"
     wall_now = datetime.now(timezone.utc)
-    if config.probe_at:
-        tick = parse_utc(config.probe_at)
-    else:
-        tick = simulator_clock(gateway) if simulated else parse_utc(wall_now)
-    key = tick_key(tick)
-    if not simulated and config.probe_at and tick < latest_tick(wall_now):
-        # A live catch-up run of an old tick would probe now anyway: the latest tick does that once.
-        return dg.MaterializeResult(metadata={"tick": key, "dagster/row_count": 0,
+    ticks = sorted({parse_utc(t) for t in config.probe_at})
+    if not ticks:
+        ticks = [simulator_clock(gateway) if simulated else parse_utc(wall_now)]
+    superseded = [] if simulated or not config.probe_at else [t for t in ticks if t < latest_tick(wall_now)]
+    if superseded:
+        # A live run of an old tick (a catch-up) would probe now anyway: the latest tick does that, once.
+        context.log.info(f"superseded ticks: {[tick_key(t) for t in superseded]}")
+        ticks = [t for t in ticks if t not in superseded]
+    if not ticks:
+        return dg.MaterializeResult(metadata={"dagster/row_count": 0, "ticks": 0,
                                               "status": f"superseded by the tick of {tick_key(latest_tick(wall_now))}"})
-    pages = stored_pages(warehouse, snapshot_id)
-    pages = pages[pages["published_at"].notna()]
-    history = warehouse.query_df("SELECT vendor, sentinel_id, tick_at, found, billed_usd FROM sentinel_probes "
-                                 "WHERE snapshot_id = ?", [snapshot_id])
-    due = due_probes(pages, history, probed_vendors(manifest), tick)
-    if simulated and len(due):
-        sync_simulator(gateway, pages_from_rows(pages), tick)
-    other_ticks = history[pd.to_datetime(history["tick_at"], utc=True) != tick] if len(history) else history
-    jobs, skipped = [], {}
-    for vendor, wanted in due.groupby("vendor", sort=True):
-        try:
-            settings = _fetch_settings(vendor, manifest, gateway, vendor_keys)
-        except dg.Failure as exc:  # a vendor without a key must not stop the others' probes
-            skipped[vendor] = exc.description
-            context.log.warning(f"{vendor}: not probed: {exc.description}")
-            continue
-        adapter = get_adapter(manifest.vendors[vendor].adapter)
-        items = [FetchItem(f"{key}/{r.sentinel_id}", "sentinel", "search", r.phrase, manifest.results_per_query)
-                 for r in wanted.itertuples(index=False)]
-        spent = float(other_ticks.loc[other_ticks["vendor"] == vendor, "billed_usd"].sum()) if len(other_ticks) else 0.0
-        archive = TickArchive(warehouse.partitions_dir / snapshot_id / "sentinels" / f"{vendor}.duckdb",
-                              snapshot_id, vendor, key, spent)
-        jobs.append((vendor, adapter, items, settings, archive, wanted))
-
-    async def probe_all():
-        return await asyncio.gather(*(fetch_partition(adapter, items, settings, archive)
-                                      for _, adapter, items, settings, archive, _ in jobs))
-
+    with warehouse.connect() as con:
+        pages = con.execute("SELECT * FROM sentinel_pages WHERE snapshot_id = ? AND published_at IS NOT NULL "
+                            "ORDER BY sentinel_id", [snapshot_id]).df()
+        history = con.execute(f"SELECT {', '.join(HISTORY_COLUMNS)} FROM sentinel_probes WHERE snapshot_id = ?",
+                              [snapshot_id]).df()
+    run_ticks = pd.to_datetime(ticks, utc=True)
+    in_run = pd.to_datetime(history["tick_at"], utc=True).isin(run_ticks) if len(history) else pd.Series(dtype=bool)
+    kept = history[~in_run] if len(history) else history  # the other ticks' probes (this run replaces its own)
+    found = kept.loc[kept["found"].fillna(False).astype(bool), ["vendor", "sentinel_id", "tick_at", "found"]]
+    found_rows = found.to_dict("records") if len(found) else []
+    spent = kept.groupby("vendor")["billed_usd"].sum().to_dict() if len(kept) else {}
+    vendors = probed_vendors(manifest)
     rows: list[dict] = []
+    stats: list = []
+    not_probed: dict[str, str] = {}
+    due_total = 0
+    synced = False
+    # One connection held for the whole run keeps the archive open between ticks (opening and
+    # checkpointing a DuckDB file costs more than a tick's probes).
+    anchor = probe_archive_connection(warehouse, snapshot_id)
     try:
-        stats = asyncio.run(probe_all()) if jobs else []
-        for vendor, adapter, _, _, archive, wanted in jobs:
-            rows += _probe_rows(snapshot_id, vendor, adapter, manifest, tick, archive.tick_attempts(), wanted, simulated)
+        for tick in ticks:
+            due = due_probes(pages, pd.DataFrame(found_rows, columns=["vendor", "sentinel_id", "tick_at", "found"]),
+                             vendors, tick)
+            due_total += len(due)
+            if due.empty:
+                continue
+            if simulated:
+                sync_simulator(gateway, [] if synced else pages_from_rows(pages), tick)
+                synced = True
+            tick_rows, tick_stats, skipped = _probe_tick(snapshot_id, manifest, tick, due, spent, warehouse, gateway,
+                                                         vendor_keys, simulated, context.log.warning)
+            rows += tick_rows
+            stats += tick_stats
+            not_probed.update(skipped)
+            for r in tick_rows:
+                spent[r["vendor"]] = spent.get(r["vendor"], 0.0) + r["billed_usd"]
+                if r["found"]:
+                    found_rows.append({k: r[k] for k in ("vendor", "sentinel_id", "tick_at", "found")})
     finally:
-        for job in jobs:
-            job[4].close()
+        anchor.close()
     df = pd.DataFrame(rows, columns=PROBE_COLUMNS)
     for column in ("tick_at", "probed_at"):
         df[column] = pd.to_datetime(df[column], utc=True)
-    warehouse.replace_rows("sentinel_probes", df, {"snapshot_id": snapshot_id, "tick_at": tick})
-    all_probes = warehouse.query_df("SELECT vendor, sentinel_id, probed_at, response_class, found FROM sentinel_probes "
-                                    "WHERE snapshot_id = ?", [snapshot_id])
+    if len(df) or bool(in_run.any()):  # replace these ticks' rows (a re-run of a tick replaces them)
+        replace_ticks(warehouse, snapshot_id, ticks, df)
+    history = pd.concat([f for f in (kept, df[HISTORY_COLUMNS]) if len(f)], ignore_index=True) if len(df) else kept
     found_now = df[df["found"].astype(bool)].groupby("vendor").size().to_dict() if len(df) else {}
     return dg.MaterializeResult(metadata={
-        "tick": key, "dagster/row_count": len(df), "due": len(due),
+        "ticks": len(ticks), "first_tick": tick_key(ticks[0]), "last_tick": tick_key(ticks[-1]),
+        "dagster/row_count": len(df), "due": due_total,
         "sent_this_run": sum(s.sent for s in stats), "reused_from_archive": sum(s.skipped_archived for s in stats),
-        "found_this_tick": dg.MetadataValue.json({v: int(n) for v, n in found_now.items()}),
+        "found": dg.MetadataValue.json({v: int(n) for v, n in found_now.items()}),
         "spend_usd": round(float(df["billed_usd"].sum()) if len(df) else 0.0, 6),
-        "not_probed": dg.MetadataValue.json(skipped),
-        "time_to_retrievability": dg.MetadataValue.md(ttr_markdown(ttr_figures(pages, all_probes))),
+        "not_probed": dg.MetadataValue.json(not_probed),
+        "superseded_ticks": dg.MetadataValue.json([tick_key(t) for t in superseded]),
+        "time_to_retrievability": dg.MetadataValue.md(ttr_markdown(ttr_figures(pages, history))),
     })
+
+
+def replace_ticks(warehouse: Warehouse, snapshot_id: str, ticks: list[datetime], df: pd.DataFrame) -> None:
+    """Delete the snapshot's probe rows of these ticks and insert `df`, in one transaction."""
+    with warehouse.connect() as con:
+        con.execute("BEGIN TRANSACTION")
+        try:
+            con.register("replaced_ticks", pd.DataFrame({"tick_at": pd.to_datetime(ticks, utc=True)}))
+            con.execute("DELETE FROM sentinel_probes WHERE snapshot_id = ? AND tick_at IN "
+                        "(SELECT tick_at FROM replaced_ticks)", [snapshot_id])
+            if len(df):
+                con.register("incoming_probes", df)
+                columns = ", ".join(df.columns)
+                con.execute(f"INSERT INTO sentinel_probes ({columns}) SELECT {columns} FROM incoming_probes")
+            con.execute("COMMIT")
+        except Exception:
+            con.execute("ROLLBACK")
+            raise
 
 
 # ----------------------------------------------------------------------------- schedule
@@ -320,56 +443,146 @@ sentinel_probe_job = dg.define_asset_job(
     description="One probe tick of one snapshot's sentinel pages (launched by sentinel_probe_schedule).")
 
 
+_last_state: dict[tuple, tuple[pd.DataFrame, pd.DataFrame]] = {}
+
+
+def _schedule_state(warehouse: Warehouse) -> tuple[pd.DataFrame, pd.DataFrame] | None:
+    """Published sentinel pages and found probes, read-only under the warehouse's lock; read
+    again only when the warehouse file (or its write-ahead log) changed since the last tick."""
+    files = (warehouse.path, warehouse.path.with_name(warehouse.path.name + ".wal"))
+    signature = (str(warehouse.path), *((f.stat().st_mtime_ns, f.stat().st_size) if f.exists() else None for f in files))
+    if signature in _last_state:
+        return _last_state[signature]
+    with warehouse.lock:
+        con = duckdb.connect(str(warehouse.path), read_only=True)
+        try:
+            pages = con.execute("SELECT snapshot_id, sentinel_id, published_at FROM sentinel_pages "
+                                "WHERE published_at IS NOT NULL").df()
+            found = con.execute("SELECT snapshot_id, vendor, sentinel_id, tick_at, found FROM sentinel_probes "
+                                "WHERE found").df()
+        except duckdb.CatalogException:  # a warehouse from before the sentinel tables: nothing published
+            return None
+        finally:
+            con.close()
+    _last_state.clear()
+    _last_state[signature] = (pages, found)
+    return pages, found
+
+
 def probe_run_requests(paths: BenchPaths, tick: datetime) -> list[dg.RunRequest]:
     """One run request per snapshot with a probe due at `tick`, keyed by snapshot and tick."""
     warehouse = paths.warehouse()
     if not warehouse.path.exists():
         return []
-    pages = warehouse.query_df("SELECT snapshot_id, sentinel_id, published_at FROM sentinel_pages "
-                               "WHERE published_at IS NOT NULL")
-    found = warehouse.query_df("SELECT snapshot_id, vendor, sentinel_id, tick_at, found FROM sentinel_probes WHERE found")
+    state = _schedule_state(warehouse)
+    if state is None:
+        return []
+    pages, found = state
     requests = []
     for snapshot_id, snapshot_pages in pages.groupby("snapshot_id", sort=True):
-        manifest = paths.manifest(snapshot_id)
+        manifest = snapshot_manifest_of(paths, snapshot_id)
         if due_probes(snapshot_pages, found[found["snapshot_id"] == snapshot_id], probed_vendors(manifest), tick).empty:
             continue
         key = tick_key(tick)
         requests.append(dg.RunRequest(
             run_key=f"{snapshot_id}@{key}", partition_key=snapshot_id,
-            run_config=dg.RunConfig(ops={"sentinel_probes": ProbeConfig(probe_at=tick.isoformat())}),
+            run_config=dg.RunConfig(ops={"sentinel_probes": ProbeConfig(probe_at=[tick.isoformat()])}),
             tags={"bench/probe_at": key, "bench/sentinel_probe": snapshot_id}))
     return requests
 
 
-@dg.schedule(cron_schedule=PROBE_CRON, job=sentinel_probe_job, execution_timezone="UTC",
-             default_status=dg.DefaultScheduleStatus.RUNNING,
-             description="Every 6 hours: probe each snapshot's sentinel pages that some vendor has not yet returned.")
-def sentinel_probe_schedule(context: dg.ScheduleEvaluationContext, paths: BenchPaths):
-    tick = parse_utc(context.scheduled_execution_time or datetime.now(timezone.utc))
-    requests = probe_run_requests(paths, tick)
-    return requests or dg.SkipReason(f"no sentinel page due for a probe at {tick_key(tick)}")
+def probe_schedule(paths: BenchPaths) -> dg.ScheduleDefinition:
+    """The 6-hourly probe schedule, reading the warehouse at `paths`.
+
+    The paths are bound when the schedule is defined rather than as a Dagster resource: building
+    resources for an evaluation costs a Dagster instance each tick, and the schedule needs nothing
+    but this one read. The code location binds the same paths as its assets' `paths` resource."""
+
+    @dg.schedule(name="sentinel_probe_schedule", cron_schedule=PROBE_CRON, job=sentinel_probe_job,
+                 execution_timezone="UTC", default_status=dg.DefaultScheduleStatus.RUNNING,
+                 description="Every 6 hours: one run per snapshot whose sentinel pages some vendor has not yet "
+                             "returned (within their 30 days). Running by default.")
+    def sentinel_probe_schedule(context: dg.ScheduleEvaluationContext):
+        tick = parse_utc(context.scheduled_execution_time or datetime.now(timezone.utc))
+        requests = probe_run_requests(paths, tick)
+        return requests or dg.SkipReason(f"no sentinel page due for a probe at {tick_key(tick)}")
+
+    return sentinel_probe_schedule
+
+
+sentinel_probe_schedule = probe_schedule(bench_paths_from_env())
 
 
 def drive_probe_schedule(ticks: list[datetime], resources: dict, instance: dg.DagsterInstance,
-                         schedule_instance: dg.DagsterInstance | None = None, run_config: dict | None = None) -> list:
-    """Evaluate the real schedule at each tick and execute its run requests with the real probe
-    job, in-process (what the daemon does, minus waiting 6 hours). Returns the runs' results.
+                         run_config: dict | None = None, batch: bool = False) -> list[dg.ExecuteInProcessResult]:
+    """What the daemon does over many ticks, minus the waiting: at each tick, call the real
+    schedule function, and execute its run requests with the real probe job, in-process, on
+    `instance` (which must know the snapshot partitions). Returns the runs' results.
 
-    `instance` records the runs; the schedule's context gets `schedule_instance` (default
-    `instance`), which must be persistent (e.g. `dg.instance_for_test()`) and know the snapshot
-    partitions, since partitioned run requests are resolved against it."""
+    With `batch`, the schedule is evaluated at every tick first and each snapshot's requests
+    become one run that probes their ticks in order (a catch-up run): the job decides what is
+    due at each tick from the ticks before it, so the probes are the same as with a run per tick,
+    without a Dagster run and a warehouse round trip per tick. The schedule is invoked directly
+    (no instance is built from a ref each tick); `dg.build_schedule_context(instance=...)` with
+    `evaluate_tick` is the daemon's path."""
+    schedule = probe_schedule(resources["paths"])
     defs = dg.Definitions(assets=[sentinel_pages, sentinel_probes], jobs=[sentinel_probe_job],
-                          schedules=[sentinel_probe_schedule], resources=resources)
+                          schedules=[schedule], resources=resources)
     job = defs.resolve_job_def(sentinel_probe_job.name)
-    schedule = defs.resolve_schedule_def(sentinel_probe_schedule.name)
-    repository = defs.get_repository_def()
+    quiet = run_config or {}
+
+    def execute(partition_key: str, probe_at: list[str], tags: dict[str, str]) -> dg.ExecuteInProcessResult:
+        return job.execute_in_process(
+            run_config={**quiet, "ops": {"sentinel_probes": {"config": {"probe_at": probe_at}}}},
+            partition_key=partition_key, instance=instance, raise_on_error=False,
+            tags={**tags, "dagster/schedule_name": schedule.name})
+
     results = []
+    batched: dict[str, list[dg.RunRequest]] = {}
     for tick in ticks:
-        with dg.build_schedule_context(instance=schedule_instance or instance, scheduled_execution_time=tick,
-                                       resources=resources, repository_def=repository) as context:
-            data = schedule.evaluate_tick(context)
-        for request in data.run_requests or []:
-            config = request.run_config if not run_config else {**request.run_config, **run_config}
-            results.append(job.execute_in_process(run_config=config, partition_key=request.partition_key,
-                                                  tags=request.tags, instance=instance, raise_on_error=False))
+        with dg.build_schedule_context(scheduled_execution_time=tick) as context:
+            requests = schedule(context)
+        for request in requests if isinstance(requests, list) else []:
+            if batch:
+                batched.setdefault(request.partition_key, []).append(request)
+            else:
+                results.append(execute(request.partition_key,
+                                       request.run_config["ops"]["sentinel_probes"]["config"]["probe_at"],
+                                       request.tags))
+    for partition_key, requests in batched.items():
+        probe_at = [t for r in requests for t in r.run_config["ops"]["sentinel_probes"]["config"]["probe_at"]]
+        results.append(execute(partition_key, probe_at, {
+            "bench/probe_at": f"{requests[0].tags['bench/probe_at']}..{requests[-1].tags['bench/probe_at']}",
+            "bench/sentinel_probe": partition_key, "bench/ticks": str(len(probe_at))}))
     return results
+
+
+@dataclass
+class ProbeCycle:
+    """What a simulated cycle did: its ticks, the probe runs' results, and a summary."""
+
+    ticks: list[datetime]
+    runs: list[dg.ExecuteInProcessResult]
+    summary: dict
+
+
+def simulate_probe_cycle(snapshot_id: str, resources: dict, instance: dg.DagsterInstance, published_at: datetime,
+                         days: float = WINDOW_HOURS / 24, count: int = 12, run_config: dict | None = None) -> ProbeCycle:
+    """A whole sentinel cycle in simulated time: publish a batch at `published_at`, then evaluate
+    the probe schedule at every 6-hourly tick of the next `days` and probe them all in one run of
+    the probe job (`drive_probe_schedule(batch=True)`), both recorded on `instance`."""
+    quiet = run_config or {}
+    result = dg.materialize([sentinel_pages], instance=instance, partition_key=snapshot_id, resources=resources,
+                            raise_on_error=False, tags={"bench/launched_by": "simulated sentinel cycle"},
+                            run_config={**quiet, "ops": {"sentinel_pages": {"config": {
+                                "published_at": published_at.isoformat(), "count": count}}}})
+    if not result.success:
+        raise dg.Failure(f"publishing the sentinel batch of {snapshot_id} failed")
+    ticks = probe_ticks(published_at, published_at + timedelta(hours=days * 24))
+    runs = drive_probe_schedule(ticks, resources, instance, run_config=quiet, batch=True)
+    warehouse = resources["paths"].warehouse()
+    probes = warehouse.query_df("SELECT count(*) AS n, coalesce(sum(billed_usd), 0) AS usd FROM sentinel_probes "
+                                "WHERE snapshot_id = ?", [snapshot_id])
+    summary = {"ticks": len(ticks), "runs": len(runs), "failed_runs": sum(not r.success for r in runs),
+               "probes": int(probes["n"][0]), "spend_usd": round(float(probes["usd"][0]), 6)}
+    return ProbeCycle(ticks, runs, summary)

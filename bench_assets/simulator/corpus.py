@@ -284,48 +284,123 @@ class Corpus:
         return self.pages.get(url)
 
 
+# Reserve pages: made from the same templates as the golden pages but from their own random
+# streams, so the golden pages never change. "decoy" pages back the decoy queries sent with the
+# holdout; "candidate" pages are the pool that dead rows and rotated rows are replaced from. They
+# are served and searchable like any page, so nothing on the wire tells them from golden pages.
+RESERVE_KINDS = ("decoy", "candidate")
+RESERVE_HORIZON = 64  # reserve URLs avoid this many golden (and decoy) URLs per stratum, so pools are prefix-stable
+
+
+def reserve_size(pages_per_stratum: int) -> int:
+    """Reserve pages of each kind per stratum: half the golden pages (decoys up to 1.6 × a 30 % holdout)."""
+    return max(1, (pages_per_stratum + 1) // 2)
+
+
+def _stratum_stream(stratum: str, rng: random.Random, distractors_per_page: int, taken: set[str]):
+    """Pages of one stratum in their seeded order, each with its distractors; URL collisions are redrawn."""
+    template = STRATA[stratum]
+    made = 0
+    while True:
+        page = template(rng, made)
+        if page.url in taken:  # a name collision: draw again rather than overwrite a page
+            continue
+        taken.add(page.url)
+        yield page, [_distractor(page, rng, made * 10 + d) for d in range(distractors_per_page)]
+        made += 1
+
+
+def _stream_rng(seed: int, stratum: str, kind: str) -> random.Random:
+    return random.Random(f"{seed}:{stratum}" if kind == "golden" else f"{seed}:{stratum}:{kind}")
+
+
+@lru_cache(maxsize=64)
+def _stratum_pages(stratum: str, kind: str, count: int, seed: int = DEMO_SEED,
+                   distractors_per_page: int = 2) -> tuple[tuple[Page, tuple[Page, ...]], ...]:
+    """The first `count` pages of one stratum's stream ("golden", "decoy" or "candidate")."""
+    taken: set[str] = set()
+    if kind != "golden":
+        # each reserve stream avoids the URLs of the streams before it, far beyond any corpus size
+        earlier = ("golden",) + RESERVE_KINDS[:RESERVE_KINDS.index(kind)]
+        horizon = max(RESERVE_HORIZON, count)
+        for other in earlier:
+            taken |= {p.url for p, _ in _stratum_pages(stratum, other, horizon, seed, distractors_per_page)}
+    stream = _stratum_stream(stratum, _stream_rng(seed, stratum, kind), distractors_per_page, taken)
+    out = []
+    for _ in range(count):
+        page, distractors = next(stream)
+        out.append((page, tuple(distractors)))
+    return tuple(out)
+
+
+def reserve_pages(kind: str, stratum: str, count: int, seed: int = DEMO_SEED) -> list[Page]:
+    """The first `count` reserve pages of a stratum (prefix-stable: more pages never change the first ones)."""
+    return [page for page, _ in _stratum_pages(stratum, kind, count, seed)]
+
+
 @lru_cache(maxsize=8)
-def build_corpus(pages_per_stratum: int = 14, seed: int = DEMO_SEED, distractors_per_page: int = 2) -> Corpus:
-    """Build the planted corpus deterministically from the seed."""
+def build_corpus(pages_per_stratum: int = 14, seed: int = DEMO_SEED, distractors_per_page: int = 2,
+                 reserve_per_stratum: int | None = None) -> Corpus:
+    """Build the planted corpus deterministically from the seed: golden pages, their distractors,
+    and `reserve_per_stratum` (default: `reserve_size`) decoy and candidate pages with theirs."""
+    reserve = reserve_size(pages_per_stratum) if reserve_per_stratum is None else reserve_per_stratum
     pages: dict[str, Page] = {}
     golden: list[Page] = []
-    for stratum, template in STRATA.items():
-        rng = random.Random(f"{seed}:{stratum}")
-        made = 0
-        while made < pages_per_stratum:
-            page = template(rng, made)
-            if page.url in pages:  # a name collision: draw again rather than overwrite a page
-                continue
+    for stratum in STRATA:
+        for page, distractors in _stratum_pages(stratum, "golden", pages_per_stratum, seed, distractors_per_page):
             pages[page.url] = page
             golden.append(page)
-            for d in range(distractors_per_page):
-                other = _distractor(page, rng, made * 10 + d)
+            for other in distractors:
                 pages.setdefault(other.url, other)
-            made += 1
+    for kind in RESERVE_KINDS:
+        for stratum in STRATA:
+            for page, distractors in _stratum_pages(stratum, kind, reserve, seed, distractors_per_page):
+                pages.setdefault(page.url, page)
+                for other in distractors:
+                    pages.setdefault(other.url, other)
     return Corpus(pages=pages, golden_pages=tuple(golden))
+
+
+PLANTED_VERIFICATION = Verification(
+    verified_by=PLANTED_VERIFIER,
+    verified_at=datetime(2026, 6, 1, tzinfo=timezone.utc),
+    evidence="planted page generated from seed; facts asserted at generation",
+)
+
+
+def page_rows(page: Page, base: str, cohort: str) -> list[GoldenRow]:
+    """The three golden rows (search, extract, answer) a planted page supports, ids `<base>-s|x|a`."""
+    common = dict(cohort=cohort, stratum=page.stratum, provenance="planted", verification=PLANTED_VERIFICATION)
+    return [
+        GoldenRow(id=f"{base}-s", task=SearchTask(type="search", query=page.query, golden_urls=[page.url]), **common),
+        GoldenRow(id=f"{base}-x", task=ExtractTask(
+            type="extract", url=page.url, title=page.title, anchor_phrases=list(page.anchor_phrases),
+            table_cells=list(page.table_cells), numeric_facts=list(page.numeric_facts),
+            numeric_tolerance=0.0, noise=list(NOISE_STRINGS)), **common),
+        GoldenRow(id=f"{base}-a", task=AnswerTask(
+            type="answer", question=page.question, exact_answer=page.exact_answer, number=page.number_answer,
+            tolerance=0.0 if page.number_answer is None else 0.001, source_urls=[page.url]), **common),
+    ]
 
 
 def demo_golden_rows(rows_per_stratum: int = 42, cohort: str = "2026-q3", seed: int = DEMO_SEED) -> list[GoldenRow]:
     """Three golden rows (search, extract, answer) for each planted page: rows_per_stratum / 3 pages per stratum."""
     pages_per_stratum = max(1, rows_per_stratum // 3)
     corpus = build_corpus(pages_per_stratum=pages_per_stratum, seed=seed)
-    verified = Verification(
-        verified_by=PLANTED_VERIFIER,
-        verified_at=datetime(2026, 6, 1, tzinfo=timezone.utc),
-        evidence="planted page generated from seed; facts asserted at generation",
-    )
     rows: list[GoldenRow] = []
     counters: dict[str, int] = {}
     for page in corpus.golden_pages:
         n = counters[page.stratum] = counters.get(page.stratum, 0) + 1
-        base = f"{page.stratum}-{n:03d}"
-        common = dict(cohort=cohort, stratum=page.stratum, provenance="planted", verification=verified)
-        rows.append(GoldenRow(id=f"{base}-s", task=SearchTask(type="search", query=page.query, golden_urls=[page.url]), **common))
-        rows.append(GoldenRow(id=f"{base}-x", task=ExtractTask(
-            type="extract", url=page.url, title=page.title, anchor_phrases=list(page.anchor_phrases),
-            table_cells=list(page.table_cells), numeric_facts=list(page.numeric_facts),
-            numeric_tolerance=0.0, noise=list(NOISE_STRINGS)), **common))
-        rows.append(GoldenRow(id=f"{base}-a", task=AnswerTask(
-            type="answer", question=page.question, exact_answer=page.exact_answer, number=page.number_answer,
-            tolerance=0.0 if page.number_answer is None else 0.001, source_urls=[page.url]), **common))
+        rows.extend(page_rows(page, f"{page.stratum}-{n:03d}", cohort))
+    return rows
+
+
+def reserve_rows(kind: str, pages_per_stratum: int, cohort: str = "2026-q3", seed: int = DEMO_SEED) -> list[GoldenRow]:
+    """Rows on the reserve pages of every stratum: decoys (`kind="decoy"`, ids `<stratum>-d001-s`)
+    or the replacement candidates (`"candidate"`, ids `<stratum>-c001-s`), three per page."""
+    letter = {"decoy": "d", "candidate": "c"}[kind]
+    rows: list[GoldenRow] = []
+    for stratum in STRATA:
+        for n, page in enumerate(reserve_pages(kind, stratum, pages_per_stratum, seed), start=1):
+            rows.extend(page_rows(page, f"{stratum}-{letter}{n:03d}", cohort))
     return rows

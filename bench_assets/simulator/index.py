@@ -38,19 +38,35 @@ class SearchIndex:
         self.corpus = corpus
         self.pages = [p for p in corpus.pages.values()]
         self.bm25 = BM25Okapi([tokenize(p.text()) for p in self.pages])
+        # Caches, so the simulator is not the bottleneck of a run: BM25 scores depend on the query
+        # alone (every vendor sends it), coverage on the vendor and page alone.
+        self._scores = lru_cache(maxsize=8192)(lambda terms: self.bm25.get_scores(list(terms)))
+        self._coverage: dict[tuple[str, float], list[bool]] = {}
+
+    def _covered(self, vendor: str, coverage: float) -> list[bool]:
+        key = (vendor, coverage)
+        if key not in self._coverage:
+            self._coverage[key] = [unit_hash(vendor, "coverage", p.url) < coverage for p in self.pages]
+        return self._coverage[key]
 
     def search(self, query: str, vendor: str, profile: VendorProfile, n: int, extra_pages: list[Page] | None = None) -> list[Hit]:
         terms = tokenize(query)
         if not terms:
             return []
-        scores = self.bm25.get_scores(terms)
+        scores = self._scores(tuple(terms))
         top = max(scores.max(), 1e-9)
+        candidates = [(page, score / top) for page, score, covered
+                      in zip(self.pages, scores, self._covered(vendor, profile.coverage)) if score > 0 and covered]
+        if 0 < n < len(candidates):
+            # A page whose score plus the largest possible noise stays below the n-th best score
+            # cannot reach the top n: skip hashing its noise (a safe margin keeps ties in).
+            nth = sorted((base for _, base in candidates), reverse=True)[n - 1]
+            reach = (1.0 - profile.quality) * 1.6 * (1 + 1e-9) + 1e-12
+            candidates = [(page, base) for page, base in candidates if base + reach >= nth]
         ranked = []
-        for page, score in zip(self.pages, scores):
-            if score <= 0 or unit_hash(vendor, "coverage", page.url) >= profile.coverage:
-                continue
+        for page, base in candidates:
             noise = unit_hash(vendor, "rank", query, page.url) * (1.0 - profile.quality) * 1.6
-            ranked.append((score / top + noise, page))
+            ranked.append((base + noise, page))
         for page in extra_pages or ():  # pages outside the BM25 model: scored by the share of query words they hold
             share = len(set(terms) & set(tokenize(page.text()))) / len(set(terms))
             if share > 0:

@@ -74,6 +74,7 @@ def start_simulator(port: int | None = None, env: dict[str, str] | None = None, 
     """Start the simulator as a child process and wait until it answers its health check."""
     port = port or free_port()
     child_env = {**os.environ, **(env or {})}
+    _check_environment(child_env)  # a bad variable fails here, naming it, not as a dead child process
     proc = subprocess.Popen([sys.executable, "-m", "bench_assets.simulator.server", "--port", str(port), "--quiet"],
                             env=child_env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + timeout
@@ -89,6 +90,16 @@ def start_simulator(port: int | None = None, env: dict[str, str] | None = None, 
         time.sleep(0.1)
     proc.kill()
     raise RuntimeError(f"simulator did not answer on port {port} within {timeout}s")
+
+
+def _check_environment(environ: dict[str, str]) -> None:
+    """Raise BenchInputError for a malformed simulator variable (the child would refuse it anyway)."""
+    from bench_assets.simulator.app import _env_number
+    from bench_assets.simulator.faults import fault_plan_from_env
+
+    fault_plan_from_env(environ)
+    _env_number("BENCH_SIM_PAGES_PER_STRATUM", "14", int, 1, environ)
+    _env_number("BENCH_SIM_LATENCY_SCALE", "1.0", float, 0.0, environ)
 
 
 def main(argv: list[str] | None = None) -> None:

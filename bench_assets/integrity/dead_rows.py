@@ -1,0 +1,67 @@
+"""Dead golden rows: a row whose page or fact no longer holds is marked dead with the date, and
+replaced from its stratum's candidate pool.
+
+A replacement is a candidate row of the same stratum and task type, verified against its own page
+before it is adopted; it takes the dead row's side of the split (so a stratum keeps its 70/30 and
+no public row can reveal a holdout page), and it consumes its whole candidate group (rows of one
+candidate page never end up on both sides). A dead row without a verified replacement is a
+problem that grows with time: the check warns from day 5 and fails after day 7.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from dataclasses import dataclass
+from datetime import date
+from typing import Callable
+
+import pandas as pd
+
+from bench_assets.golden import GoldenRow
+from bench_assets.split import split_groups
+
+WARN_AFTER_DAYS = 5
+FAIL_AFTER_DAYS = 7
+
+
+def draw_replacement(dead: GoldenRow, candidates: list[GoldenRow], used_groups: set[str], key: bytes,
+                     snapshot_id: str, verified: Callable[[GoldenRow], bool]) -> tuple[GoldenRow, str] | None:
+    """The first candidate of the dead row's stratum and task type, in an order keyed by the
+    secret, whose group is unused and which verifies; returns (row, its group) or None."""
+    groups = split_groups(candidates)
+    order = sorted((c for c in candidates if c.stratum == dead.stratum and c.task_type == dead.task_type
+                    and groups[c.id] not in used_groups),
+                   key=lambda c: hmac.new(key, f"replace\x1f{snapshot_id}\x1f{dead.id}\x1f{c.id}".encode(),
+                                          hashlib.sha256).hexdigest())
+    for candidate in order:
+        if verified(candidate):
+            return candidate, groups[candidate.id]
+    return None
+
+
+@dataclass(frozen=True)
+class DeadRowCheck:
+    passed: bool
+    severity: str  # "WARN" or "ERROR"
+    description: str
+    overdue: list[tuple[str, int]]  # (row id, days dead) of rows with no replacement
+
+
+def dead_row_check(dead: pd.DataFrame, today: date) -> DeadRowCheck:
+    """Dead rows without a replacement: a warning from day 5, a failure after day 7."""
+    if dead.empty:
+        return DeadRowCheck(True, "WARN", "no dead golden rows", [])
+    open_rows = dead[dead["replacement_row_id"].isna()]
+    ages = [(str(r.row_id), (today - pd.Timestamp(r.dead_since).date()).days) for r in open_rows.itertuples(index=False)]
+    failing = [a for a in ages if a[1] > FAIL_AFTER_DAYS]
+    warning = [a for a in ages if a[1] >= WARN_AFTER_DAYS]
+    replaced = len(dead) - len(open_rows)
+    if failing:
+        return DeadRowCheck(False, "ERROR", f"{len(failing)} dead rows have had no replacement for more than "
+                            f"{FAIL_AFTER_DAYS} days ({replaced} replaced)", ages)
+    if warning:
+        return DeadRowCheck(False, "WARN", f"{len(warning)} dead rows have had no replacement for "
+                            f"{WARN_AFTER_DAYS} days or more ({replaced} replaced); it fails after {FAIL_AFTER_DAYS}", ages)
+    return DeadRowCheck(True, "WARN", f"{len(dead)} dead rows, {replaced} replaced, "
+                        f"{len(open_rows)} waiting (none for {WARN_AFTER_DAYS} days yet)", ages)

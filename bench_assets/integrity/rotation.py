@@ -1,0 +1,116 @@
+"""Rotation: plan which golden rows retire next quarter, and what replaces them.
+
+25 % of each cohort retires every quarter. The draw is biased toward strata where vendor scores
+saturate (where the mean correct rate across vendors is high, a row tells vendors apart least):
+each group of rows (rows sharing a URL retire together, as they were split together) gets weight
+exp(bias × saturation of its stratum), and groups are drawn without replacement by weighted
+random keys (Efraimidis–Spirakis), the randomness keyed by the split secret so the plan is
+reproducible by the operator and unpredictable to anyone else. Each retired group is replaced
+from its stratum's candidate pool and its replacement takes its side of the split, so every
+stratum keeps its 70/30.
+
+The plan is a file for review (it names holdout rows, so it lives in the private store); nothing
+is rewritten until an operator applies it to the next quarter's golden set.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from bench_assets.golden import GoldenRow
+from bench_assets.split import split_groups
+
+RETIRE_SHARE = 0.25
+SATURATION_BIAS = 3.0  # weight = exp(bias × saturation): a saturated stratum (1.0) weighs e³ ≈ 20 × an unsolved one
+
+
+def saturation_by_stratum(scores: pd.DataFrame) -> dict[str, float]:
+    """Per stratum, the mean over vendors of the vendor's correct rate (rows a vendor cannot serve left out)."""
+    if scores.empty:
+        return {}
+    served = scores[scores["response_class"] != "unsupported"]
+    per_vendor = served.assign(correct=served["correct"].fillna(False).astype(float)) \
+        .groupby(["stratum", "vendor"])["correct"].mean()
+    return {str(s): float(v) for s, v in per_vendor.groupby(level=0).mean().items()}
+
+
+def _uniform(key: bytes, *parts: str) -> float:
+    digest = hmac.new(key, "\x1f".join(parts).encode(), hashlib.sha256).digest()
+    return (int.from_bytes(digest[:8], "big") + 0.5) / 2**64
+
+
+@dataclass(frozen=True)
+class RotationPlan:
+    retire: list[dict[str, Any]]
+    replacements: list[dict[str, Any]]
+    cohorts: dict[str, dict[str, Any]]
+    saturation: dict[str, float]
+
+
+def plan_rotation(rows: list[GoldenRow], split: dict[str, str], saturation: dict[str, float],
+                  candidates: list[GoldenRow], key: bytes, snapshot_id: str, share: float = RETIRE_SHARE,
+                  bias: float = SATURATION_BIAS, used_candidates: frozenset[str] = frozenset()) -> RotationPlan:
+    """Choose round(share × rows) rows to retire in every cohort (in whole groups, to within half a
+    group), biased toward saturated strata, and a replacement group of the same stratum for each."""
+    groups = split_groups(rows)
+    members: dict[str, list[GoldenRow]] = defaultdict(list)
+    for row in rows:
+        members[groups[row.id]].append(row)
+    by_cohort: dict[str, list[str]] = defaultdict(list)
+    for gid, group in members.items():
+        by_cohort[group[0].cohort].append(gid)
+    cand_groups = split_groups(candidates)
+    cand_members: dict[str, list[GoldenRow]] = defaultdict(list)
+    for row in candidates:
+        if row.id not in used_candidates:
+            cand_members[cand_groups[row.id]].append(row)
+    pool: dict[str, list[str]] = defaultdict(list)
+    for gid in sorted(cand_members, key=lambda g: _uniform(key, "candidate", snapshot_id, g)):
+        pool[cand_members[gid][0].stratum].append(gid)
+
+    retire, replacements, cohorts = [], [], {}
+    for cohort in sorted(by_cohort):
+        gids = by_cohort[cohort]
+        n_rows = sum(len(members[g]) for g in gids)
+        target = share * n_rows
+
+        def weighted_key(gid: str) -> float:  # Efraimidis–Spirakis: u^(1/w), the largest keys are drawn
+            weight = math.exp(bias * saturation.get(members[gid][0].stratum, 0.0))
+            return math.log(_uniform(key, "rotation", snapshot_id, cohort, gid)) / weight
+
+        chosen, taken = [], 0
+        for gid in sorted(gids, key=weighted_key, reverse=True):
+            size = len(members[gid])
+            if taken + size <= target + size / 2:
+                chosen.append(gid)
+                taken += size
+            if taken >= target - 0.5:
+                break
+        by_stratum: dict[str, int] = defaultdict(int)
+        for gid in sorted(chosen):
+            group = members[gid]
+            stratum = group[0].stratum
+            by_stratum[stratum] += len(group)
+            replacement = pool[stratum].pop(0) if pool[stratum] else None
+            new_rows = cand_members[replacement] if replacement else []
+            side = split.get(group[0].id, "public")
+            for row in group:
+                retire.append({"row_id": row.id, "cohort": cohort, "stratum": stratum, "task_type": row.task_type,
+                               "split": split.get(row.id), "group": gid,
+                               "replaced_by": [r.id for r in new_rows] or None})
+            for row in new_rows:
+                replacements.append({"row_id": row.id, "stratum": stratum, "task_type": row.task_type,
+                                     "takes_split": side, "replaces_group": gid})
+        cohorts[cohort] = {"rows": n_rows, "retire_target": round(target, 2), "retire_rows": taken,
+                           "retire_share": round(taken / n_rows, 4) if n_rows else 0.0,
+                           "retired_by_stratum": dict(sorted(by_stratum.items())),
+                           "unreplaced_groups": len({r["group"] for r in retire
+                                                     if r["cohort"] == cohort and not r["replaced_by"]})}
+    return RotationPlan(retire=retire, replacements=replacements, cohorts=cohorts, saturation=saturation)

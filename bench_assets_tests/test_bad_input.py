@@ -1,0 +1,178 @@
+"""Bad input everywhere a user can give it: a clear error naming the input and field, and the
+warehouse left exactly as it was.
+
+A warehouse populated by a good run (golden rows, a vendor partition, aggregates) is the
+starting point; each bad input (manifest, golden file, environment variable, CLI argument) is
+then given the way an operator would give it, and the whole warehouse, every table and every
+partition archive, is compared with what it held before.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from contextlib import contextmanager
+from pathlib import Path
+
+import dagster as dg
+import duckdb
+import pytest
+import yaml
+
+from bench_assets import cli
+from bench_assets.errors import BenchInputError
+from bench_assets.simulator.server import start_simulator
+from bench_assets.warehouse import TABLES
+from bench_assets_tests.helpers import GOLDEN_STAGES, SNAPSHOT, VENDOR_STAGES, make_home, materialize, vendor_key
+
+VENDOR = "brave"
+
+
+def fingerprint(home: Path) -> dict[str, str]:
+    """A digest of every table of the warehouse and every partition archive, row by row."""
+    warehouse = home / "data" / "warehouse" / "bench.duckdb"
+    out = {}
+    for path in [warehouse, *sorted((warehouse.parent / "partitions").rglob("*.duckdb"))]:
+        con = duckdb.connect(str(path), read_only=True)
+        try:
+            present = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+            for table in sorted(present & set(TABLES)):
+                rows = con.execute(f"SELECT * FROM {table} ORDER BY ALL").fetchall()
+                out[f"{path.name}:{table}"] = hashlib.sha256(repr(rows).encode()).hexdigest() + f" ({len(rows)} rows)"
+        finally:
+            con.close()
+    return out
+
+
+@pytest.fixture(scope="module")
+def populated(tmp_path_factory, simulator):
+    home = make_home(tmp_path_factory.mktemp("home"), [VENDOR], rows_per_stratum=6)
+    dagster_home = tmp_path_factory.mktemp("dagster")
+    with dg.instance_for_test(temp_dir=str(dagster_home)) as instance:
+        instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
+        materialize(instance, home, simulator.base_url, GOLDEN_STAGES, SNAPSHOT)
+        materialize(instance, home, simulator.base_url, VENDOR_STAGES, vendor_key(VENDOR))
+        materialize(instance, home, simulator.base_url, ("vendor_leaderboard",), SNAPSHOT)
+        before = fingerprint(home)
+        assert any("raw_responses" in k for k in before) and all(not v.startswith("(0") for v in before.values())
+        yield home, instance, before
+
+
+@contextmanager
+def manifest_edited(home: Path, edit=None, text: str | None = None):
+    path = home / "data" / "snapshots" / SNAPSHOT / "manifest.yaml"
+    original = path.read_text()
+    if text is None:
+        data = yaml.safe_load(original)
+        edit(data)
+        text = yaml.safe_dump(data, sort_keys=False)
+    path.write_text(text)
+    try:
+        yield path
+    finally:
+        path.write_text(original)
+
+
+def failure_text(result) -> str:
+    failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
+    data = failure.event_specific_data
+    return (data.user_failure_data.description if data.user_failure_data else None) or data.error.message
+
+
+# ##### MANIFEST AND GOLDEN FILE, THROUGH DAGSTER
+
+
+@pytest.mark.parametrize("stages, partition", [(GOLDEN_STAGES, SNAPSHOT), (VENDOR_STAGES, vendor_key(VENDOR))])
+@pytest.mark.parametrize("edit, field", [
+    (lambda d: d["vendors"][VENDOR].update(concurrency=0), "vendors.brave.concurrency"),
+    (lambda d: d["vendors"][VENDOR].update(timeout_seconds="soon"), "vendors.brave.timeout_seconds"),
+    (lambda d: d["vendors"][VENDOR]["endpoints"].update(search="api.search.brave.com/x"), "vendors.brave.endpoints"),
+    (lambda d: d.update(mode="production"), "mode"),
+])
+def test_a_bad_manifest_field_is_named_and_changes_nothing(populated, simulator, stages, partition, edit, field):
+    home, instance, before = populated
+    with manifest_edited(home, edit) as path:
+        result = materialize(instance, home, simulator.base_url, stages, partition, raise_on_error=False)
+    assert not result.success
+    message = failure_text(result)
+    assert str(path) in message and f"field '{field}'" in message, message
+    assert fingerprint(home) == before
+
+
+def test_a_manifest_that_is_not_yaml_is_named_with_its_line(populated, simulator):
+    home, instance, before = populated
+    with manifest_edited(home, text="snapshot_id: web_search-2026-q3\nmode: [simulated\n") as path:
+        result = materialize(instance, home, simulator.base_url, GOLDEN_STAGES, SNAPSHOT, raise_on_error=False)
+    assert not result.success
+    assert f"{path}:3: field '<yaml>'" in failure_text(result)
+    assert fingerprint(home) == before
+
+
+def test_a_malformed_golden_row_is_named_and_the_golden_rows_stay(populated, simulator):
+    home, instance, before = populated
+    good = json.loads((home / "data" / "private" / "golden" / f"{SNAPSHOT}.jsonl").read_text().splitlines()[0])
+    bad = {**good, "id": good["id"] + "-x", "task": {**good["task"], "type": "search", "golden_urls": ["not a url"]}}
+    golden = home / "data" / "private" / "golden" / "edited.jsonl"
+    golden.write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n")
+    with manifest_edited(home, lambda d: d.update(golden={"source": "file", "path": "golden/edited.jsonl"})):
+        result = materialize(instance, home, simulator.base_url, ("golden_rows",), SNAPSHOT, raise_on_error=False)
+    assert not result.success
+    assert f"{golden}:2: field 'task" in failure_text(result)
+    assert fingerprint(home) == before
+
+
+# ##### ENVIRONMENT
+
+
+def test_a_missing_split_key_in_live_mode_is_named_and_changes_nothing(populated, simulator, monkeypatch):
+    home, instance, before = populated
+    monkeypatch.delenv("BENCH_SPLIT_KEY", raising=False)
+    with manifest_edited(home, lambda d: d.update(mode="live")):
+        result = materialize(instance, home, simulator.base_url, ("query_split",), SNAPSHOT, raise_on_error=False)
+    assert not result.success
+    assert "$BENCH_SPLIT_KEY: field 'BENCH_SPLIT_KEY': the split key is required in live mode" in failure_text(result)
+    assert fingerprint(home) == before
+
+
+@pytest.mark.parametrize("name, value, field", [
+    ("BENCH_SIM_FAULTS", '{"vendors": {"exa": {"timeout": 3}}}', "vendors.exa.timeout"),
+    ("BENCH_SIM_FAULTS", "{not json", "<json>"),
+    ("BENCH_SIM_LATENCY_SCALE", "fast", "BENCH_SIM_LATENCY_SCALE"),
+    ("BENCH_SIM_PAGES_PER_STRATUM", "0", "BENCH_SIM_PAGES_PER_STRATUM"),
+])
+def test_a_bad_simulator_variable_is_named_before_anything_starts(name, value, field):
+    with pytest.raises(BenchInputError) as err:
+        start_simulator(env={name: value})
+    assert f"${name}: field '{field}'" in str(err.value)
+
+
+# ##### CLI ARGUMENTS AND VARIABLES
+
+
+@pytest.mark.parametrize("argv, env, expected", [
+    (["rescore", "Bad ID"], {}, "argument snapshot: 'Bad ID' is not a snapshot id"),
+    (["rescore", "../web_search-2026-q3"], {}, "is not a snapshot id"),
+    (["rescore", "nosuch-2026-q1"], {}, "unknown snapshot 'nosuch-2026-q1'"),
+    (["estimate", "nosuch-2026-q1"], {}, "unknown snapshot 'nosuch-2026-q1'"),
+    (["snapshot", "add", "web_search-2026-q5"], {}, "is not a snapshot id"),
+    (["demo", "--snapshot", "nosuch-2026-q1"], {}, "unknown snapshot 'nosuch-2026-q1'"),
+    (["demo", "--workers", "0"], {}, "argument --workers: '0' is not a positive integer"),
+    (["demo"], {"BENCH_WORKERS": "many"}, "$BENCH_WORKERS: field 'BENCH_WORKERS': 'many' is not a positive integer"),
+    (["demo"], {"BENCH_SIM_FAULTS": '{"vendors": {"acme": {}}}'}, "$BENCH_SIM_FAULTS: field 'vendors'"),
+    (["simulator", "--port", "70000"], {}, "argument --port: '70000' is not a TCP port"),
+])
+def test_a_bad_cli_argument_or_variable_is_named_and_changes_nothing(populated, monkeypatch, capsys, tmp_path,
+                                                                    argv, env, expected):
+    home, _, before = populated
+    monkeypatch.setenv("BENCH_HOME", str(home))
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "dagster_home"))
+    monkeypatch.delenv("BENCH_SIMULATOR_URL", raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    try:
+        code = cli.main(argv)
+    except SystemExit as exit_:
+        code = exit_.code
+    assert code == 2
+    assert expected in capsys.readouterr().err
+    assert fingerprint(home) == before

@@ -1,0 +1,64 @@
+"""Business days for the vendor-review gate: weekends and US federal holidays (observed) skipped."""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+
+import pandas as pd
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bench_assets.business_days import add_business_days, business_days_between, review_clock, today, us_federal_holidays
+from bench_assets.integrity.review import review_gate
+
+
+def test_ten_business_days_skip_the_observed_independence_day():
+    # Friday 26 June 2026 + 10 business days: 3 July (Independence Day observed, a Friday) is skipped
+    assert date(2026, 7, 3) in us_federal_holidays(2026, 2026)
+    assert add_business_days(date(2026, 6, 26), 10) == date(2026, 7, 13)
+    assert business_days_between(date(2026, 6, 26), date(2026, 7, 10)) == 9
+    assert business_days_between(date(2026, 6, 26), date(2026, 7, 13)) == 10
+    # Juneteenth (Friday 19 June 2026) is skipped too
+    assert add_business_days(date(2026, 6, 5), 10) == date(2026, 6, 22)
+    assert add_business_days(date(2026, 9, 11), 10) == date(2026, 9, 25)  # no holiday in between
+
+
+def test_thanksgiving_and_christmas_weeks():
+    assert add_business_days(date(2026, 11, 20), 10) == date(2026, 12, 7)  # Thanksgiving 26 Nov skipped
+    assert add_business_days(date(2026, 12, 18), 10) == date(2027, 1, 5)  # 25 Dec and 1 Jan skipped
+
+
+def test_a_packet_sent_on_a_weekend_counts_from_monday():
+    assert add_business_days(date(2026, 6, 27), 10) == add_business_days(date(2026, 6, 26), 10)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dates(min_value=date(2025, 1, 1), max_value=date(2030, 12, 31)), st.integers(min_value=1, max_value=30))
+def test_add_and_count_agree_with_a_day_by_day_walk(start, days):
+    holidays = set(us_federal_holidays(2024, 2032))
+    day, left = start, days
+    while left:
+        day += timedelta(days=1)
+        if day.weekday() < 5 and day not in holidays:
+            left -= 1
+    assert add_business_days(start, days) == day
+    assert business_days_between(start, day) == days
+    assert business_days_between(start, day - timedelta(days=1)) == days - 1
+
+
+def test_the_bench_clock_reads_bench_today(monkeypatch):
+    monkeypatch.setenv("BENCH_TODAY", "2026-07-13")
+    assert today() == date(2026, 7, 13)
+    assert review_clock(date(2026, 6, 26), today()).passed
+
+
+def test_the_gate_needs_every_vendor_on_time_and_unchanged():
+    sent = pd.DataFrame([{"vendor": "exa", "sent_on": date(2026, 6, 26), "packet_sha256": "a"},
+                         {"vendor": "brave", "sent_on": date(2026, 6, 29), "packet_sha256": "b"}])
+    current = {"exa": "a", "brave": "b"}
+    assert not review_gate(["exa", "brave"], sent, current, date(2026, 7, 13), 10).passed  # brave: 9 days
+    assert review_gate(["exa", "brave"], sent, current, date(2026, 7, 14), 10).passed
+    changed = review_gate(["exa", "brave"], sent, {**current, "exa": "c"}, date(2026, 8, 1), 10)
+    assert not changed.passed and "exa: figures changed" in changed.summary()
+    missing = review_gate(["exa", "brave", "tavily"], sent, current, date(2026, 8, 1), 10)
+    assert "tavily: no review packet sent" in missing.summary()

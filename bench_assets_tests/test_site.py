@@ -1,0 +1,440 @@
+"""The published site and data files, read the way a reader, an agent and an operator read them.
+
+One small snapshot is materialized through Dagster and published once (`published_site` in
+conftest.py). The tests parse the HTML, the JSON, the CSV, llms.txt and the Dagster
+materialization metadata, and check that they carry the same figures; that the site works
+offline with no broken link; that only public rows are drilled down and nothing of the holdout
+is published; that the methodology is generated from the code; and that the charts are
+reproducible.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import csv
+import inspect
+import io
+import json
+import re
+from pathlib import Path
+
+import dagster as dg
+import jsonschema
+import pytest
+from selectolax.lexbor import LexborHTMLParser as HTMLParser
+
+from bench_assets import charts, metrics, publish
+from bench_assets.leaderboard import HEADLINE_METRICS
+from bench_assets.manifest import load_manifest
+from bench_assets.publish import format_interval, format_number, render_site
+from bench_assets_tests.helpers import REPO, RESULT_STAGES, materialize
+
+# ##### HELPERS
+
+
+def board_of(site) -> dict:
+    return json.loads((site.out / "leaderboard.json").read_text())
+
+
+def scored(board: dict) -> list[dict]:
+    return [e for e in board["vendors"] if e["status"] == "scored"]
+
+
+def html(path: Path) -> HTMLParser:
+    return HTMLParser(path.read_text(encoding="utf-8"))
+
+
+def markdown_table(md: str) -> list[dict[str, str]]:
+    """Rows of a pipe table (tabulate's format) as dicts."""
+    lines = [line.strip() for line in md.splitlines() if line.strip().startswith("|")]
+    cells = [[c.strip() for c in line.strip("|").split("|")] for line in lines]
+    header, body = cells[0], [c for c in cells[1:] if not set("".join(c)) <= set("-: ")]
+    return [dict(zip(header, row)) for row in body]
+
+
+def latest_metadata(instance, asset: str) -> dict:
+    event = instance.get_latest_materialization_event(dg.AssetKey(asset))
+    assert event is not None, f"{asset} was never materialized"
+    return event.asset_materialization.metadata
+
+
+def same_number(a, b) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    return abs(float(a) - float(b)) <= 1e-9
+
+
+# ##### WHAT IS PUBLISHED
+
+
+def test_every_page_and_data_file_is_published(published_site):
+    out, board = published_site.out, board_of(published_site)
+    for name in ("index.html", "methodology.html", "exclusions.html", "errata.html", "limitations.html",
+                 "disclosures.html", "data.html", "queries/index.html", "leaderboard.json", "leaderboard.schema.json",
+                 "leaderboard.csv", "public_split.jsonl", "public_row_scores.csv", "errata.json", "llms.txt",
+                 "style.css", "sort.js", "replies/tavily.html", "replies/tavily.md"):
+        assert (out / name).stat().st_size > 0, name
+    for e in scored(board):
+        assert (out / "vendors" / f"{e['vendor']}.html").exists()
+        assert (out / "vendors" / f"{e['vendor']}.json").exists()
+    for chart in ("cost_vs_accuracy", "overfit_gap", "hit_at_k_by_stratum"):
+        assert (out / "charts" / f"{chart}.svg").read_text().lstrip().startswith("<?xml"), chart
+    # no sentinel probes ran in this snapshot: no Kaplan–Meier chart, and the limitation is stated
+    assert not (out / "charts" / "ttr_km.svg").exists()
+    assert "no sentinel probe results yet" in (out / "limitations.html").read_text()
+
+
+def test_leaderboard_json_validates_against_its_published_schema(published_site):
+    schema = json.loads((published_site.out / "leaderboard.schema.json").read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    board = board_of(published_site)
+    validator.validate(board)
+    # the schema holds the contract: a figure without n, or an exclusion without a reason, is rejected
+    broken = copy.deepcopy(board)
+    del scored(broken)[0]["metrics"]["correct_rate"]["n"]
+    assert not validator.is_valid(broken)
+    broken = copy.deepcopy(board)
+    next(e for e in broken["vendors"] if e["status"] == "excluded")["reason"] = ""
+    assert not validator.is_valid(broken)
+    broken = copy.deepcopy(board)
+    broken["mode"] = "prod"
+    assert not validator.is_valid(broken)
+
+
+def test_excluded_vendors_errata_and_reply_are_shown(published_site):
+    out, board = published_site.out, board_of(published_site)
+    excluded = [e for e in board["vendors"] if e["status"] == "excluded"]
+    page = html(out / "exclusions.html")
+    for e in excluded:
+        row = page.css_first(f"tr#{e['vendor']}")
+        assert row is not None and e["reason"] in row.text()
+    assert "price table corrected" in html(out / "errata.html").text()
+    reply = html(out / "replies" / "tavily.html").css_first("pre#reply").text()
+    assert "<b>kept verbatim</b>" in reply  # verbatim: shown as text, not interpreted as markup
+    tavily = html(out / "vendors" / "tavily.html")
+    assert tavily.css_first('a[href="../replies/tavily.html"]') is not None
+    assert html(out / "vendors" / "exa.html").css_first('a[href="../replies/exa.html"]') is None
+    assert "simulated snapshot" in html(out / "disclosures.html").css_first("#coi").text()
+
+
+# ##### SAME NUMBERS EVERYWHERE
+
+
+def test_html_json_csv_and_dagster_metadata_carry_the_same_figures(published_site):
+    out, board = published_site.out, board_of(published_site)
+    entries = {e["vendor"]: e for e in scored(board)}
+    assert set(entries) == set(published_site.vendors)
+
+    # CSV: every headline metric, value, n and interval
+    rows = {r["vendor"]: r for r in csv.DictReader(io.StringIO((out / "leaderboard.csv").read_text()))}
+    compared = 0
+    for vendor, e in entries.items():
+        assert int(rows[vendor]["position"]) == e["position"] and int(rows[vendor]["rank_group"]) == e["rank_group"]
+        for name in HEADLINE_METRICS:
+            fig = e["metrics"].get(name) or {}
+            for part, column in (("value", name), ("n", f"{name}_n"), ("low", f"{name}_low"),
+                                 ("high", f"{name}_high")):
+                cell = rows[vendor][column]
+                assert same_number(fig.get(part), None if cell == "" else cell), (vendor, column)
+                compared += 1
+    assert compared >= len(entries) * 4 * 8
+
+    # index.html: the sort key and the shown value, n and interval of every cell
+    page = html(out / "index.html")
+    for tr in page.css("#leaderboard tbody tr"):
+        e = entries[tr.attributes["data-vendor"]]
+        assert tr.css("td")[0].text(strip=True) == str(e["position"])
+        assert tr.css("td")[1].text(strip=True) == str(e["rank_group"])
+        for td in tr.css("td[data-metric]"):
+            metric = td.attributes["data-metric"]
+            if metric not in e["metrics"]:
+                continue
+            fig = e["metrics"][metric]
+            value = td.attributes["data-value"]
+            assert same_number(fig["value"], None if value == "" else value), (e["vendor"], metric)
+            shown = [s.text(strip=True) for s in td.css("span")]
+            assert shown[0] == (format_number(metric, fig["value"]) if fig["value"] is not None else "—")
+            assert shown[1] == f"n={fig['n']}"
+            if fig["low"] is not None:
+                assert shown[2] == format_interval(metric, fig)
+    assert len(page.css("#leaderboard tbody tr")) == len(entries)
+
+    # each vendor's page and JSON
+    for vendor, e in entries.items():
+        vendor_page = html(out / "vendors" / f"{vendor}.html")
+        figure_rows = vendor_page.css("#all-figures tr[data-metric]")
+        assert len(figure_rows) == len(e["metrics"])
+        for tr in figure_rows:
+            fig = e["metrics"][tr.attributes["data-metric"]]
+            assert same_number(fig["value"], tr.css("td")[1].attributes["data-value"] or None)
+            assert tr.css("td")[2].text(strip=True) == str(fig["n"])
+        doc = json.loads((out / "vendors" / f"{vendor}.json").read_text())
+        assert doc["entry"] == e and doc["snapshot_id"] == board["snapshot_id"]
+
+    # Dagster: the vendor_leaderboard materialization and the publication's preview
+    meta = latest_metadata(published_site.instance, "vendor_leaderboard")
+    for vendor, e in entries.items():
+        assert same_number(meta[f"correct_rate/{vendor}"].value, e["metrics"]["correct_rate"]["value"])
+    published_meta = latest_metadata(published_site.instance, "published_snapshot")
+    for md in (meta["leaderboard"].value, published_meta["leaderboard"].value):
+        table = {r["vendor"]: r for r in markdown_table(md)}
+        assert set(table) == set(entries)
+        for vendor, e in entries.items():
+            cr = e["metrics"]["correct_rate"]
+            assert (table[vendor]["#"], table[vendor]["group"]) == (str(e["position"]), str(e["rank_group"]))
+            assert table[vendor]["Correct"] == format_number("correct_rate", cr["value"])
+            assert table[vendor]["n"] == str(cr["n"])
+            assert table[vendor]["95 % interval"] == format_interval("correct_rate", cr)
+            for metric, column in (("hit_at_1", "hit@1"), ("hit_at_10", "hit@10"), ("fidelity_mean", "Fidelity"),
+                                   ("cost_per_correct_usd", "$ / correct"), ("overfit_gap", "Overfit gap")):
+                value = (e["metrics"].get(metric) or {}).get("value")
+                shown = "—" if value is None else format_number(metric, value)
+                assert table[vendor][column] == shown, (vendor, metric)
+
+    # llms.txt quotes the ranking figure with its n and interval
+    llms = (out / "llms.txt").read_text()
+    for vendor, e in entries.items():
+        cr = e["metrics"]["correct_rate"]
+        assert f"{cr['value']} (n={cr['n']}, 95 % interval {cr['low']} to {cr['high']})" in llms
+
+
+def test_drilldown_verdicts_add_up_to_the_published_public_split_figures(published_site):
+    """The per-row verdicts behind the drill-down pages give back the aggregate of the public split."""
+    out, board = published_site.out, board_of(published_site)
+    for e in scored(board):
+        doc = json.loads((out / "vendors" / f"{e['vendor']}.json").read_text())
+        counted = [r for r in doc["public_rows"] if r["response_class"] != "unsupported"]
+        fig = e["breakdown"]["split"]["public"]["correct_rate"]
+        assert len(counted) == fig["n"]
+        assert sum(1 for r in counted if r["correct"]) / len(counted) == pytest.approx(fig["value"], abs=1e-6)
+    scores = list(csv.DictReader(io.StringIO((out / "public_row_scores.csv").read_text())))
+    assert len(scores) == len(published_site.vendors) * sum(1 for _ in (out / "queries").glob("*-*.html"))
+
+
+# ##### THE PER-QUERY DRILL-DOWN AND THE HOLDOUT
+
+
+def test_only_public_rows_are_drilled_down_and_nothing_of_the_holdout_is_published(published_site):
+    out = published_site.out
+    public = [json.loads(line) for line in (out / "public_split.jsonl").read_text().splitlines()]
+    pages = {p.stem for p in (out / "queries").glob("*.html")} - {"index"}
+    assert pages == {r["id"] for r in public}
+    holdout = [json.loads(line) for line in (published_site.home / "data" / "private" / "holdout" /
+                                              f"{published_site.snapshot}.jsonl").read_text().splitlines()]
+    assert holdout
+    from bench_assets.golden import GoldenRow
+    from bench_assets.verify import row_urls
+    needles = [{"row_id": r["id"], "request_text": GoldenRow.model_validate(r).request_text,
+                "golden_urls": row_urls(GoldenRow.model_validate(r))} for r in holdout]
+    assert publish.find_holdout_leaks(out, needles) == []
+    # results that are holdout pages were withheld, not dropped: their rank is still shown
+    withheld = sum(len(html(p).css("li.withheld")) for p in (out / "queries").glob("*-*.html"))
+    meta = latest_metadata(published_site.instance, "published_snapshot")
+    assert withheld == meta["results_withheld_as_holdout"].value > 0
+    index = html(out / "queries" / "index.html")
+    assert len(index.css("#queries tbody tr")) == len(public)
+
+
+def test_a_reply_quoting_a_holdout_query_stops_publication(published_site, simulator):
+    """A vendor's reply is published verbatim, so one that quotes a holdout query must not be."""
+    home, snapshot = published_site.home, published_site.snapshot
+    holdout = json.loads((home / "data" / "private" / "holdout" / f"{snapshot}.jsonl").read_text().splitlines()[0])
+    quoted = holdout["task"].get("query") or holdout["task"].get("question") or holdout["task"]["url"]
+    reply = home / "data" / "snapshots" / snapshot / "replies" / "exa.md"
+    before = (published_site.out / "index.html").read_bytes()
+    reply.write_text(f"Our result for '{quoted}' was scored wrongly.\n")
+    try:
+        result = materialize(published_site.instance, home, simulator.base_url, RESULT_STAGES[1:], snapshot,
+                             raise_on_error=False)
+    finally:
+        reply.unlink()
+    assert not result.success
+    failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
+    assert "holdout leak" in failure.event_specific_data.error.message
+    assert not (published_site.out / "replies" / "exa.md").exists()
+    assert (published_site.out / "index.html").read_bytes() == before  # the published snapshot is untouched
+
+
+def test_holdout_guard_catches_a_holdout_page_in_any_spelling():
+    from bench_assets.drilldown import HoldoutGuard
+
+    guard = HoldoutGuard([{"row_id": "news-007-s", "request_text": "Quarterly flood report Velmora",
+                           "golden_urls": ["https://gov.velmora.test/reports/flood-q2"]}])
+    # the substring scan would miss these spellings; the normalized comparison does not
+    assert guard.reveals(url="https://www.gov.velmora.test/reports/flood-q2/?utm_source=x")
+    assert guard.reveals(url="HTTP://GOV.velmora.test/reports/flood-q2#top")
+    assert guard.reveals("see the Quarterly flood report Velmora", url="https://other.test/a")
+    assert not guard.reveals("an unrelated page", url="https://gov.velmora.test/reports/flood-q3")
+    assert not HoldoutGuard([]).reveals("anything", url="https://gov.velmora.test/reports/flood-q2")
+
+
+def test_drilldown_shows_how_each_row_was_scored(published_site):
+    out = published_site.out
+    extract = next(p for p in sorted((out / "queries").glob("*-x.html")))
+    page = html(extract)
+    exa = page.css_first("section#exa")
+    assert exa is not None and exa.css_first("table.fields") is not None
+    brave = page.css_first("section#brave")
+    assert "no extraction endpoint" in brave.text()  # unsupported: left out of the denominator
+    search = html(next(p for p in sorted((out / "queries").glob("*-s.html"))))
+    golden = search.css("span.tag-golden")
+    assert golden, "a search row's golden URL is marked where a vendor returned it"
+    answer = html(next(p for p in sorted((out / "queries").glob("*-a.html"))))
+    assert answer.css_first("#verdicts") is not None
+
+
+def test_rederived_fidelity_equals_the_scored_fidelity(published_site):
+    """The drill-down re-reads extraction fields from the archive; it must agree with scoring."""
+    from bench_assets.defs.golden import load_golden_from_warehouse
+    from bench_assets.defs.resources import BenchPaths
+    from bench_assets.drilldown import HoldoutGuard, query_drilldowns
+
+    paths = BenchPaths(root=str(published_site.home))
+    warehouse, snapshot = paths.warehouse(), published_site.snapshot
+    rows = load_golden_from_warehouse(paths, snapshot)
+    split_df = warehouse.query_df("SELECT row_id, split FROM query_split WHERE snapshot_id = ?", [snapshot])
+    split = dict(zip(split_df["row_id"], split_df["split"]))
+    queries = query_drilldowns(paths.manifest(snapshot), rows, split,
+                               warehouse.query_df("SELECT * FROM row_scores WHERE snapshot_id = ?", [snapshot]),
+                               warehouse.query_df("SELECT * FROM response_results WHERE snapshot_id = ?", [snapshot]),
+                               warehouse.query_df("SELECT * FROM raw_responses WHERE snapshot_id = ?", [snapshot]),
+                               HoldoutGuard([]))
+    checked = 0
+    for q in queries:
+        for e in q["vendors"]:
+            if q["task_type"] == "extract" and e["response_class"] == "ok":
+                assert e["fidelity_rederived"] == pytest.approx(e["fidelity"], abs=1e-12), (q["row_id"], e["vendor"])
+                checked += 1
+    assert checked > 10
+
+
+# ##### OFFLINE, LINKS, METHODOLOGY
+
+
+def test_site_works_offline_and_every_internal_link_resolves(published_site):
+    out = published_site.out
+    pages = sorted(out.rglob("*.html"))
+    assert len(pages) > 20
+    broken = []
+    for path in pages:
+        tree = html(path)
+        for node in tree.css("link[href], script[src], img[src]"):
+            ref = node.attributes.get("href") or node.attributes.get("src")
+            assert "//" not in ref or ref.startswith("data:"), f"{path.name}: remote asset {ref}"
+        for node in tree.css("a[href]"):
+            ref = node.attributes["href"]
+            assert "://" not in ref, f"{path.name}: external link {ref} in a simulated snapshot"
+            target = ref.split("#")[0]
+            if target and not (path.parent / target).resolve().exists():
+                broken.append(f"{path.relative_to(out)} -> {ref}")
+    for ref in re.findall(r"\]\(([^)]+)\)", (out / "llms.txt").read_text()):
+        if not (out / ref).exists():
+            broken.append(f"llms.txt -> {ref}")
+    assert broken == []
+    assert "url(http" not in (out / "style.css").read_text()
+
+
+def test_methodology_is_generated_from_the_code(published_site, tmp_path, monkeypatch):
+    out = published_site.out
+    page = html(out / "methodology.html")
+    text = page.text()
+    for name in publish.DEFINITIONS:
+        block = page.css_first(f"div#{name}")
+        assert block is not None, name
+        func = getattr(metrics, name)
+        first_line = inspect.cleandoc(func.__doc__).splitlines()[0]
+        first_line = re.sub(r":\w+:`~?([^`]+)`", r"\1", re.sub(r"``([^`]+)``", r"\1", first_line))
+        assert " ".join(first_line.split()) in " ".join(block.text().split()), name
+        source = f"{Path(inspect.getsourcefile(func)).relative_to(REPO).as_posix()}:{inspect.getsourcelines(func)[1]}"
+        assert block.css_first(".src").text() == source
+    manifest = load_manifest(published_site.home / "data" / "snapshots" / published_site.snapshot / "manifest.yaml")
+    weights = {tr.attributes["data-field"]: tr.css("td")[1].text(strip=True)
+               for tr in page.css("#fidelity-weights-table tr[data-field]")}
+    assert weights == {k: str(v) for k, v in manifest.fidelity_weights.items()}
+    assert str(metrics.DEFAULT_CENSOR_AT_HOURS) in text and str(metrics.CORRECT_THRESHOLD) in text
+    from bench_assets.classify import RESPONSE_CLASSES
+    classes = {tr.css("td")[0].text(strip=True): tr.css("td")[1].text(strip=True)
+               for tr in page.css("#response-classes-table tbody tr")}
+    assert list(classes) == list(RESPONSE_CLASSES) and all(classes.values())
+    # change a constant in the code: the page follows, because it is read, not copied
+    monkeypatch.setattr(metrics, "CORRECT_THRESHOLD", 0.95)
+    render_site(tmp_path / "site", board_of(published_site), manifest, [], [])
+    rows = {tr.css("td")[0].text(): tr.css("td")[1].text()
+            for tr in html(tmp_path / "site" / "methodology.html").css("#constants tbody tr")}
+    assert rows["Fidelity: correct at or above"] == "0.95"
+
+
+def test_time_to_retrievability_and_agent_ready_are_rendered_when_present(published_site, tmp_path):
+    """Fields other stages add to the record (TTR median, agent-ready) show on the pages."""
+    board = board_of(published_site)
+    entries = scored(board)
+    entries[0]["metrics"]["ttr_median_hours"] = {"value": 30.5, "n": 12, "low": 18.0, "high": None}
+    entries[1]["metrics"]["ttr_median_hours"] = {"value": None, "n": 12, "low": 300.0, "high": None}
+    entries[0]["agent_ready"] = {"ready": True, "method": "device_code", "trial_date": "2026-06-02",
+                                 "label": "yes: device code, 2026-06-02"}
+    manifest = load_manifest(published_site.home / "data" / "snapshots" / published_site.snapshot / "manifest.yaml")
+    observations = {entries[0]["vendor"]: ([6.0, 12.0, 30.0, 48.0, 60.0], [True, True, True, False, True]),
+                    entries[1]["vendor"]: ([720.0, 700.0, 24.0], [False, False, True])}
+    render_site(tmp_path / "site", board, manifest, [], [], ttr_observations=observations)
+    index = html(tmp_path / "site" / "index.html")
+    cells = {tr.attributes["data-vendor"]: tr.css_first('td[data-metric="ttr_median_hours"]')
+             for tr in index.css("#leaderboard tbody tr")}
+    assert cells[entries[0]["vendor"]].css_first("span.v").text() == "30.5 h"
+    assert cells[entries[0]["vendor"]].css("span.ci")[1].text() == "[18.0 h, not reached]"
+    assert cells[entries[1]["vendor"]].css_first("span.v").text() == "not reached"
+    first = entries[0]["vendor"]
+    agent_cell = index.css_first(f'tr[data-vendor="{first}"] td[data-metric="agent_ready"]')
+    assert agent_cell is not None and "yes" in agent_cell.text()
+    assert (tmp_path / "site" / "charts" / "ttr_km.svg").exists()
+    assert index.css_first('img[src="charts/ttr_km.svg"]') is not None
+    vendor = html(tmp_path / "site" / "vendors" / f"{entries[0]['vendor']}.html")
+    assert "agent-ready" in vendor.css_first("#agent-ready ~ p").text()
+
+
+# ##### CHARTS
+
+
+def test_charts_are_reproducible_svg_with_their_labels_as_text(published_site):
+    board = board_of(published_site)
+    charts_dir = published_site.out / "charts"
+    # the same record gives the same bytes: no date, fixed ids
+    for name, build in (("overfit_gap", charts.overfit_gap_figure), ("cost_vs_accuracy", charts.cost_accuracy_figure)):
+        published = (charts_dir / f"{name}.svg").read_bytes()
+        assert charts.render(build(board)) == published, f"{name} is not reproducible"
+        assert b"<dc:date>" not in published
+    # every vendor is named in the pictures, as text (searchable, in the page's font)
+    for name in ("overfit_gap", "cost_vs_accuracy", "hit_at_k_by_stratum"):
+        texts = {t.text(strip=True) for t in HTMLParser((charts_dir / f"{name}.svg").read_text()).css("text")}
+        assert {e["vendor"] for e in scored(board)} <= texts, name
+
+
+def test_pareto_front():
+    points = [("cheap", 0.001, 0.70), ("best", 0.010, 0.95), ("dominated", 0.012, 0.90), ("middle", 0.004, 0.85),
+              ("tie_cost", 0.004, 0.80)]
+    assert charts.pareto_front(points) == ["cheap", "middle", "best"]
+    assert charts.pareto_front([("only", 1.0, 0.5)]) == ["only"]
+
+
+# ##### THE DAGSTER UI
+
+
+def test_publication_materialization_carries_previews_for_the_ui(published_site):
+    meta = latest_metadata(published_site.instance, "published_snapshot")
+    board = board_of(published_site)
+    assert meta["dagster/row_count"].value == sum(1 for p in published_site.out.rglob("*") if p.is_file())
+    assert meta["query_pages"].value == meta["public_rows"].value > 0
+    assert meta["holdout_leaks"].value == 0
+    classes = {r[""]: r for r in markdown_table(meta["failure_classes"].value)}
+    for e in scored(board):
+        for cls, count in e["response_classes"].items():
+            if count:
+                assert classes[e["vendor"]][cls] == str(count)
+    previews = {k: v.value for k, v in meta.items() if k.startswith("chart_")}
+    assert {"chart_cost_vs_accuracy", "chart_overfit_gap", "chart_hit_at_k_by_stratum"} <= set(previews)
+    for md in previews.values():
+        encoded = re.search(r"!\[(\w+)\]\(data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)\)", md)
+        assert encoded, md[:200]
+        published = (published_site.out / "charts" / f"{encoded.group(1)}.svg").read_bytes()
+        assert base64.b64decode(encoded.group(2)) == published

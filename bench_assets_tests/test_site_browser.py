@@ -1,0 +1,164 @@
+"""The published site in a real browser: Debian's chromium, driven by Playwright, over HTTP.
+
+The site is served from a local http.server on 127.0.0.1 (as a reader would open it from any
+static host). The test sorts the leaderboard, follows a vendor link and a drill-down link,
+checks the charts rendered, that no request left the machine and that nothing was logged to the
+console as an error, and saves screenshots to artifacts/screenshots/ (printed at the end).
+
+Chromium comes from Debian (`apt-get install chromium`); Playwright's own browser download is not
+used. The test skips only when /usr/bin/chromium is absent.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import threading
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from bench_assets_tests.helpers import REPO
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+SCREENSHOTS = REPO / "artifacts" / "screenshots"
+
+pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian chromium is not installed at /usr/bin/chromium "
+                                                              "(apt-get install chromium)")
+
+
+class QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):  # noqa: A002 - the signature http.server defines
+        pass
+
+
+@pytest.fixture(scope="module")
+def site_url(published_site):
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(published_site.out)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+    thread.join(timeout=5)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+class PageWatch:
+    """Console errors, page errors, failed requests and requests leaving 127.0.0.1."""
+
+    def __init__(self, page, base_url: str):
+        self.problems: list[str] = []
+        page.on("console", lambda m: self.problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+        page.on("pageerror", lambda e: self.problems.append(f"page error: {e}"))
+        page.on("requestfailed", lambda r: self.problems.append(f"request failed: {r.url}"))
+        page.on("response", lambda r: self.problems.append(f"HTTP {r.status}: {r.url}") if r.status >= 400 else None)
+        page.on("request", lambda r: None if r.url.startswith((base_url, "data:")) else
+                self.problems.append(f"request off the machine: {r.url}"))
+
+
+def column_values(page, metric: str) -> list[str]:
+    return page.eval_on_selector_all(f'#leaderboard tbody td[data-metric="{metric}"]',
+                                     "cells => cells.map(c => c.dataset.value)")
+
+
+def charts_rendered(page) -> dict[str, int]:
+    """Each chart image's natural width (0 when it failed to load or decode)."""
+    return page.eval_on_selector_all("figure.chart img",
+                                     "imgs => Object.fromEntries(imgs.map(i => [i.getAttribute('src'), "
+                                     "i.complete ? i.naturalWidth : 0]))")
+
+
+def test_reader_sorts_the_leaderboard_follows_links_and_sees_the_charts(published_site, site_url, browser,
+                                                                       capsys, record_property):
+    board = json.loads((published_site.out / "leaderboard.json").read_text())
+    scored = [e for e in board["vendors"] if e["status"] == "scored"]
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    shots: list[Path] = []
+    page = browser.new_page(viewport={"width": 1360, "height": 900})
+    watch = PageWatch(page, site_url)
+
+    # the leaderboard, in rank order, with the illustrative banner
+    page.goto(site_url + "index.html", wait_until="networkidle")
+    assert page.locator(".banner").is_visible()
+    assert "Illustrative" in page.locator(".banner").inner_text()
+    vendors = page.eval_on_selector_all("#leaderboard tbody tr", "rows => rows.map(r => r.dataset.vendor)")
+    assert vendors == [e["vendor"] for e in scored]
+
+    # the charts are there and decoded
+    rendered = charts_rendered(page)
+    assert set(rendered) >= {"charts/cost_vs_accuracy.svg", "charts/overfit_gap.svg", "charts/hit_at_k_by_stratum.svg"}
+    assert all(width > 0 for width in rendered.values()), rendered
+    shots.append(SCREENSHOTS / "leaderboard.png")
+    page.screenshot(path=str(shots[-1]), full_page=True)
+
+    # sort by hit@1: best first, then worst first; missing figures stay last
+    header = page.locator('#leaderboard th[data-metric="hit_at_1"]')
+    header.click()
+    assert header.get_attribute("aria-sort") == "descending"
+    expected = sorted((e["metrics"]["hit_at_1"]["value"] for e in scored), reverse=True)
+    assert [float(v) for v in column_values(page, "hit_at_1")] == expected
+    header.click()
+    assert header.get_attribute("aria-sort") == "ascending"
+    assert [float(v) for v in column_values(page, "hit_at_1")] == sorted(expected)
+    # fidelity: a vendor without an extraction endpoint has no figure and sorts last both ways
+    fidelity = page.locator('#leaderboard th[data-metric="fidelity_mean"]')
+    fidelity.click()
+    assert column_values(page, "fidelity_mean")[-1] == ""
+    fidelity.click()
+    assert column_values(page, "fidelity_mean")[-1] == ""
+    page.locator('#leaderboard th[data-metric="vendor"]').click()
+    assert page.eval_on_selector_all("#leaderboard tbody tr", "rows => rows.map(r => r.dataset.vendor)") == \
+        sorted(e["vendor"] for e in scored)
+    shots.append(SCREENSHOTS / "leaderboard-sorted.png")
+    page.screenshot(path=str(shots[-1]))
+
+    # follow a vendor link
+    vendor = scored[0]["vendor"]
+    page.click(f'#leaderboard a[href="vendors/{vendor}.html"]')
+    page.wait_for_load_state("networkidle")
+    assert page.url == f"{site_url}vendors/{vendor}.html"
+    assert page.locator("h1").inner_text() == vendor
+    correct = scored[0]["metrics"]["correct_rate"]
+    card = page.locator('#key-figures [data-metric="correct_rate"] .v').inner_text()
+    assert card == f"{correct['value']:.3f}"
+    assert page.locator("#response-classes tbody tr").count() >= 1
+    shots.append(SCREENSHOTS / "vendor.png")
+    page.screenshot(path=str(shots[-1]), full_page=True)
+
+    # open the public rows and follow a drill-down link
+    page.locator("#public-rows-list summary").click()
+    link = page.locator("#public-rows-list tbody a").first
+    row_id = link.inner_text()
+    link.click()
+    page.wait_for_load_state("networkidle")
+    assert page.url == f"{site_url}queries/{row_id}.html#{vendor}"
+    assert page.locator("h1").inner_text() == row_id
+    assert page.locator(f"section#{vendor}").is_visible()
+    assert page.locator("#verdicts tbody tr").count() == len(scored)
+    shots.append(SCREENSHOTS / "query.png")
+    page.screenshot(path=str(shots[-1]), full_page=True)
+
+    # the methodology renders too
+    page.goto(site_url + "methodology.html", wait_until="networkidle")
+    assert page.locator("div.definition").count() >= 10
+    page.close()
+
+    assert watch.problems == []
+    for path in shots:
+        assert path.stat().st_size > 10_000, path
+        record_property(f"screenshot_{path.stem}", str(path))
+    with capsys.disabled():
+        print("\nscreenshots:\n" + "\n".join(f"  {p}" for p in shots))

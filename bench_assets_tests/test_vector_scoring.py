@@ -1,0 +1,97 @@
+"""The vectorized hit@k path agrees exactly with `metrics.normalize_url` and `metrics.hit_at_k`.
+
+URLs are built from pieces chosen to sit on both sides of the SQL path's boundary (schemes,
+case, www labels, ports with leading zeros, dot segments, escapes, utm and empty parameters,
+fragments, whitespace, non-ASCII), plus arbitrary text; result lists mix matching spellings,
+duplicates, nulls and garbage.
+"""
+
+from __future__ import annotations
+
+import duckdb
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bench_assets.metrics import first_hit_rank, hit_at_k, normalize_url
+from bench_assets.vector_scoring import hit_at_k_frame, hit_rates, normalize_distinct_urls
+
+schemes = st.sampled_from(["https://", "http://", "HTTPS://", "Http://", "ftp://", "", "//", "mailto:", " https://"])
+hosts = st.sampled_from(["example.com", "Example.COM", "www.example.com", "WWW.www.example.com", "www.com",
+                         "www.www.com", "a_b.test", "localhost", "127.0.0.1", "tel", "b\u00fccher.de", "ex ample.com",
+                         "user:pw@example.com", "[::1]", "example.com."])
+ports = st.sampled_from(["", ":80", ":443", ":0080", ":8080", ":00000", ":", ":x", ":99999"])
+segment = st.sampled_from(["a", "B", ".", "..", "", "x-y_z~", "%7e", "%2f", "%41", "%zz", "\u00e9", " ", "a:b@c",
+                           "!$&'()*+,;=", "index.html"])
+paths = st.lists(segment, max_size=4).map(lambda parts: "".join("/" + p for p in parts))
+param = st.sampled_from(["a=1", "b=2", "A=1", "utm_source=x", "UTM_Medium=y", "utm_", "", "q=a+b", "q=a%20b", "k",
+                         "x=?y", "=v", "z=\u00e9"])
+queries = st.one_of(st.just(""), st.lists(param, max_size=4).map(lambda ps: "?" + "&".join(ps)))
+fragments = st.sampled_from(["", "#", "#frag", "#a b", "#x\ny", " ", "\n", "#f "])
+urls = st.one_of(
+    st.builds(lambda s, h, p, pa, q, f: s + h + p + pa + q + f, schemes, hosts, ports, paths, queries, fragments),
+    st.text(max_size=30),
+)
+
+
+def vector_forms(values: list[str]) -> dict[str, str]:
+    con = duckdb.connect()
+    con.register("given", pd.DataFrame({"url": pd.Series(values, dtype="object")}))
+    normalize_distinct_urls(con, "given")
+    return dict(con.execute("SELECT url, form FROM url_forms").fetchall())
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(urls, min_size=1, max_size=40))
+def test_normalization_agrees_with_normalize_url(values):
+    forms = vector_forms(values)
+    for url in values:
+        assert forms[url] == normalize_url(url), url
+
+
+def test_the_common_shapes_take_the_sql_path_and_the_rest_do_not():
+    con = duckdb.connect()
+    given = ["https://www.a.com/x/?utm_source=v&b=1", "http://a.com:8080/y", "https://a.com/%7e", "https://a.com/./x",
+             "http://www.www.com/x", "ftp://a.com/x", "https://a.com/\u00e9"]
+    con.register("given", pd.DataFrame({"url": given}))
+    counts = normalize_distinct_urls(con, "given")
+    assert counts == {"distinct_urls": 7, "normalized_in_python": 5}
+
+
+result_url = st.one_of(urls, st.none(), st.sampled_from(["https://www.example.com/a/", "http://example.com/a?utm_x=1",
+                                                          "example.com/a#top", "https://example.com/b"]))
+golden_url = st.one_of(urls, st.sampled_from(["https://example.com/a", "https://example.com/b", "", "not a url"]))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.lists(golden_url, min_size=1, max_size=3), st.lists(result_url, max_size=12)),
+                min_size=1, max_size=12))
+def test_hit_at_k_agrees_with_the_metric(queries):
+    golden = pd.DataFrame([{"query_id": f"q{i:02d}", "url": g} for i, (gs, _) in enumerate(queries) for g in gs])
+    results = pd.DataFrame([{"query_id": f"q{i:02d}", "rank": r, "url": u}
+                            for i, (_, rs) in enumerate(queries) for r, u in enumerate(rs, start=1)],
+                           columns=["query_id", "rank", "url"]).astype({"rank": "int64", "url": "object"})
+    con = duckdb.connect()
+    con.register("results", results)
+    con.register("golden", golden)
+    frame = hit_at_k_frame(con, "results", "golden", ks=(1, 3, 10)).set_index("query_id")
+    assert list(frame.index) == sorted(f"q{i:02d}" for i in range(len(queries)))
+    for i, (gs, rs) in enumerate(queries):
+        row = frame.loc[f"q{i:02d}"]
+        expected_rank = first_hit_rank(gs, rs)
+        assert (None if pd.isna(row["first_hit_rank"]) else int(row["first_hit_rank"])) == expected_rank
+        for k in (1, 3, 10):
+            assert bool(row[f"hit_at_{k}"]) == hit_at_k(gs, rs, k)
+
+
+def test_hit_rates_are_the_share_of_queries_with_a_hit():
+    con = duckdb.connect()
+    con.register("golden", pd.DataFrame({"query_id": ["a", "b", "c", "d"],
+                                         "url": ["https://x.test/1", "https://x.test/2", "https://x.test/3", ""]}))
+    con.register("results", pd.DataFrame({"query_id": ["a", "a", "b", "b", "b", "d"], "rank": [1, 2, 1, 2, 3, 1],
+                                          "url": ["http://www.x.test/1/", "https://x.test/9", "https://x.test/9",
+                                                  None, "https://x.test/2?utm_source=v", ""]}))
+    assert hit_rates(con, "results", "golden", ks=(1, 3)) == {1: 0.25, 3: 0.5}
+    with pytest.raises(ValueError):
+        hit_at_k_frame(con, "results", "golden", ks=(0,))

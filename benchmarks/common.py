@@ -1,0 +1,99 @@
+"""What every benchmark shares: the machine it ran on, where results go, peak memory of a process tree."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import threading
+import time
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+RESULTS = Path(__file__).resolve().parent / "results"
+REPO = Path(__file__).resolve().parent.parent
+
+
+def machine() -> dict[str, Any]:
+    """The machine and load a figure was measured under (a shared machine's load changes figures)."""
+    versions = {}
+    for name in ("duckdb", "dagster", "httpx", "ranx", "numba", "lifelines", "pandas", "numpy"):
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    return {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform(),
+            "load_average_at_start": [round(x, 2) for x in os.getloadavg()], "versions": versions}
+
+
+def write_result(name: str, result: dict[str, Any]) -> Path:
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / f"{name}.json"
+    payload = {"benchmark": name, "measured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+               "command": "python -m benchmarks.run_all " + " ".join(sys.argv[1:]), **result}
+    path.write_text(json.dumps(payload, indent=2, sort_keys=False) + "\n")
+    return path
+
+
+def peak_rss_mib() -> float:
+    """This process's peak resident memory (Linux reports ru_maxrss in KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+class TreeMemory:
+    """Samples the summed RSS of a process and all its descendants; keeps the peaks."""
+
+    def __init__(self, pid: int, interval: float = 0.2):
+        import psutil
+
+        self.root = psutil.Process(pid)
+        self.interval = interval
+        self.peak_tree_mib = 0.0
+        self.peak_single_mib = 0.0
+        self.peak_processes = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        import psutil
+
+        while not self._stop.is_set():
+            try:
+                procs = [self.root, *self.root.children(recursive=True)]
+            except psutil.NoSuchProcess:
+                return
+            rss = []
+            for p in procs:
+                try:
+                    rss.append(p.memory_info().rss / 2**20)
+                except psutil.NoSuchProcess:
+                    pass
+            if rss:
+                self.peak_tree_mib = max(self.peak_tree_mib, sum(rss))
+                self.peak_single_mib = max(self.peak_single_mib, max(rss))
+                self.peak_processes = max(self.peak_processes, len(rss))
+            self._stop.wait(self.interval)
+
+    def __enter__(self) -> "TreeMemory":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def run_measured(cmd: list[str], env: dict[str, str], cwd: Path) -> dict[str, Any]:
+    """Run a command; its wall time and the peak memory of its process tree."""
+    started = time.monotonic()
+    proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    with TreeMemory(proc.pid) as memory:
+        output = proc.communicate()[0].decode("utf-8", "replace")
+    return {"returncode": proc.returncode, "wall_seconds": round(time.monotonic() - started, 2),
+            "peak_tree_rss_mib": round(memory.peak_tree_mib, 1), "peak_process_rss_mib": round(memory.peak_single_mib, 1),
+            "peak_processes": memory.peak_processes, "output_tail": output[-3000:]}

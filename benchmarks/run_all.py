@@ -1,0 +1,116 @@
+"""Run the benchmarks; each writes benchmarks/results/<name>.json and prints its figures.
+
+    python -m benchmarks.run_all fetch      # throughput against a 20 req/s limit, 50 ms latency, concurrency 8
+    python -m benchmarks.run_all parallel   # all 12 vendor partitions at once vs the slowest n / rate
+    python -m benchmarks.run_all scoring    # hit@k over 1,000,000 result rows vs ranx
+    python -m benchmarks.run_all km         # Kaplan–Meier at 100,000 probes vs lifelines
+    python -m benchmarks.run_all demo       # `bench demo`: wall time and peak memory
+    python -m benchmarks.run_all all        # all of the above, one after another
+    python -m benchmarks.run_all summary    # the README table from the results files
+
+Figures depend on the machine and on what else runs on it: each result records the load average
+when it started. Run them on an otherwise idle machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+from benchmarks.common import RESULTS, machine, write_result
+
+
+def run_fetch(args) -> dict:
+    from benchmarks.fetch_bench import throughput
+
+    return throughput(n=args.requests)
+
+
+def run_parallel(args) -> dict:
+    from benchmarks.fetch_bench import parallel_vendors
+
+    return parallel_vendors()
+
+
+def run_scoring(args) -> dict:
+    from benchmarks.scoring_bench import scoring
+
+    with tempfile.TemporaryDirectory() as tmp:
+        return scoring(Path(tmp), n_queries=args.queries, repeats=args.repeats)
+
+
+def run_km(args) -> dict:
+    from benchmarks.km_bench import kaplan_meier
+
+    return kaplan_meier()
+
+
+def run_demo(args) -> dict:
+    from benchmarks.demo_bench import demo
+
+    return demo()
+
+
+BENCHMARKS = {"fetch": ("fetch_throughput", run_fetch), "parallel": ("parallel_vendors", run_parallel),
+              "scoring": ("scoring_1m", run_scoring), "km": ("kaplan_meier_100k", run_km),
+              "demo": ("demo_snapshot", run_demo)}
+
+
+def summary() -> str:
+    def load(name: str) -> dict | None:
+        path = RESULTS / f"{name}.json"
+        return json.loads(path.read_text()) if path.exists() else None
+
+    lines = ["| benchmark | figure | target | met | load avg |", "| --- | --- | --- | --- | --- |"]
+
+    def row(name: str, figure: str, target: str) -> None:
+        r = load(name)
+        if r is None:
+            return
+        load_avg = r["machine"]["load_average_at_start"][0]
+        lines.append(f"| {name} | {figure.format(**r['figures'])} | {target} | "
+                     f"{'yes' if r.get('passed') else 'no'} | {load_avg} |")
+
+    row("fetch_throughput", "{achieved_per_second} req/s = {share_of_limit} of the 20 req/s limit; "
+        "{client_cpu_ms_per_request} ms CPU per request; {rate_limited_by_simulator} rate-limited",
+        "≥ 0.9 of the limit")
+    row("parallel_vendors", "{wall_seconds} s for 12 vendors = {wall_over_slowest_n_over_rate} × the slowest n / rate "
+        "({slowest_vendor}, {slowest_n_over_rate_seconds} s)", "≤ 1.2 ×")
+    row("scoring_1m", "ours {ours_seconds} s (peak {ours_peak_rss_mib} MiB) vs ranx {ranx_seconds} s: "
+        "{speedup_vs_ranx} × faster; same hit rates: {hit_rates_agree_with_ranx}", "≥ 5 ×, < 2 GiB")
+    row("kaplan_meier_100k", "median {ours_km_median_seconds} s, curve {ours_km_estimate_seconds} s vs lifelines "
+        "{lifelines_fit_and_median_seconds} s; max |ΔS| {max_abs_survival_difference}", "agrees with lifelines")
+    row("demo_snapshot", "{wall_seconds} s wall; peak {peak_tree_rss_mib} MiB over {peak_processes} processes "
+        "(largest {peak_process_rss_mib} MiB)", "—")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.run_all", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("which", choices=[*BENCHMARKS, "all", "summary"])
+    parser.add_argument("--requests", type=int, default=400, help="fetch: requests to send")
+    parser.add_argument("--queries", type=int, default=100_000, help="scoring: golden queries (x 10 results)")
+    parser.add_argument("--repeats", type=int, default=3, help="scoring: repeats (the best is reported)")
+    args = parser.parse_args(argv)
+    if args.which == "summary":
+        print(summary())
+        return 0
+    failed = []
+    for key in BENCHMARKS if args.which == "all" else [args.which]:
+        name, run = BENCHMARKS[key]
+        info = machine()
+        result = run(args)
+        path = write_result(name, {"machine": info, **result})
+        print(f"{name}: {json.dumps(result['figures'])}\n  -> {path} ({'met' if result.get('passed') else 'NOT met'})",
+              flush=True)
+        if not result.get("passed"):
+            failed.append(name)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
