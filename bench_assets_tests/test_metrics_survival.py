@@ -181,16 +181,14 @@ def test_invalid_input_raises() -> None:
         km_median([1], [1], censor_at_hours=0)
 
 
-def test_one_hundred_thousand_probes_run_fast() -> None:
+def test_one_hundred_thousand_probes() -> None:
+    # Speed is measured in benchmarks/ (KM at 100,000 probes against lifelines), not asserted here.
     rng = np.random.default_rng(11)
     durations = rng.exponential(200.0, 100_000)  # continuous: ~100k distinct times
     observed = rng.random(100_000) < 0.7
     on_probe_grid = np.ceil(durations / 6.0) * 6.0  # what 6-hourly probes record
-    start = time.perf_counter()
     median = km_median(durations, observed)
     interval = km_median_interval(on_probe_grid, observed)
-    elapsed = time.perf_counter() - start
-    assert elapsed < 1.0, f"took {elapsed:.3f} s"
     assert median is not None and 100 < median < 400
     assert interval.low <= interval.value <= interval.high
 
@@ -200,9 +198,7 @@ def test_exact_half_is_found_among_many_distinct_times() -> None:
     # where the float product has drifted; the exact check must still see the plateau.
     n = 100_000
     durations = np.arange(1, n + 1, dtype=float)
-    start = time.perf_counter()
     assert km_median(durations, np.ones(n, dtype=bool), censor_at_hours=None) == (n / 2 + n / 2 + 1) / 2
-    assert time.perf_counter() - start < 1.0
 
 
 def test_lifelines_disagrees_with_r_on_exactly_half() -> None:
