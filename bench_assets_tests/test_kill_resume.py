@@ -20,7 +20,6 @@ from pathlib import Path
 
 import dagster as dg
 import duckdb
-import httpx
 import pandas as pd
 
 from bench_assets.warehouse import Warehouse
