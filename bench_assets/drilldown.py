@@ -70,12 +70,7 @@ def _task_summary(row: GoldenRow) -> dict[str, Any]:
 
 
 def _golden_urls(row: GoldenRow) -> list[str]:
-    t = row.task
-    if t.type == "search":
-        return list(t.golden_urls)
-    if t.type == "extract":
-        return [t.url]
-    return list(t.source_urls)
+    return row.urls
 
 
 def _final_raw(raw: pd.DataFrame) -> dict[tuple[str, str, str], Any]:

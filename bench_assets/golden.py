@@ -104,6 +104,12 @@ class GoldenRow(_Strict):
         return self.task.type
 
     @property
+    def urls(self) -> list[str]:
+        """Every URL the row asserts something about: golden URLs, the page to extract, or answer sources."""
+        t = self.task
+        return list(t.golden_urls) if t.type == "search" else [t.url] if t.type == "extract" else list(t.source_urls)
+
+    @property
     def request_text(self) -> str:
         """What is sent to a vendor: the query, the question, or the URL to extract."""
         t = self.task

@@ -29,12 +29,7 @@ def split_key(env_name: str, mode: str) -> bytes:
 
 
 def _urls(row: GoldenRow) -> list[str]:
-    t = row.task
-    if t.type == "search":
-        return list(t.golden_urls)
-    if t.type == "extract":
-        return [t.url]
-    return list(t.source_urls)
+    return row.urls
 
 
 def split_groups(rows: list[GoldenRow]) -> dict[str, str]:

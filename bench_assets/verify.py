@@ -73,8 +73,7 @@ async def fetch_pages(urls: list[str], rewrite: Callable[[str], str], concurrenc
 
 
 def row_urls(row: GoldenRow) -> list[str]:
-    t = row.task
-    return list(t.golden_urls) if t.type == "search" else [t.url] if t.type == "extract" else list(t.source_urls)
+    return row.urls
 
 
 def check_row(row: GoldenRow, pages: dict[str, PageFetch]) -> RowVerification:

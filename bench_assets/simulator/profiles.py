@@ -33,7 +33,7 @@ PROFILES: dict[str, VendorProfile] = {
     "serpapi": VendorProfile(0.90, 0.97, 40, usd_per_request={"search": 0.015}, ttr_lag_hours=8),
     "jina": VendorProfile(0.66, 0.85, 35, strips_boilerplate=False, usd_per_request={"search": 0.0005, "extract": 0.0001}, ttr_lag_hours=None),
     "firecrawl": VendorProfile(0.70, 0.88, 45, plain_numbers=True, usd_per_request={"search": 0.0016, "extract": 0.0008}, ttr_lag_hours=14),
-    "perplexity": VendorProfile(0.83, 0.93, 20, usd_per_request={"search": 0.005}, ttr_lag_hours=None),
+    "perplexity": VendorProfile(0.83, 0.93, 20, usd_per_request={"search": 0.005}, ttr_lag_hours=36),
     "linkup": VendorProfile(0.78, 0.90, 30, url_style="http", usd_per_request={"search": 0.005, "extract": 0.001}, ttr_lag_hours=160),
     "parallel": VendorProfile(0.81, 0.91, 30, usd_per_request={"search": 0.005, "extract": 0.001}, ttr_lag_hours=240),
     "youcom": VendorProfile(0.76, 0.90, 20, keeps_tables=False, usd_per_request={"search": 0.005, "extract": 0.001}, ttr_lag_hours=100),
