@@ -37,9 +37,9 @@ from bench_assets.ttr import sentinel_durations
 from bench_assets_tests.helpers import (GOLDEN_STAGES, RESULT_STAGES, SNAPSHOT, VENDOR_STAGES, make_home, materialize,
                                         resources, vendor_key)
 
-VENDORS = ["exa", "perplexity", "serper"]  # simulated lags: exa ~1 day, perplexity never, serper ~6 h
+VENDORS = ["exa", "jina", "serper"]  # simulated lags: exa ~1 day, jina never, serper ~6 h
 T0 = datetime(2026, 7, 1, tzinfo=timezone.utc)
-COUNT = 8
+COUNT = 6
 QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 
 
@@ -148,7 +148,7 @@ def test_a_tick_requests_one_run_keyed_by_snapshot_and_tick(tmp_path, sim):
 def test_thirty_days_of_ticks_ran_through_the_schedule_and_probe_job(cycle):
     ticks = cycle.cycle.ticks
     assert len(ticks) == 121 and ticks[0] == T0 and ticks[-1] == hours(720)
-    # The schedule asked for every tick (perplexity never finds, so every tick has work); the ticks ran
+    # The schedule asked for every tick (jina never finds, so every tick has work); the ticks ran
     # as one catch-up run of the probe job, each with the clock at its own time.
     [run] = cycle.cycle.runs
     assert run.success and run.dagster_run.tags["bench/ticks"] == "121"
@@ -184,7 +184,7 @@ def test_each_vendor_finds_each_page_at_the_first_tick_after_the_simulator_index
                 assert mine["tick_at"].max() == pd.Timestamp(first)  # never probed again once found
                 assert len(mine) == ticks.index(first) + 1
                 assert found["rank"].tolist() == [1]  # the unique phrase finds its page and nothing else
-    assert all(outcomes[("perplexity", s)] is None for s in cycle.truth)
+    assert all(outcomes[("jina", s)] is None for s in cycle.truth)
     assert all(outcomes[("serper", s)] is not None for s in cycle.truth)
 
 
@@ -207,12 +207,12 @@ def test_published_leaderboard_has_ttr_medians_intervals_and_not_reached(cycle):
     entries = {e["vendor"]: e for e in board["vendors"] if e["status"] == "scored"}
     fast = entries["serper"]["metrics"]["ttr_median_hours"]
     assert fast["n"] == COUNT and 0 < fast["value"] <= 12 and fast["low"] is not None
-    never = entries["perplexity"]["metrics"]["ttr_median_hours"]
+    never = entries["jina"]["metrics"]["ttr_median_hours"]
     assert never == {"value": None, "n": COUNT, "low": None, "high": None}
-    assert entries["perplexity"]["metrics"]["ttr_probes"]["value"] == COUNT * 121
+    assert entries["jina"]["metrics"]["ttr_probes"]["value"] == COUNT * 121
     assert entries["exa"]["metrics"]["ttr_median_hours"]["value"] > fast["value"]
     rows = {r["vendor"]: r for r in csv.DictReader((cycle.out / "leaderboard.csv").open())}
-    assert rows["perplexity"]["ttr_median_hours_not_reached"] == "True" and rows["perplexity"]["ttr_median_hours"] == ""
+    assert rows["jina"]["ttr_median_hours_not_reached"] == "True" and rows["jina"]["ttr_median_hours"] == ""
     assert rows["serper"]["ttr_median_hours_not_reached"] == "False"
     index = (cycle.out / "index.html").read_text()
     assert "TTR median" in index and "not reached" in index and "charts/ttr_km.svg" in index
@@ -367,7 +367,7 @@ def test_the_simulator_serves_and_indexes_a_sentinel_only_from_its_times(sim):
     assert httpx.post(f"{base}/_sim/sentinels", json=page_records([page]), timeout=5).status_code == 200
     truth = next(s for s in httpx.get(f"{base}/_sim/sentinels", timeout=5).json() if s["id"] == page.id)
     indexed = datetime.fromisoformat(truth["indexed_at"]["serper"])
-    assert truth["indexed_at"]["perplexity"] is None
+    assert truth["indexed_at"]["jina"] is None
 
     def at(when: datetime) -> tuple[int, list[str]]:
         httpx.post(f"{base}/_sim/clock", json={"now": when.isoformat()}, timeout=5)

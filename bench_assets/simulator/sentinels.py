@@ -3,8 +3,7 @@
 A sentinel page is planted at a publish time. The simulator's site serves it from that time on,
 and each simulated vendor's search returns it for its unique phrase only once the clock has
 passed publish time + that vendor's lag (`VendorProfile.ttr_lag_hours`, drawn per page between
-0.5x and 1.5x of it, deterministically). A vendor whose lag is None never indexes sentinels, and
-a page outside a vendor's coverage (the same draw as for planted pages) is never indexed by it.
+0.5x and 1.5x of it, deterministically). A vendor whose lag is None never indexes sentinels.
 
 The clock is real time unless a test or the probe job fixes it (`POST /_sim/clock`), so thirty
 days of probes run in seconds. `GET /_sim/sentinels` tells the simulator's truth (when each
@@ -88,7 +87,7 @@ class SentinelRegistry:
 
     def indexed_at(self, vendor: str, profile: VendorProfile, spec: SentinelPage) -> datetime | None:
         """When this vendor's index starts returning the page; None: never."""
-        if profile.ttr_lag_hours is None or unit_hash(vendor, "coverage", spec.url) >= profile.coverage:
+        if profile.ttr_lag_hours is None:
             return None
         lag = profile.ttr_lag_hours * (0.5 + unit_hash(vendor, "ttr", spec.id))
         return spec.published_at + timedelta(hours=lag)
