@@ -78,7 +78,7 @@ def materialize_vendor_partition(snapshot_id: str, vendor: str) -> tuple[str, bo
 # The demo's sentinel batch is published at a fixed simulated time, so the demo is reproducible and
 # the probe schedule, running in real time under `make dev`, finds nothing of it due.
 DEMO_SENTINELS_PUBLISHED_AT = "2026-07-01T00:00:00+00:00"
-DEMO_SENTINELS = 12  # pages in the batch
+DEMO_SENTINELS = 10  # pages in the batch (each costs a probe per vendor and tick until found)
 
 
 def run_sentinel_cycle(snapshot_id: str) -> tuple[bool, float, str]:

@@ -157,8 +157,8 @@ def due_probes(pages: pd.DataFrame, probes: pd.DataFrame, vendors: list[str], at
     if len(probes):
         earlier = probes[(pd.to_datetime(probes["tick_at"], utc=True) < at) & probes["found"].fillna(False).astype(bool)]
         found = set(zip(earlier["vendor"], earlier["sentinel_id"]))
-    rows = [{"vendor": v, **{c: p.get(c) for c in columns[1:]}} for v in sorted(vendors)
-            for p in window.to_dict("records") if (v, p["sentinel_id"]) not in found]
+    records = [{c: p.get(c) for c in columns[1:]} for p in window.to_dict("records")]
+    rows = [{"vendor": v, **p} for v in sorted(vendors) for p in records if (v, p["sentinel_id"]) not in found]
     return pd.DataFrame(rows, columns=columns)
 
 

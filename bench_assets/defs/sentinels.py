@@ -31,7 +31,6 @@ from bench_assets.defs.resources import (BenchPaths, VendorGateway, VendorKeys, 
                                          input_errors_as_failures)
 from bench_assets.fetch import FetchItem, FetchSettings, PartitionArchive, archived_spend, fetch_partition
 from bench_assets.manifest import Manifest, load_manifest
-from bench_assets.scoring import final_attempts
 from bench_assets.sentinels import (PROBE_CRON, SIMULATED_SITE, WINDOW_HOURS, SentinelPage, due_probes,
                                     latest_tick, make_batch, page_records, parse_utc, probe_outcome, probe_ticks,
                                     tick_key, write_deploy_dir)
@@ -174,56 +173,17 @@ def sentinel_pages(context: dg.AssetExecutionContext, config: SentinelBatchConfi
 # ----------------------------------------------------------------------------- probes
 
 
-class TickArchive(PartitionArchive):
-    """A vendor's probes of one tick in the snapshot's probe archive file (every attempt kept).
-
-    Its partition is "<snapshot>@<tick>", so the fetch engine's "already answered" (never pay
-    twice), attempt numbering and spend see this tick only; all vendors' archives share the file
-    (DuckDB allows many connections in one process). Attempts are held in memory while the tick
-    is fetched and written in one transaction when it ends: an INSERT per attempt costs
-    milliseconds of DuckDB time, which over thirty days of ticks dominates, and a tick lasts
-    seconds, so an interrupted tick only re-sends its own probes."""
-
-    def __init__(self, path, snapshot_id: str, tick: str, vendor: str):
-        super().__init__(path, f"{snapshot_id}@{tick}", vendor)
-        self._pending: list[dict] = []
-        self._stored = self.con.execute("SELECT count(*) FROM raw_responses WHERE snapshot_id = ? AND vendor = ?",
-                                        [self.snapshot_id, self.vendor]).fetchone()[0]
-
-    def append(self, row: dict) -> None:
-        self._pending.append(row)
-
-    def frame(self) -> pd.DataFrame:
-        if not self._pending:
-            return super().frame()
-        pending = pd.DataFrame(self._pending)
-        if self._stored:  # a re-run of the tick: what was archived before, then this run's attempts
-            pending = pd.concat([super().frame(), pending], ignore_index=True)
-        return pending.sort_values(["query_id", "capability", "attempt"], ignore_index=True)
-
-    def flush(self) -> None:
-        if not self._pending:
-            return
-        pending = pd.DataFrame(self._pending)
-        columns = ", ".join(pending.columns)
-        self.con.register("pending_attempts", pending)
-        self.con.execute(f"INSERT INTO raw_responses ({columns}) SELECT {columns} FROM pending_attempts")
-        self.con.unregister("pending_attempts")
-        self._pending.clear()
-
-    def close(self) -> None:
-        try:
-            self.flush()
-        finally:
-            super().close()
-
-
 def probe_archive_path(warehouse: Warehouse, snapshot_id: str) -> Path:
     return warehouse.partitions_dir / snapshot_id / "sentinel_probes.duckdb"
 
 
-def probe_archive(warehouse: Warehouse, snapshot_id: str, tick: str, vendor: str) -> TickArchive:
-    return TickArchive(probe_archive_path(warehouse, snapshot_id), snapshot_id, tick, vendor)
+def probe_archive(warehouse: Warehouse, snapshot_id: str, tick: str, vendor: str) -> PartitionArchive:
+    """A vendor's probes of one tick in the snapshot's probe archive file (every attempt kept).
+
+    Its partition is "<snapshot>@<tick>", so the fetch engine's "already answered" (never pay
+    twice), attempt numbering and spend see this tick only; all vendors' archives share the file
+    (DuckDB allows many connections in one process)."""
+    return PartitionArchive(probe_archive_path(warehouse, snapshot_id), f"{snapshot_id}@{tick}", vendor)
 
 
 def probe_archive_connection(warehouse: Warehouse, snapshot_id: str) -> duckdb.DuckDBPyConnection:
@@ -251,10 +211,18 @@ def _probe_rows(snapshot_id: str, vendor: str, adapter: Adapter, manifest: Manif
     if attempts.empty:
         return []
     # Every attempt the vendor billed counts, retries included (as for golden rows).
-    billed = archived_spend(adapter, manifest.vendors[vendor].prices_usd, attempts).groupby(attempts["query_id"]).sum()
-    rows = []
-    for rec in final_attempts(attempts).to_dict("records"):
+    billed: dict[str, float] = {}
+    for query_id, usd in zip(attempts["query_id"], archived_spend(adapter, manifest.vendors[vendor].prices_usd, attempts)):
+        billed[query_id] = billed.get(query_id, 0.0) + float(usd)
+    finals: dict[str, dict] = {}
+    counts: dict[str, int] = {}
+    for rec in attempts.to_dict("records"):  # the last attempt of each probe (and how many there were)
         sentinel_id = rec["query_id"]
+        counts[sentinel_id] = counts.get(sentinel_id, 0) + 1
+        if sentinel_id not in finals or rec["attempt"] > finals[sentinel_id]["attempt"]:
+            finals[sentinel_id] = rec
+    rows = []
+    for sentinel_id, rec in sorted(finals.items()):
         if sentinel_id not in urls:
             continue
         status = None if pd.isna(rec["http_status"]) else int(rec["http_status"])
@@ -268,7 +236,7 @@ def _probe_rows(snapshot_id: str, vendor: str, adapter: Adapter, manifest: Manif
             "probed_at": tick if simulated else rec["started_at"], "query": phrases[sentinel_id],
             "response_class": out.response_class, "found": out.found, "rank": out.rank, "n_results": out.n_results,
             "billed_usd": float(billed.get(sentinel_id, 0.0)), "latency_ms": rec["latency_ms"],
-            "attempts": int(rec["attempts"]), "http_status": status, "request_json": rec["request_json"],
+            "attempts": counts[sentinel_id], "http_status": status, "request_json": rec["request_json"],
             "response_headers_json": rec["response_headers_json"], "body": body, "body_sha256": rec["body_sha256"],
             "transport_error": error, "request_id": out.request_id, "adapter_version": rec["adapter_version"]})
     return rows
@@ -296,9 +264,23 @@ class ProbeConfig(dg.Config):
 HISTORY_COLUMNS = ["vendor", "sentinel_id", "tick_at", "probed_at", "response_class", "found", "billed_usd"]
 
 
-def _probe_tick(snapshot_id: str, manifest: Manifest, tick: datetime, due: pd.DataFrame, spent: dict[str, float],
-                warehouse: Warehouse, gateway: VendorGateway, keys: VendorKeys, simulated: bool,
-                log) -> tuple[list[dict], list, dict[str, str]]:
+class _KeptTransport(httpx.AsyncBaseTransport):
+    """A vendor's connection pool kept for all the ticks of a run: the fetch engine's client
+    closing it at the end of a tick leaves the connections open for the next."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport):
+        self.inner = inner
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        return await self.inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        pass
+
+
+async def _probe_tick(snapshot_id: str, manifest: Manifest, tick: datetime, due: pd.DataFrame, spent: dict[str, float],
+                      warehouse: Warehouse, gateway: VendorGateway, keys: VendorKeys, simulated: bool,
+                      transports: dict[str, _KeptTransport], log) -> tuple[list[dict], list, dict[str, str]]:
     """Probe every due (vendor, sentinel) of one tick through the fetch engine (`spent`: each
     vendor's probe spend so far, for its ceiling); returns the probe rows, the fetch statistics
     and the vendors that could not be probed (and why)."""
@@ -313,23 +295,21 @@ def _probe_tick(snapshot_id: str, manifest: Manifest, tick: datetime, due: pd.Da
             continue
         items = [FetchItem(r.sentinel_id, "sentinel", "search", r.phrase, manifest.results_per_query)
                  for r in wanted.itertuples(index=False)]
+        if vendor not in transports:
+            transports[vendor] = _KeptTransport(httpx.AsyncHTTPTransport(
+                verify=_tls(), limits=httpx.Limits(max_connections=settings.concurrency * 2)))
         jobs.append((vendor, get_adapter(manifest.vendors[vendor].adapter), items, settings, wanted))
     archives = [probe_archive(warehouse, snapshot_id, key, vendor) for vendor, *_ in jobs]
     rows: list[dict] = []
     try:
-        async def probe_all():
-            return await asyncio.gather(*(
-                fetch_partition(adapter, items, settings, archive, transport=httpx.AsyncHTTPTransport(
-                    verify=_tls(), limits=httpx.Limits(max_connections=settings.concurrency * 2)))
-                for (_, adapter, items, settings, _), archive in zip(jobs, archives)))
-
-        stats = asyncio.run(probe_all()) if jobs else []
+        stats = await asyncio.gather(*(fetch_partition(adapter, items, settings, archive, transport=transports[vendor])
+                                       for (vendor, adapter, items, settings, _), archive in zip(jobs, archives)))
         for (vendor, adapter, _, _, wanted), archive in zip(jobs, archives):
             rows += _probe_rows(snapshot_id, vendor, adapter, manifest, tick, archive.frame(), wanted, simulated)
     finally:
         for archive in archives:
             archive.close()
-    return rows, stats, not_probed
+    return rows, list(stats), not_probed
 
 
 @dg.asset(partitions_def=snapshots_partitions_def, group_name="sentinels", deps=[sentinel_pages], kinds={"duckdb"},
@@ -373,30 +353,42 @@ def sentinel_probes(context: dg.AssetExecutionContext, config: ProbeConfig, path
     rows: list[dict] = []
     stats: list = []
     not_probed: dict[str, str] = {}
-    due_total = 0
     synced = False
+
+    async def probe_in_order() -> int:
+        nonlocal synced
+        due_total = 0
+        transports: dict[str, _KeptTransport] = {}
+        try:
+            for tick in ticks:
+                due = due_probes(pages, pd.DataFrame(found_rows, columns=["vendor", "sentinel_id", "tick_at", "found"]),
+                                 vendors, tick)
+                due_total += len(due)
+                if due.empty:
+                    continue
+                if simulated:
+                    sync_simulator(gateway, [] if synced else pages_from_rows(pages), tick)
+                    synced = True
+                tick_rows, tick_stats, skipped = await _probe_tick(
+                    snapshot_id, manifest, tick, due, spent, warehouse, gateway, vendor_keys, simulated, transports,
+                    context.log.warning)
+                rows.extend(tick_rows)
+                stats.extend(tick_stats)
+                not_probed.update(skipped)
+                for r in tick_rows:
+                    spent[r["vendor"]] = spent.get(r["vendor"], 0.0) + r["billed_usd"]
+                    if r["found"]:
+                        found_rows.append({k: r[k] for k in ("vendor", "sentinel_id", "tick_at", "found")})
+        finally:
+            for transport in transports.values():
+                await transport.inner.aclose()
+        return due_total
+
     # One connection held for the whole run keeps the archive open between ticks (opening and
     # checkpointing a DuckDB file costs more than a tick's probes).
     anchor = probe_archive_connection(warehouse, snapshot_id)
     try:
-        for tick in ticks:
-            due = due_probes(pages, pd.DataFrame(found_rows, columns=["vendor", "sentinel_id", "tick_at", "found"]),
-                             vendors, tick)
-            due_total += len(due)
-            if due.empty:
-                continue
-            if simulated:
-                sync_simulator(gateway, [] if synced else pages_from_rows(pages), tick)
-                synced = True
-            tick_rows, tick_stats, skipped = _probe_tick(snapshot_id, manifest, tick, due, spent, warehouse, gateway,
-                                                         vendor_keys, simulated, context.log.warning)
-            rows += tick_rows
-            stats += tick_stats
-            not_probed.update(skipped)
-            for r in tick_rows:
-                spent[r["vendor"]] = spent.get(r["vendor"], 0.0) + r["billed_usd"]
-                if r["found"]:
-                    found_rows.append({k: r[k] for k in ("vendor", "sentinel_id", "tick_at", "found")})
+        due_total = asyncio.run(probe_in_order())
     finally:
         anchor.close()
     df = pd.DataFrame(rows, columns=PROBE_COLUMNS)
