@@ -38,6 +38,7 @@ OUTCOMES: dict[str, tuple[str, tuple[str, ...]]] = {
     "key_works": ("a key was issued with no human and answered a search", KEY_METHODS),
     "captcha_required": ("the flow needs a CAPTCHA solved by a human", KEY_METHODS),
     "card_required": ("the flow needs a payment card before a key works", KEY_METHODS),
+    "login_required": ("the flow needs a human to sign in in a browser", KEY_METHODS),
     "access_denied": ("the vendor refused the authorization (RFC 8628 access_denied)", KEY_METHODS),
     "expired_token": ("the device code expired before it was approved (RFC 8628 expired_token)", KEY_METHODS),
     "signup_rejected": ("the vendor refused the sign-up", KEY_METHODS),

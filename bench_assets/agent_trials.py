@@ -4,9 +4,9 @@ One function per route, each returning a `TrialRecord` with every step as eviden
 request, response, outcome):
 
 - `run_device_code_trial`: the OAuth 2.0 device authorization grant (RFC 8628). Request a device
-  code, open the verification page itself (it has no human; a CAPTCHA or a card form there ends
-  the trial), poll the token endpoint honouring `interval` (authorization_pending: wait;
-  slow_down: wait longer; access_denied / expired_token: stop), create an API key with the token.
+  code, open the verification page itself (it has no human; a CAPTCHA, a card form or a sign-in
+  form there ends the trial), poll the token endpoint honouring `interval` (authorization_pending:
+  wait; slow_down: wait longer; access_denied / expired_token: stop), create an API key with the token.
 - `run_otp_email_trial`: sign up with an address of its own mailbox (`Mailbox`, an aiosmtpd SMTP
   server), read the one-time code from the message, verify it, create an API key.
 - `run_keyless_trial`: one search with no key, the way the vendor documents it.
@@ -47,6 +47,7 @@ BODY_LIMIT = 2000
 # What a human-only step looks like on a page: CAPTCHA widgets, card number fields.
 CAPTCHA_MARKERS = re.compile(r"h-captcha|g-recaptcha|cf-turnstile|captcha", re.I)
 CARD_MARKERS = re.compile(r'autocomplete="cc-number"|credit card|payment card', re.I)
+LOGIN_MARKERS = re.compile(r'type="password"|autocomplete="current-password"', re.I)  # a sign-in form
 OTP_PATTERN = re.compile(r"\b(\d{6})\b")
 
 Resolve = Callable[[str], str]
@@ -283,6 +284,8 @@ def _human_step(page: str) -> str | None:
         return "captcha_required"
     if CARD_MARKERS.search(page):
         return "card_required"
+    if LOGIN_MARKERS.search(page):
+        return "login_required"
     return None
 
 
@@ -337,6 +340,8 @@ def run_device_code_trial(vendor: str, auth_base: str, client_id: str, probe: Se
                 return trial.done(needs, "the verification page asks for a CAPTCHA: a human must approve")
             if needs == "card_required":
                 return trial.done(needs, "the verification page asks for a payment card: a human must approve")
+            if needs == "login_required":
+                return trial.done(needs, "the verification page asks a human to sign in in a browser to approve")
         for _ in range(max_polls):
             sleep(interval)  # RFC 8628 §3.5: wait at least `interval` seconds between polls
             reply = client.call("poll the token endpoint", "POST", f"{auth_base}/oauth/token",
@@ -378,6 +383,8 @@ def run_otp_email_trial(vendor: str, auth_base: str, mailbox: Mailbox, probe: Se
             return trial.done("captcha_required", f"sign-up asks for a CAPTCHA ({reply.status}): a human must solve it")
         if reply.status == 402 or error == "payment_method_required":
             return trial.done("card_required", f"sign-up needs a payment card ({reply.status})")
+        if error == "login_required":
+            return trial.done("login_required", f"sign-up must be finished by a human in a browser ({reply.status})")
         if error == "signup_rejected" or reply.status == 403:
             return trial.done("signup_rejected", f"sign-up refused ({reply.status}): {body.get('message', '')}")
         if reply.status not in (200, 201, 202):

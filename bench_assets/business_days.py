@@ -2,13 +2,19 @@
 
 Holidays come from the `holidays` package (US federal calendar, with the observed day when a
 holiday falls on a weekend, e.g. Friday 3 July 2026 for Independence Day); the arithmetic is
-numpy's business-day calendar. The clock is `today()`: `$BENCH_TODAY` (YYYY-MM-DD) when set, so
-an operator or a test can ask "could this snapshot be published on that day?", else the UTC date.
+numpy's business-day calendar.
+
+The clock is `today()`, the UTC date. Nothing an operator can set (no environment variable, no
+manifest field, no CLI option) moves it: it decides when the review gate opens and which date is
+written as `published_on`. An operator who wants to know "could this snapshot be published on that
+day?" asks `bench review status SNAPSHOT --on YYYY-MM-DD`, which evaluates the gate and writes
+nothing. Tests fix the clock in-process with `fixed_today(day)`.
 """
 
 from __future__ import annotations
 
-import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from functools import lru_cache
@@ -16,10 +22,8 @@ from functools import lru_cache
 import holidays
 import numpy as np
 
-from bench_assets.errors import BenchInputError
-
 REVIEW_BUSINESS_DAYS = 10
-TODAY_ENV = "BENCH_TODAY"
+_fixed_day: date | None = None  # set only by fixed_today(), i.e. by a test in this process
 
 
 @lru_cache(maxsize=64)
@@ -52,14 +56,26 @@ def business_days_between(start: date, end: date) -> int:
 
 
 def today() -> date:
-    """The bench clock: `$BENCH_TODAY` (YYYY-MM-DD) if set, else today's UTC date."""
-    value = os.environ.get(TODAY_ENV, "").strip()
-    if not value:
-        return datetime.now(timezone.utc).date()
+    """The bench clock: today's UTC date (inside `fixed_today(day)`, that day)."""
+    return _fixed_day if _fixed_day is not None else datetime.now(timezone.utc).date()
+
+
+def clock_is_fixed() -> bool:
+    """Whether a test fixed the clock (recorded in the lifecycle note of what it publishes)."""
+    return _fixed_day is not None
+
+
+@contextmanager
+def fixed_today(day: date | str) -> Iterator[date]:
+    """For tests: `today()` is `day` inside the block, in this process only (Dagster's in-process
+    execution included). It is a function call, not configuration: no environment variable, file
+    or command reaches it, so a deployed bench always runs on the real date."""
+    global _fixed_day
+    previous, _fixed_day = _fixed_day, date.fromisoformat(day) if isinstance(day, str) else day
     try:
-        return date.fromisoformat(value)
-    except ValueError:
-        raise BenchInputError(f"${TODAY_ENV}", [(None, TODAY_ENV, f"{value!r} is not a date (YYYY-MM-DD)")]) from None
+        yield _fixed_day
+    finally:
+        _fixed_day = previous
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,10 @@
 """The published pictures, drawn from the leaderboard record with matplotlib.
 
 Every chart is a pure function of the record (and, for time-to-retrievability, of the sentinel
-observations), so the pictures show the same numbers as the tables. Figures are built with the
+observations), so the pictures show the same numbers as the tables. A chart is headline-eligible
+only when every figure it draws is (`integrity.eligibility.figures_eligibility`, each figure by
+its own n: the hit@k panels by each stratum's search rows); otherwise the picture itself says
+"Illustrative" with the reasons, and so does its caption. Figures are built with the
 object-oriented API (`matplotlib.figure.Figure`, no pyplot): no GUI backend, no global figure
 state. SVG output is reproducible byte for byte: a fixed `svg.hashsalt` for element ids and no
 creation date in the metadata. Text stays text (`svg.fonttype = none`), so it is searchable and
@@ -21,6 +24,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, NullFormatter, PercentFormatter
 
+from bench_assets.integrity.eligibility import figures_eligibility
 from bench_assets.metrics import DEFAULT_CENSOR_AT_HOURS, km_estimate
 
 INK = "#1f2933"
@@ -58,12 +62,61 @@ STYLE: dict[str, Any] = {
 
 @dataclass(frozen=True)
 class Chart:
-    """A chart of the site: its file stem, title, caption (alt text) and builder."""
+    """A chart of the site: its file stem, title, caption (alt text), builder, and whether every
+    figure it draws is headline-eligible (with the reasons when not)."""
 
     name: str
     title: str
     caption: str
     build: Callable[[], Figure | None]
+    headline_eligible: bool = False
+    reasons: tuple[str, ...] = ()
+
+    @property
+    def label(self) -> str:
+        return "headline" if self.headline_eligible else "illustrative"
+
+
+def _short(reasons: Sequence[str], limit: int = 2) -> str:
+    shown = "; ".join(reasons[:limit])
+    return shown + (f"; and {len(reasons) - limit} more" if len(reasons) > limit else "")
+
+
+def illustrative_note(reasons: Sequence[str]) -> str:
+    """The label an illustrative chart carries, in the picture and in its caption."""
+    return "Illustrative, not headline-eligible: " + (_short(reasons) or "no figure drawn")
+
+
+def _stamp(fig: Figure, eligible: tuple[bool, list[str]]) -> Figure:
+    """Write "Illustrative …" at the top of a chart whose figures are not all headline-eligible."""
+    ok, reasons = eligible
+    if not ok:
+        with matplotlib.rc_context(STYLE):
+            fig.suptitle(illustrative_note(reasons), x=0.01, ha="left", fontsize=7.5, fontweight="normal",
+                         color=WARN, wrap=True)
+    return fig
+
+
+def cost_accuracy_eligibility(board: Mapping[str, Any]) -> tuple[bool, list[str]]:
+    return figures_eligibility(board, [(e["vendor"], m, None) for e in _scored(board)
+                                       if _value(e, "cost_per_correct_usd") and _value(e, "correct_rate")
+                                       for m in ("correct_rate", "cost_per_correct_usd")])
+
+
+def overfit_gap_eligibility(board: Mapping[str, Any]) -> tuple[bool, list[str]]:
+    return figures_eligibility(board, [(e["vendor"], "overfit_gap", None) for e in _scored(board)
+                                       if _value(e, "overfit_gap")])
+
+
+def hit_at_k_eligibility(board: Mapping[str, Any]) -> tuple[bool, list[str]]:
+    return figures_eligibility(board, [(e["vendor"], m, s) for e in _scored(board) for s in _strata(board)
+                                       for m in ("hit_at_1", "hit_at_10") if _value_in(e, s, m)])
+
+
+def ttr_eligibility(board: Mapping[str, Any] | None, vendors: Sequence[str]) -> tuple[bool, list[str]]:
+    if board is None:
+        return False, ["no leaderboard record to judge the curves by"]
+    return figures_eligibility(board, [(v, "ttr_median_hours", None) for v in vendors])
 
 
 def render(figure: Figure, fmt: str = "svg", dpi: int = 110) -> bytes:
@@ -150,7 +203,7 @@ def cost_accuracy_figure(board: Mapping[str, Any]) -> Figure | None:
         if undefined:
             ax.set_title("cost per correct undefined (zero correct): " + ", ".join(undefined),
                          fontsize=8, fontweight="normal", loc="left", color=MUTED)
-    return fig
+    return _stamp(fig, cost_accuracy_eligibility(board))
 
 
 def overfit_gap_figure(board: Mapping[str, Any]) -> Figure | None:
@@ -181,7 +234,7 @@ def overfit_gap_figure(board: Mapping[str, Any]) -> Figure | None:
                 fontsize=8)
         ax.text(0.01, 1.0, "← holdout better", transform=ax.transAxes, ha="left", va="bottom", color=MUTED,
                 fontsize=8)
-    return fig
+    return _stamp(fig, overfit_gap_eligibility(board))
 
 
 def _strata(board: Mapping[str, Any]) -> list[str]:
@@ -228,7 +281,7 @@ def hit_at_k_by_stratum_figure(board: Mapping[str, Any]) -> Figure | None:
                                    label="hit@1 with 95 % interval"),
                             Line2D([], [], color=INK, marker="o", markerfacecolor="white", linewidth=0,
                                    label="hit@10")], loc="outside lower center", ncols=2, fontsize=8.5)
-    return fig
+    return _stamp(fig, hit_at_k_eligibility(board))
 
 
 def _value_in(entry: Mapping[str, Any], stratum: str, metric: str) -> dict[str, Any] | None:
@@ -237,7 +290,7 @@ def _value_in(entry: Mapping[str, Any], stratum: str, metric: str) -> dict[str, 
 
 
 def km_figure(observations: Mapping[str, tuple[Sequence[float], Sequence[bool]]],
-              censor_at_hours: float = DEFAULT_CENSOR_AT_HOURS) -> Figure | None:
+              censor_at_hours: float = DEFAULT_CENSOR_AT_HOURS, board: Mapping[str, Any] | None = None) -> Figure | None:
     """Kaplan–Meier curves of time-to-retrievability: the share of sentinel pages a vendor
     has not yet returned, by hours since publication; `+` marks a censored page (not found
     by the last probe, or censored at 30 days); the dashed line is the median's 50 %."""
@@ -273,26 +326,32 @@ def km_figure(observations: Mapping[str, tuple[Sequence[float], Sequence[bool]]]
         ax.set_xlabel("time since the sentinel page was published (right-censored at 30 days)")
         ax.set_ylabel("pages not yet retrievable")
         fig.legend(loc="outside right upper", fontsize=8.5)
-    return fig
+    return _stamp(fig, ttr_eligibility(board, list(curves)))
 
 
 def site_charts(board: Mapping[str, Any],
                 ttr_observations: Mapping[str, tuple[Sequence[float], Sequence[bool]]] | None = None) -> list[Chart]:
-    """The snapshot-level charts of the site, in the order they are shown."""
-    return [
-        Chart("ttr_km", "Time to retrievability (Kaplan–Meier)",
-              "Share of freshly published sentinel pages each vendor has not yet returned, by hours since "
-              "publication; median where a curve crosses 50 %.",
-              lambda: km_figure(ttr_observations or {})),
-        Chart("cost_vs_accuracy", "Cost per correct answer against accuracy",
-              "Each vendor's correct rate (with 95 % interval) against its cost per correct answer on the "
-              "pinned plan; the line joins the Pareto front.",
-              lambda: cost_accuracy_figure(board)),
-        Chart("overfit_gap", "Overfit gap: public minus holdout accuracy",
-              "Per vendor, public-split accuracy minus holdout accuracy with a 95 % Newcombe interval; "
-              "red where the interval lies entirely above zero.",
-              lambda: overfit_gap_figure(board)),
-        Chart("hit_at_k_by_stratum", "hit@k by stratum",
-              "Per stratum, each vendor's hit@1 (filled, with 95 % interval) and hit@10 (hollow).",
-              lambda: hit_at_k_by_stratum_figure(board)),
+    """The snapshot-level charts of the site, in the order they are shown, each with its
+    eligibility (an illustrative chart's caption starts with the label and the reasons)."""
+    observations = ttr_observations or {}
+    specs = [
+        ("ttr_km", "Time to retrievability (Kaplan–Meier)",
+         "Share of freshly published sentinel pages each vendor has not yet returned, by hours since "
+         "publication; median where a curve crosses 50 %.",
+         lambda: km_figure(observations, board=board),
+         ttr_eligibility(board, [v for v, obs in sorted(observations.items()) if len(obs[0])])),
+        ("cost_vs_accuracy", "Cost per correct answer against accuracy",
+         "Each vendor's correct rate (with 95 % interval) against its cost per correct answer on the "
+         "pinned plan; the line joins the Pareto front.",
+         lambda: cost_accuracy_figure(board), cost_accuracy_eligibility(board)),
+        ("overfit_gap", "Overfit gap: public minus holdout accuracy",
+         "Per vendor, public-split accuracy minus holdout accuracy with a 95 % Newcombe interval; "
+         "red where the interval lies entirely above zero.",
+         lambda: overfit_gap_figure(board), overfit_gap_eligibility(board)),
+        ("hit_at_k_by_stratum", "hit@k by stratum",
+         "Per stratum, each vendor's hit@1 (filled, with 95 % interval) and hit@10 (hollow); n is the "
+         "stratum's search rows.",
+         lambda: hit_at_k_by_stratum_figure(board), hit_at_k_eligibility(board)),
     ]
+    return [Chart(name, title, caption if ok else f"{illustrative_note(reasons)}. {caption}", build, ok, tuple(reasons))
+            for name, title, caption, build, (ok, reasons) in specs]

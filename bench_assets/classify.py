@@ -2,6 +2,11 @@
 
 A 200 can still be a failure: a captcha or challenge page, an empty result list, a body that is
 not the vendor's shape. Every response gets exactly one class; failures stay in the denominator.
+The order of the checks (`classify_response`): a transport error (timeout, spend ceiling, other);
+a challenge page at any status (`blocked`, before the vendor's own error codes, since a CDN's
+403 or 503 challenge is not the vendor refusing the key); a body the adapter cannot read
+(`malformed`); the vendor's own error codes (`auth`, `quota`, `rejected`, `server`); no results
+(`empty`); otherwise `ok`.
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ class Classified:
 
 
 def looks_like_challenge(body: str | None) -> bool:
-    """A challenge page: an HTML body (or text) carrying a known interstitial marker."""
+    """A challenge page: an HTML body (or other non-JSON text) carrying a known interstitial marker."""
     if not body:
         return False
     head = body[:20000]
@@ -42,6 +47,27 @@ def looks_like_challenge(body: str | None) -> bool:
     if not ("<html" in lowered or "<!doctype" in lowered or not head.lstrip().startswith(("{", "["))):
         return False
     return bool(_CHALLENGE.search(head))
+
+
+def _is_html(body: str) -> bool:
+    head = body[:2000].lower()
+    return "<html" in head or "<!doctype html" in head
+
+
+def is_challenge(http_status: int, headers: dict[str, str], body: str | None) -> bool:
+    """A bot wall or CDN challenge instead of the vendor's answer, whatever the status.
+
+    Cloudflare marks its challenge responses with `cf-mitigated: challenge`; otherwise the body
+    must carry a challenge marker (`looks_like_challenge`) and be either an HTML page (a challenge
+    served as 403, 429 or 503 is not the vendor's error code) or any non-JSON text under a
+    success or 5xx status. A vendor's own plain-text 4xx ("Access denied: invalid key") keeps the
+    vendor's class."""
+    if any(k.lower() == "cf-mitigated" and str(v).lower() == "challenge" for k, v in headers.items()):
+        return True
+    if not looks_like_challenge(body):
+        return False
+    assert body is not None
+    return 200 <= http_status < 300 or http_status >= 500 or _is_html(body)
 
 
 def classify_response(adapter: Adapter, capability: str, http_status: int | None, headers: dict[str, str],
@@ -53,18 +79,16 @@ def classify_response(adapter: Adapter, capability: str, http_status: int | None
         if transport_error == SPEND_CEILING_REACHED:
             return Classified("quota", None, "spend ceiling of the manifest reached; not sent")
         return Classified("server", None, transport_error)
-    assert http_status is not None
-    if 200 <= http_status < 300 and looks_like_challenge(body):
-        return Classified("blocked", None, "challenge page served with a success status")
+    if http_status is None:
+        raise ValueError("an archived attempt has neither an HTTP status nor a transport error")
+    if is_challenge(http_status, headers, body):
+        kind = "a success" if 200 <= http_status < 300 else "an error"
+        return Classified("blocked", None, f"challenge page served with {kind} status ({http_status})")
     try:
         parsed = adapter.parse(VendorTask(capability, ""), http_status, headers, body or "")
     except MalformedResponse as exc:
-        if looks_like_challenge(body):
-            return Classified("blocked", None, str(exc))
         return Classified("malformed", None, str(exc))
     if parsed.error_class:
-        if http_status >= 500 and looks_like_challenge(body):
-            return Classified("blocked", parsed, parsed.error_detail)
         return Classified(_VENDOR_CLASS.get(parsed.error_class, "server"), parsed, parsed.error_detail)
     if not parsed.results:
         return Classified("empty", parsed)

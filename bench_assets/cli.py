@@ -40,7 +40,8 @@ def _resources():
 
     return {
         "paths": BenchPaths(root=str(_root()), private_dir=os.environ.get("BENCH_PRIVATE_DIR", ""),
-                            warehouse_path=os.environ.get("BENCH_WAREHOUSE", "")),
+                            warehouse_path=os.environ.get("BENCH_WAREHOUSE", ""),
+                            lake_url=os.environ.get("BENCH_LAKE_URL", "")),
         "gateway": VendorGateway(simulator_url=os.environ.get("BENCH_SIMULATOR_URL", "")),
         "vendor_keys": vendor_keys_from_env(),
     }
@@ -157,9 +158,10 @@ def ttr(metrics: dict) -> str:
 def print_leaderboard(board: dict) -> None:
     print(f"\nLeaderboard {board['snapshot_id']} (mode {board['mode']}; "
           f"{'headline' if board['headline_eligible'] else 'illustrative, not headline-eligible'})")
-    header = (f"{'#':>2} {'grp':>3}  {'vendor':<11} {'correct':>8} {'n':>4}  {'hit@1':>6} {'hit@10':>6} {'fidelity':>8} "
-              f"{'$/correct':>9} {'TTR h':>11}  agent-ready")
-    print(header)
+    rank = board.get("rank_metric", "correct_rate")
+    header = (f"{'#':>2} {'grp':>3}  {'vendor':<11} {'ranked':>7} {'n':>4} {'correct':>8} {'n':>4}  {'hit@1':>6} "
+              f"{'hit@10':>6} {'fidelity':>8} {'$/correct':>9} {'TTR h':>11}  agent-ready")
+    print(((board.get("ranking") or {}).get("note") or "") + "\n" + header)
     print("-" * len(header))
     for e in board["vendors"]:
         if e["status"] != "scored":
@@ -171,9 +173,9 @@ def print_leaderboard(board: dict) -> None:
             x = (m.get(name) or {}).get("value")
             return "—" if x is None else fmt.format(x)
 
-        print(f"{e['position']:>2} {e['rank_group']:>3}  {e['vendor']:<11} {v('correct_rate'):>8} "
-              f"{m['correct_rate']['n']:>4}  {v('hit_at_1'):>6} {v('hit_at_10'):>6} {v('fidelity_mean'):>8} "
-              f"{v('cost_per_correct_usd', '${:.4f}'):>9} {ttr(m):>11}  {(e.get('agent_ready') or {}).get('label', '—')}")
+        print(f"{e['position']:>2} {e['rank_group']:>3}  {e['vendor']:<11} {v(rank):>7} {m[rank]['n']:>4} "
+              f"{v('correct_rate'):>8} {m['correct_rate']['n']:>4}  {v('hit_at_1'):>6} {v('hit_at_10'):>6} "
+              f"{v('fidelity_mean'):>8} {v('cost_per_correct_usd', '${:.4f}'):>9} {ttr(m):>11}  {(e.get('agent_ready') or {}).get('label', '—')}")
 
 
 def snapshot_arg(text: str) -> str:
@@ -246,7 +248,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def cmd_rescore(args: argparse.Namespace) -> int:
     from bench_assets.rescore import rescore_snapshot
 
-    report = rescore_snapshot(_root(), args.snapshot, warehouse_path=os.environ.get("BENCH_WAREHOUSE") or None)
+    report = rescore_snapshot(_root(), args.snapshot, warehouse_path=os.environ.get("BENCH_WAREHOUSE") or None,
+                              lake_url=os.environ.get("BENCH_LAKE_URL") or None)
     print(report.summary())
     return 0 if not report.differences else 1
 
@@ -273,9 +276,15 @@ def cmd_estimate(args: argparse.Namespace) -> int:
 
     rows = golden_rows_for(args.snapshot)
     decoys = expected_decoy_calls(manifest, rows, Path(os.environ.get("BENCH_PRIVATE_DIR") or _root() / "data" / "private"))
+    estimates = estimate_spend(manifest, rows, extra_calls=decoys)
+    if args.json:
+        print(json.dumps({"snapshot_id": args.snapshot, "mode": manifest.mode, "golden_rows": len(rows),
+                          "decoy_calls": decoys, "total_usd": sum(e.usd for e in estimates),
+                          "vendors": [e.as_json() for e in estimates]}, indent=2))
+        return 0
     print(f"expected billed spend of {args.snapshot} ({manifest.mode} mode, {len(rows)} golden rows and "
           f"{sum(decoys.values())} decoy calls), before anything is called:")
-    print(format_estimates(estimate_spend(manifest, rows, extra_calls=decoys)))
+    print(format_estimates(estimates))
     return 0
 
 
@@ -306,6 +315,7 @@ def build_parser() -> argparse.ArgumentParser:
     rescore.set_defaults(func=cmd_rescore)
     estimate = sub.add_parser("estimate", help="print the expected billed spend per vendor before anything is called")
     estimate.add_argument("snapshot", type=snapshot_arg)
+    estimate.add_argument("--json", action="store_true", help="print the estimate as JSON (one object per vendor)")
     estimate.set_defaults(func=cmd_estimate)
     simulator = sub.add_parser("simulator", help="run the local vendor simulator")
     simulator.add_argument("--port", type=port_arg, default=8765)

@@ -1,10 +1,11 @@
 """Per-query drill-down of the public split: what each vendor returned and how it was scored.
 
 The verdicts come from `row_scores` and the result lists from `response_results`, exactly as
-scored. What those tables do not keep — which extraction fields a page matched and which result
-carried the answer — is re-read from the archived final response with the same metric
-functions scoring uses (`extraction_fidelity`, `answer_in_text`); a test checks that the
-re-read fidelity equals the scored one.
+scored. What those tables do not keep — which extraction fields a page matched, which result
+carried a precise answer, and which sentence the cell reader read a range or not-available
+answer from — is re-read from the archived final response with the functions scoring uses
+(`scoring.extract_fidelity`, `scoring.score_answer`); a test checks that the re-read fidelity
+and answer score equal the scored ones.
 
 Only public rows are drilled down. A vendor may return, for a public query, a page that is a
 holdout row's golden page; such a result is withheld (its rank kept, its URL, title and
@@ -24,7 +25,8 @@ from bench_assets.adapters import get_adapter
 from bench_assets.classify import classify_response
 from bench_assets.golden import GoldenRow
 from bench_assets.manifest import Manifest
-from bench_assets.metrics import answer_in_text, extraction_fidelity, normalize_url
+from bench_assets.metrics import normalize_url
+from bench_assets.scoring import extract_fidelity, score_answer
 
 
 def _none(x: Any) -> Any:
@@ -118,8 +120,8 @@ def query_drilldowns(manifest: Manifest, rows: list[GoldenRow], split: dict[str,
                 continue
             entry = {k: _none(s.get(k)) for k in (
                 "response_class", "correct", "n_results", "first_hit_rank", "hit_at_1", "hit_at_3", "hit_at_5",
-                "hit_at_10", "fidelity", "fidelity_label", "billed_usd", "latency_ms", "attempts", "request_id",
-                "error_detail")}
+                "hit_at_10", "fidelity", "fidelity_label", "answer_score", "answer_rule", "billed_usd", "latency_ms",
+                "attempts", "request_id", "error_detail")}
             entry["vendor"] = vendor
             entry["results"] = []
             cap = "extract" if row.task_type == "extract" else "search"
@@ -127,23 +129,26 @@ def query_drilldowns(manifest: Manifest, rows: list[GoldenRow], split: dict[str,
             parsed = _reparse(manifest, vendor, rec) if rec is not None and entry["response_class"] == "ok" else []
             if row.task_type == "extract":
                 top = parsed[0] if parsed else None
-                text = (top.content or top.snippet or "") if top else ""
-                fid = extraction_fidelity(row.task.model_dump(), top.title if top else None, text,
-                                          weights=manifest.fidelity_weights)
+                fid = extract_fidelity(row.task, parsed, manifest.fidelity_weights)
                 entry["fidelity_fields"] = [{"field": f, "score": fid.fields[f], "weight": fid.weights.get(f)}
                                             for f in fid.fields] if top else []
                 entry["fidelity_rederived"] = fid.score if top else None
-            answer_ranks = set()
-            if row.task_type == "answer":
-                t = row.task
-                for res in parsed[: manifest.answer_k]:
-                    if answer_in_text(t.exact_answer, t.number, t.tolerance,
-                                      "\n".join(filter(None, [res.title, res.snippet, res.content]))):
-                        answer_ranks.add(res.rank)
+            answer_ranks: set[int] = set()
+            read_rank = None
+            entry["answer_reading"] = None
+            if row.task_type == "answer" and entry["response_class"] == "ok":
+                verdict = score_answer(row.task, parsed, manifest.answer_k)
+                entry["answer_score_rederived"] = verdict.score
+                answer_ranks = set(verdict.answer_ranks)
+                if verdict.reading is not None:
+                    read_rank = parsed[verdict.reading.text_index].rank
+                    entry["answer_reading"] = _reading(verdict.reading, read_rank)
             entry["answer_ranks"] = sorted(answer_ranks)
             for res in by_row_vendor.get((row.id, vendor), []):
                 if guard.reveals(res["url"], res["title"], res["snippet"], url=res["url"]):
                     entry["results"].append({"rank": int(res["rank"]), "withheld": True})
+                    if read_rank == int(res["rank"]):  # the sentence came from a holdout page: not shown
+                        entry["answer_reading"] = {**entry["answer_reading"], "sentence": None, "withheld": True}
                     continue
                 entry["results"].append({
                     "rank": int(res["rank"]), "url": res["url"], "title": _none(res["title"]),
@@ -151,7 +156,11 @@ def query_drilldowns(manifest: Manifest, rows: list[GoldenRow], split: dict[str,
                     "content_chars": _none(res["content_chars"]), "withheld": False,
                     "golden": res["url_normalized"] in golden_norm,
                     "contains_answer": int(res["rank"]) in answer_ranks,
+                    "answer_read": int(res["rank"]) == read_rank,
                 })
+            reading = entry["answer_reading"]
+            if reading and reading.get("sentence") and guard.reveals(reading["sentence"]):
+                entry["answer_reading"] = {**reading, "sentence": None, "withheld": True}
             entries.append(entry)
         scored = [e for e in entries if e["response_class"] != "unsupported"]
         out.append({
@@ -163,6 +172,14 @@ def query_drilldowns(manifest: Manifest, rows: list[GoldenRow], split: dict[str,
     return out
 
 
+def _reading(reading: Any, rank: int) -> dict[str, Any]:
+    """What the cell reader read, for the drill-down: kind, numbers, method, sentence and rank."""
+    answer = reading.answer
+    return {"rank": rank, "kind": answer.kind, "value": answer.value, "low": answer.low, "high": answer.high,
+            "method": answer.method if answer.kind != "not_available" else None,
+            "sentence": reading.sentence, "withheld": False}
+
+
 def vendor_row_verdicts(drilldowns: list[dict[str, Any]], vendor: str) -> list[dict[str, Any]]:
     """One vendor's verdict on every public row (for its page and its JSON file)."""
     out = []
@@ -172,5 +189,6 @@ def vendor_row_verdicts(drilldowns: list[dict[str, Any]], vendor: str) -> list[d
                 out.append({"row_id": q["row_id"], "stratum": q["stratum"], "task_type": q["task_type"],
                             "response_class": e["response_class"], "correct": e["correct"],
                             "first_hit_rank": e["first_hit_rank"], "fidelity": e["fidelity"],
+                            "answer_score": e["answer_score"],
                             "billed_usd": e["billed_usd"], "latency_ms": e["latency_ms"]})
     return out

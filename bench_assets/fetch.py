@@ -11,11 +11,11 @@ Pacing and retries, so that a run survives every fault and never wedges:
   and at most `concurrency` are in flight;
 - each attempt has one deadline (`timeout_seconds`) for connecting, headers and the whole body,
   so a body that drips forever ends as a timeout;
-- a 408/429/5xx, a transport error, a 2xx challenge page and a 2xx body that cannot be read
-  (truncated, malformed) are retried, at most `max_attempts` times, after exponential backoff with
-  jitter; a `Retry-After` (seconds or HTTP-date) is honoured as a minimum wait and pauses every
-  request of that capability; one longer than `retry_after_max` ends the query at once rather than
-  holding the run;
+- a 408/429/5xx (but not a vendor's out-of-credit answer), a transport error, a 2xx challenge
+  page and a 2xx body that cannot be read (truncated, malformed) are retried, at most
+  `max_attempts` times, after exponential backoff with jitter; a `Retry-After` (seconds or
+  HTTP-date) is honoured as a minimum wait and pauses every request of that capability; one
+  longer than `retry_after_max` ends the query at once rather than holding the run;
 - whatever happens, each (query, capability) ends with one attempt marked `final`.
 
 Spend counts every attempt the vendor bills, retries included (`SpendLedger`, `archived_spend`).
@@ -195,6 +195,14 @@ def _nominal_usd(adapter: Adapter, prices: dict[str, float], capability: str) ->
         return 0.0
 
 
+def _out_of_credit(adapter: Adapter, capability: str, status: int, headers: dict[str, str], body: str | None) -> bool:
+    """The vendor's own code says the account has no credit left (the adapter's class `quota`)."""
+    try:
+        return adapter.parse(VendorTask(capability, ""), status, headers, body or "").error_class == "quota"
+    except MalformedResponse:
+        return False
+
+
 @dataclass(frozen=True)
 class AttemptReading:
     """What one archived attempt means for retrying and for spend (read once, parsed once)."""
@@ -213,7 +221,10 @@ def read_attempt(adapter: Adapter, prices: dict[str, float], capability: str, st
     if status is None:
         return AttemptReading(True, 0.0, False)
     if not (200 <= status < 300):
-        return AttemptReading(status in RETRYABLE_STATUSES, 0.0, False)
+        # An account out of credit is final even where its status is retryable (SerpApi's and
+        # Linkup's 429): no retry helps until someone pays.
+        return AttemptReading(status in RETRYABLE_STATUSES and not _out_of_credit(adapter, capability, status, headers,
+                                                                                   body), 0.0, False)
     if _is_challenge(body):
         return AttemptReading(True, 0.0, False)
     if transport_error:

@@ -11,7 +11,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Literal, Union
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator,
+                      model_validator)
 
 from bench_assets.errors import BenchInputError
 
@@ -69,15 +70,83 @@ class ExtractTask(_Strict):
 
 
 class AnswerTask(_Strict):
-    """A question with an exact answer, or a number with a relative tolerance."""
+    """A question and its reference answer, of one of three types (DeepWeb-Bench A.3).
+
+    * ``precise``: an exact answer (``exact_answer``) or a number with a relative tolerance
+      (``number``, ``tolerance``); correct when it appears in the vendor's top results.
+    * ``range``: the reference range ``range_low`` ≤ ``range_high``; the vendor's text is read
+      for a range (or value) with its method and scored by the per-cell rubric.
+    * ``not_available``: no authoritative figure exists; the right answer is an explicit
+      not-available statement with its justification. ``plausible_low``/``plausible_high``
+      optionally give the interval a range estimate must bracket for half credit.
+
+    ``cue`` is the phrase that names the quantity in returned text, best with its entity
+    ("customer churn rate of Acme"); the reader (:func:`bench_assets.metrics.read_cell_answer`)
+    reads the first sentence that contains it, so range and not-available rows need one. ``percentage`` says the quantity's unit is percent (the rubric
+    then uses tolerances in percentage points).
+    """
 
     type: Literal["answer"]
     question: str = Field(min_length=1, max_length=400)
     answer_type: Literal["precise", "range", "not_available"] = "precise"
     exact_answer: str | None = None
-    number: float | None = None
+    number: float | None = Field(default=None, allow_inf_nan=False)
     tolerance: float = Field(default=0.0, ge=0.0, le=1.0)
+    range_low: float | None = Field(default=None, allow_inf_nan=False, validate_default=True)
+    range_high: float | None = Field(default=None, allow_inf_nan=False, validate_default=True)
+    plausible_low: float | None = Field(default=None, allow_inf_nan=False, validate_default=True)
+    plausible_high: float | None = Field(default=None, allow_inf_nan=False, validate_default=True)
+    percentage: bool = False
+    cue: str | None = Field(default=None, max_length=200, validate_default=True)
     source_urls: list[HttpUrl] = []
+
+    # Cross-field checks are field validators (fields validate in declaration order, so
+    # `info.data` holds the answer type and the lower bound), so an error names its field.
+    @field_validator("exact_answer", "number")
+    @classmethod
+    def _precise_only(cls, value: object, info: ValidationInfo) -> object:
+        kind = info.data.get("answer_type")
+        if value is not None and kind in ("range", "not_available"):
+            raise ValueError(f"{info.field_name} is only for precise rows; this row's answer_type is {kind}")
+        return value
+
+    @field_validator("range_low", "range_high")
+    @classmethod
+    def _range_bounds(cls, value: float | None, info: ValidationInfo) -> float | None:
+        kind = info.data.get("answer_type")
+        if kind == "range" and value is None:
+            raise ValueError(f"a range row needs {info.field_name} (the reference range)")
+        if kind in ("precise", "not_available") and value is not None:
+            raise ValueError(f"{info.field_name} is only for range rows; this row's answer_type is {kind}")
+        low = info.data.get("range_low")
+        if info.field_name == "range_high" and value is not None and low is not None and value < low:
+            raise ValueError(f"range_high ({value:g}) must be >= range_low ({low:g})")
+        return value
+
+    @field_validator("plausible_low", "plausible_high")
+    @classmethod
+    def _plausible_bounds(cls, value: float | None, info: ValidationInfo) -> float | None:
+        kind = info.data.get("answer_type")
+        if value is not None and kind in ("precise", "range"):
+            raise ValueError(f"{info.field_name} is only for not_available rows; this row's answer_type is {kind}")
+        if info.field_name == "plausible_high" and kind == "not_available":
+            low = info.data.get("plausible_low")
+            given = (low is not None, value is not None)
+            if given[0] != given[1] and "plausible_low" in info.data:
+                raise ValueError("give both plausible_low and plausible_high, or neither")
+            if value is not None and low is not None and value < low:
+                raise ValueError(f"plausible_high ({value:g}) must be >= plausible_low ({low:g})")
+        return value
+
+    @field_validator("cue")
+    @classmethod
+    def _cue(cls, value: str | None, info: ValidationInfo) -> str | None:
+        kind = info.data.get("answer_type")
+        if kind in ("range", "not_available") and (value is None or not value.strip()):
+            raise ValueError(f"a {kind} row needs a cue: the phrase that names the quantity in returned text")
+        if value is not None and not value.strip():
+            raise ValueError("cue must not be blank")
+        return value
 
     @model_validator(mode="after")
     def _has_answer(self) -> "AnswerTask":

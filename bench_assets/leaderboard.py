@@ -15,17 +15,24 @@ from typing import Any
 import pandas as pd
 
 from bench_assets.agent_ready import TrialRecord, agent_ready_summary
+from bench_assets.aggregate import RANKING_SCOPE
+from bench_assets.classify import RESPONSE_CLASSES
 from bench_assets.integrity import eligibility
 from bench_assets.manifest import Manifest
 from bench_assets.metrics import tie_groups
 
-HEADLINE_METRICS = ["correct_rate", "hit_at_1", "hit_at_3", "hit_at_5", "hit_at_10", "fidelity_mean", "coverage",
-                    "cost_per_correct_usd", "spend_usd", "overfit_gap", "latency_p50_ms", "latency_p95_ms",
-                    "ttr_median_hours", "ttr_probes"]
+HEADLINE_METRICS = ["correct_rate", "correct_rate_shared", "hit_at_1", "hit_at_3", "hit_at_5", "hit_at_10",
+                    "fidelity_mean", "answer_score_mean", "coverage", "cost_per_correct_usd", "spend_usd", "overfit_gap",
+                    "latency_p50_ms", "latency_p95_ms", "ttr_median_hours", "ttr_probes"]
 # A Kaplan–Meier median that never falls to 1/2 is "not reached": its figure has value null and
 # n > 0 (a vendor with no sentinel subject has no figure at all). The CSV spells the flag out.
 NOT_REACHED_METRICS = ["ttr_median_hours"]
-RANK_METRIC = "correct_rate"
+# Positions and tie groups: the correct rate over the task types every scored vendor supports
+# (`aggregate.shared_task_types`), so every vendor is compared on the same rows; the record's
+# `ranking` names the metric used, its task types and a note.
+RANK_METRIC = "correct_rate_shared"
+# The overall correct rate: published for every vendor, and the ranking fallback when no task type is shared.
+BASE_METRIC = "correct_rate"
 
 
 def _clean(x: Any) -> Any:
@@ -43,23 +50,55 @@ def _figure(rec: pd.Series) -> dict[str, Any]:
             "high": None if _clean(rec["high"]) is None else round(float(rec["high"]), 6)}
 
 
+def _ranking(entries: list[dict[str, Any]], shared: list[str] | None, all_types: set[str]) -> dict[str, Any]:
+    """Which figure ranks the scored vendors, over which task types, and why (the record's `ranking`)."""
+    scored = [e for e in entries if e["status"] == "scored" and BASE_METRIC in e["metrics"]]
+    if shared and all(RANK_METRIC in e["metrics"] for e in scored):
+        left_out = sorted(all_types - set(shared))
+        note = (f"Ranked by the correct rate over the task types every scored vendor supports "
+                f"({', '.join(shared)}), so every vendor is compared on the same rows. ")
+        note += (f"The overall correct rate also counts {', '.join(left_out)} rows, which not every vendor "
+                 "supports; it is published beside the ranking figure but does not set the order."
+                 if left_out else "Every scored vendor supports every task type: the ranking figure equals the "
+                                  "overall correct rate.")
+        return {"metric": RANK_METRIC, "base_metric": BASE_METRIC, "task_types": list(shared),
+                "task_types_left_out": left_out, "note": note}
+    if not scored:
+        return {"metric": BASE_METRIC, "base_metric": BASE_METRIC, "task_types": [], "task_types_left_out": [],
+                "note": "No vendor is scored yet."}
+    return {"metric": BASE_METRIC, "base_metric": BASE_METRIC, "task_types": sorted(all_types),
+            "task_types_left_out": [],
+            "note": "No task type is supported by every scored vendor: ranked by the overall correct rate, whose "
+                    "rows differ between vendors (each counts only the task types it supports)."}
+
+
 def build_leaderboard(manifest: Manifest, metrics: pd.DataFrame, complete_vendors: set[str],
-                      agent_trials: list[TrialRecord] | None = None) -> dict[str, Any]:
+                      agent_trials: list[TrialRecord] | None = None,
+                      snapshot_reasons: list[str] | None = None) -> dict[str, Any]:
     """The leaderboard as a plain JSON-ready dict (the schema of leaderboard.json). `agent_trials`
     are the snapshot's agent-ready trial records (each vendor's `agent_ready` summarizes its own)."""
     entries: list[dict[str, Any]] = []
+    shared: list[str] | None = None
+    all_types: set[str] = set()
     for vendor, spec in sorted(manifest.vendors.items()):
         m = metrics[metrics["vendor"] == vendor]
         overall = {r["metric"]: _figure(r) for _, r in m[(m["scope"] == "overall")].iterrows()}
+        for _, r in m[(m["scope"] == RANKING_SCOPE) & (m["metric"] == BASE_METRIC)].iterrows():
+            overall[RANK_METRIC] = _figure(r)
+            shared = str(r["scope_value"]).split(",")
         breakdown: dict[str, dict[str, dict[str, Any]]] = {}
         for scope in ("task_type", "stratum", "cohort", "split"):
             part = m[m["scope"] == scope]
             breakdown[scope] = {}
             for value, grp in part.groupby("scope_value", sort=True):
                 breakdown[scope][value] = {r["metric"]: _figure(r) for _, r in grp.iterrows()}
+        all_types |= {t for t, figs in breakdown["task_type"].items() if BASE_METRIC in figs}
         classes = {r["scope_value"]: int(r["value"]) for _, r in m[m["scope"] == "response_class"].iterrows()}
-        n = overall.get(RANK_METRIC, {}).get("n", 0)
-        reasons = eligibility.vendor_reasons(manifest.mode, spec, n, vendor in complete_vendors)
+        # The rows behind the vendor's claims: its overall rate, and the ranking figure its position rests on.
+        n = overall.get(BASE_METRIC, {}).get("n", 0)
+        if RANK_METRIC in overall:
+            n = min(n, overall[RANK_METRIC]["n"])
+        reasons = eligibility.vendor_reasons(manifest.mode, spec, n, vendor in complete_vendors, snapshot_reasons or ())
         status = "scored" if overall else "not_run"
         entries.append({
             "vendor": vendor, "status": status, "reason": None if overall else "no scores yet",
@@ -67,14 +106,21 @@ def build_leaderboard(manifest: Manifest, metrics: pd.DataFrame, complete_vendor
             "metrics": {k: overall[k] for k in HEADLINE_METRICS if k in overall},
             "breakdown": breakdown, "response_classes": classes,
             "headline_eligible": not reasons, "reasons": reasons,
+            # each figure by its own n (integrity.eligibility); snapshot_reasons: e.g. no operator declaration
+            "metric_eligibility": eligibility.metric_eligibility(manifest.mode, spec, vendor in complete_vendors,
+                                                                 overall, breakdown, snapshot_reasons or ()),
             "breakdown_eligibility": eligibility.breakdown_eligibility(manifest.mode, spec, vendor in complete_vendors,
-                                                                      breakdown, RANK_METRIC),
+                                                                      breakdown, BASE_METRIC, snapshot_reasons or ()),
             "agent_ready": agent_ready_summary([t for t in agent_trials or [] if t.vendor == vendor]),
         })
-    scored = [e for e in entries if e["status"] == "scored" and RANK_METRIC in e["metrics"]]
-    ordered = sorted(scored, key=lambda e: (-(e["metrics"][RANK_METRIC]["value"] or 0.0), e["vendor"]))
-    groups = tie_groups([(e["vendor"], e["metrics"][RANK_METRIC]["value"] or 0.0,
-                          e["metrics"][RANK_METRIC]["low"] or 0.0, e["metrics"][RANK_METRIC]["high"] or 0.0)
+    ranking = _ranking(entries, shared, all_types)
+    rank = ranking["metric"]
+    scored = [e for e in entries if e["status"] == "scored" and rank in e["metrics"]]
+    # An undefined ranking figure (no rows) sorts last, in a group of its own.
+    ordered = sorted(scored, key=lambda e: (e["metrics"][rank]["value"] is None, -(e["metrics"][rank]["value"] or 0.0),
+                                            e["vendor"]))
+    groups = tie_groups([(e["vendor"], float("-inf") if e["metrics"][rank]["value"] is None
+                          else e["metrics"][rank]["value"], e["metrics"][rank]["low"], e["metrics"][rank]["high"])
                          for e in ordered])
     for position, (e, g) in enumerate(zip(ordered, groups), start=1):
         e["position"], e["rank_group"] = position, g
@@ -88,7 +134,8 @@ def build_leaderboard(manifest: Manifest, metrics: pd.DataFrame, complete_vendor
         "snapshot_id": manifest.snapshot_id,
         "mode": manifest.mode,
         "title": manifest.title,
-        "rank_metric": RANK_METRIC,
+        "rank_metric": rank,
+        "ranking": ranking,
         "k_values": manifest.k_values,
         "headline_eligible": any(e["headline_eligible"] for e in entries),
         "vendors": entries,
@@ -96,12 +143,14 @@ def build_leaderboard(manifest: Manifest, metrics: pd.DataFrame, complete_vendor
 
 
 def leaderboard_rows(board: dict[str, Any]) -> list[dict[str, Any]]:
-    """Flat rows (one per vendor) for the CSV and the markdown preview."""
+    """Flat rows (one per vendor) for the CSV: position and rank group with the ranking basis, every
+    headline figure as value, n, low and high, and the count of rows in each response class."""
     out = []
     for e in board["vendors"]:
         row: dict[str, Any] = {"vendor": e["vendor"], "status": e["status"], "position": e.get("position"),
-                               "rank_group": e.get("rank_group"), "plan": e.get("plan"),
-                               "headline_eligible": e["headline_eligible"]}
+                               "rank_group": e.get("rank_group"), "rank_metric": board["rank_metric"],
+                               "rank_task_types": " ".join((board.get("ranking") or {}).get("task_types") or []),
+                               "plan": e.get("plan"), "headline_eligible": e["headline_eligible"]}
         for name in HEADLINE_METRICS:
             fig = e["metrics"].get(name) or {}
             row[name] = fig.get("value")
@@ -110,6 +159,9 @@ def leaderboard_rows(board: dict[str, Any]) -> list[dict[str, Any]]:
             row[f"{name}_high"] = fig.get("high")
             if name in NOT_REACHED_METRICS:
                 row[f"{name}_not_reached"] = (fig.get("value") is None) if fig else None
+        classes = e.get("response_classes")
+        for cls in RESPONSE_CLASSES:
+            row[f"class_{cls}"] = None if classes is None else int(classes.get(cls, 0))
         row["reasons"] = "; ".join(e["reasons"])
         agent = e.get("agent_ready") or {}
         row["agent_ready"], row["agent_ready_method"], row["agent_ready_date"] = (

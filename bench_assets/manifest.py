@@ -12,6 +12,7 @@ from typing import Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from bench_assets.errors import BenchInputError
 
@@ -25,6 +26,7 @@ DEFAULT_FIDELITY_WEIGHTS = {
     "noise": 0.10,
 }
 Mode = Literal["simulated", "replay", "live"]
+LIVE_MIN_REVIEW_BUSINESS_DAYS = 10  # the methodology's review period; a live manifest may not shorten it
 
 
 class _Strict(BaseModel):
@@ -62,7 +64,8 @@ class VendorSpec(_Strict):
     retry_after_max_seconds: float = Field(
         default=120.0, gt=0, le=3600, description="a Retry-After longer than this ends the query instead of waiting")
     options: dict[str, object] = {}
-    pricing_source: PricingSource | None = None
+    pricing_source: PricingSource | None = Field(
+        default=None, description="the archived pricing text the prices were read from; required in live mode")
 
     @field_validator("endpoints")
     @classmethod
@@ -187,9 +190,49 @@ class Manifest(_Strict):
 
     @model_validator(mode="after")
     def _excluded_not_called(self) -> "Manifest":
-        both = {e.vendor for e in self.excluded} & set(self.vendors)
-        if both:
-            raise ValueError(f"vendors both configured and excluded: {sorted(both)}")
+        """An excluded vendor is never called: it may not also be configured in `vendors`."""
+        problems = [InitErrorDetails(type=PydanticCustomError(
+            "excluded_and_configured", "'{vendor}' is excluded but also configured in `vendors`; an excluded vendor "
+                                       "is never called, so remove it from one of the two", {"vendor": e.vendor}),
+            loc=("excluded", i, "vendor"), input=e.vendor)
+            for i, e in enumerate(self.excluded) if e.vendor in self.vendors]
+        if problems:  # field errors, so the message names excluded.<n>.vendor and its line
+            raise ValidationError.from_exception_data(type(self).__name__, problems)
+        return self
+
+    @model_validator(mode="after")
+    def _live_integrity(self) -> "Manifest":
+        """A live snapshot may not switch off what keeps it honest: decoys hide the holdout on the
+        wire, and vendors get their rows at least 10 business days before publication."""
+        if self.mode != "live":
+            return self
+        problems = []
+        if self.decoys.ratio <= 0:
+            problems.append(InitErrorDetails(type=PydanticCustomError(
+                "live_rule", "must be > 0 in live mode: the holdout is never sent without decoys"),
+                loc=("decoys", "ratio"), input=self.decoys.ratio))
+        if self.review.business_days < LIVE_MIN_REVIEW_BUSINESS_DAYS:
+            problems.append(InitErrorDetails(type=PydanticCustomError(
+                "live_rule", "must be at least {minimum} in live mode: every vendor gets its rows {minimum} US "
+                             "business days before publication", {"minimum": LIVE_MIN_REVIEW_BUSINESS_DAYS}),
+                loc=("review", "business_days"), input=self.review.business_days))
+        if problems:  # raised as field errors, so the message names decoys.ratio / review.business_days
+            raise ValidationError.from_exception_data(type(self).__name__, problems)
+        return self
+
+    @model_validator(mode="after")
+    def _live_prices_pinned(self) -> "Manifest":
+        """A live figure is billed money: every vendor's prices must trace to the archived pricing
+        text they were read from (`pricing_source`)."""
+        if self.mode != "live":
+            return self
+        problems = [InitErrorDetails(type=PydanticCustomError(
+            "live_rule", "required in live mode: the archived pricing text the prices were read from "
+                         "(its file under data/pricing/, sha256 and archived_on)"),
+            loc=("vendors", name, "pricing_source"), input=None)
+            for name, spec in sorted(self.vendors.items()) if spec.pricing_source is None]
+        if problems:  # field errors, so the message names vendors.<name>.pricing_source and its line
+            raise ValidationError.from_exception_data(type(self).__name__, problems)
         return self
 
     def pool_source(self, pool: RowPool) -> str:

@@ -39,31 +39,40 @@ SCHEMA_FILE = TEMPLATES / "leaderboard.schema.json"
 STATIC_FILES = ("style.css", "sort.js")
 # Leaderboard columns in display order; a metric no vendor has (e.g. time-to-retrievability
 # before the first sentinel probes) is left out rather than shown as a column of dashes.
-LEADERBOARD_COLUMNS = ["correct_rate", "hit_at_1", "hit_at_10", "fidelity_mean", "coverage",
+LEADERBOARD_COLUMNS = ["correct_rate_shared", "correct_rate", "hit_at_1", "hit_at_10", "fidelity_mean", "coverage",
                        "cost_per_correct_usd", "overfit_gap", "latency_p50_ms", "ttr_median_hours"]
-SCOPE_COLUMNS = ["correct_rate", "hit_at_1", "hit_at_3", "hit_at_5", "hit_at_10", "fidelity_mean", "coverage"]
-KEY_FIGURES = ["correct_rate", "hit_at_1", "hit_at_10", "fidelity_mean", "coverage", "cost_per_correct_usd",
-               "latency_p50_ms", "ttr_median_hours"]
+SCOPE_COLUMNS = ["correct_rate", "hit_at_1", "hit_at_3", "hit_at_5", "hit_at_10", "fidelity_mean", "answer_score_mean",
+                 "coverage"]
+KEY_FIGURES = ["correct_rate_shared", "correct_rate", "hit_at_1", "hit_at_10", "fidelity_mean", "answer_score_mean",
+               "coverage", "cost_per_correct_usd", "latency_p50_ms", "ttr_median_hours"]
 METRIC_LABELS: dict[str, tuple[str, str]] = {
     "correct_rate": ("Correct", "the share of golden rows answered correctly, failures counted as not correct"),
+    "correct_rate_shared": ("Correct (shared rows)", "the correct rate over the task types every scored vendor supports: "
+                                                "the same rows for every vendor; sets the position and tie group"),
     "hit_at_1": ("hit@1", "share of search rows with a golden URL ranked first"),
     "hit_at_3": ("hit@3", "share of search rows with a golden URL in the top 3"),
     "hit_at_5": ("hit@5", "share of search rows with a golden URL in the top 5"),
     "hit_at_10": ("hit@10", "share of search rows with a golden URL in the top 10"),
     "fidelity_mean": ("Fidelity", "mean extraction fidelity (0–1) over extract rows"),
+    "answer_score_mean": ("Answer score", "mean per-cell rubric score (0, 0.5 or 1) over answer rows"),
     "coverage": ("Coverage", "share of rows that got a usable (ok) response"),
-    "cost_per_correct_usd": ("$ / correct", "billed spend on the pinned plan ÷ correct answers"),
-    "spend_usd": ("Spend", "billed spend on the pinned plan"),
+    "cost_per_correct_usd": ("$ / correct", "billed spend on the pinned plan ÷ correct answers; interval from the "
+                                            "correct rate's Wilson interval (the spend is exact)"),
+    "spend_usd": ("Spend", "billed spend on the pinned plan: a total of billed calls, exact (no interval)"),
     "overfit_gap": ("Overfit gap", "public minus holdout accuracy (Newcombe 95 % interval)"),
-    "latency_p50_ms": ("Latency p50", "median latency of the final attempt"),
-    "latency_p95_ms": ("Latency p95", "95th-percentile latency of the final attempt"),
+    "latency_p50_ms": ("Latency p50", "median latency of the final attempt; distribution-free order-statistic "
+                                      "interval"),
+    "latency_p95_ms": ("Latency p95", "95th-percentile latency of the final attempt; distribution-free "
+                                      "order-statistic interval"),
     "ttr_median_hours": ("TTR median", "Kaplan–Meier median hours until a fresh sentinel page is returned"),
     "ttr_probes": ("TTR probes", "sentinel probes made: every 6 h, per page until it is returned or 30 days old"),
 }
 # The definitions the methodology page cites: each function's own docstring and source line.
 DEFINITIONS = ["normalize_url", "hit_at_k", "first_hit_rank", "extraction_fidelity", "fidelity_label",
                "answer_in_text", "wilson_interval", "overfit_gap", "newcombe_interval", "cost_per_correct",
-               "percentile", "tie_groups", "intervals_overlap", "km_median", "km_median_interval"]
+               "cost_per_correct_interval", "percentile", "percentile_interval", "tie_groups", "intervals_overlap",
+               "km_median", "km_median_interval",
+               "read_cell_answer", "score_cell", "CellRubric", "rubric_mean_interval"]
 CLASS_MEANINGS = {
     "ok": "a usable response with results",
     "empty": "a success status with no results",
@@ -79,10 +88,27 @@ CLASS_MEANINGS = {
 
 
 class Reply(NamedTuple):
-    """A vendor's reply as filed: its file name (kept when published) and its text, verbatim."""
+    """A vendor's reply as filed: its file name (kept when published) and its bytes, published as
+    they are (so the SHA-256 in review.json is the published file's); its page shows the text."""
 
     filename: str
-    text: str
+    data: bytes
+
+    @property
+    def encoding(self) -> str:
+        """How the page shows the text: UTF-8 if it is, else Windows-1252, else Latin-1 (which
+        decodes any byte); the published file itself is the bytes, unchanged."""
+        from bench_assets.integrity.leaks import text_encoding
+
+        return text_encoding(self.data)
+
+    @property
+    def text(self) -> str:
+        return self.data.decode(self.encoding)
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.data).hexdigest()
 
 
 _MD = MarkdownIt("commonmark", {"html": False}).enable("table")
@@ -113,10 +139,17 @@ def _missing_value(metric: str) -> str:
     return "not reached" if metric.startswith("ttr_") else "—"
 
 
+# Figures that are counts of what happened, not estimates: shown as exact rather than as an interval.
+EXACT_METRICS = frozenset({"spend_usd"})
+
+
 def format_interval(metric: str, fig: Mapping[str, Any] | None) -> str:
-    """`[low, high]` in the metric's unit, `—` when the figure has no interval."""
+    """`[low, high]` in the metric's unit, `exact` for an exact figure (billed spend), `—` when the
+    figure has no interval."""
     if not fig or (fig.get("low") is None and fig.get("high") is None):
         return "—"
+    if metric in EXACT_METRICS and fig.get("value") is not None:
+        return "exact"
     low = format_number(metric, fig.get("low")) if fig.get("low") is not None else _missing_value(metric)
     high = format_number(metric, fig.get("high")) if fig.get("high") is not None else _missing_value(metric)
     return f"[{low}, {high}]"
@@ -196,14 +229,15 @@ def leaderboard_schema() -> dict[str, Any]:
 def vendor_json(board: Mapping[str, Any], entry: Mapping[str, Any], verdicts: list[dict[str, Any]]) -> str:
     """One vendor's file: its leaderboard entry as published, and its verdict on every public row."""
     doc = {"snapshot_id": board["snapshot_id"], "mode": board["mode"], "rank_metric": board["rank_metric"],
-           "entry": entry, "public_rows": verdicts}
+           "ranking": board.get("ranking"), "entry": entry, "public_rows": verdicts}
     return json.dumps(doc, indent=2, sort_keys=True) + "\n"
 
 
 def public_row_scores_csv(queries: Sequence[Mapping[str, Any]]) -> str:
     """Every vendor's verdict on every public row, one line each (a researcher's re-scoring check)."""
     cols = ["row_id", "stratum", "task_type", "vendor", "response_class", "correct", "first_hit_rank", "hit_at_1",
-            "hit_at_3", "hit_at_5", "hit_at_10", "fidelity", "fidelity_label", "billed_usd", "latency_ms", "attempts"]
+            "hit_at_3", "hit_at_5", "hit_at_10", "fidelity", "fidelity_label", "answer_score", "answer_rule",
+            "billed_usd", "latency_ms", "attempts"]
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=cols, lineterminator="\n")
     writer.writeheader()
@@ -225,14 +259,16 @@ def llms_txt(board: Mapping[str, Any], manifest: Manifest, has_queries: bool,
         "> An open, reproducible benchmark of web-search and page-extraction APIs for AI agents. Each vendor "
         "answers the same verified golden rows (search: is a golden URL in the top k; extract: how faithfully "
         "the page's title, phrases, table cells and numbers come back; answer: is the verified answer in the "
-        "results). Scores are deterministic (no LLM judge); every figure has its n and a 95 % interval.",
+        "results, or for range and not-available rows, what the results state, scored 0 / 0.5 / 1 by the "
+        "per-cell rubric). Scores are deterministic (no LLM judge); every figure has its n and a 95 % interval.",
         "",
         f"Snapshot `{board['snapshot_id']}`, mode `{board['mode']}`. "
         + ("Some figures are headline-eligible." if board["headline_eligible"] else
            "Nothing in this snapshot is headline-eligible: the figures are illustrative "
            f"({board['mode']} mode) and must not be quoted as a comparison of real vendors."),
-        f"Vendors are ranked by `{board['rank_metric']}`; vendors whose 95 % intervals overlap share a "
-        "`rank_group`, and their order within it is not significant.",
+        f"Vendors are ranked by `{board['rank_metric']}`; vendors whose 95 % intervals overlap (directly or "
+        "through a chain of overlapping intervals) share a `rank_group`, and their order within it is not "
+        "significant. " + ((board.get("ranking") or {}).get("note") or ""),
         "",
         "## Data",
         "",
@@ -241,7 +277,8 @@ def llms_txt(board: Mapping[str, Any], manifest: Manifest, has_queries: bool,
         "high}}`, `breakdown{scope: {value: metrics}}`, `headline_eligible` and `reasons`.",
         "- [leaderboard.schema.json](leaderboard.schema.json): its JSON Schema (draft 2020-12).",
         "- [leaderboard.csv](leaderboard.csv): one line per vendor; each metric as `name`, `name_n`, "
-        "`name_low`, `name_high`.",
+        "`name_low`, `name_high` (billed spend is exact: low = high = value); `class_<name>` counts the rows of "
+        "each response class.",
         "- [public_split.jsonl](public_split.jsonl): the public golden rows (the holdout is never published).",
     ]
     if has_queries:
@@ -251,12 +288,15 @@ def llms_txt(board: Mapping[str, Any], manifest: Manifest, has_queries: bool,
     for rel, note in (extra or {}).items():
         lines.append(f"- [{rel}]({rel})" + (f": {note}" if note else ""))
     lines += ["", "## Vendors", ""]
+    quoted = list(dict.fromkeys([board["rank_metric"], "correct_rate"]))
     for e in scored:
-        cr = (e["metrics"].get(board["rank_metric"]) or {})
-        figure = "undefined" if cr.get("value") is None else (
-            f"{cr['value']} (n={cr['n']}, 95 % interval {cr.get('low')} to {cr.get('high')})")
+        figures = []
+        for name in quoted:
+            cr = (e["metrics"].get(name) or {})
+            figures.append(f"{name} " + ("undefined" if cr.get("value") is None else (
+                f"{cr['value']} (n={cr['n']}, 95 % interval {cr.get('low')} to {cr.get('high')})")))
         lines.append(f"- [{e['vendor']}](vendors/{e['vendor']}.json): position {e.get('position')}, group "
-                     f"{e.get('rank_group')}, {board['rank_metric']} {figure}; plan: {e.get('plan')}")
+                     f"{e.get('rank_group')}, {', '.join(figures)}; plan: {e.get('plan')}")
     for e in board["vendors"]:
         if e["status"] == "excluded":
             lines.append(f"- {e['vendor']}: excluded, never called or scored: {e.get('reason')}")
@@ -286,7 +326,7 @@ EXTRA_FILE_NOTES = {
     "exclusions.csv": "the exclusions ledger as CSV",
     "review.json": "the vendor-review record: when each vendor got its rows, when publication opened, replies",
 }
-MARKDOWN_COLUMNS = ["hit_at_1", "hit_at_10", "fidelity_mean", "cost_per_correct_usd", "overfit_gap",
+MARKDOWN_COLUMNS = ["correct_rate", "hit_at_1", "hit_at_10", "fidelity_mean", "cost_per_correct_usd", "overfit_gap",
                     "ttr_median_hours"]
 
 
@@ -297,7 +337,7 @@ def leaderboard_markdown(board: Mapping[str, Any]) -> str:
     entries = [e for e in board["vendors"] if e["status"] == "scored"]
     if not entries:
         return "no scored vendors"
-    present = [m for m in MARKDOWN_COLUMNS if any(m in e["metrics"] for e in entries)]
+    present = [m for m in MARKDOWN_COLUMNS if m != rank and any(m in e["metrics"] for e in entries)]
     headers = ["#", "group", "vendor", _label(rank), "n", "95 % interval", *(_label(m) for m in present), "status"]
     rows = []
     for e in entries:
@@ -344,6 +384,7 @@ def methodology_context(manifest: Manifest) -> dict[str, Any]:
         "eligibility": _docstring_html(leaderboard.__doc__ or ""),
         "aggregation": _docstring_html(aggregate.__doc__ or ""),
         "fidelity_mean": _docstring_html(getattr(aggregate, "_mean_interval").__doc__ or ""),
+        "ranking": _docstring_html(aggregate.shared_task_types.__doc__ or ""),
         "classes": [(c, CLASS_MEANINGS.get(c, "")) for c in RESPONSE_CLASSES],
     }
 
@@ -357,8 +398,9 @@ def known_limitations(board: Mapping[str, Any], manifest: Manifest) -> list[str]
     scored = [e for e in board["vendors"] if e["status"] == "scored"]
     no_extract = [e["vendor"] for e in scored if "fidelity_mean" not in e["metrics"]]
     if no_extract:
-        out.append("No extraction endpoint, so no fidelity figure and a smaller denominator for the correct "
-                   f"rate (search and answer rows only): {', '.join(no_extract)}.")
+        out.append("No extraction endpoint, so no fidelity figure and a smaller denominator for the overall "
+                   f"correct rate (search and answer rows only): {', '.join(no_extract)}. The ranking uses only "
+                   "the task types every scored vendor supports, so it compares all vendors on the same rows.")
     strata_n = sorted({f["n"] for e in scored for figs in (e.get("breakdown") or {}).get("stratum", {}).values()
                        for m, f in figs.items() if m == "correct_rate"})
     if strata_n:
@@ -434,11 +476,11 @@ def render_site(out_dir: Path, board: dict[str, Any], manifest: Manifest, public
     replied = set()
     for vendor, reply in sorted(replies.items()):
         if vendor in manifest.vendors:
-            put(f"replies/{reply.filename}", reply.text)
+            put(f"replies/{reply.filename}", reply.data)
             page(f"replies/{vendor}.html", "reply.html.j2", vendor=vendor, reply=reply, active="")
             replied.add(vendor)
 
-    page("index.html", "index.html.j2", columns=_leaderboard_columns(board), charts=site_charts,
+    page("index.html", "index.html.j2", columns=_leaderboard_columns(board), charts=site_charts, replied=replied,
          split_counts=dict(split_counts or {}), has_queries=bool(queries), agent=_agent_ready, active="leaderboard")
     for e in scored:
         page(f"vendors/{e['vendor']}.html", "vendor.html.j2", e=e, spec=manifest.vendors.get(e["vendor"]),
@@ -473,23 +515,11 @@ def render_site(out_dir: Path, board: dict[str, Any], manifest: Manifest, public
 
 
 def find_holdout_leaks(out_dir: Path, holdout: list[dict[str, Any]]) -> list[str]:
-    """Every place a holdout id, query text or golden URL appears in a published file."""
-    needles: list[tuple[str, str]] = []
-    for row in holdout:
-        needles.append(("id", row["row_id"]))
-        if row.get("request_text"):
-            needles.append(("text", row["request_text"]))
-        for url in row.get("golden_urls", []):
-            needles.append(("url", url))
-    leaks = []
-    for path in sorted(out_dir.rglob("*")):
-        if not path.is_file():
-            continue
-        text = path.read_text(encoding="utf-8", errors="replace")
-        for kind, needle in needles:
-            if needle and needle in text:
-                leaks.append(f"{path.relative_to(out_dir)}: holdout {kind} {needle[:60]!r}")
-    return leaks
+    """Every place a holdout id, query text or golden URL appears in a published file, in any
+    spelling a reader would read as the same (see `bench_assets.integrity.leaks`)."""
+    from bench_assets.integrity.leaks import LeakGuard
+
+    return LeakGuard(holdout).scan(out_dir)
 
 
 def file_digest(path: Path) -> str:

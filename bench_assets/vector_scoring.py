@@ -23,12 +23,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 import duckdb
+import numpy as np
 import pandas as pd
 
 from bench_assets.metrics import normalize_url
 
 __all__ = ["SIMPLE_URL", "first_hit_ranks", "hit_at_k_frame", "hit_rates", "normalize_distinct_urls",
-           "normalize_url_column"]
+           "normalize_url_column", "score_result_lists"]
 
 # The shape the SQL path normalizes; anything else goes to normalize_url. Groups: host, port,
 # path, query. Characters allowed raw are those normalize_url keeps raw (no '%').
@@ -98,40 +99,81 @@ def normalize_distinct_urls(con: duckdb.DuckDBPyConnection, source: str, target:
     return {"distinct_urls": counts["rows"], "normalized_in_python": counts["normalized_in_python"]}
 
 
-def first_hit_ranks(con: duckdb.DuckDBPyConnection, results: str, golden: str) -> pd.DataFrame:
+def first_hit_ranks(con: duckdb.DuckDBPyConnection, results: str, golden: str,
+                    forms_table: str | None = None, keep: Sequence[str] = ()) -> pd.DataFrame:
     """Per golden query: the rank of its first result matching a golden URL (None when none does).
 
     `results` has columns (query_id, rank, url) with rank the 1-based position in the vendor's
     list (a null or unmatchable url still occupies its rank); `golden` has (query_id, url), one
-    row per golden URL. Every query of `golden` gets a row.
+    row per golden URL. Every query of `golden` gets a row. With `forms_table`, the table
+    `forms_table(query_id, rank, <keep>, url, form)` of every result row's normalized URL is kept
+    on `con`.
     """
-    normalize_url_column(con, results, "_result_forms", keep=("query_id", "rank"))
+    result_forms = forms_table or "_result_forms"
+    normalize_url_column(con, results, result_forms, keep=("query_id", "rank", *keep))
     normalize_url_column(con, golden, "_golden_forms", keep=("query_id",))
-    frame = con.execute("""
+    frame = con.execute(f"""
         WITH golden_forms AS (SELECT DISTINCT query_id, form FROM _golden_forms WHERE form <> ''),
         hits AS (
             SELECT r.query_id, min(r.rank) AS first_hit_rank
-            FROM _result_forms r JOIN golden_forms g ON g.query_id = r.query_id AND g.form = r.form
+            FROM {result_forms} r JOIN golden_forms g ON g.query_id = r.query_id AND g.form = r.form
             GROUP BY r.query_id
         )
         SELECT q.query_id, h.first_hit_rank
         FROM (SELECT DISTINCT query_id FROM _golden_forms) q LEFT JOIN hits h USING (query_id)
         ORDER BY q.query_id
     """).df()
-    con.execute("DROP TABLE _result_forms")
+    if forms_table is None:
+        con.execute(f"DROP TABLE {result_forms}")
     con.execute("DROP TABLE _golden_forms")
     return frame.astype({"first_hit_rank": "Int64"})
 
 
 def hit_at_k_frame(con: duckdb.DuckDBPyConnection, results: str, golden: str,
-                   ks: Iterable[int] = (1, 3, 5, 10)) -> pd.DataFrame:
-    """Per golden query: first_hit_rank and hit_at_<k> (bool) for each k, as `metrics.hit_at_k` gives them."""
-    frame = first_hit_ranks(con, results, golden)
+                   ks: Iterable[int] = (1, 3, 5, 10), forms_table: str | None = None,
+                   keep: Sequence[str] = ()) -> pd.DataFrame:
+    """Per golden query: first_hit_rank and hit_at_<k> (bool) for each k, as `metrics.hit_at_k` gives them.
+    `forms_table` and `keep` keep the results' normalized URLs (see `first_hit_ranks`)."""
+    ks = list(ks)
     for k in ks:
         if isinstance(k, bool) or int(k) != k or k < 1:
             raise ValueError(f"k must be a positive integer, got {k!r}")
+    frame = first_hit_ranks(con, results, golden, forms_table, keep)
+    for k in ks:
         frame[f"hit_at_{k}"] = (frame["first_hit_rank"] <= k).fillna(False).astype(bool)
     return frame
+
+
+def score_result_lists(results: pd.DataFrame, golden: pd.DataFrame,
+                       ks: Sequence[int] = (1, 3, 5, 10)) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """hit@k and URL normalization for ranked result lists held in memory: what scoring runs.
+
+    `results` has (query_id, rank, url), one row per returned result with rank its 1-based
+    position; `golden` has (query_id, url), one row per golden URL of each query scored. Both go
+    to an in-memory DuckDB connection. Returns `(hits, forms)`: `hits` has one row per query
+    of `golden` (query_id, first_hit_rank, hit_at_<k>), `forms` one row per result
+    (query_id, rank, url_normalized), in the order and with the index of `results`.
+    """
+    given = pd.DataFrame({"query_id": results["query_id"].astype("object"), "rank": results["rank"].astype("int64"),
+                          "url": results["url"].astype("object"), "pos": np.arange(len(results), dtype="int64")})
+    golden = pd.DataFrame({"query_id": golden["query_id"].astype("object"), "url": golden["url"].astype("object")})
+    con = duckdb.connect()
+    try:
+        con.execute("SET enable_progress_bar = false")
+        con.register("_results_df", given)
+        con.register("_golden_df", golden)
+        # Explicit column types: an empty or all-null pandas column would otherwise reach DuckDB untyped.
+        con.execute("CREATE TEMP VIEW _results AS SELECT CAST(query_id AS VARCHAR) AS query_id, "
+                    "CAST(rank AS BIGINT) AS rank, CAST(url AS VARCHAR) AS url, pos FROM _results_df")
+        con.execute("CREATE TEMP VIEW _golden AS SELECT CAST(query_id AS VARCHAR) AS query_id, "
+                    "CAST(url AS VARCHAR) AS url FROM _golden_df")
+        hits = hit_at_k_frame(con, "_results", "_golden", ks, forms_table="_forms", keep=("pos",))
+        normalized = con.execute("SELECT form FROM _forms ORDER BY pos").fetchnumpy()["form"]
+    finally:
+        con.close()
+    forms = pd.DataFrame({"query_id": given["query_id"].to_numpy(), "rank": given["rank"].to_numpy(),
+                          "url_normalized": np.asarray(normalized, dtype="object")}, index=results.index)
+    return hits, forms
 
 
 def hit_rates(con: duckdb.DuckDBPyConnection, results: str, golden: str, ks: Sequence[int] = (1, 3, 5, 10)) -> dict:

@@ -2,7 +2,9 @@
 
 Each row's page is fetched and the facts the row asserts are checked in it: the golden URLs of a
 search row answer 200, an extract row's title, phrases, cells and numbers are on its page, an
-answer row's answer is on its source page. A row that fails is marked dead (with the failures as
+answer row's answer is on its source page (for a range or not-available row: the page, read by
+the same cell reader as vendors' results, states the range with its method or the explicit
+not-available statement, and earns full rubric credit). A row that fails is marked dead (with the failures as
 evidence) and must be replaced from its stratum before the snapshot can be fetched.
 """
 
@@ -18,6 +20,7 @@ import httpx
 from selectolax.lexbor import LexborHTMLParser
 
 from bench_assets.golden import GoldenRow
+from bench_assets.scoring import score_answer
 from bench_assets.metrics import answer_in_text
 from bench_assets.metrics.text import contains_number, contains_phrase as contains_text
 
@@ -105,9 +108,22 @@ def check_row(row: GoldenRow, pages: dict[str, PageFetch]) -> RowVerification:
     elif t.type == "answer" and t.answer_type == "precise":
         if not any(answer_in_text(t.exact_answer, t.number, t.tolerance, pages[u].text) for u in t.source_urls):
             result.failures.append("answer not found on any source page")
-    elif t.type == "answer" and not t.source_urls:
-        pass  # a range or not-available row asserts nothing a page can show
+    elif t.type == "answer" and t.source_urls:
+        # A range or not-available row: a source page must state it, read as scoring reads vendors.
+        if not any(score_answer(t, [_PageResult(pages[u].text)], 1).score == 1.0 for u in t.source_urls):
+            result.failures.append(f"no source page states the {t.answer_type.replace('_', ' ')} answer "
+                                   f"about {t.cue!r}")
     return result
+
+
+@dataclass(frozen=True)
+class _PageResult:
+    """A fetched source page in the shape of a vendor result, for `score_answer`."""
+
+    content: str
+    rank: int = 1
+    title: str | None = None
+    snippet: str | None = None
 
 
 def verify_rows(rows: list[GoldenRow], rewrite: Callable[[str], str]) -> list[RowVerification]:

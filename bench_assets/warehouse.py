@@ -6,6 +6,11 @@ processes, so each fetch archives its raw responses into its own partition file
 short writes to the central `bench.duckdb` are serialized with a file lock. Every write of a
 partition is delete-then-insert inside one transaction, so re-running a partition replaces it
 and nothing else.
+
+With a lake URL (the Parquet data path, `bench_assets.lake`), the fan-out tables (raw_responses,
+response_results, row_scores) are not written to the central file at all: each vendor partition
+is one Parquet object per table on any fsspec filesystem, and every connection reads those tables
+through views over the objects. Vendor runs then only read the central file.
 """
 
 from __future__ import annotations
@@ -47,8 +52,9 @@ TABLES: dict[str, tuple[str, str]] = {
         snapshot_id VARCHAR, vendor VARCHAR, row_id VARCHAR, split VARCHAR, stratum VARCHAR, cohort VARCHAR,
         task_type VARCHAR, response_class VARCHAR, n_results INTEGER, first_hit_rank INTEGER,
         hit_at_1 BOOLEAN, hit_at_3 BOOLEAN, hit_at_5 BOOLEAN, hit_at_10 BOOLEAN, fidelity DOUBLE,
-        fidelity_label VARCHAR, correct BOOLEAN, billed_usd DOUBLE, latency_ms DOUBLE, attempts INTEGER,
-        request_id VARCHAR, error_detail VARCHAR, PRIMARY KEY (snapshot_id, vendor, row_id)"""),
+        fidelity_label VARCHAR, answer_score DOUBLE, answer_rule VARCHAR, correct BOOLEAN, billed_usd DOUBLE,
+        latency_ms DOUBLE, attempts INTEGER, request_id VARCHAR, error_detail VARCHAR,
+        PRIMARY KEY (snapshot_id, vendor, row_id)"""),
     "vendor_metrics": ("one row per vendor x scope x metric of a snapshot: value, n and 95 % interval", """
         snapshot_id VARCHAR, vendor VARCHAR, scope VARCHAR, scope_value VARCHAR, metric VARCHAR,
         value DOUBLE, n INTEGER, low DOUBLE, high DOUBLE"""),
@@ -132,10 +138,16 @@ def _connect_with_retry(path: str, read_only: bool, attempts: int = 40) -> duckd
 class Warehouse:
     """Access to the central DuckDB file and the per-partition fetch files."""
 
-    def __init__(self, path: str | Path, lock_timeout: float = 600.0):
+    def __init__(self, path: str | Path, lock_timeout: float = 600.0, lake_url: str | None = None):
         self.path = Path(path)
         self.lock = FileLock(str(self.path) + ".lock", timeout=lock_timeout)
         self.partitions_dir = self.path.parent / "partitions"
+        # The Parquet data path: fan-out tables as objects under `lake_url` (None: all in the file).
+        self.lake = None
+        if lake_url:
+            from bench_assets.lake import ParquetLake
+
+            self.lake = ParquetLake(lake_url)
 
     @contextmanager
     def connect(self) -> Iterator[duckdb.DuckDBPyConnection]:
@@ -145,6 +157,8 @@ class Warehouse:
             con = _connect_with_retry(str(self.path), read_only=False)
             try:
                 ensure_schema(con)
+                if self.lake is not None:
+                    self.lake.attach(con)
                 yield con
             finally:
                 con.close()
@@ -155,6 +169,8 @@ class Warehouse:
 
     def replace_rows(self, table: str, df: pd.DataFrame, where: dict[str, str]) -> int:
         """Delete the rows matching `where`, insert `df`, in one transaction. Returns rows written."""
+        if self.lake is not None and table in self.lake_tables():
+            return self._replace_lake_partition(table, df, where)
         clause = " AND ".join(f"{k} = ?" for k in where)
         with self.connect() as con:
             con.execute("BEGIN TRANSACTION")
@@ -178,7 +194,31 @@ class Warehouse:
         return len(df)
 
     def partition_file(self, snapshot_id: str, vendor: str) -> Path:
-        return self.partitions_dir / snapshot_id / f"{vendor}.duckdb"
+        """The partition's local raw-response archive. With a lake, a missing archive is first
+        restored from the partition's lake object, so a re-run on another machine pays nothing twice."""
+        path = self.partitions_dir / snapshot_id / f"{vendor}.duckdb"
+        if self.lake is not None and not path.exists():
+            self.lake.restore_archive(path, snapshot_id, vendor)
+        return path
+
+    def lake_tables(self) -> tuple[str, ...]:
+        """The tables stored outside the central file (none without a lake)."""
+        from bench_assets.lake import LAKE_TABLES
+
+        return LAKE_TABLES if self.lake is not None else ()
+
+    def _replace_lake_partition(self, table: str, df: pd.DataFrame, where: dict[str, str]) -> int:
+        from bench_assets.lake import PARTITION_KEYS, LakeLayoutError
+
+        if set(where) != set(PARTITION_KEYS):
+            raise LakeLayoutError(f"the Parquet data path replaces whole vendor partitions of {table} "
+                                  f"(where snapshot_id and vendor), not rows where {sorted(where)}")
+        status = self.query_df("SELECT status FROM snapshots WHERE snapshot_id = ?", [where["snapshot_id"]])
+        if table in IMMUTABLE_WHEN_PUBLISHED and len(status) and status["status"][0] == "published":
+            raise SnapshotImmutableError(f"refusing to replace {table} rows of {where['snapshot_id']}: "
+                                         f"the snapshot is published and immutable. {ERRATA_PROCESS}")
+        assert self.lake is not None
+        return self.lake.write_partition(table, df, where["snapshot_id"], where["vendor"])
 
 
 def table_docs() -> str:

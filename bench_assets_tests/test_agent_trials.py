@@ -1,9 +1,11 @@
 """Agent-ready trials: the harness signs up at simulated vendors over real HTTP and real SMTP.
 
 Device code (RFC 8628) with authorization_pending and slow_down, OTP e-mail with the code read
-from a real SMTP message, every failing path (CAPTCHA, card, access_denied, expired_token, ...),
-issued keys that work for one search, evidence without secrets, hand-entered records validated
-with file, line and field, and the leaderboard showing agent-ready with its method and date.
+from a real SMTP message, every failing path (CAPTCHA, card, browser sign-in, access_denied,
+expired_token, ...), issued keys that work for one search, evidence without secrets, the demo's
+simulated world agreeing with what is known of the real vendors (vendors.md §13), hand-entered
+records validated with file, line and field, and the leaderboard showing agent-ready with its
+method and date.
 """
 
 from __future__ import annotations
@@ -27,12 +29,13 @@ from bench_assets.adapters.base import VendorTask
 from bench_assets.agent_ready import TrialRecord, agent_ready_summary, load_hand_entered
 from bench_assets.agent_trials import (
     Mailbox, SearchProbe, register_mailbox_with_simulator, run_device_code_trial, run_keyless_trial,
-    run_otp_email_trial,
+    run_otp_email_trial, run_planned_trials, simulated_plan,
 )
 from bench_assets.errors import BenchInputError
 from bench_assets.manifest import load_manifest
 from bench_assets.rescore import rescore_snapshot
 from bench_assets.simulator.app import simulated_url
+from bench_assets.simulator.signup_config import KEYLESS_ROUTES
 from bench_assets_tests.helpers import (DEMO_MANIFEST, GOLDEN_STAGES, SNAPSHOT, VENDOR_STAGES, make_home, materialize,
                                         vendor_key)
 
@@ -41,7 +44,8 @@ PROBES = {v: SearchProbe(s.adapter, s.endpoints["search"], dict(s.options)) for 
 AUTH = {"exa": "https://auth.exa.ai", "tavily": "https://auth.tavily.com", "brave": "https://auth.search.brave.com",
         "serper": "https://auth.serper.dev", "serpapi": "https://auth.serpapi.com", "kagi": "https://auth.kagi.com",
         "parallel": "https://auth.parallel.ai", "perplexity": "https://auth.perplexity.ai",
-        "linkup": "https://auth.linkup.so", "jina": "https://auth.jina.ai"}
+        "linkup": "https://auth.linkup.so", "jina": "https://auth.jina.ai", "firecrawl": "https://auth.firecrawl.dev"}
+DEMO_TRIALS = DEMO_MANIFEST.parent / "agent_trials.yaml"
 
 
 # ##### FIXTURES
@@ -207,6 +211,8 @@ def test_issued_key_works_for_one_search_and_a_bad_key_does_not(offers, resolve,
     ("serper", "otp_email", "needs_captcha", {}, "captcha_required", "CAPTCHA"),
     ("serpapi", "device_code", "needs_captcha", {"client_id": "serpapi-cli"}, "captcha_required", "CAPTCHA"),
     ("brave", "otp_email", "needs_card", {}, "card_required", "payment card"),
+    ("firecrawl", "device_code", "needs_login", {"client_id": "firecrawl-cli"}, "login_required", "sign in"),
+    ("serper", "otp_email", "needs_login", {}, "login_required", "browser"),
     ("perplexity", "device_code", "needs_card", {"client_id": "perplexity-cli"}, "card_required", "payment card"),
     ("kagi", "device_code", "denies", {"client_id": "kagi-cli"}, "access_denied", "access_denied"),
     ("parallel", "device_code", "expires", {"client_id": "parallel-cli", "expires_in_seconds": 20},
@@ -230,6 +236,9 @@ def test_a_flow_that_needs_a_human_ends_as_not_agent_ready_with_the_reason(
         assert len(polls) > 1 and {s.outcome for s in polls[:-1]} == {"authorization_pending"}
     summary = agent_ready_summary([record])
     assert summary["ready"] is False and summary["outcome"] == outcome and summary["method"] == method
+    if outcome == "login_required" and method == "device_code":
+        page = next(s for s in record.steps if s.action == "open the verification page")
+        assert page.outcome == "login_required" and not poll_steps(record)  # stopped before polling
 
 
 def test_no_email_arriving_ends_the_trial(offers, resolve, simulator):
@@ -248,6 +257,52 @@ def test_keyless_route_is_recorded_as_a_route_not_as_agent_ready(resolve):
     assert refused.outcome == "route_failed"
     summary = agent_ready_summary([record])
     assert summary["ready"] is None and summary["other_routes"][0]["method"] == "keyless"
+
+
+# ##### THE DEMO'S SIMULATED WORLD AGAINST vendors.md §13
+
+
+def test_the_demo_world_agrees_with_what_is_known_of_each_vendor(simulator, resolve):
+    """The default offers, trialled as the demo trials them: a flow succeeds only where §13 says
+    nothing of how the vendor issues keys (Exa, Tavily); where it says what a customer must do,
+    the trial stops there with that reason; where it says "dashboard sign-up only", there is no
+    sign-up API. A keyless route is a route, never agent-ready."""
+    with Mailbox(domain="agent-world.bench.test") as box:
+        register_mailbox_with_simulator(simulator.base_url, box)
+        records = run_planned_trials(simulated_plan(simulator.base_url), PROBES, resolve, snapshot_id=SNAPSHOT,
+                                     mode="simulated", mailbox=box)
+    by_route = {(r.vendor, r.method): r for r in records}
+    assert len(by_route) == len(records) == len(DEMO.vendors) + 1  # one key flow each, and Tavily's keyless mode
+    outcome = {key: r.outcome for key, r in by_route.items()}
+    assert outcome == {
+        ("exa", "device_code"): "key_works", ("tavily", "otp_email"): "key_works",
+        ("tavily", "keyless"): "route_works",
+        ("firecrawl", "device_code"): "login_required",  # `firecrawl login --browser` needs a human
+        ("brave", "otp_email"): "card_required", ("perplexity", "device_code"): "card_required",
+        ("kagi", "device_code"): "card_required",
+        ("jina", "otp_email"): "not_offered", ("serper", "otp_email"): "not_offered",
+        ("serpapi", "device_code"): "not_offered", ("parallel", "device_code"): "not_offered",
+        ("linkup", "device_code"): "not_offered", ("youcom", "otp_email"): "not_offered",
+    }
+    assert {r.vendor for r in records if r.agent_ready} == {"exa", "tavily"}
+    assert "slow_down" in [s.outcome for s in poll_steps(by_route[("exa", "device_code")])]
+    assert "sign in in a browser" in by_route[("firecrawl", "device_code")].reason
+    key_trials = {r.vendor: r for r in records if r.method != "keyless"}
+    for vendor, words in (("brave", "credit card"), ("perplexity", "prepaid API credit"), ("kagi", "API balance")):
+        assert words in key_trials[vendor].reason, vendor
+
+
+def test_every_documented_no_human_route_is_recorded_as_a_route():
+    """§13's routes that need no key (or pay per request) are in the demo's agent_trials.yaml, or
+    (Tavily's keyless mode) trialled by the harness; none of them counts as agent-ready."""
+    records = load_hand_entered(DEMO_TRIALS, SNAPSHOT, set(DEMO.vendors))
+    routes = {(r.vendor, r.method) for r in records}
+    assert routes == {("exa", "x402"), ("linkup", "x402"), ("firecrawl", "keyless"), ("youcom", "keyless"),
+                      ("jina", "keyless")}
+    assert all(r.outcome == "route_documented" and not r.agent_ready and r.evidence_url for r in records)
+    jina = next(r for r in records if r.vendor == "jina")
+    assert "Reader" in jina.reason and "Search" in jina.reason  # keyless for reading pages only
+    assert set(KEYLESS_ROUTES) == {"tavily"}  # the route the simulator honours, trialled by the harness
 
 
 # ##### EVIDENCE
@@ -331,15 +386,15 @@ def test_a_bad_hand_entered_file_fails_the_asset_naming_file_and_field(tmp_path,
     assert str(bad) in text and "trials.0.outcome" in text
 
 
-VENDORS = ["exa", "serper"]
+VENDORS = ["exa", "firecrawl"]
 
 
 @pytest.fixture(scope="module")
 def published(tmp_path_factory, simulator):
     home = make_home(tmp_path_factory.mktemp("agent-home"), VENDORS, rows_per_stratum=5)
-    write(home / "data" / "snapshots" / SNAPSHOT,
-          [{**GOOD, "vendor": "exa", "method": "x402", "outcome": "route_documented",
-            "reason": "pay per request with x402", "evidence": "https://exa.ai/docs/reference/x402-guide.md"}])
+    # The demo's own hand-entered routes of these vendors.
+    demo = yaml.safe_load(DEMO_TRIALS.read_text())["trials"]
+    write(home / "data" / "snapshots" / SNAPSHOT, [t for t in demo if t["vendor"] in VENDORS])
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
         materialize(instance, home, simulator.base_url, GOLDEN_STAGES, SNAPSHOT)
@@ -360,7 +415,8 @@ def test_agent_trials_table_holds_one_row_per_vendor_per_trial(published):
     assert [r[:6] for r in rows] == [
         ("exa", "device_code", "harness", "simulated", True, "key_works"),
         ("exa", "x402", "hand", "live", False, "route_documented"),
-        ("serper", "otp_email", "harness", "simulated", False, "captcha_required"),
+        ("firecrawl", "device_code", "harness", "simulated", False, "login_required"),
+        ("firecrawl", "keyless", "hand", "live", False, "route_documented"),
     ]
     assert len(json.loads(rows[0][6])) >= 5  # the device-code trial's steps, as evidence
 
@@ -370,12 +426,13 @@ def test_leaderboard_shows_agent_ready_with_method_date_and_evidence(published):
     board = json.loads((out / "leaderboard.json").read_text())
     by_vendor = {e["vendor"]: e["agent_ready"] for e in board["vendors"] if e["status"] != "excluded"}
     today = time.strftime("%Y-%m-%d", time.gmtime())
-    exa, serper = by_vendor["exa"], by_vendor["serper"]
+    exa, firecrawl = by_vendor["exa"], by_vendor["firecrawl"]
     assert (exa["ready"], exa["method"], exa["trial_date"], exa["mode"]) == (True, "device_code", today, "simulated")
     assert exa["evidence"]["steps"][-1]["action"] == "search with the issued key"
     assert exa["other_routes"][0]["method"] == "x402" and exa["other_routes"][0]["link"].startswith("https://exa.ai/")
-    assert (serper["ready"], serper["method"], serper["outcome"]) == (False, "otp_email", "captcha_required")
-    assert "CAPTCHA" in serper["reason"]
+    assert (firecrawl["ready"], firecrawl["method"], firecrawl["outcome"]) == (False, "device_code", "login_required")
+    assert "sign in in a browser" in firecrawl["reason"]
+    assert [r["method"] for r in firecrawl["other_routes"]] == ["keyless"]
     rows = {r["vendor"]: r for r in csv.DictReader(io.StringIO((out / "leaderboard.csv").read_text()))}
     assert (rows["exa"]["agent_ready"], rows["exa"]["agent_ready_method"], rows["exa"]["agent_ready_date"]) == \
         ("True", "device_code", today)

@@ -88,6 +88,9 @@ def failure_text(result) -> str:
     (lambda d: d["vendors"][VENDOR].update(timeout_seconds="soon"), "vendors.brave.timeout_seconds"),
     (lambda d: d["vendors"][VENDOR]["endpoints"].update(search="api.search.brave.com/x"), "vendors.brave.endpoints"),
     (lambda d: d.update(mode="production"), "mode"),
+    # a live snapshot may not switch off decoys or shorten the vendor review
+    (lambda d: d.update(mode="live", decoys={"ratio": 0}), "decoys.ratio"),
+    (lambda d: d.update(mode="live", review={"business_days": 5}), "review.business_days"),
 ])
 def test_a_bad_manifest_field_is_named_and_changes_nothing(populated, simulator, stages, partition, edit, field):
     home, instance, before = populated
@@ -118,6 +121,61 @@ def test_a_malformed_golden_row_is_named_and_the_golden_rows_stay(populated, sim
         result = materialize(instance, home, simulator.base_url, ("golden_rows",), SNAPSHOT, raise_on_error=False)
     assert not result.success
     assert f"{golden}:2: field 'task" in failure_text(result)
+    assert fingerprint(home) == before
+
+
+# ##### ERRATA FILES
+
+
+GOOD_ERRATUM = {"id": "E1", "date": "2026-07-20", "vendor": VENDOR, "action": "rescore", "what": "an outdated price",
+                "why": "the vendor's invoice", "who": "bench maintainers", "snapshot": SNAPSHOT, "corrects": SNAPSHOT,
+                "version": f"{SNAPSHOT}-e1", "summary": "brave rescore: price corrected"}
+
+
+@pytest.mark.parametrize("text, expected", [
+    ('[{"id": "E1",', "field '<json>': Expecting"),
+    ('{"errata": []}', "field '<file>': errata.json must be a list of entries"),
+    (json.dumps([{**GOOD_ERRATUM, "action": "rescored"}]), "field '[0].action': Input should be 'rescore'"),
+    (json.dumps([GOOD_ERRATUM, {k: v for k, v in GOOD_ERRATUM.items() if k != "what"}]), "field '[1].what': Field required"),
+    (json.dumps([{**GOOD_ERRATUM, "before": {"snapshot_id": "x", "metrics": []}}]), "field '[0].before.snapshot_id'"),
+    (json.dumps([GOOD_ERRATUM, GOOD_ERRATUM]), "field '[1].id': duplicate entry id 'E1'"),
+])
+def test_a_bad_errata_json_is_named_with_its_entry_and_field_and_changes_nothing(populated, simulator, text, expected):
+    home, instance, before = populated
+    path = home / "data" / "snapshots" / SNAPSHOT / "errata.json"
+    path.write_text(text)
+    try:
+        result = materialize(instance, home, simulator.base_url, ("published_snapshot",), SNAPSHOT, raise_on_error=False)
+    finally:
+        path.unlink()
+    assert not result.success
+    message = failure_text(result)
+    assert str(path) in message and expected in message, message
+    assert fingerprint(home) == before
+    assert not (home / "data" / "publish" / SNAPSHOT).exists()
+
+
+@pytest.mark.parametrize("entries, expected", [
+    ([{"id": "E1", "date": "2026-07-20", "vendor": VENDOR, "action": "rescore", "what": "x", "why": "y"}],
+     "field '[0].who': Field required"),
+    ([{"id": "E1", "date": "last week", "vendor": VENDOR, "action": "rescore", "what": "x", "why": "y", "who": "z"}],
+     "field '[0].date'"),
+    ("not a list", "field '<file>': errata.yaml must be a list of entries"),
+])
+def test_a_bad_errata_yaml_is_named_by_bench_errata_apply_and_changes_nothing(populated, monkeypatch, capsys, tmp_path,
+                                                                             entries, expected):
+    home, _, before = populated
+    path = home / "data" / "snapshots" / SNAPSHOT / "errata.yaml"
+    path.write_text(yaml.safe_dump(entries))
+    monkeypatch.setenv("BENCH_HOME", str(home))
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "dagster_home"))
+    try:
+        code = cli.main(["errata", "apply", SNAPSHOT, "E1"])
+    finally:
+        path.unlink()
+    assert code == 2
+    err = capsys.readouterr().err
+    assert str(path) in err and expected in err, err
     assert fingerprint(home) == before
 
 

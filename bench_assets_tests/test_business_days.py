@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta, timezone
 
 import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bench_assets.business_days import add_business_days, business_days_between, review_clock, today, us_federal_holidays
+from bench_assets.business_days import (add_business_days, business_days_between, clock_is_fixed, fixed_today, review_clock,
+                                        today, us_federal_holidays)
 from bench_assets.integrity.review import review_gate
 
 
@@ -46,10 +47,31 @@ def test_add_and_count_agree_with_a_day_by_day_walk(start, days):
     assert business_days_between(start, day - timedelta(days=1)) == days - 1
 
 
-def test_the_bench_clock_reads_bench_today(monkeypatch):
-    monkeypatch.setenv("BENCH_TODAY", "2026-07-13")
-    assert today() == date(2026, 7, 13)
-    assert review_clock(date(2026, 6, 26), today()).passed
+def test_a_holiday_on_a_weekend_is_skipped_on_its_observed_weekday():
+    # Juneteenth 2027 is a Saturday, observed Friday 18 June; Independence Day 2027 is a Sunday,
+    # observed Monday 5 July. Neither weekend day is a business day anyway; the observed days are skipped.
+    assert date(2027, 6, 18) in us_federal_holidays(2027, 2027) and date(2027, 6, 18).weekday() == 4
+    assert date(2027, 7, 5) in us_federal_holidays(2027, 2027) and date(2027, 7, 5).weekday() == 0
+    # sent Friday 11 June 2027: 14–17 June are days 1–4, Friday 18 June is skipped, 21–25 June are 5–9
+    assert business_days_between(date(2027, 6, 11), date(2027, 6, 18)) == 4
+    assert add_business_days(date(2027, 6, 11), 10) == date(2027, 6, 28)
+    # sent Friday 25 June 2027: Monday 5 July is skipped, so ten business days end on Monday 12 July
+    assert add_business_days(date(2027, 6, 25), 10) == date(2027, 7, 12)
+    assert not review_clock(date(2027, 6, 25), date(2027, 7, 9)).passed
+    assert review_clock(date(2027, 6, 25), date(2027, 7, 12)).passed
+
+
+def test_the_bench_clock_is_the_real_date_and_only_a_test_can_fix_it(monkeypatch):
+    # the old escape hatch is gone: no environment variable moves the clock
+    monkeypatch.setenv("BENCH_TODAY", "2001-01-01")
+    assert today() == datetime.now(timezone.utc).date() and not clock_is_fixed()
+    with fixed_today("2026-07-13") as day:
+        assert today() == day == date(2026, 7, 13) and clock_is_fixed()
+        assert review_clock(date(2026, 6, 26), today()).passed
+        with fixed_today(date(2026, 7, 1)):
+            assert today() == date(2026, 7, 1)
+        assert today() == date(2026, 7, 13)
+    assert today() == datetime.now(timezone.utc).date() and not clock_is_fixed()
 
 
 def test_the_gate_needs_every_vendor_on_time_and_unchanged():

@@ -1,24 +1,30 @@
 """Beyond one machine: the deployment configuration is valid Dagster configuration, and a
-snapshot runs against Postgres instance storage (Debian's PostgreSQL, started by CI).
+snapshot runs through a real dagster-daemon against Postgres instance storage (Debian's
+PostgreSQL, started by CI) with the Parquet data path.
 
 Kubernetes cannot run here, so the K8s launcher's configuration is validated against the
-launcher's own schema; everything that can run here (Postgres storage, queued coordination with
-per-vendor limits) runs for real.
+launcher's own schema; everything that can run here (Postgres storage, the webserver and daemon
+as separate processes, queued runs with per-vendor limits, Parquet objects instead of one DuckDB
+file) runs for real.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import subprocess
+import sys
 import uuid
+from pathlib import Path
 
-import dagster as dg
+import duckdb
 import pytest
 import yaml
 from dagster._config import validate_config
 from dagster._core.instance.config import dagster_instance_config
 
-from bench_assets_tests.helpers import REPO, SNAPSHOT, make_home, run_whole_snapshot
+from bench_assets_tests.helpers import REPO, SNAPSHOT, make_home
 
 DEPLOY = REPO / "deploy"
 PG = {"DAGSTER_PG_HOST": os.environ.get("DAGSTER_PG_HOST", "127.0.0.1"),
@@ -81,27 +87,72 @@ def postgres_database():
         admin.close()
 
 
-def test_snapshot_runs_against_postgres_instance_storage(tmp_path, monkeypatch, simulator, postgres_database):
-    for key, value in {**PG, "DAGSTER_PG_DB": postgres_database}.items():
-        monkeypatch.setenv(key, value)
+@pytest.mark.slow
+@pytest.mark.timeout(1500)
+def test_a_snapshot_runs_through_the_daemon_on_postgres_with_the_parquet_data_path(tmp_path, simulator,
+                                                                                  postgres_database):
+    """The step between `make dev` and Kubernetes, for real: Postgres instance storage, the webserver
+    and the daemon as their own processes, the queued run coordinator, and the Parquet data path.
+    The operator registers the snapshot with the CLI and backfills it over GraphQL, as the UI does."""
+    from bench_assets.definitions import defs
+    from bench_assets.defs.jobs import backfill_params, snapshot_selection
+    from bench_assets.lake import LAKE_TABLES
+    from bench_assets_tests.dagster_services import DagsterServices, services_env
+
+    vendors = ["brave", "exa"]
     dagster_home = tmp_path / "dagster_home"
     dagster_home.mkdir()
     shutil.copy(DEPLOY / "dagster-local-postgres.yaml", dagster_home / "dagster.yaml")
-    home = make_home(tmp_path / "home", ["brave", "exa"], rows_per_stratum=6)
-    with dg.DagsterInstance.from_config(str(dagster_home)) as instance:
-        assert type(instance.run_storage).__name__ == "PostgresRunStorage"
-        run_whole_snapshot(instance, home, simulator.base_url, ["brave", "exa"])
-        runs = instance.get_runs()
-        assert len(runs) == 4 and all(r.status == dg.DagsterRunStatus.SUCCESS for r in runs)
-        assert instance.get_dynamic_partitions("snapshots") == [SNAPSHOT]
+    home = make_home(tmp_path / "home", vendors, rows_per_stratum=6)
+    lake = tmp_path / "object-store" / "bench"
+    env = services_env(dagster_home, home, BENCH_SIMULATOR_URL=simulator.base_url, BENCH_LAKE_URL=str(lake),
+                       **PG, DAGSTER_PG_DB=postgres_database)
+    subprocess.run([str(Path(sys.executable).parent / "bench"), "snapshot", "add", SNAPSHOT], env=env, check=True,
+                   cwd=REPO, timeout=120)
+    services = DagsterServices(tmp_path, env, REPO / "workspace.yaml", REPO)
+    try:
+        services.start_webserver()
+        services.start_daemon()
+        keys = snapshot_selection.resolve(defs().resolve_asset_graph())
+        backfill_id, status = services.backfill(backfill_params(sorted(keys), [SNAPSHOT]), timeout=1300)
+    finally:
+        services.stop()
+    assert status in ("COMPLETED", "COMPLETED_SUCCESS"), status
+
     import psycopg2
 
     con = psycopg2.connect(host=PG["DAGSTER_PG_HOST"], user=PG["DAGSTER_PG_USER"],
                            password=PG["DAGSTER_PG_PASSWORD"], dbname=postgres_database)
     try:
         cur = con.cursor()
-        cur.execute("SELECT count(*) FROM runs")
-        assert cur.fetchone()[0] == 4  # the runs live in Postgres, not in a local SQLite file
+        # the runs, the backfill and the snapshot partition live in Postgres, not in a local SQLite file
+        cur.execute("SELECT r.status, count(*) FROM runs r JOIN run_tags t ON t.run_id = r.run_id "
+                    "WHERE t.key = 'dagster/backfill' AND t.value = %s GROUP BY 1", [backfill_id])
+        by_status = dict(cur.fetchall())
+        cur.execute("SELECT count(*) FROM runs r JOIN run_tags t ON t.run_id = r.run_id "
+                    "WHERE t.key = 'dagster/partition/vendor' AND t.value IN %s", [tuple(vendors)])
+        vendor_runs = cur.fetchone()[0]
+        # every run went through the queue the daemon drains (the queued run coordinator)
+        cur.execute("SELECT count(DISTINCT run_id) FROM event_logs WHERE dagster_event_type = 'PIPELINE_ENQUEUED'")
+        enqueued = cur.fetchone()[0]
+        cur.execute("SELECT status FROM bulk_actions WHERE key = %s", [backfill_id])
+        backfill_status = cur.fetchone()[0]
+        cur.execute("SELECT partition FROM dynamic_partitions WHERE partitions_def_name = 'snapshots'")
+        partitions = [r[0] for r in cur.fetchall()]
     finally:
         con.close()
-    assert (home / "data" / "publish" / SNAPSHOT / "leaderboard.json").exists()
+    assert set(by_status) == {"SUCCESS"} and by_status["SUCCESS"] >= 12 + 2, by_status  # 12 vendor runs + snapshot
+    assert vendor_runs == len(vendors) and enqueued == by_status["SUCCESS"]
+    assert backfill_status == status and partitions == [SNAPSHOT]
+
+    # the fan-out stages wrote Parquet objects, not the central file; the site was published from them
+    objects = sorted(str(p.relative_to(lake)) for p in lake.rglob("*.parquet"))
+    assert objects == sorted(f"{t}/snapshot_id={SNAPSHOT}/vendor={v}/part.parquet" for t in LAKE_TABLES for v in vendors)
+    central = duckdb.connect(str(home / "data" / "warehouse" / "bench.duckdb"), read_only=True)
+    try:
+        assert [central.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in LAKE_TABLES] == [0, 0, 0]
+        assert central.execute("SELECT count(DISTINCT vendor) FROM vendor_metrics").fetchone()[0] == len(vendors)
+    finally:
+        central.close()
+    board = json.loads((home / "data" / "publish" / SNAPSHOT / "leaderboard.json").read_text())
+    assert sorted(e["vendor"] for e in board["vendors"] if e["status"] == "scored") == vendors

@@ -1,10 +1,14 @@
-"""Exclusions: a vendor listed in the manifest's `excluded` is never called and never scored, and
-every surface lists it with its reason.
+"""Exclusions: a vendor listed in the manifest's `excluded` is never called, never scored, never
+estimated, and every surface lists it with its reason.
 
-The demo's exclusion (Google AI Mode) has no adapter, so "never called" would hold by
-construction; here a vendor with a working adapter and simulator (Kagi) is excluded, its
-partition is materialized anyway (as a backfill of every vendor partition would), and the
-simulator's own request and billing logs show that nothing reached it.
+What makes "never called" hold is the manifest: an excluded vendor cannot also be configured in
+`vendors` (the manifest is refused, naming the field), so it has no endpoint, key or price to be
+called with. The tests check that rule, and then what the pipeline does with such a manifest:
+Kagi, a vendor with a working adapter and simulator, is excluded (and so not configured), its
+vendor partition is materialized anyway (as a backfill of every vendor partition would), and the
+simulator's own request and billing logs show that nothing reached it, nothing of it was
+archived, scored or estimated, and the published leaderboard, CSV and exclusions ledger list it
+with its reason.
 """
 
 from __future__ import annotations
@@ -15,12 +19,14 @@ import json
 import dagster as dg
 import duckdb
 import pytest
+import yaml
 from selectolax.lexbor import LexborHTMLParser as HTMLParser
 
+from bench_assets.errors import BenchInputError
 from bench_assets.estimate import estimate_spend
 from bench_assets.manifest import load_manifest
 from bench_assets.simulator.corpus import demo_golden_rows
-from bench_assets_tests.helpers import SNAPSHOT, make_home, run_whole_snapshot
+from bench_assets_tests.helpers import DEMO_MANIFEST, SNAPSHOT, make_home, run_whole_snapshot
 
 REASON = "The plan's terms forbid publishing benchmark results (clause 7.3)."
 ROWS_PER_STRATUM = 5
@@ -29,6 +35,21 @@ ROWS_PER_STRATUM = 5
 def exclude_kagi(data: dict) -> None:
     data["excluded"].append({"vendor": "kagi", "reason_code": "terms_prohibit_evaluation", "reason": REASON,
                              "evidence": "data/pricing/kagi.md, archived 2026-11-22", "decided_by": "test"})
+
+
+def test_a_vendor_both_configured_and_excluded_is_refused_naming_the_field(tmp_path):
+    def configure_and_exclude_kagi(data: dict) -> None:
+        exclude_kagi(data)
+        data["vendors"]["kagi"] = yaml.safe_load(DEMO_MANIFEST.read_text())["vendors"]["kagi"]
+
+    home = make_home(tmp_path, ["brave"], rows_per_stratum=ROWS_PER_STRATUM, edit=configure_and_exclude_kagi)
+    path = home / "data" / "snapshots" / SNAPSHOT / "manifest.yaml"
+    with pytest.raises(BenchInputError) as refused:
+        load_manifest(path)
+    [(line, field, message)] = refused.value.problems
+    assert field == "excluded.1.vendor" and "kagi" in message  # the demo's own exclusion is excluded.0
+    assert path.read_text().splitlines()[line - 1].strip() == "- vendor: kagi"
+    assert f"{path}:{line}: field 'excluded.1.vendor'" in str(refused.value)
 
 
 @pytest.fixture(scope="module")

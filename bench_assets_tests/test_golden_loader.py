@@ -21,6 +21,13 @@ GOOD = {
 }
 
 
+RANGE = {"type": "answer", "question": "What processing time does the permits office quote?", "answer_type": "range",
+         "cue": "processing time of the permits office", "range_low": 10, "range_high": 15, "percentage": False,
+         "source_urls": ["https://www.town.gov.test/services/permits-office/fees"]}
+NOT_AVAILABLE = {"type": "answer", "question": "What churn rate did Acme report?", "answer_type": "not_available",
+                 "cue": "customer churn rate of Acme", "percentage": True}
+
+
 def write_rows(tmp_path, rows):
     path = tmp_path / "golden.jsonl"
     path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows))
@@ -48,6 +55,18 @@ def test_valid_rows_load(tmp_path):
     (lambda r: {**r, "task": {**r["task"], "query": ""}}, 2, "task.query"),
     (lambda r: {**r, "task": {"type": "extract", "url": "https://a.test/x"}}, 2, "task"),
     (lambda r: {**r, "task": {"type": "answer", "question": "q?", "exact_answer": "a", "number": 3}}, 2, "task"),
+    (lambda r: {**r, "task": {**RANGE, "range_high": 5}}, 2, "task.range_high"),
+    (lambda r: {**r, "task": {k: v for k, v in RANGE.items() if k != "range_low"}}, 2, "task.range_low"),
+    (lambda r: {**r, "task": {k: v for k, v in RANGE.items() if k != "cue"}}, 2, "task.cue"),
+    (lambda r: {**r, "task": {**RANGE, "cue": "  "}}, 2, "task.cue"),
+    (lambda r: {**r, "task": {**RANGE, "number": 12}}, 2, "task.number"),
+    (lambda r: {**r, "task": {**RANGE, "plausible_low": 1, "plausible_high": 2}}, 2, "task.plausible_low"),
+    (lambda r: {**r, "task": {**NOT_AVAILABLE, "exact_answer": "12"}}, 2, "task.exact_answer"),
+    (lambda r: {**r, "task": {**NOT_AVAILABLE, "plausible_high": 3}}, 2, "task.plausible_high"),
+    (lambda r: {**r, "task": {**NOT_AVAILABLE, "plausible_low": 9, "plausible_high": 3}}, 2, "task.plausible_high"),
+    (lambda r: {**r, "task": {**NOT_AVAILABLE, "range_low": 1}}, 2, "task.range_low"),
+    (lambda r: {**r, "task": {"type": "answer", "question": "q?", "number": 3, "range_high": 4}}, 2,
+     "task.range_high"),
     (lambda r: {**r, "verification": {"verified_by": "x", "verified_at": "yesterday", "evidence": "e"}}, 2,
      "verification.verified_at"),
     (lambda r: {**r, "surprise": 1}, 2, "surprise"),
@@ -58,6 +77,23 @@ def test_malformed_row_names_file_line_and_field(tmp_path, mutate, line, field):
     assert str(tmp_path / "golden.jsonl") in str(err)
     assert any(p_line == line and p_field == field for p_line, p_field, _ in err.problems), err.problems
     assert f"golden.jsonl:{line}: field '{field}'" in str(err)
+
+
+def test_range_and_not_available_rows_load_and_precise_rows_are_unchanged(tmp_path):
+    precise = {**GOOD, "id": "docs-003-a", "task": {"type": "answer", "question": "q?", "number": 3, "tolerance": 0.01}}
+    rows = load_golden_file(write_rows(tmp_path, [
+        GOOD, {**GOOD, "id": "docs-001-a", "task": RANGE},
+        {**GOOD, "id": "docs-002-a", "task": {**NOT_AVAILABLE, "plausible_low": 0.5, "plausible_high": 30}},
+        {**GOOD, "id": "docs-004-a", "task": NOT_AVAILABLE}, precise]))
+    assert [r.task.answer_type for r in rows[1:]] == ["range", "not_available", "not_available", "precise"]
+    assert (rows[1].task.range_low, rows[1].task.range_high) == (10, 15)
+    assert (rows[2].task.plausible_low, rows[2].task.plausible_high, rows[2].task.percentage) == (0.5, 30, True)
+    assert rows[3].task.plausible_low is None
+    assert rows[4].task.number == 3 and rows[4].task.cue is None and rows[4].task.range_low is None
+    # a written-out file reads back the same
+    from bench_assets.golden import dump_golden_rows
+    dump_golden_rows(rows, tmp_path / "again.jsonl")
+    assert load_golden_file(tmp_path / "again.jsonl") == rows
 
 
 def test_bad_json_and_duplicates_are_reported_with_lines(tmp_path):

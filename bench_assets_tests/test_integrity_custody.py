@@ -4,19 +4,29 @@ and decoys.
 Decoys: the test plays the vendor. From the simulator's request log alone (what a vendor sees),
 nothing separates holdout queries from decoys: every request has the same shape, the two come in
 equal numbers per endpoint, and their positions in the sequence are indistinguishable. The test
-itself knows the roles (it reads the private store) and uses them only to check.
+itself knows the roles (it reads the private store) and uses them only to check. Across quarters,
+the decoys come back exactly as often as the holdout does.
+
+The leak check: every altered spelling of a holdout query, id or URL that a reader would read as
+the same (wrapped, upper-cased, HTML- or JSON-escaped, full-width, a URL with `www.`, a trailing
+slash, reordered or tracking parameters, percent-encoding, no scheme, or inside another URL) is
+found in every kind of published file, and each one blocks publication.
 """
 
 from __future__ import annotations
 
+import html
 import json
 import shutil
 from pathlib import Path
+from urllib.parse import quote, urlsplit
 from types import SimpleNamespace
 
 import dagster as dg
 import duckdb
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.stats import mannwhitneyu
 
 from bench_assets.defs.resources import BenchPaths, VendorGateway, VendorKeys
@@ -24,6 +34,9 @@ from bench_assets.golden import GoldenRow
 from bench_assets.publish import find_holdout_leaks
 from bench_assets.verify import row_urls
 from bench_assets.integrity.decoys import interleaved_items, select_decoys
+from bench_assets.integrity import leaks
+from bench_assets.integrity.leaks import LeakGuard
+from bench_assets.metrics import normalize_text
 from bench_assets.simulator.corpus import demo_golden_rows, reserve_rows
 from bench_assets.split import assign_split
 from bench_assets_tests.helpers import (REPO, GOLDEN_STAGES, assets, RESULT_STAGES, SNAPSHOT, VENDOR_STAGES, make_home, materialize,
@@ -153,7 +166,7 @@ def test_decoys_mirror_the_holdout_per_stratum_and_never_overlap_golden_rows():
     rows = demo_golden_rows(rows_per_stratum=30)
     split = assign_split(rows, b"k1")
     pool = reserve_rows("decoy", 10)
-    decoys = select_decoys(pool, rows, split, b"k1", 1.0, SNAPSHOT)
+    decoys = select_decoys(pool, rows, split, b"k1", 1.0)
     for stratum in {r.stratum for r in rows}:
         held = [r for r in rows if r.stratum == stratum and split[r.id] == "holdout"]
         mine = [d for d in decoys if d.stratum == stratum]
@@ -161,15 +174,63 @@ def test_decoys_mirror_the_holdout_per_stratum_and_never_overlap_golden_rows():
         assert sorted(d.task_type for d in mine) == sorted(r.task_type for r in held)
     assert not ({d.request_text for d in decoys} & {r.request_text for r in rows})
     # ratio 2 doubles them; the draw is keyed (another secret draws other decoys) and stable
-    assert len(select_decoys(pool, rows, split, b"k1", 2.0, SNAPSHOT)) == 2 * len(decoys)
-    assert select_decoys(pool, rows, split, b"k1", 1.0, SNAPSHOT) == decoys
-    assert select_decoys(pool, rows, split, b"k2", 1.0, SNAPSHOT) != decoys
+    assert len(select_decoys(pool, rows, split, b"k1", 2.0)) == 2 * len(decoys)
+    assert select_decoys(pool, rows, split, b"k1", 1.0) == decoys
+    assert select_decoys(pool, rows, split, b"k2", 1.0) != decoys
+
+
+def _groups(rows) -> set[str]:
+    from bench_assets.split import split_groups
+
+    return set(split_groups(list(rows)).values())
+
+
+def test_decoys_persist_across_quarters_exactly_as_the_holdout_does():
+    """q3 → q4: rotation retires a quarter of the holdout's groups in every stratum and replaces
+    them with rows of the new cohort (on the same side of the split). A vendor comparing the two
+    quarters' non-public queries must see the decoys repeat exactly as often as the holdout."""
+    key = b"split-secret"
+    q3 = demo_golden_rows(rows_per_stratum=42, cohort="2026-q3")
+    split3 = assign_split(q3, key)
+    # a fresh decoy pool per cohort, as the planted demo draws one for the golden set's cohort
+    pool = reserve_rows("decoy", 14, cohort="2026-q3") + [
+        r.model_copy(update={"id": r.id.replace("-d", "-e"), "cohort": "2026-q4"}) for r in reserve_rows("decoy", 14, seed=7)]
+    retire, new_rows, split4 = set(), [], dict(split3)
+    for stratum in sorted({r.stratum for r in q3}):
+        held = sorted({r.id.rsplit("-", 1)[0] for r in q3 if r.stratum == stratum and split3[r.id] == "holdout"})
+        gone = held[: len(held) // 4 or 1]  # a quarter of the stratum's holdout pages retire
+        retire |= {r.id for r in q3 if r.id.rsplit("-", 1)[0] in gone}
+    replacements = [r.model_copy(update={"cohort": "2026-q4"}) for r in reserve_rows("candidate", 14, cohort="2026-q4")]
+    for stratum in sorted({r.stratum for r in q3}):
+        need = sum(1 for rid in retire if rid.startswith(f"{stratum}-"))
+        mine = [r for r in replacements if r.stratum == stratum][:need]
+        new_rows += mine
+        split4.update({r.id: "holdout" for r in mine})
+    q4 = [r for r in q3 if r.id not in retire] + new_rows
+
+    decoys3 = select_decoys(pool, q3, split3, key, 1.0)
+    decoys4 = select_decoys(pool, q4, split4, key, 1.0)
+    holdout3 = {r.id for r in q3 if split3[r.id] == "holdout"}
+    holdout4 = {r.id for r in q4 if split4.get(r.id) == "holdout"}
+    ids3, ids4 = {d.id for d in decoys3}, {d.id for d in decoys4}
+    assert len(ids3) == len(holdout3) and len(ids4) == len(holdout4)
+    held_over = len(holdout3 & holdout4) / len(holdout3)
+    assert 0.6 < held_over < 0.9  # most of the holdout stays ...
+    assert len(ids3 & ids4) / len(ids3) == held_over  # ... and exactly as many decoys come back
+    for stratum in sorted({r.stratum for r in q3}):  # in every stratum, not just on the whole
+        h3 = {i for i in holdout3 if i.startswith(f"{stratum}-")}
+        d3 = {i for i in ids3 if i.startswith(f"{stratum}-")}
+        assert len(d3 & ids4) == len(h3 & holdout4), stratum
+    # the new cohort's holdout has decoys of its own, which were never sent before
+    assert {d.cohort for d in decoys4 if d.id not in ids3} == {"2026-q4"}
+    # keyed by the secret, not by the snapshot: another secret draws other decoys
+    assert {d.id for d in select_decoys(pool, q3, split3, b"other", 1.0)} != ids3
 
 
 def test_the_order_is_keyed_by_the_secret_not_by_public_ids():
     rows = demo_golden_rows(rows_per_stratum=15)
     split = assign_split(rows, b"k1")
-    decoys = select_decoys(reserve_rows("decoy", 5), rows, split, b"k1", 1.0, SNAPSHOT)
+    decoys = select_decoys(reserve_rows("decoy", 5), rows, split, b"k1", 1.0)
     a = interleaved_items(rows, split, decoys, {"search", "extract"}, 10, b"k1", SNAPSHOT, "exa")
     b = interleaved_items(rows, split, decoys, {"search", "extract"}, 10, b"k2", SNAPSHOT, "exa")
     assert sorted(a, key=lambda i: i.query_id) == sorted(b, key=lambda i: i.query_id)
@@ -256,3 +317,93 @@ def test_a_planted_leak_blocks_publication_and_publishes_nothing(fetched, simula
     assert "holdout leak" in failure.event_specific_data.error.message
     assert {p: p.read_bytes() for p in fetched.out.rglob("*") if p.is_file()} == before
     assert not list(fetched.out.parent.glob(f".{SNAPSHOT}-*"))  # no staging directory left behind
+
+
+# ##### EVERY SPELLING A READER WOULD READ AS THE SAME
+
+
+def _spellings(row: dict) -> dict[str, str]:
+    """Altered forms of a holdout search row's query, id and golden URL (the test knows the row)."""
+    text, url = row["request_text"], row["golden_urls"][0]
+    parts = urlsplit(url)
+    scheme, host, path = parts.scheme, parts.netloc, parts.path
+    query = "&".join(reversed(parts.query.split("&"))) if parts.query else ""  # parameters reordered
+    q = f"?{query}" if query else ""
+    words = text.split(" ")
+    return {
+        "query wrapped across lines": "\n    ".join([" ".join(words[:2]), " ".join(words[2:])]),
+        "query upper-cased": text.upper(),
+        "query as HTML character references": "".join(f"&#x{ord(c):x};" for c in text),
+        "query HTML-escaped (&amp;, &#32;)": html.escape(text).replace(" ", "&#32;", 1),
+        "query JSON-escaped (\\uXXXX)": "".join(f"\\u{ord(c):04x}" for c in text),
+        "query in full-width characters": "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in text),
+        "query in a URL's parameters": f"https://search.example.test/?q={quote(text).replace('%20', '+')}",
+        "row id upper-cased": row["row_id"].upper(),
+        "url with www., a trailing slash, parameters reordered": f"{scheme}://www.{host}{path}/{q}",
+        "url upper-cased host, fragment and tracking": f"{scheme.upper()}://{host.upper()}{path}{q}"
+                                                      f"{'&' if q else '?'}utm_source=x#top",
+        "url with an explicit default port": f"{scheme}://{host}:{443 if scheme == 'https' else 80}{path}{q}",
+        "url with percent-encoded path": f"{scheme}://{host}" + "".join(f"%{ord(c):02X}" if c.isalnum() else c
+                                                                       for c in path) + q,
+        "url without a scheme": f"{host}{path}{q}",
+        "url percent-encoded inside another": f"https://redirect.example.test/go?to={quote(url, safe='')}",
+        "url with &amp; in an HTML attribute": f'<a href="{html.escape(url)}&amp;utm_source=b">x</a>'
+        if parts.query else f'<a href="{url}?utm_medium=a&amp;utm_source=b">x</a>',
+    }
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text())
+def test_the_guard_normalizes_text_exactly_as_the_metrics_do(text):
+    assert leaks._normalize(text) == normalize_text(text)
+
+
+def test_the_leak_guard_reads_every_kind_of_file_as_a_reader_does(tmp_path):
+    row = {"row_id": "news-007-s", "request_text": "Quarterly flood & storm report Velmora's 2026",
+           "golden_urls": ["https://gov.velmora.test/reports/flood-q2?year=2026&area=north"]}
+    guard = LeakGuard([row])
+    for name, form in _spellings(row).items():
+        for suffix, content in ((".html", f"<p>{form}</p>"), (".txt", form), (".md", f"see {form}."),
+                                (".json", json.dumps({"note": form}, ensure_ascii=True)),
+                                (".csv", f'a,b\n1,"{form}"\n'), (".svg", f"<svg><text>{form}</text></svg>")):
+            if suffix == ".json" and "\\u" in form:
+                content = '{"note": "' + form + '"}'  # already JSON-escaped: as a JSON file would hold it
+            path = tmp_path / f"page{suffix}"
+            path.write_text(content, encoding="utf-8")
+            assert guard.scan(tmp_path), (name, suffix, content)
+            path.unlink()
+    # a query split by markup and a URL with its parameters reordered
+    (tmp_path / "split.html").write_text("<table><tr><td>Quarterly <b>flood</b> &amp; storm report</td>"
+                                         "<td>Velmora's 2026</td></tr></table>")
+    (tmp_path / "params.txt").write_text("https://gov.velmora.test/reports/flood-q2?area=north&year=2026")
+    leaks = guard.scan(tmp_path)
+    assert any(x.startswith("split.html: holdout text") for x in leaks), leaks
+    assert any(x.startswith("params.txt: holdout url") and "written as" in x for x in leaks), leaks
+    # and what is not the holdout is not reported: other pages, other parameters, other queries
+    for p in tmp_path.iterdir():
+        p.unlink()
+    (tmp_path / "ok.html").write_text('<a href="https://gov.velmora.test/reports/flood-q3">Quarterly flood report</a>'
+                                      "<p>https://gov.velmora.test/reports/flood-q2?year=2025&area=north news-007-x</p>")
+    assert guard.scan(tmp_path) == []
+
+
+@pytest.mark.parametrize("form", list(_spellings({"request_text": "a b c", "row_id": "x",
+                                                  "golden_urls": ["https://h.test/p"]})))
+def test_each_altered_spelling_of_a_holdout_row_blocks_publication(fetched, simulator, form):
+    """Planted in a vendor's reply, which is published byte for byte: each spelling stops publication."""
+    home = fetched.home
+    row = next(n for n in _needles(home, "holdout") if n["row_id"].endswith("-s") and len(n["request_text"].split()) > 2)
+    reply = home / "data" / "snapshots" / SNAPSHOT / "replies" / "exa.txt"
+    reply.parent.mkdir(exist_ok=True)
+    before = {p: p.read_bytes() for p in fetched.out.rglob("*") if p.is_file()}
+    reply.write_text(f"Our view on one of your queries:\n{_spellings(row)[form]}\n", encoding="utf-8")
+    try:
+        result = materialize(fetched.instance, home, simulator.base_url, ("published_snapshot",), SNAPSHOT,
+                             raise_on_error=False)
+    finally:
+        reply.unlink()
+    assert not result.success, form
+    failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
+    message = failure.event_specific_data.error.message
+    assert "holdout leak" in message, message
+    assert {p: p.read_bytes() for p in fetched.out.rglob("*") if p.is_file()} == before

@@ -1,18 +1,19 @@
 """The snapshot lifecycle through Dagster: draft → frozen (review packets) → published, the
-business-day review gate around a US holiday, immutability of a published snapshot, and errata
-that re-run one vendor partition into a new version while keeping the old one.
+business-day review gate around a US holiday, immutability of a published snapshot, errata that
+re-run one vendor partition into a new version while keeping the old one, a vendor's reply to a
+published snapshot published byte for byte as a new version, and a forged `supersedes` refused.
 
 One small snapshot (two search vendors) goes through the whole lifecycle once; the tests read
-what each step left. The clock is `$BENCH_TODAY`: packets go out on Friday 26 June 2026; ten
-business days later is Monday 13 July, not Friday 10 July, because Friday 3 July 2026 is the
-observed Independence Day.
+what each step left. The clock is fixed in-process by the test (`business_days.fixed_today`):
+packets go out on Friday 26 June 2026; ten business days later is Monday 13 July, not Friday 10
+July, because Friday 3 July 2026 is the observed Independence Day.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
-import os
-from contextlib import contextmanager
+from datetime import date
 from types import SimpleNamespace
 
 import dagster as dg
@@ -21,28 +22,35 @@ import httpx
 import pytest
 import yaml
 
+from selectolax.lexbor import LexborHTMLParser
+
+from bench_assets.business_days import fixed_today
 from bench_assets.defs.resources import BenchPaths
 from bench_assets.integrity.commitments import commitment_key, verify_commitments
-from bench_assets.integrity.errata import apply_erratum
+from bench_assets.integrity.errata import apply_erratum, copy_rows
+from bench_assets.integrity.publication import version_problems
+from bench_assets.integrity.replies import file_reply
+from bench_assets.manifest import load_manifest
 from bench_assets.split import DEMO_SPLIT_KEY
-from bench_assets_tests.helpers import RESULT_STAGES, SNAPSHOT, make_home, materialize, run_whole_snapshot, vendor_key
+from bench_assets_tests.helpers import (GOLDEN_STAGES, RESULT_STAGES, SNAPSHOT, make_home, materialize,
+                                        run_whole_snapshot, vendor_key)
 
 VENDORS = ["brave", "serper"]
 SENT, BEFORE_HOLIDAY_GAP, OPENS = "2026-06-26", "2026-07-10", "2026-07-13"
-E1, E2 = f"{SNAPSHOT}-e1", f"{SNAPSHOT}-e2"
-
-
-@contextmanager
-def bench_today(day: str):
-    old = os.environ.get("BENCH_TODAY")
-    os.environ["BENCH_TODAY"] = day
-    try:
-        yield
-    finally:
-        if old is None:
-            os.environ.pop("BENCH_TODAY", None)
-        else:
-            os.environ["BENCH_TODAY"] = old
+E1, E2, E3 = f"{SNAPSHOT}-e1", f"{SNAPSHOT}-e2", f"{SNAPSHOT}-e3"
+FORGED = f"{SNAPSHOT}-e7"  # a manifest that claims `supersedes` with no erratum or reply behind it
+# A reply as a vendor might send it: CRLF line ends, Windows-1252 (not UTF-8), and markup.
+REPLY_BYTES = ("Our plan was misread.\r\nPrices are per 1,000 requests \u2014 see our invoice.\r\n"
+               "<script>alert('x')</script> \u00e9t\u00e9 \u20ac5\r\n").encode("cp1252")
+# Every asset that writes a snapshot, and the partition it runs on. Those that check the lifecycle
+# themselves refuse with "<asset>: snapshot … is published" before doing anything; the others are
+# refused by the warehouse before they write (and have no side effect before that).
+REFUSING_ASSETS = [("snapshot_manifest", SNAPSHOT, True), ("golden_rows", SNAPSHOT, True),
+                   ("golden_verifications", SNAPSHOT, True), ("query_split", SNAPSHOT, False),
+                   ("dead_golden_rows", SNAPSHOT, True), ("decoy_queries", SNAPSHOT, True),
+                   ("agent_trials", SNAPSHOT, True), ("vendor_responses", "brave", True),
+                   ("vendor_scores", "serper", False), ("vendor_leaderboard", SNAPSHOT, False),
+                   ("review_packets", SNAPSHOT, True), ("published_snapshot", SNAPSHOT, False)]
 
 
 def failure_message(result) -> str:
@@ -77,28 +85,39 @@ def lifecycle(tmp_path_factory, simulator):
         seen.draft_status = status(home)
         seen.draft_republished = materialize(instance, home, sim, RESULT_STAGES[1:], SNAPSHOT).success
 
-        with bench_today(SENT):
+        with fixed_today(SENT):
             materialize(instance, home, sim, ("review_packets",), SNAPSHOT)
         seen.frozen_status = status(home)
-        with bench_today(BEFORE_HOLIDAY_GAP):
+        with fixed_today(BEFORE_HOLIDAY_GAP):
             early = materialize(instance, home, sim, RESULT_STAGES[1:], SNAPSHOT, raise_on_error=False)
         seen.early_success, seen.early_message = early.success, failure_message(early) if not early.success else ""
         seen.after_early = tree_bytes(out)
-        with bench_today(OPENS):
+        with fixed_today(OPENS):
             seen.on_time_success = materialize(instance, home, sim, RESULT_STAGES[1:], SNAPSHOT).success
         seen.published_status = status(home)
         seen.published_files = tree_bytes(out)
+        seen.lifecycle_notes = [r[0] for r in query(home, "SELECT note FROM snapshot_lifecycle WHERE snapshot_id = ? "
+                                                          "AND status = 'published'", [SNAPSHOT])]
 
-        # every writing step of the published snapshot refuses, and pays nothing
+        # every writing step of the published snapshot refuses, and does nothing first: no vendor is
+        # paid, no private file is rewritten, no warehouse row and no published file changes
+        private = home / "data" / "private"
+        private_before = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in private.rglob("*") if p.is_file()}
+        tables_before = {t: query(home, f"SELECT * FROM {t} WHERE snapshot_id = ? ORDER BY ALL", [SNAPSHOT])
+                         for t in ("golden_rows", "golden_verifications", "query_split", "decoy_queries",
+                                   "review_packets", "dead_rows", "agent_trials", "row_scores")}
         httpx.post(f"{sim}/_sim/reset", timeout=5)
         seen.refusals = {}
-        for names, key in [(("published_snapshot",), SNAPSHOT), (("vendor_leaderboard",), SNAPSHOT),
-                           (("snapshot_manifest",), SNAPSHOT), (("query_split",), SNAPSHOT),
-                           (("vendor_responses",), vendor_key("brave")), (("vendor_scores",), vendor_key("serper"))]:
-            result = materialize(instance, home, sim, names, key, raise_on_error=False)
-            seen.refusals[names[0]] = None if result.success else failure_message(result)
+        for asset, key, _ in REFUSING_ASSETS:
+            partition = vendor_key(key) if key in VENDORS else key
+            result = materialize(instance, home, sim, (asset,), partition, raise_on_error=False)
+            seen.refusals[asset] = None if result.success else failure_message(result)
         seen.vendor_calls_after_publication = len(httpx.get(f"{sim}/_sim/requests", timeout=5).json())
         seen.files_after_refusals = tree_bytes(out)
+        seen.private_unchanged = private_before == {p: (p.read_bytes(), p.stat().st_mtime_ns)
+                                                    for p in private.rglob("*") if p.is_file()}
+        seen.tables_unchanged = tables_before == {t: query(home, f"SELECT * FROM {t} WHERE snapshot_id = ? "
+                                                                 "ORDER BY ALL", [SNAPSHOT]) for t in tables_before}
 
         # two errata: a corrected price table (rescore), then a re-fetch of the other vendor
         errata = [{"id": "E1", "date": "2026-07-20", "vendor": "brave", "action": "rescore",
@@ -125,6 +144,29 @@ def lifecycle(tmp_path_factory, simulator):
         seen.files_after_errata = tree_bytes(out)
         with pytest.raises(Exception, match="already applied"):
             apply_erratum(paths, SNAPSHOT, "E1", run, lambda s, v: vendor_key(v, s), register)
+
+        # a vendor replies after publication: published byte for byte as a new version, nothing re-run
+        e2_files = tree_bytes(home / "data" / "publish" / E2)
+        reply_file = home / "incoming-brave-reply.txt"
+        reply_file.write_bytes(REPLY_BYTES)
+        httpx.post(f"{sim}/_sim/reset", timeout=5)
+        seen.reply = file_reply(paths, SNAPSHOT, "brave", reply_file, date(2026, 7, 24), lambda: (run, register))
+        seen.calls_for_reply = len(httpx.get(f"{sim}/_sim/requests", timeout=5).json())
+        seen.e2_files_after_reply = tree_bytes(home / "data" / "publish" / E2)
+        seen.e2_files = e2_files
+
+        # a forged version: a manifest claiming to supersede the published snapshot, rows copied, no erratum
+        forged = yaml.safe_load((home / "data" / "snapshots" / SNAPSHOT / "manifest.yaml").read_text())
+        forged.update(snapshot_id=FORGED, supersedes=SNAPSHOT)
+        (home / "data" / "snapshots" / FORGED).mkdir()
+        (home / "data" / "snapshots" / FORGED / "manifest.yaml").write_text(yaml.safe_dump(forged, sort_keys=False))
+        register(FORGED)
+        materialize(instance, home, sim, ("snapshot_manifest",), FORGED)
+        copy_rows(paths.warehouse(), SNAPSHOT, FORGED, None, refetch=False)
+        forged_run = materialize(instance, home, sim, RESULT_STAGES, FORGED, raise_on_error=False)
+        seen.forged_message = None if forged_run.success else failure_message(forged_run)
+        seen.forged_published = (home / "data" / "publish" / FORGED).exists()
+        seen.paths = paths
         yield seen
 
 
@@ -161,13 +203,25 @@ def test_publication_waits_ten_business_days_skipping_the_independence_day_holid
     assert {v["packet_sent_on"] for v in review["vendors"].values()} == {SENT}
 
 
-def test_a_published_snapshot_refuses_every_rematerialization(lifecycle):
-    for asset, message in lifecycle.refusals.items():
+def test_a_published_snapshot_refuses_every_rematerialization_before_doing_anything(lifecycle):
+    assert set(lifecycle.refusals) == {asset for asset, _, _ in REFUSING_ASSETS}
+    for asset, _, checks_first in REFUSING_ASSETS:
+        message = lifecycle.refusals[asset]
         assert message is not None, f"{asset} re-materialized a published snapshot"
         assert "published and immutable" in message and "bench errata apply" in message, (asset, message)
-    assert lifecycle.vendor_calls_after_publication == 0
+        if checks_first:  # its own refusal, raised before any work, not the warehouse refusing the write
+            assert f"{asset}: snapshot {SNAPSHOT} is published and immutable" in message, (asset, message)
+            assert "refusing to replace" not in message, (asset, message)
+    assert lifecycle.vendor_calls_after_publication == 0  # no vendor search, no agent-trial probe
+    assert lifecycle.private_unchanged  # e.g. golden_rows did not rewrite the private golden file first
+    assert lifecycle.tables_unchanged
     assert lifecycle.files_after_refusals == lifecycle.published_files
     assert lifecycle.files_after_errata == lifecycle.published_files  # errata never touch it either
+
+
+def test_the_review_gate_date_comes_from_the_fixed_clock_and_says_so(lifecycle):
+    assert len(lifecycle.lifecycle_notes) == 1
+    assert lifecycle.lifecycle_notes[0].startswith(f"published on {OPENS} (bench clock fixed by a test)")
 
 
 def test_an_erratum_rescore_makes_a_new_version_and_keeps_both(lifecycle):
@@ -243,3 +297,62 @@ def test_the_exclusions_ledger_is_published_with_the_snapshot(lifecycle):
         assert e["reason"] and e["evidence"] and e["decided_by"] and e["effect_on_denominators"]
     header = (lifecycle.out / "exclusions.csv").read_text().splitlines()[0].split(",")
     assert header == ledger["columns"]
+
+
+# ##### VENDOR REPLIES AFTER PUBLICATION
+
+
+def test_a_reply_to_a_published_snapshot_is_published_byte_for_byte_as_a_new_version(lifecycle):
+    home, reply = lifecycle.home, lifecycle.reply
+    assert reply["new_version"] and reply["version"] == E3 and reply["corrects"] == E2
+    assert lifecycle.calls_for_reply == 0  # nothing re-fetched
+    assert lifecycle.e2_files_after_reply == lifecycle.e2_files  # the version it supersedes is untouched
+    assert status(home, E3) == "published"
+    out = home / "data" / "publish" / E3
+    published = (out / "replies" / "brave.txt").read_bytes()
+    assert published == REPLY_BYTES  # CRLF and the non-UTF-8 bytes kept
+    digest = hashlib.sha256(REPLY_BYTES).hexdigest()
+    review = json.loads((out / "review.json").read_text())
+    assert review["vendors"]["brave"]["reply"] == {"received_on": "2026-07-24", "file": "replies/brave.txt",
+                                                   "sha256": digest}
+    assert review["supersedes"] == E2
+    page = LexborHTMLParser((out / "replies" / "brave.html").read_text(encoding="utf-8"))
+    shown = page.css_first("pre#reply").text()
+    assert "<script>alert('x')</script>" in shown and "\u2014" in shown and "\u20ac5" in shown  # escaped text
+    assert not [n for n in page.css("script") if "alert" in n.text()]  # shown, never run
+    assert page.css_first("#reply-sha256").text() == digest
+    # linked from the vendor's leaderboard row, and from its page
+    index = LexborHTMLParser((out / "index.html").read_text(encoding="utf-8"))
+    row = index.css_first('tr[data-vendor="brave"]')
+    assert row.css_first('a[href="replies/brave.html"]') is not None
+    assert index.css_first('tr[data-vendor="serper"]').css_first('a[href="replies/serper.html"]') is None
+    assert LexborHTMLParser((out / "vendors" / "brave.html").read_text()).css_first(
+        'a[href="../replies/brave.html"]') is not None
+    # nothing re-run: the same figures as the version it supersedes; the history says why it exists
+    old = json.loads((home / "data" / "publish" / E2 / "leaderboard.json").read_text())
+    new = json.loads((out / "leaderboard.json").read_text())
+    assert [e["metrics"] for e in old["vendors"]] == [e["metrics"] for e in new["vendors"]]
+    history = json.loads((out / "errata.json").read_text())
+    assert [e["id"] for e in history] == ["E1", "E2", "reply-brave-3"]
+    assert history[-1]["action"] == "reply" and history[-1]["changed"] == {} and digest in history[-1]["what"]
+    assert query(home, "SELECT action, corrected_version FROM errata WHERE new_version = ?", [E3]) == [("reply", E2)]
+
+
+def test_supersedes_alone_never_skips_the_vendor_review(lifecycle):
+    assert not lifecycle.forged_published and lifecycle.forged_message is not None
+    assert f"{FORGED} supersedes {SNAPSHOT} but cannot be published without its own vendor review" \
+        in lifecycle.forged_message
+    assert "no applied erratum or filed reply stands behind" in lifecycle.forged_message
+    warehouse = lifecycle.paths.warehouse()
+
+    def problems(snapshot_id, supersedes):
+        return "; ".join(version_problems(warehouse, load_manifest(lifecycle.home / "data" / "snapshots" / snapshot_id /
+                                                                   "manifest.yaml").model_copy(
+            update={"supersedes": supersedes})))
+
+    # the real versions are backed by their erratum or reply
+    for version, source in ((E1, SNAPSHOT), (E2, E1), (E3, E2)):
+        assert problems(version, source) == "", version
+    assert "web_search-2026-q1, does not exist" in problems(FORGED, "web_search-2026-q1")
+    assert "is not a version of" in problems(FORGED, "other-2026-q3")
+    assert "corrects web_search-2026-q3-e1, not web_search-2026-q3" in problems(E2, SNAPSHOT)

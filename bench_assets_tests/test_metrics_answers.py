@@ -18,14 +18,17 @@ from bench_assets.metrics import (
     answer_in_text,
     canonical_text,
     contains_phrase,
+    Interval,
     explain_cell,
     find_numbers,
     normalize_text,
     numbers_match,
     parse_number,
+    rubric_mean_interval,
     score_cell,
     score_exact,
     score_numeric,
+    wilson_interval,
 )
 
 FAST = settings(deadline=None, max_examples=100)
@@ -346,3 +349,54 @@ def test_rubric_validation_and_bad_rows() -> None:
         score_cell("precise", precise(1.0))  # no expected value
     with pytest.raises(ValueError):
         score_cell("range", ranged(1, 2), expected_low=3, expected_high=1)
+
+
+# --- the mean rubric score's interval -------------------------------------------------------
+
+
+@FAST
+@given(st.lists(st.sampled_from([0.0, 1.0]), max_size=60))
+def test_rubric_interval_of_binary_scores_is_the_wilson_interval(scores) -> None:
+    got = rubric_mean_interval(scores)
+    want = wilson_interval(int(sum(scores)), len(scores))
+    if not scores:
+        assert got == want == Interval(None, None, None)
+        return
+    assert got.value == pytest.approx(want.value)
+    assert got.low == pytest.approx(want.low, abs=1e-12) and got.high == pytest.approx(want.high, abs=1e-12)
+
+
+@FAST
+@given(st.lists(st.sampled_from([0.0, 0.5, 1.0]), min_size=1, max_size=60))
+def test_rubric_interval_matches_statsmodels_on_the_score_sum(scores) -> None:
+    from statsmodels.stats.proportion import proportion_confint
+
+    got = rubric_mean_interval(scores)
+    low, high = proportion_confint(sum(scores), len(scores), alpha=0.05, method="wilson")
+    assert got.value == pytest.approx(sum(scores) / len(scores))
+    assert got.low == pytest.approx(max(0.0, low), abs=1e-12) and got.high == pytest.approx(min(1.0, high), abs=1e-12)
+    assert 0.0 <= got.low <= got.value <= got.high <= 1.0
+    assert got.high > got.low  # never collapses to a point, even when every score is equal
+
+
+def test_rubric_interval_covers_at_least_nominally_with_half_credits() -> None:
+    # Scores of 0 / 0.5 / 1 drawn with fixed probabilities: the interval must cover the true mean
+    # in at least 95 % of samples (it is conservative: the Bernoulli variance bound).
+    rng = np.random.default_rng(20260611)
+    for probs in ([0.2, 0.5, 0.3], [0.05, 0.9, 0.05], [0.6, 0.1, 0.3]):
+        truth = 0.5 * probs[1] + probs[2]
+        covered = 0
+        trials = 2000
+        for sample in rng.choice([0.0, 0.5, 1.0], p=probs, size=(trials, 40)):
+            iv = rubric_mean_interval(sample.tolist())
+            covered += iv.low <= truth <= iv.high
+        assert covered / trials >= 0.94, (probs, covered / trials)
+
+
+def test_rubric_interval_rejects_scores_outside_0_1() -> None:
+    for bad in ([1.5], [-0.5], [math.nan]):
+        with pytest.raises(ValueError):
+            rubric_mean_interval(bad)
+    with pytest.raises(ValueError):
+        rubric_mean_interval([1.0], confidence=1.0)
+    assert rubric_mean_interval([1.0, 1.0]).high == 1.0 and rubric_mean_interval([0.0]).low == 0.0

@@ -7,15 +7,20 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
 from statsmodels.stats.proportion import confint_proportions_2indep, proportion_confint
 
 from bench_assets.metrics import (
     Interval,
     cost_per_correct,
+    cost_per_correct_interval,
     intervals_overlap,
     newcombe_interval,
     overfit_gap,
     percentile,
+    percentile_interval,
     tie_groups,
     wilson_interval,
 )
@@ -100,6 +105,26 @@ def test_cost_per_correct() -> None:
         cost_per_correct(1.0, -3)
 
 
+def test_cost_per_correct_interval_carries_the_wilson_bounds_of_the_rate() -> None:
+    # $12.60 billed over 168 rows, 84 correct: $0.15 per correct
+    iv = cost_per_correct_interval(12.6, 84, 168)
+    low, high = proportion_confint(84, 168, method="wilson")
+    assert iv.value == pytest.approx(0.15)
+    assert iv.low == pytest.approx(12.6 / (168 * high), rel=1e-12)
+    assert iv.high == pytest.approx(12.6 / (168 * low), rel=1e-12)
+    assert iv.low < iv.value < iv.high
+    # every correct: the best plausible rate is 1, so the low end is the spend per row
+    assert cost_per_correct_interval(5.0, 10, 10).low == pytest.approx(0.5)
+    # a free plan is exactly free; zero correct is undefined, never 0 or infinity
+    assert cost_per_correct_interval(0.0, 3, 10) == Interval(0.0, 0.0, 0.0)
+    assert cost_per_correct_interval(4.0, 0, 10) == Interval(None, None, None)
+    assert cost_per_correct_interval(0.0, 0, 0) == Interval(None, None, None)
+    with pytest.raises(ValueError):
+        cost_per_correct_interval(1.0, 11, 10)
+    with pytest.raises(ValueError):
+        cost_per_correct_interval(-1.0, 1, 10)
+
+
 def test_intervals_overlap() -> None:
     assert intervals_overlap((0.1, 0.5), (0.4, 0.9))
     assert intervals_overlap((0.1, 0.5), (0.5, 0.9))  # touching counts
@@ -108,18 +133,79 @@ def test_intervals_overlap() -> None:
     assert not intervals_overlap(Interval(None, None, None), (0.0, 1.0))
 
 
-def test_tie_groups_compare_with_the_group_leader() -> None:
+def test_tie_groups_are_connected_components_of_overlap() -> None:
     entries = [
         ("a", 0.90, 0.85, 0.95),
-        ("b", 0.86, 0.80, 0.91),  # overlaps a → group 1
-        ("c", 0.80, 0.74, 0.84),  # overlaps b but not the leader a → group 2
-        ("d", 0.78, 0.70, 0.85),  # overlaps c (leader of group 2) → group 2
-        ("e", 0.50, 0.40, 0.60),  # group 3
+        ("b", 0.86, 0.80, 0.91),  # overlaps a
+        ("c", 0.80, 0.74, 0.84),  # overlaps b (not a): linked to a through b → same group
+        ("d", 0.78, 0.70, 0.85),  # overlaps a, b and c
+        ("e", 0.50, 0.40, 0.60),  # overlaps nothing above → group 2
         ("f", 0.10, None, None),  # undefined interval → own group
     ]
-    assert tie_groups(entries) == [1, 1, 2, 2, 3, 4]
+    assert tie_groups(entries) == [1, 1, 1, 1, 2, 3]
+    # the documented consequence: a and c share a group although their own intervals do not overlap
+    assert not intervals_overlap(entries[0][2:], entries[2][2:])
     assert tie_groups([]) == []
     assert tie_groups([("only", 0.5, 0.4, 0.6)]) == [1]
+    # touching intervals overlap; a gap separates
+    assert tie_groups([("a", 0.7, 0.6, 0.8), ("b", 0.5, 0.4, 0.6), ("c", 0.3, 0.2, 0.39)]) == [1, 1, 2]
+
+
+def test_tie_groups_link_through_a_lower_ranked_wide_interval() -> None:
+    """A vendor below b can overlap both a and b while b does not overlap a: all three are one
+    group. Comparing each vendor only with the one above it, or with a group leader, would put a
+    and b in different groups although c overlaps both."""
+    entries = [("a", 0.90, 0.85, 0.95), ("b", 0.80, 0.78, 0.82), ("c", 0.70, 0.50, 0.90)]
+    assert not intervals_overlap(entries[0][2:], entries[1][2:])
+    assert tie_groups(entries) == [1, 1, 1]
+
+
+def _components(entries) -> list[set[int]]:
+    """Brute force: connected components of the pairwise overlap relation."""
+    parent = list(range(len(entries)))
+
+    def find(i):
+        while parent[i] != i:
+            i = parent[i]
+        return i
+
+    for i, j in itertools.combinations(range(len(entries)), 2):
+        if intervals_overlap(entries[i][2:], entries[j][2:]):
+            parent[find(i)] = find(j)
+    groups: dict[int, set[int]] = {}
+    for i in range(len(entries)):
+        groups.setdefault(find(i), set()).add(i)
+    return list(groups.values())
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 100), st.integers(0, 30), st.integers(0, 30), st.booleans()), max_size=12))
+def test_tie_groups_match_brute_force_components(raw) -> None:
+    entries = []
+    for i, (value, below, above, undefined) in enumerate(raw):
+        v = value / 100
+        entries.append((f"v{i}", v, None, None) if undefined else (f"v{i}", v, v - below / 100, v + above / 100))
+    entries.sort(key=lambda e: -e[1])
+    groups = tie_groups(entries)
+    # the same partition as the brute-force components, numbered densely in list order
+    by_group: dict[int, set[int]] = {}
+    for i, g in enumerate(groups):
+        by_group.setdefault(g, set()).add(i)
+    assert sorted(map(sorted, by_group.values())) == sorted(map(sorted, _components(entries)))
+    assert [g for i, g in enumerate(groups) if g not in groups[:i]] == list(range(1, len(by_group) + 1))
+    # every pair of overlapping intervals shares a group
+    for i, j in itertools.combinations(range(len(entries)), 2):
+        if intervals_overlap(entries[i][2:], entries[j][2:]):
+            assert groups[i] == groups[j]
+    # with every interval defined, a group's members are consecutive in the list
+    defined = [g for e, g in zip(entries, groups) if e[2] is not None]
+    if all(e[2] is not None for e in entries):
+        assert defined == sorted(defined)
+
+
+def test_tie_groups_reject_a_value_outside_its_interval() -> None:
+    with pytest.raises(ValueError, match="outside its interval"):
+        tie_groups([("a", 0.9, 0.5, 0.8)])
 
 
 def test_tie_groups_requires_descending_order() -> None:
@@ -143,3 +229,53 @@ def test_percentile_small_cases() -> None:
         percentile([1.0, math.nan], 50)
     with pytest.raises(ValueError):
         percentile([1.0], 101)
+
+
+def test_percentile_interval_textbook_median_of_20() -> None:
+    """The classic table value: for n = 20 the distribution-free 95 % interval for the median
+    runs from the 6th to the 15th smallest value (coverage 1 − 2·P(B ≤ 5) = 0.9586 for
+    B ~ Binomial(20, 1/2))."""
+    values = (float(x) for x in range(120, 100, -1))  # any iterable, in any order
+    iv = percentile_interval(values, 50)
+    assert iv.value == 110.5
+    assert (iv.low, iv.high) == (106.0, 115.0)
+    coverage = stats.binom.cdf(14, 20, 0.5) - stats.binom.cdf(5, 20, 0.5)
+    assert coverage == pytest.approx(0.9586, abs=1e-4)
+
+
+@pytest.mark.parametrize("confidence", [0.95, 0.90, 0.99])
+def test_percentile_interval_matches_scipy_quantile_test(confidence: float) -> None:
+    rng = np.random.default_rng(11)
+    for n in [*range(1, 41), 57, 100, 168, 252, 1000]:
+        values = rng.lognormal(5, 1, size=n)
+        for q in (5, 25, 50, 90, 95, 99):
+            ours = percentile_interval(values.tolist(), q, confidence)
+            ref = stats.quantile_test(values, q=0, p=q / 100).confidence_interval(confidence)
+            assert ours.value == pytest.approx(float(np.percentile(values, q)), rel=1e-15)
+            assert ours.low == (None if np.isnan(ref.low) else float(ref.low)), (n, q)
+            assert ours.high == (None if np.isnan(ref.high) else float(ref.high)), (n, q)
+
+
+@pytest.mark.parametrize("q", [50, 95])
+def test_percentile_interval_has_exact_coverage_at_least_95_percent(q: float) -> None:
+    """The ranks chosen cover the true quantile with binomial probability ≥ 0.95 for every n
+    where both ends exist, so the interval is valid whatever the latency distribution."""
+    p = q / 100
+    for n in range(2, 400):
+        iv = percentile_interval(list(range(1, n + 1)), q)  # value k is the k-th order statistic
+        if iv.low is None or iv.high is None:
+            continue
+        l_rank, u_rank = int(iv.low), int(iv.high)
+        assert stats.binom.cdf(u_rank - 1, n, p) - stats.binom.cdf(l_rank - 1, n, p) >= 0.95 - 1e-12, n
+
+
+def test_percentile_interval_small_and_undefined_cases() -> None:
+    assert percentile_interval([], 50) == Interval(None, None, None)
+    one = percentile_interval([42.0], 50)
+    assert one == Interval(42.0, None, None)  # one value cannot bound a median at 95 %
+    p95 = percentile_interval(list(range(1, 21)), 95)
+    assert p95.low is not None and p95.high is None  # 20 values: no upper bound for p95
+    ties = percentile_interval([5.0] * 30, 50)
+    assert ties == Interval(5.0, 5.0, 5.0)
+    with pytest.raises(ValueError):
+        percentile_interval([1.0, 2.0], 50, confidence=1.5)

@@ -2,22 +2,31 @@
 time-to-retrievability a reader sees.
 
 Everything runs against the real simulator over its socket with its clock under the test's
-control: the simulated vendors index each sentinel after their own lag (one never does), the
-schedule is evaluated at every 6-hourly tick of 30 days, and each run request is executed with
-the real probe job. What is checked is what the operator and a reader rely on: every vendor's
-first finding is the first tick after the simulator indexed the page, nothing is probed after it
-is found or past 30 days, a missed tick is caught up and a re-run tick pays for nothing twice,
-and the published snapshot carries the medians ("not reached" where due), their intervals (the
-same as R's), and the curves.
+control: the simulated vendors index each sentinel after their own lag (one never does). Thirty
+days of 6-hourly ticks go through the daemon's path one tick at a time: the real schedule is
+evaluated with `evaluate_tick` on a persistent instance, each run request is executed with the
+real probe job before the next tick is evaluated, for two snapshots at once. What is checked is
+what the operator and a reader rely on: the schedule asks for a run exactly while some vendor
+has a page to find (and skips otherwise), one run key per snapshot and tick, every vendor's first
+finding is the first tick after the simulator indexed the page, nothing is probed after it is
+found or past 30 days, the batched catch-up `bench demo` uses gives the same probes, a missed
+tick is caught up and a re-run tick pays for nothing twice, and the published snapshot carries
+the medians ("not reached" where due), their intervals (the same as R's), and the curves.
 """
 
 from __future__ import annotations
 
 import csv
 import json
+import os
+import re
 import shutil
 import subprocess
+import tempfile
+import time
+from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 from types import SimpleNamespace
 
 import dagster as dg
@@ -29,15 +38,17 @@ import pytest
 
 from bench_assets.definitions import defs as location_defs
 from bench_assets.defs.resources import BenchPaths
-from bench_assets.defs.sentinels import (drive_probe_schedule, probe_schedule, sentinel_pages, sentinel_probes,
-                                        simulate_probe_cycle)
+from bench_assets.defs.sentinels import ProbeDaemon, probe_schedule, sentinel_pages, sentinel_probes, simulate_probe_cycle
 from bench_assets.rescore import rescore_snapshot
-from bench_assets.sentinels import PROBE_CRON, make_batch, page_records, probe_ticks
+from bench_assets.sentinels import PROBE_CRON, make_batch, page_records, probe_ticks, tick_key
 from bench_assets.ttr import sentinel_durations
 from bench_assets_tests.helpers import (GOLDEN_STAGES, RESULT_STAGES, SNAPSHOT, VENDOR_STAGES, make_home, materialize,
                                         resources, vendor_key)
 
 VENDORS = ["exa", "jina", "serper"]  # simulated lags: exa ~1 day, jina never, serper ~6 h
+OTHER = "web_search-2026-q4"  # a second snapshot whose vendors find every page within two days
+OTHER_VENDORS = ["exa", "serper"]
+SNAPSHOT_VENDORS = {SNAPSHOT: VENDORS, OTHER: OTHER_VENDORS}
 T0 = datetime(2026, 7, 1, tzinfo=timezone.utc)
 COUNT = 6
 QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
@@ -45,6 +56,42 @@ QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 
 def hours(h: float) -> datetime:
     return T0 + timedelta(hours=h)
+
+
+def unpaced(manifest: dict) -> None:
+    """Test pacing for every capability: the simulator has no rate limit to respect, and jina's
+    16 searches a second would otherwise cost a quarter of a second per tick."""
+    for spec in manifest["vendors"].values():
+        spec.pop("capability_rate_limits", None)
+
+
+@contextmanager
+def synced_writes_dir(fallback: Path):
+    """A directory for a test that commits thousands of small transactions (a Dagster run's
+    events to SQLite, probes to DuckDB): memory-backed when the machine has /dev/shm, where a
+    commit's sync to disk costs nothing, so the test's time does not depend on how busy the disk
+    is (under load, syncs were a quarter of a probe run); `fallback` otherwise."""
+    if os.access("/dev/shm", os.W_OK):
+        with tempfile.TemporaryDirectory(dir="/dev/shm", prefix="bench-sentinels-") as name:
+            yield Path(name)
+    else:
+        yield fallback
+
+
+@contextmanager
+def probe_instance(tmp_path):
+    """A persistent Dagster instance for many short runs: one SQLite event log for all runs (as
+    Postgres keeps it) rather than a file per run, and no captured compute logs. Profiled on the
+    2-core machine, a probe run cost ~1.1 s on the default test instance, ~0.35 s of it creating
+    and migrating each run's event-log file and ~0.25 s the `tail` processes that capture its
+    logs; the probes themselves are ~0.25 s."""
+    (tmp_path / "dagster_home").mkdir()
+    with dg.instance_for_test(temp_dir=str(tmp_path / "dagster_home"), overrides={
+        "event_log_storage": {"module": "dagster._core.storage.event_log", "class": "ConsolidatedSqliteEventLogStorage",
+                              "config": {"base_dir": str(tmp_path / "event_log")}},
+        "compute_logs": {"module": "dagster._core.storage.noop_compute_log_manager",
+                         "class": "NoOpComputeLogManager"}}) as instance:
+        yield instance
 
 
 def table(home, sql: str, params=()) -> pd.DataFrame:
@@ -56,10 +103,15 @@ def table(home, sql: str, params=()) -> pd.DataFrame:
 
 
 def publish(instance, home, sim_url: str, published_at: datetime, count: int = COUNT, raise_on_error=True,
-            **config):
-    return dg.materialize([sentinel_pages], instance=instance, partition_key=SNAPSHOT, raise_on_error=raise_on_error,
+            snapshot: str = SNAPSHOT, **config):
+    return dg.materialize([sentinel_pages], instance=instance, partition_key=snapshot, raise_on_error=raise_on_error,
                           resources=resources(home, sim_url), run_config={**QUIET, "ops": {"sentinel_pages": {
                               "config": {"published_at": published_at.isoformat(), "count": count, **config}}}})
+
+
+def sim_truth(sim) -> dict[tuple[str, str], dict]:
+    """The simulator's sentinels by (snapshot, sentinel id), with when each vendor indexes each."""
+    return {(s["url"].split("/")[3], s["id"]): s for s in httpx.get(f"{sim.base_url}/_sim/sentinels", timeout=5).json()}
 
 
 def expected_first_find(truth: dict, vendor: str, ticks: list[datetime]) -> datetime | None:
@@ -72,12 +124,42 @@ def expected_first_find(truth: dict, vendor: str, ticks: list[datetime]) -> date
                 None)
 
 
+def due_snapshots(truth: dict, at: datetime, ticks: list[datetime]) -> list[str]:
+    """The snapshots the schedule must ask a run for at `at`: some vendor has a page published at
+    most 30 days before that no tick before `at` found."""
+    due = set()
+    for (snapshot, _), page in truth.items():
+        published = datetime.fromisoformat(page["published_at"])
+        if not published <= at <= published + timedelta(hours=720):
+            continue
+        for vendor in SNAPSHOT_VENDORS.get(snapshot, []):
+            first = expected_first_find(page, vendor, ticks)
+            if first is None or first >= at:
+                due.add(snapshot)
+    return sorted(due)
+
+
+def comparable(probes: pd.DataFrame) -> pd.DataFrame:
+    """Probe rows without what differs between two runs of the same probes: the measured latency,
+    the wall-clock Date header, and the simulator's request ids (a counter over all its requests)."""
+    out = probes.drop(columns=["latency_ms"]).sort_values(["snapshot_id", "vendor", "sentinel_id", "tick_at"])
+    out["body"] = [re.sub(r"[a-z]+-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", "<request id>", v)
+                   if isinstance(v, str) else v for v in out["body"]]
+    out["response_headers_json"] = [{k: v for k, v in json.loads(h).items() if k != "date"} if isinstance(h, str) else h
+                                    for h in out["response_headers_json"]]
+    out["request_id"] = out["request_id"].notna()
+    out["body_sha256"] = out["body_sha256"].notna()
+    return out.reset_index(drop=True)
+
+
 # ##### FIXTURES
 
 
 @pytest.fixture(scope="module")
 def sim(simulator):
-    """The session's simulator; its clock goes back to real time and its sentinels away afterwards."""
+    """The session's simulator with no sentinels left by other modules; its clock goes back to real
+    time and its sentinels away afterwards."""
+    httpx.delete(f"{simulator.base_url}/_sim/sentinels", timeout=5)
     yield simulator
     httpx.post(f"{simulator.base_url}/_sim/clock", json={"now": None}, timeout=5)
     httpx.delete(f"{simulator.base_url}/_sim/sentinels", timeout=5)
@@ -85,23 +167,32 @@ def sim(simulator):
 
 @pytest.fixture(scope="module")
 def cycle(tmp_path_factory, sim):
-    """A small snapshot (3 vendors) with a 30-day sentinel cycle, aggregated and published."""
-    home = make_home(tmp_path_factory.mktemp("sentinels"), VENDORS, rows_per_stratum=6)
-    with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
+    """A small snapshot (3 vendors) and a second one (2 vendors) with a 30-day sentinel cycle,
+    driven tick by tick through the schedule and the probe job; the first is aggregated and
+    published."""
+    with synced_writes_dir(tmp_path_factory.mktemp("sentinels")) as tmp, probe_instance(tmp) as instance:
+        home = make_home(tmp / "home", VENDORS, rows_per_stratum=6, edit=unpaced)
+        make_home(home, OTHER_VENDORS, snapshot=OTHER, edit=unpaced)
+        instance.add_dynamic_partitions("snapshots", [SNAPSHOT, OTHER])
         materialize(instance, home, sim.base_url, GOLDEN_STAGES, SNAPSHOT)
         for vendor in VENDORS:
             materialize(instance, home, sim.base_url, VENDOR_STAGES, vendor_key(vendor))
         httpx.post(f"{sim.base_url}/_sim/reset", timeout=5)
+        publish(instance, home, sim.base_url, T0, snapshot=OTHER)
+        started = time.perf_counter()
         result = simulate_probe_cycle(SNAPSHOT, resources(home, sim.base_url), instance, T0, count=COUNT,
-                                      run_config=QUIET)
+                                      run_config=QUIET, per_tick=True)
+        seconds = time.perf_counter() - started
+        daemon = ProbeDaemon(resources(home, sim.base_url), instance, QUIET)
+        past_window = daemon.tick(hours(726))
         billing = httpx.get(f"{sim.base_url}/_sim/billing", timeout=5).json()
         requests = httpx.get(f"{sim.base_url}/_sim/requests", timeout=5).json()
-        truth = {s["id"]: s for s in httpx.get(f"{sim.base_url}/_sim/sentinels", timeout=5).json()
-                 if s["url"].split("/")[3] == SNAPSHOT}
+        truth = {key: page for key, page in sim_truth(sim).items() if key[0] in SNAPSHOT_VENDORS}
         materialize(instance, home, sim.base_url, RESULT_STAGES, SNAPSHOT)
-        yield SimpleNamespace(home=home, instance=instance, cycle=result, billing=billing, requests=requests,
-                              truth=truth, out=home / "data" / "publish" / SNAPSHOT)
+        print(f"\n30 days of ticks, tick by tick: {len(result.runs)} probe runs in {seconds:.1f} s")
+        yield SimpleNamespace(home=home, instance=instance, cycle=result, daemon=daemon, past_window=past_window,
+                              billing=billing, requests=requests, truth=truth, seconds=seconds,
+                              out=home / "data" / "publish" / SNAPSHOT)
 
 
 # ##### THE SCHEDULE
@@ -145,20 +236,58 @@ def test_a_tick_requests_one_run_keyed_by_snapshot_and_tick(tmp_path, sim):
 # ##### THIRTY DAYS OF TICKS
 
 
-def test_thirty_days_of_ticks_ran_through_the_schedule_and_probe_job(cycle):
+def test_thirty_days_of_ticks_ran_one_by_one_through_the_schedule_and_probe_job(cycle):
     ticks = cycle.cycle.ticks
     assert len(ticks) == 121 and ticks[0] == T0 and ticks[-1] == hours(720)
-    # The schedule asked for every tick (jina never finds, so every tick has work); the ticks ran
-    # as one catch-up run of the probe job, each with the clock at its own time.
-    [run] = cycle.cycle.runs
-    assert run.success and run.dagster_run.tags["bench/ticks"] == "121"
-    assert run.dagster_run.tags["bench/probe_at"] == "2026-07-01T00:00:00Z..2026-07-31T00:00:00Z"
-    assert run.dagster_run.tags["dagster/schedule_name"] == "sentinel_probe_schedule"
-    metadata = run.asset_materializations_for_node("sentinel_probes")[0].metadata
-    assert metadata["ticks"].value == 121 and metadata["sent_this_run"].value == metadata["dagster/row_count"].value
+    evaluations = cycle.cycle.evaluations
+    assert [e.tick for e in evaluations] == ticks
+    # At each tick the schedule saw what the runs of the earlier ticks wrote: it asked for a run
+    # of a snapshot exactly while one of its vendors had a page left to find, and skipped a tick
+    # with nothing due for any snapshot.
+    for e in evaluations:
+        due = due_snapshots(cycle.truth, e.tick, ticks)
+        assert e.run_keys == [f"{s}@{tick_key(e.tick)}" for s in due], e.tick
+        assert (e.skip_message is None) == bool(due), e.tick
+        assert len(e.runs) == len(due) and all(r.success for r in e.runs), e.tick
+    # The second snapshot's vendors found all its pages within two days: no run of it after that,
+    # while the first (where jina never finds) kept being probed to the end of its 30 days.
+    last_other = max(expected_first_find(page, v, ticks) for (s, _), page in cycle.truth.items() if s == OTHER
+                     for v in OTHER_VENDORS)
+    assert last_other <= hours(48)
+    other_keys = [k for e in evaluations for k in e.run_keys if k.startswith(OTHER)]
+    assert other_keys[-1] == f"{OTHER}@{tick_key(last_other)}"
+    assert all(e.run_keys == [f"{SNAPSHOT}@{tick_key(e.tick)}"] for e in evaluations if e.tick > last_other)
+    # Past the 30 days nothing is due anywhere: the schedule skips and nothing runs.
+    assert cycle.past_window.skip_message and not cycle.past_window.run_keys and not cycle.past_window.runs
+
+
+def test_each_run_is_one_tick_of_one_snapshot_under_its_own_run_key(cycle):
+    keys = [k for e in cycle.cycle.evaluations for k in e.run_keys]
+    assert len(keys) == len(set(keys)) == len(cycle.cycle.runs)
+    runs = cycle.instance.get_runs(dg.RunsFilter(job_name="sentinel_probe_job"))
+    assert sorted(r.tags["dagster/run_key"] for r in runs) == sorted(keys)
+    for run in runs:
+        snapshot, key = run.tags["dagster/run_key"].split("@")
+        assert run.tags["dagster/partition"] == run.tags["bench/sentinel_probe"] == snapshot
+        assert run.tags["bench/probe_at"] == key and run.tags["dagster/schedule_name"] == "sentinel_probe_schedule"
+        assert tick_key(datetime.fromisoformat(run.tags["dagster/scheduled_execution_time"])) == key
+        assert [tick_key(datetime.fromisoformat(t)) for t in
+                run.run_config["ops"]["sentinel_probes"]["config"]["probe_at"]] == [key]
+    for result in cycle.cycle.runs:
+        metadata = result.asset_materializations_for_node("sentinel_probes")[0].metadata
+        assert metadata["ticks"].value == 1 and metadata["sent_this_run"].value == metadata["dagster/row_count"].value
+    # The daemon evaluating a tick again (say after a restart mid-tick) launches nothing twice.
+    last = cycle.cycle.ticks[-1]
+    before = table(cycle.home, "SELECT count(*) AS n FROM sentinel_probes")["n"][0]
+    again = cycle.daemon.tick(last)
+    assert again.run_keys == [f"{SNAPSHOT}@{tick_key(last)}"] and again.runs == []
+    assert table(cycle.home, "SELECT count(*) AS n FROM sentinel_probes")["n"][0] == before
+
+
+def test_probe_rows_keep_their_evidence(cycle):
     probes = table(cycle.home, "SELECT * FROM sentinel_probes")
-    assert set(pd.to_datetime(probes["tick_at"], utc=True)) <= set(ticks)
-    assert not probes.duplicated(["vendor", "sentinel_id", "tick_at"]).any()
+    assert set(pd.to_datetime(probes["tick_at"], utc=True)) <= set(cycle.cycle.ticks)
+    assert not probes.duplicated(["snapshot_id", "vendor", "sentinel_id", "tick_at"]).any()
     assert (probes["probed_at"] == probes["tick_at"]).all()  # simulated: the vendors answered as of the tick
     assert probes["body"].str.len().min() > 0 and probes["request_json"].notna().all()  # the evidence is kept
     assert not probes["request_json"].str.contains("sim-exa-key").any()
@@ -168,14 +297,15 @@ def test_thirty_days_of_ticks_ran_through_the_schedule_and_probe_job(cycle):
 def test_each_vendor_finds_each_page_at_the_first_tick_after_the_simulator_indexed_it(cycle):
     probes = table(cycle.home, "SELECT * FROM sentinel_probes")
     ticks = cycle.cycle.ticks
-    assert len(cycle.truth) == COUNT
+    assert len(cycle.truth) == 2 * COUNT
     outcomes = {}
-    for vendor in VENDORS:
-        for sentinel, truth in cycle.truth.items():
-            mine = probes[(probes["vendor"] == vendor) & (probes["sentinel_id"] == sentinel)].sort_values("tick_at")
+    for (snapshot, sentinel), truth in cycle.truth.items():
+        for vendor in SNAPSHOT_VENDORS[snapshot]:
+            mine = probes[(probes["snapshot_id"] == snapshot) & (probes["vendor"] == vendor)
+                          & (probes["sentinel_id"] == sentinel)].sort_values("tick_at")
             found = mine[mine["found"]]
             first = expected_first_find(truth, vendor, ticks)
-            outcomes[(vendor, sentinel)] = first
+            outcomes[(snapshot, vendor, sentinel)] = first
             if first is None:
                 assert found.empty, (vendor, sentinel)
                 assert len(mine) == 121  # probed at every tick of the 30 days, never after
@@ -184,8 +314,8 @@ def test_each_vendor_finds_each_page_at_the_first_tick_after_the_simulator_index
                 assert mine["tick_at"].max() == pd.Timestamp(first)  # never probed again once found
                 assert len(mine) == ticks.index(first) + 1
                 assert found["rank"].tolist() == [1]  # the unique phrase finds its page and nothing else
-    assert all(outcomes[("jina", s)] is None for s in cycle.truth)
-    assert all(outcomes[("serper", s)] is not None for s in cycle.truth)
+    assert all(first is None for (s, v, _), first in outcomes.items() if v == "jina")
+    assert all(first is not None for (s, v, _), first in outcomes.items() if v == "serper")
 
 
 def test_every_probe_is_billed_as_the_simulated_vendor_charged_it(cycle):
@@ -195,7 +325,28 @@ def test_every_probe_is_billed_as_the_simulated_vendor_charged_it(cycle):
     for r in probes.itertuples():
         assert r.n == calls[r.vendor], r.vendor  # one call per probe, nothing re-sent
         assert r.usd == pytest.approx(charged.get(r.vendor, 0.0), rel=1e-9, abs=1e-12), r.vendor
-    assert cycle.cycle.summary["spend_usd"] == pytest.approx(probes["usd"].sum())
+    mine = table(cycle.home, "SELECT sum(billed_usd) AS usd FROM sentinel_probes WHERE snapshot_id = ?", [SNAPSHOT])
+    assert cycle.cycle.summary["spend_usd"] == pytest.approx(mine["usd"][0])
+
+
+def test_the_batched_catch_up_of_bench_demo_gives_the_same_probes(cycle, tmp_path, sim):
+    # `bench demo` evaluates the schedule at every tick first and probes each snapshot's ticks in
+    # one run; the job decides what is due at each tick from the ticks before it, so the probe
+    # rows must be those of the tick-by-tick cycle, to the byte of every archived response.
+    with synced_writes_dir(tmp_path) as tmp, probe_instance(tmp) as instance:
+        home = make_home(tmp / "home", VENDORS, rows_per_stratum=6, edit=unpaced)
+        make_home(home, OTHER_VENDORS, snapshot=OTHER, edit=unpaced)
+        instance.add_dynamic_partitions("snapshots", [SNAPSHOT, OTHER])
+        for snapshot in (SNAPSHOT, OTHER):
+            publish(instance, home, sim.base_url, T0, snapshot=snapshot)
+        runs = ProbeDaemon(resources(home, sim.base_url), instance, QUIET).catch_up(cycle.cycle.ticks)
+        batched = table(home, "SELECT * FROM sentinel_probes")
+    assert [r.success for r in runs] == [True, True]
+    assert sorted(r.dagster_run.tags["bench/sentinel_probe"] for r in runs) == sorted([SNAPSHOT, OTHER])
+    assert all(r.dagster_run.tags["bench/ticks"] == "121" for r in runs)  # evaluated before any probe ran
+    tick_by_tick = table(cycle.home, "SELECT * FROM sentinel_probes")
+    assert len(batched) == len(tick_by_tick) > 121 * COUNT
+    pd.testing.assert_frame_equal(comparable(batched), comparable(tick_by_tick))
 
 
 # ##### WHAT A READER SEES
@@ -263,7 +414,7 @@ def test_rescore_re_derives_ttr_from_the_archived_probe_responses(cycle, monkeyp
         report = rescore_snapshot(cycle.home, SNAPSHOT)
     finally:
         path.write_text(original)
-    assert any("serper" in d and "ttr_median_hours" in d for d in report.differences), report.differences
+    assert any(d.vendor == "serper" and "ttr_median_hours" in str(d) for d in report.differences), report.differences
 
 
 # ##### MISSED AND REPEATED TICKS
@@ -271,47 +422,88 @@ def test_rescore_re_derives_ttr_from_the_archived_probe_responses(cycle, monkeyp
 
 @pytest.fixture()
 def small(tmp_path, sim):
-    home = make_home(tmp_path, ["exa", "serper"])
-    instance = dg.DagsterInstance.ephemeral()
-    instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
-    publish(instance, home, sim.base_url, T0)
-    truth = {s["id"]: s for s in httpx.get(f"{sim.base_url}/_sim/sentinels", timeout=5).json()
-             if s["url"].split("/")[3] == SNAPSHOT}
-    return SimpleNamespace(home=home, instance=instance, res=resources(home, sim.base_url), truth=truth)
+    with synced_writes_dir(tmp_path) as tmp, probe_instance(tmp) as instance:
+        home = make_home(tmp / "home", ["exa", "serper"], edit=unpaced)
+        instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
+        httpx.delete(f"{sim.base_url}/_sim/sentinels", timeout=5)  # the 30-day cycle's pages share these ids
+        publish(instance, home, sim.base_url, T0)
+        truth = {sentinel: page for (snapshot, sentinel), page in sim_truth(sim).items() if snapshot == SNAPSHOT}
+        res = resources(home, sim.base_url)
+        yield SimpleNamespace(home=home, instance=instance, res=res, truth=truth,
+                              daemon=ProbeDaemon(res, instance, QUIET))
 
 
 def billed_calls(sim) -> int:
     return len(httpx.get(f"{sim.base_url}/_sim/billing", timeout=5).json())
 
 
+def probe_table(home) -> pd.DataFrame:
+    return table(home, "SELECT * FROM sentinel_probes ORDER BY vendor, sentinel_id, tick_at")
+
+
+def test_the_schedule_skips_once_every_vendor_found_every_page(small):
+    ticks = probe_ticks(T0, hours(60))
+    last = max(expected_first_find(page, v, ticks) for page in small.truth.values() for v in ("exa", "serper"))
+    assert last < ticks[-1]
+    for at in ticks:
+        tick = small.daemon.tick(at)
+        if at <= last:
+            assert tick.run_keys == [f"{SNAPSHOT}@{tick_key(at)}"] and [r.success for r in tick.runs] == [True], at
+        else:  # everything found: no run, although the pages are well within their 30 days
+            assert tick.skip_message and not tick.run_keys and not tick.runs, at
+    probes = probe_table(small.home)
+    assert probes.groupby(["vendor", "sentinel_id"])["found"].sum().eq(1).all()
+
+
 def test_a_missed_tick_is_caught_up_by_the_next(small, sim):
-    drive_probe_schedule([T0], small.res, small.instance, run_config=QUIET)
-    # the daemon was down from 06:00 to 06:00 the next day: the 12:00 tick of day 2 catches up
-    catch_up = hours(36)
-    [run] = drive_probe_schedule([catch_up], small.res, small.instance, run_config=QUIET)
+    # The daemon is down from 06:00 until 12:00 the next day. Dagster's scheduler then evaluates
+    # only the latest of the missed ticks for a schedule without a partition set, like this one
+    # ("has no partition set, so not trying to catch up"): the 12:00 tick of day 2 probes
+    # everything still pending since 00:00 of day 1.
+    from dagster._core.remote_representation.external_data import ScheduleSnap
+
+    assert ScheduleSnap.from_def(small.daemon.schedule, small.daemon.repository).partition_set_name is None
+    [run] = small.daemon.tick(T0).runs
     assert run.success
-    probes = table(small.home, "SELECT * FROM sentinel_probes")
+    before = probe_table(small.home)
+    catch_up = hours(36)
+    tick = small.daemon.tick(catch_up)
+    assert tick.run_keys == [f"{SNAPSHOT}@{tick_key(catch_up)}"] and [r.success for r in tick.runs] == [True]
+    probes = probe_table(small.home)
     assert set(pd.to_datetime(probes["tick_at"], utc=True)) == {pd.Timestamp(T0), pd.Timestamp(catch_up)}
+    assert not probes.duplicated(["vendor", "sentinel_id", "tick_at"]).any()
+    kept = probes[pd.to_datetime(probes["tick_at"], utc=True) == T0].reset_index(drop=True)
+    pd.testing.assert_frame_equal(kept, before)  # the first tick's evidence is untouched
     at_catch_up = probes[pd.to_datetime(probes["tick_at"], utc=True) == catch_up]
-    assert len(at_catch_up) == 2 * COUNT - int(probes["found"].sum() - at_catch_up["found"].sum())
+    assert len(before) == 2 * COUNT  # every pair was probed at the first tick
+    pending = {(r.vendor, r.sentinel_id) for r in before.itertuples() if not r.found}
+    assert set(zip(at_catch_up["vendor"], at_catch_up["sentinel_id"])) == pending
     for r in at_catch_up.itertuples():
         indexed = small.truth[r.sentinel_id]["indexed_at"][r.vendor]
         assert r.found == (indexed is not None and datetime.fromisoformat(indexed) <= catch_up), r
     durations = sentinel_durations(table(small.home, "SELECT * FROM sentinel_pages"), probes)
     assert set(durations.loc[durations["observed"], "duration_hours"]) <= {0.0, 36.0}
+    # The next tick goes on from there: only what the catch-up did not find is probed.
+    following = hours(42)
+    small.daemon.tick(following)
+    at_following = probe_table(small.home).loc[lambda d: pd.to_datetime(d["tick_at"], utc=True) == following]
+    assert set(zip(at_following["vendor"], at_following["sentinel_id"])) == {
+        (r.vendor, r.sentinel_id) for r in at_catch_up.itertuples() if not r.found}
 
 
 def test_re_running_a_tick_replaces_its_rows_and_pays_nothing_twice(small, sim):
     ticks = [T0, hours(6), hours(12)]
-    drive_probe_schedule(ticks, small.res, small.instance, run_config=QUIET)
-    before = table(small.home, "SELECT * FROM sentinel_probes ORDER BY vendor, sentinel_id, tick_at")
+    for at in ticks:
+        small.daemon.tick(at)
+    before = probe_table(small.home)
     calls = billed_calls(sim)
-    for tick in (hours(6), T0):  # the middle tick again, then the first one after later ticks
-        [run] = drive_probe_schedule([tick], small.res, small.instance, run_config=QUIET)
+    assert all(small.daemon.tick(at).runs == [] for at in ticks)  # the daemon never launches a run key twice
+    for at in (hours(6), T0):  # an operator re-runs the middle tick, then the first one after later ticks
+        run = dg.materialize([sentinel_probes], instance=small.instance, partition_key=SNAPSHOT, resources=small.res,
+                             run_config={**QUIET, "ops": {"sentinel_probes": {"config": {"probe_at": [at.isoformat()]}}}})
         assert run.success
     assert billed_calls(sim) == calls  # every response came from the probe archive
-    after = table(small.home, "SELECT * FROM sentinel_probes ORDER BY vendor, sentinel_id, tick_at")
-    pd.testing.assert_frame_equal(before, after)
+    pd.testing.assert_frame_equal(before, probe_table(small.home))
 
 
 # ##### LIVE MODE

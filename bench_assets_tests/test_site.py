@@ -25,7 +25,7 @@ import pytest
 from selectolax.lexbor import LexborHTMLParser as HTMLParser
 
 from bench_assets import charts, metrics, publish
-from bench_assets.leaderboard import HEADLINE_METRICS
+from bench_assets.leaderboard import HEADLINE_METRICS, NOT_REACHED_METRICS
 from bench_assets.manifest import load_manifest
 from bench_assets.publish import format_interval, format_number, render_site
 from bench_assets_tests.helpers import REPO, RESULT_STAGES, materialize
@@ -80,9 +80,10 @@ def test_every_page_and_data_file_is_published(published_site):
         assert (out / "vendors" / f"{e['vendor']}.json").exists()
     for chart in ("cost_vs_accuracy", "overfit_gap", "hit_at_k_by_stratum"):
         assert (out / "charts" / f"{chart}.svg").read_text().lstrip().startswith("<?xml"), chart
-    # no sentinel probes ran in this snapshot: no Kaplan–Meier chart, and the limitation is stated
-    assert not (out / "charts" / "ttr_km.svg").exists()
-    assert "no sentinel probe results yet" in (out / "limitations.html").read_text()
+    # the sentinel cycle ran through Dagster: the Kaplan–Meier chart is published, and no limitation
+    # says time-to-retrievability is missing
+    assert (out / "charts" / "ttr_km.svg").read_text().lstrip().startswith("<?xml")
+    assert "no sentinel probe results yet" not in (out / "limitations.html").read_text()
 
 
 def test_leaderboard_json_validates_against_its_published_schema(published_site):
@@ -115,6 +116,12 @@ def test_excluded_vendors_errata_and_reply_are_shown(published_site):
     assert "<b>kept verbatim</b>" in reply  # verbatim: shown as text, not interpreted as markup
     tavily = html(out / "vendors" / "tavily.html")
     assert tavily.css_first('a[href="../replies/tavily.html"]') is not None
+    # the reply is linked from the vendor's leaderboard row, and published as the bytes filed
+    index = html(out / "index.html")
+    assert index.css_first('tr[data-vendor="tavily"] a[href="replies/tavily.html"]') is not None
+    assert index.css_first('tr[data-vendor="exa"] a[href="replies/exa.html"]') is None
+    filed = published_site.home / "data" / "snapshots" / published_site.snapshot / "replies" / "tavily.md"
+    assert (out / "replies" / "tavily.md").read_bytes() == filed.read_bytes()
     assert html(out / "vendors" / "exa.html").css_first('a[href="../replies/exa.html"]') is None
     assert "simulated snapshot" in html(out / "disclosures.html").css_first("#coi").text()
 
@@ -155,7 +162,8 @@ def test_html_json_csv_and_dagster_metadata_carry_the_same_figures(published_sit
             value = td.attributes["data-value"]
             assert same_number(fig["value"], None if value == "" else value), (e["vendor"], metric)
             shown = [s.text(strip=True) for s in td.css("span")]
-            assert shown[0] == (format_number(metric, fig["value"]) if fig["value"] is not None else "—")
+            missing = "not reached" if metric in NOT_REACHED_METRICS else "—"
+            assert shown[0] == (format_number(metric, fig["value"]) if fig["value"] is not None else missing)
             assert shown[1] == f"n={fig['n']}"
             if fig["low"] is not None:
                 assert shown[2] == format_interval(metric, fig)
@@ -182,16 +190,60 @@ def test_html_json_csv_and_dagster_metadata_carry_the_same_figures(published_sit
         table = {r["vendor"]: r for r in markdown_table(md)}
         assert set(table) == set(entries)
         for vendor, e in entries.items():
-            cr = e["metrics"]["correct_rate"]
+            cr, rank = e["metrics"]["correct_rate"], board["rank_metric"]
             assert (table[vendor]["#"], table[vendor]["group"]) == (str(e["position"]), str(e["rank_group"]))
             assert table[vendor]["Correct"] == format_number("correct_rate", cr["value"])
-            assert table[vendor]["n"] == str(cr["n"])
-            assert table[vendor]["95 % interval"] == format_interval("correct_rate", cr)
+            # the ranking figure with its n and interval
+            assert table[vendor][publish._label(rank)] == format_number(rank, e["metrics"][rank]["value"])
+            assert table[vendor]["n"] == str(e["metrics"][rank]["n"])
+            assert table[vendor]["95 % interval"] == format_interval(rank, e["metrics"][rank])
             for metric, column in (("hit_at_1", "hit@1"), ("hit_at_10", "hit@10"), ("fidelity_mean", "Fidelity"),
                                    ("cost_per_correct_usd", "$ / correct"), ("overfit_gap", "Overfit gap")):
                 value = (e["metrics"].get(metric) or {}).get("value")
                 shown = "—" if value is None else format_number(metric, value)
                 assert table[vendor][column] == shown, (vendor, metric)
+
+    # agent-ready, from the agent_trials asset: the record's label verbatim in the leaderboard cell
+    # and on the vendor page (one spelling), the reason beside a "no", the same in the CSV and in Dagster
+    ready = {}
+    for tr in page.css("#leaderboard tbody tr"):
+        vendor = tr.attributes["data-vendor"]
+        agent = entries[vendor]["agent_ready"]
+        cell = tr.css_first('td[data-metric="agent_ready"]')
+        assert cell.css_first(".agent-label").text() == agent["label"], vendor
+        reason = cell.css_first(".agent-reason")
+        assert (reason.text() if reason else None) == (agent["reason"] if agent["ready"] is False else None), vendor
+        assert agent["method"] not in cell.text()  # the method's label, never its code
+        evidence = html(out / "vendors" / f"{vendor}.html").css_first("#agent-evidence")
+        assert evidence.css_first(".agent-label").text() == agent["label"]
+        assert agent["method"] not in evidence.text()
+        assert (rows[vendor]["agent_ready"], rows[vendor]["agent_ready_method"], rows[vendor]["agent_ready_date"]) \
+            == (str(agent["ready"]), agent["method"], agent["trial_date"])
+        ready[vendor] = agent["ready"]
+    assert set(ready.values()) == {True, False}, ready  # the simulated world has vendors of both kinds
+    trials_meta = latest_metadata(published_site.instance, "agent_trials")
+    assert trials_meta["agent_ready"].value == sorted(v for v, r in ready.items() if r)
+    trials_table = markdown_table(trials_meta["trials"].value)
+    for vendor in entries:
+        assert any(r["vendor"] == vendor and r["outcome"] == entries[vendor]["agent_ready"]["outcome"]
+                   for r in trials_table), vendor
+
+    # time-to-retrievability, from the sentinel probes: the Kaplan–Meier median in the JSON, the CSV
+    # (above), the leaderboard cell (above) and the probe asset's materialization in Dagster
+    probe_meta = latest_metadata(published_site.instance, "sentinel_probes")
+    ttr_table = {r["vendor"]: r for r in markdown_table(probe_meta["time_to_retrievability"].value)}
+    assert set(ttr_table) == set(entries)
+    for vendor, e in entries.items():
+        fig = e["metrics"]["ttr_median_hours"]
+        assert fig["n"] == int(ttr_table[vendor]["sentinels"]) == published_site.sentinel_pages
+        if fig["value"] is None:
+            assert ttr_table[vendor]["median_h"] == "not reached"
+        else:
+            assert same_number(float(ttr_table[vendor]["median_h"]), fig["value"]), vendor
+        for part, column in (("low", "low_h"), ("high", "high_h")):
+            cell = ttr_table[vendor][column]
+            assert same_number(fig[part], None if cell in ("", "nan", "None") else cell), (vendor, part)
+        assert e["metrics"]["ttr_probes"]["value"] == int(ttr_table[vendor]["probes"])
 
     # llms.txt quotes the ranking figure with its n and interval
     llms = (out / "llms.txt").read_text()
@@ -366,14 +418,17 @@ def test_methodology_is_generated_from_the_code(published_site, tmp_path, monkey
     assert rows["Fidelity: correct at or above"] == "0.95"
 
 
-def test_time_to_retrievability_and_agent_ready_are_rendered_when_present(published_site, tmp_path):
-    """Fields other stages add to the record (TTR median, agent-ready) show on the pages."""
+def test_time_to_retrievability_and_agent_ready_edge_cases_render(published_site, tmp_path):
+    """Cases the session's snapshot need not produce (the pipeline's own TTR and agent-ready are
+    checked in the same-numbers test): a median not reached, an interval open above, a record
+    given with only its label."""
     board = board_of(published_site)
     entries = scored(board)
     entries[0]["metrics"]["ttr_median_hours"] = {"value": 30.5, "n": 12, "low": 18.0, "high": None}
     entries[1]["metrics"]["ttr_median_hours"] = {"value": None, "n": 12, "low": 300.0, "high": None}
     entries[0]["agent_ready"] = {"ready": True, "method": "device_code", "trial_date": "2026-06-02",
                                  "label": "yes: device code, 2026-06-02"}
+    entries[1]["agent_ready"] = False  # a bare verdict: shown, with nothing made up around it
     manifest = load_manifest(published_site.home / "data" / "snapshots" / published_site.snapshot / "manifest.yaml")
     observations = {entries[0]["vendor"]: ([6.0, 12.0, 30.0, 48.0, 60.0], [True, True, True, False, True]),
                     entries[1]["vendor"]: ([720.0, 700.0, 24.0], [False, False, True])}
@@ -386,7 +441,10 @@ def test_time_to_retrievability_and_agent_ready_are_rendered_when_present(publis
     assert cells[entries[1]["vendor"]].css_first("span.v").text() == "not reached"
     first = entries[0]["vendor"]
     agent_cell = index.css_first(f'tr[data-vendor="{first}"] td[data-metric="agent_ready"]')
-    assert agent_cell is not None and "yes" in agent_cell.text()
+    assert agent_cell.css_first(".agent-label").text() == "yes: device code, 2026-06-02"
+    assert agent_cell.css_first(".tag-yes").text() == "yes"
+    bare = index.css_first(f'tr[data-vendor="{entries[1]["vendor"]}"] td[data-metric="agent_ready"]')
+    assert bare.css_first(".agent-label").text() == "no" and bare.css_first(".agent-reason") is None
     assert (tmp_path / "site" / "charts" / "ttr_km.svg").exists()
     assert index.css_first('img[src="charts/ttr_km.svg"]') is not None
     vendor = html(tmp_path / "site" / "vendors" / f"{entries[0]['vendor']}.html")
@@ -432,7 +490,8 @@ def test_publication_materialization_carries_previews_for_the_ui(published_site)
             if count:
                 assert classes[e["vendor"]][cls] == str(count)
     previews = {k: v.value for k, v in meta.items() if k.startswith("chart_")}
-    assert {"chart_cost_vs_accuracy", "chart_overfit_gap", "chart_hit_at_k_by_stratum"} <= set(previews)
+    assert {"chart_cost_vs_accuracy", "chart_overfit_gap", "chart_hit_at_k_by_stratum", "chart_ttr_km"} <= set(previews)
+    assert set(previews) == {f"chart_{p.stem}" for p in (published_site.out / "charts").glob("*.svg")}
     for md in previews.values():
         encoded = re.search(r"!\[(\w+)\]\(data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)\)", md)
         assert encoded, md[:200]

@@ -97,10 +97,22 @@ def test_reader_sorts_the_leaderboard_follows_links_and_sees_the_charts(publishe
     vendors = page.eval_on_selector_all("#leaderboard tbody tr", "rows => rows.map(r => r.dataset.vendor)")
     assert vendors == [e["vendor"] for e in scored]
 
-    # the charts are there and decoded
+    # every chart the site publishes is on the page and decoded, the Kaplan–Meier curves of the
+    # sentinel cycle included
     rendered = charts_rendered(page)
-    assert set(rendered) >= {"charts/cost_vs_accuracy.svg", "charts/overfit_gap.svg", "charts/hit_at_k_by_stratum.svg"}
+    published = {f"charts/{p.name}" for p in (published_site.out / "charts").glob("*.svg")}
+    assert set(rendered) == published and "charts/ttr_km.svg" in published, (rendered, published)
     assert all(width > 0 for width in rendered.values()), rendered
+
+    # the agent-ready column shows each vendor's verdict as the JSON labels it, and why not
+    cells = page.eval_on_selector_all(
+        '#leaderboard tbody td[data-metric="agent_ready"]',
+        "cells => cells.map(c => [c.closest('tr').dataset.vendor, c.querySelector('.agent-label').innerText, "
+        "c.querySelector('.agent-reason') ? c.querySelector('.agent-reason').innerText : null])")
+    assert {v: (label, reason) for v, label, reason in cells} == {
+        e["vendor"]: (e["agent_ready"]["label"], e["agent_ready"]["reason"] if e["agent_ready"]["ready"] is False
+                      else None) for e in scored}
+    assert page.locator('#leaderboard td[data-metric="agent_ready"] .agent-reason').first.is_visible()
     shots.append(SCREENSHOTS / "leaderboard.png")
     page.screenshot(path=str(shots[-1]), full_page=True)
 

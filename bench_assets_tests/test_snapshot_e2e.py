@@ -8,10 +8,13 @@ re-run replaces only itself and pays nothing twice, and a failed verification st
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import subprocess
 import sys
 import textwrap
+from contextlib import contextmanager
 from pathlib import Path
 
 import dagster as dg
@@ -121,21 +124,127 @@ def test_rescore_reproduces_published_figures_without_network(snapshot_run, monk
     report = rescore_snapshot(home, SNAPSHOT)
     assert report.differences == [], report.summary()
     assert report.rows_rescored == 90 * len(VENDORS)
+    assert set(report.surfaces) >= {"leaderboard.json", "leaderboard.csv", "vendors/*.json", "public_row_scores.csv",
+                                    "row_scores (DuckDB)", "vendor_metrics (DuckDB)"}
 
 
-def test_rescore_reports_an_edited_published_figure(snapshot_run, tmp_path):
-    home, _ = snapshot_run
-    path = home / "data" / "publish" / SNAPSHOT / "leaderboard.json"
+@contextmanager
+def edited(path: Path, edit):
+    """The file with `edit(text) -> text` applied, restored afterwards."""
     original = path.read_text()
-    board = json.loads(original)
-    entry = next(e for e in board["vendors"] if e["vendor"] == "exa")
-    entry["metrics"]["hit_at_1"]["value"] = 0.123456
-    path.write_text(json.dumps(board))
+    path.write_text(edit(original))
     try:
-        report = rescore_snapshot(home, SNAPSHOT)
+        yield
     finally:
         path.write_text(original)
-    assert any("exa" in d and "hit_at_1" in d and "0.123456" in d for d in report.differences), report.differences
+
+
+def differences(home: Path) -> list[str]:
+    return [str(d) for d in rescore_snapshot(home, SNAPSHOT).differences]
+
+
+def test_rescore_reports_an_edited_published_figure(snapshot_run):
+    home, _ = snapshot_run
+    path = home / "data" / "publish" / SNAPSHOT / "leaderboard.json"
+
+    def edit(text):
+        board = json.loads(text)
+        next(e for e in board["vendors"] if e["vendor"] == "exa")["metrics"]["hit_at_1"]["value"] = 0.123456
+        return json.dumps(board)
+
+    with edited(path, edit):
+        found = differences(home)
+    assert [d for d in found if d.startswith("leaderboard.json") and "vendor exa" in d and "hit_at_1" in d
+            and "0.123456" in d], found
+    assert len(found) == 1, found  # nothing else differs
+
+
+def test_rescore_reports_an_edited_figure_in_leaderboard_csv(snapshot_run):
+    home, _ = snapshot_run
+    path = home / "data" / "publish" / SNAPSHOT / "leaderboard.csv"
+    rows = list(csv.DictReader(io.StringIO(path.read_text())))
+    brave = next(r for r in rows if r["vendor"] == "brave")
+    true_value = brave["cost_per_correct_usd_high"]
+    assert true_value  # the interval is published
+
+    def edit(text):
+        out = io.StringIO()
+        writer = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")
+        writer.writeheader()
+        for r in rows:
+            writer.writerow({**r, "cost_per_correct_usd_high": "9.99"} if r["vendor"] == "brave" else r)
+        return out.getvalue()
+
+    with edited(path, edit):
+        found = differences(home)
+    assert found == [f"leaderboard.csv · vendor brave · cost_per_correct_usd_high: published '9.99', "
+                     f"derived {true_value!r}"], found
+
+
+def test_rescore_reports_an_edited_vendor_json_and_public_row_verdict(snapshot_run):
+    home, _ = snapshot_run
+    out = home / "data" / "publish" / SNAPSHOT
+    doc = json.loads((out / "vendors" / "firecrawl.json").read_text())
+    row = doc["public_rows"][0]
+
+    def edit_json(text):
+        d = json.loads(text)
+        d["entry"]["metrics"]["latency_p95_ms"]["low"] = 1.5
+        d["public_rows"][0]["correct"] = not row["correct"]
+        return json.dumps(d)
+
+    with edited(out / "vendors" / "firecrawl.json", edit_json):
+        found = differences(home)
+    assert len(found) == 2, found
+    assert any(d.startswith("vendors/firecrawl.json · vendor firecrawl · entry.metrics.latency_p95_ms.low: "
+                            "published 1.5") for d in found), found
+    assert any(f"public_rows[{row['row_id']}].correct: published {not row['correct']!r}, derived {row['correct']!r}"
+               in d for d in found), found
+
+    rows = list(csv.DictReader(io.StringIO((out / "public_row_scores.csv").read_text())))
+    exa_row = next(r for r in rows if r["row_id"] == row["row_id"] and r["vendor"] == "exa")
+    flipped = "False" if exa_row["correct"] == "True" else "True"
+
+    def flip(text):
+        data = list(csv.DictReader(io.StringIO(text)))
+        buf = io.StringIO()
+        writer = csv.DictWriter(buf, fieldnames=list(data[0]), lineterminator="\n")
+        writer.writeheader()
+        for r in data:
+            writer.writerow({**r, "correct": flipped} if (r["row_id"], r["vendor"]) == (row["row_id"], "exa") else r)
+        return buf.getvalue()
+
+    with edited(out / "public_row_scores.csv", flip):
+        found = differences(home)
+    assert found == [f"public_row_scores.csv · vendor exa · row_id {row['row_id']}: correct: published "
+                     f"{flipped!r}, derived {exa_row['correct']!r}"], found
+
+
+def test_rescore_reports_row_scores_that_cancel_out_in_the_aggregates(snapshot_run):
+    """Two stored verdicts of one vendor swapped within one stratum, task type, cohort and split:
+    every aggregate is unchanged, and rescore still names both rows."""
+    home, _ = snapshot_run
+    path = str(home / "data" / "warehouse" / "bench.duckdb")
+    with duckdb.connect(path) as con:
+        pair = con.execute(
+            "SELECT a.row_id, b.row_id FROM row_scores a JOIN row_scores b USING "
+            "(snapshot_id, vendor, stratum, task_type, cohort, split) "
+            "WHERE a.vendor = 'exa' AND a.correct AND NOT b.correct ORDER BY 1, 2 LIMIT 1").fetchone()
+        assert pair, "no pair of rows to swap"
+        right, wrong = pair
+        swap = "UPDATE row_scores SET correct = ? WHERE snapshot_id = ? AND vendor = 'exa' AND row_id = ?"
+        con.execute(swap, [False, SNAPSHOT, right])
+        con.execute(swap, [True, SNAPSHOT, wrong])
+    try:
+        found = differences(home)
+    finally:
+        with duckdb.connect(path) as con:
+            con.execute(swap, [True, SNAPSHOT, right])
+            con.execute(swap, [False, SNAPSHOT, wrong])
+    assert sorted(found) == sorted([
+        f"row_scores (DuckDB) · vendor exa · {right}: correct: stored False, derived True",
+        f"row_scores (DuckDB) · vendor exa · {wrong}: correct: stored True, derived False",
+    ]), found
 
 
 # ##### FAILURE PATHS

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bench_assets.metrics import first_hit_rank, hit_at_k, normalize_url
-from bench_assets.vector_scoring import hit_at_k_frame, hit_rates, normalize_distinct_urls
+from bench_assets.vector_scoring import hit_at_k_frame, hit_rates, normalize_distinct_urls, score_result_lists
 
 schemes = st.sampled_from(["https://", "http://", "HTTPS://", "Http://", "ftp://", "", "//", "mailto:", " https://"])
 hosts = st.sampled_from(["example.com", "Example.COM", "www.example.com", "WWW.www.example.com", "www.com",
@@ -95,3 +95,33 @@ def test_hit_rates_are_the_share_of_queries_with_a_hit():
     assert hit_rates(con, "results", "golden", ks=(1, 3)) == {1: 0.25, 3: 0.5}
     with pytest.raises(ValueError):
         hit_at_k_frame(con, "results", "golden", ks=(0,))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.lists(golden_url, min_size=1, max_size=3), st.lists(result_url, max_size=12)),
+                min_size=1, max_size=12))
+def test_the_pipeline_entry_point_agrees_with_the_metric(queries):
+    """`score_result_lists` (what `scoring.score_partition` calls) gives `first_hit_rank`/`hit_at_k`
+    per query and `normalize_url` per result, in the order of the results."""
+    golden = pd.DataFrame([{"query_id": f"q{i:02d}", "url": g} for i, (gs, _) in enumerate(queries) for g in gs])
+    results = pd.DataFrame([{"query_id": f"q{i:02d}", "rank": r, "url": u}
+                            for i, (_, rs) in enumerate(queries) for r, u in enumerate(rs, start=1)],
+                           columns=["query_id", "rank", "url"])
+    hits, forms = score_result_lists(results, golden, ks=(1, 5))
+    by_query = hits.set_index("query_id")
+    for i, (gs, rs) in enumerate(queries):
+        row = by_query.loc[f"q{i:02d}"]
+        assert (None if pd.isna(row["first_hit_rank"]) else int(row["first_hit_rank"])) == first_hit_rank(gs, rs)
+        assert bool(row["hit_at_5"]) == hit_at_k(gs, rs, 5)
+    assert forms[["query_id", "rank"]].values.tolist() == results[["query_id", "rank"]].values.tolist()
+    assert forms["url_normalized"].tolist() == [normalize_url(u) if isinstance(u, str) else "" for u in results["url"]]
+
+
+def test_the_pipeline_entry_point_takes_empty_and_all_null_lists():
+    hits, forms = score_result_lists(pd.DataFrame(columns=["query_id", "rank", "url"]),
+                                     pd.DataFrame({"query_id": ["a"], "url": ["https://x.test/1"]}))
+    assert hits["query_id"].tolist() == ["a"] and pd.isna(hits["first_hit_rank"][0]) and not hits["hit_at_10"][0]
+    assert forms.empty
+    hits, forms = score_result_lists(pd.DataFrame({"query_id": ["a"], "rank": [1], "url": [None]}),
+                                     pd.DataFrame(columns=["query_id", "url"]))
+    assert hits.empty and forms["url_normalized"].tolist() == [""]

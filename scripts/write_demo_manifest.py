@@ -26,9 +26,31 @@ SECTION_OF = {"exa": "Exa", "tavily": "Tavily", "brave": "Brave", "serper": "Ser
               "parallel": "Parallel", "youcom": "You.com", "kagi": "Kagi"}
 
 
+# Prices the vendors' documentation (as transcribed in vendors.md) does not state: the manifest
+# pins them all the same, so they are written down, in the archived pricing file and beside the
+# price in the manifest, as what they are: the project's assumption, with why.
+ASSUMED_PRICES = {
+    "firecrawl": (
+        "$0.0008 per credit",
+        "The documentation above gives what each call costs in credits, but no price per credit: plans are "
+        "monthly subscriptions whose prices were not verified. The manifest's $0.0008 per credit is the "
+        "project's assumption: the Standard plan read as about $80 a month for 100,000 credits, not checked "
+        "against an archived plan page. It keeps simulated spend comparable across vendors; a live snapshot "
+        "must pin the price per credit of the plan it is billed on, from that plan's archived page."),
+    "jina": (
+        "$0.05 per million tokens",
+        "The documentation above gives the billing unit (tokens: Reader bills the tokens it returns, Search at "
+        "least 10,000 per 10 results) and the free tokens, but no price per token. The manifest's $0.05 per "
+        "million tokens is the project's assumption (the \"1B tokens for $50\" prepaid package its plan names), "
+        "not checked against an archived price page. A live snapshot must pin the price of the token package "
+        "it buys, from that package's archived page."),
+}
+
+
 def archive_pricing(vendor: str) -> dict | None:
     """Keep the pricing text the price table was read from (the team's transcription of the
-    vendor's pricing page, with its source URL), and pin its SHA-256 in the manifest."""
+    vendor's pricing page, with its source URL), and pin its SHA-256 in the manifest. Where the
+    pinned price is not in that text, the file says so and why (ASSUMED_PRICES)."""
     if not VENDORS_REFERENCE.exists():
         return None
     text = VENDORS_REFERENCE.read_text(encoding="utf-8")
@@ -38,9 +60,13 @@ def archive_pricing(vendor: str) -> dict | None:
         return None
     path = PRICING_DIR / f"{vendor}.md"
     path.parent.mkdir(parents=True, exist_ok=True)
+    assumed = ""
+    if vendor in ASSUMED_PRICES:
+        price, why = ASSUMED_PRICES[vendor]
+        assumed = f"\n## The pinned price, {price}, is the project's assumption\n\n{why}\n"
     path.write_text(f"# {SECTION_OF[vendor]} pricing, archived {ARCHIVED_ON}\n\n"
                     f"Transcribed from the vendor's pricing documentation (source in brackets).\n\n"
-                    f"{pricing.group(0).strip()}\n", encoding="utf-8")
+                    f"{pricing.group(0).strip()}\n{assumed}", encoding="utf-8")
     return {"file": str(path.relative_to(ROOT)), "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
             "archived_on": ARCHIVED_ON}
 
@@ -87,8 +113,14 @@ def main() -> None:
             "evidence": "No endpoint in Google's developer documentation as of 2026-06-01.",
             "decided_by": "bench maintainers"}],
     }
+    text = yaml.safe_dump(manifest, sort_keys=False, width=110)
+    for vendor, (price, _) in ASSUMED_PRICES.items():  # say so beside the price itself
+        block = text.index(f"\n  {vendor}:\n")
+        at = text.index("\n    prices_usd:\n", block) + 1
+        text = (text[:at] + f"    # {price}: the project's assumption, not a documented price; why in "
+                f"data/pricing/{vendor}.md\n" + text[at:])
     OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(HEADER + yaml.safe_dump(manifest, sort_keys=False, width=110))
+    OUT.write_text(HEADER + text)
     print(f"wrote {OUT} with {len(vendors)} vendors")
 
 

@@ -74,8 +74,8 @@ class FirecrawlAdapter(Adapter):
 
 
 MANIFEST_DEFAULTS = {
-    # vendors.md has no verified plan prices for Firecrawl (?): $0.0008 per credit is the Standard
-    # plan's rate as the simulator profile models it (100,000 credits for about $83 a month).
+    # No documented price per credit: $0.0008 is the project's assumption (the Standard plan read
+    # as about $80 a month for 100,000 credits), said so in data/pricing/firecrawl.md.
     "plan": "Standard (100,000 credits per month)",
     "endpoints": {"search": "https://api.firecrawl.dev/v2/search", "extract": "https://api.firecrawl.dev/v2/scrape"},
     "prices_usd": {"credit": 0.0008},  # Firecrawl reports creditsUsed (search) / metadata.creditsUsed (scrape)

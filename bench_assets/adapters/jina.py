@@ -59,14 +59,23 @@ class JinaAdapter(Adapter):
         items = data if isinstance(data, list) else [data] if isinstance(data, dict) else []
         return float(sum(((item or {}).get("usage") or {}).get("tokens", 0) for item in items))
 
-    # Reader bills the tokens of the page it returns, unknown before the call: the estimate
-    # assumes a typical article (about 2,000 tokens); search bills at least 10,000 per 10 results.
-    ESTIMATED_READER_TOKENS = 2000.0
+    # Jina bills the tokens of the pages it returns, unknown before the call: Reader the page,
+    # Search the pages of its results (at least 10,000 tokens per 10 results). The estimate figures
+    # every page at ESTIMATED_PAGE_TOKENS (a typical article), so it is an upper figure for a
+    # snapshot whose pages are no longer than that, and an underestimate otherwise.
+    ESTIMATED_PAGE_TOKENS = 2000.0
+    SEARCH_MIN_TOKENS_PER_10 = 10000.0
 
     def expected_units(self, task: VendorTask, options: dict[str, Any]) -> dict[str, float]:
         if task.capability == "search":
-            return {"token": 10000.0 * max(1, -(-task.num_results // 10))}
-        return {"token": self.ESTIMATED_READER_TOKENS}
+            floor = self.SEARCH_MIN_TOKENS_PER_10 * max(1, -(-task.num_results // 10))
+            return {"token": max(floor, self.ESTIMATED_PAGE_TOKENS * task.num_results)}
+        return {"token": self.ESTIMATED_PAGE_TOKENS}
+
+    def estimate_caveat(self, options: dict[str, Any]) -> str | None:
+        return (f"Jina bills the tokens of the pages it returns: figured at {self.ESTIMATED_PAGE_TOKENS:,.0f} "
+                f"tokens a page (a search at least {self.SEARCH_MIN_TOKENS_PER_10:,.0f} per 10 results), an upper "
+                "figure for pages no longer than that")
 
     def error_class(self, status: int, body: Any) -> str:
         # Jina's JSON errors carry {code, name, status, message}; the JSON error shape is not
@@ -91,8 +100,8 @@ def _no_search_results(body: Any) -> bool:
 MANIFEST_DEFAULTS = {
     "plan": "Prepaid tokens, premium key (1B tokens for $50)",
     "endpoints": {"search": "https://s.jina.ai/", "extract": "https://r.jina.ai/"},
-    # vendors.md gives no token price (?): $0.05 per million tokens is the price the simulator
-    # profile implies (10,000 tokens per search = $0.0005). Jina reports the tokens it charged.
+    # No documented price per token: $0.05 per million is the project's assumption (the "1B tokens
+    # for $50" package), said so in data/pricing/jina.md. Jina reports the tokens it charged.
     "prices_usd": {"token": 0.00000005},
     # Premium key: Search 1,000 RPM, Reader 5,000 RPM (a free key allows 100 and 500 RPM).
     "rate_limit_per_second": 16,

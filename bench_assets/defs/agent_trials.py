@@ -11,6 +11,7 @@ from bench_assets.agent_trials import (
 from bench_assets.defs.golden import snapshot_manifest
 from bench_assets.defs.partitions import snapshots_partitions_def
 from bench_assets.defs.resources import BenchPaths, VendorGateway, input_errors_as_failures
+from bench_assets.integrity.lifecycle import refuse_if_published
 from bench_assets.warehouse import Warehouse
 
 HAND_ENTERED_FILE = "agent_trials.yaml"
@@ -32,6 +33,7 @@ def agent_trials(context: dg.AssetExecutionContext, paths: BenchPaths, gateway: 
     key with one search; trials run by hand against live vendors are loaded from
     data/snapshots/<id>/agent_trials.yaml, validated (a bad record names file, line and field)."""
     snapshot_id = context.partition_key
+    refuse_if_published(paths.warehouse(), snapshot_id, "agent_trials")  # before any trial signs up anywhere
     manifest = paths.manifest(snapshot_id)
     records = []
     hand_path = paths.snapshots_dir / snapshot_id / HAND_ENTERED_FILE

@@ -11,7 +11,7 @@ import pandas as pd
 from bench_assets.defs.partitions import snapshots_partitions_def
 from bench_assets.defs.resources import BenchPaths, VendorGateway, input_errors_as_failures
 from bench_assets.golden import GoldenRow, dump_golden_rows, load_golden_file
-from bench_assets.integrity.lifecycle import snapshot_status
+from bench_assets.integrity.lifecycle import refuse_if_published, snapshot_status
 from bench_assets.simulator.corpus import demo_golden_rows
 from bench_assets.verify import verify_rows
 
@@ -33,6 +33,7 @@ def snapshot_manifest(context: dg.AssetExecutionContext, paths: BenchPaths) -> d
     """The snapshot's pinned manifest (mode, vendors, plans, prices, limits, exclusions, k values,
     fidelity weights), validated and recorded with its SHA-256 so every number traces back to it."""
     snapshot_id = context.partition_key
+    refuse_if_published(paths.warehouse(), snapshot_id, "snapshot_manifest")
     path = paths.manifest_path(snapshot_id)
     manifest = paths.manifest(snapshot_id)
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
@@ -53,6 +54,7 @@ def golden_rows(context: dg.AssetExecutionContext, paths: BenchPaths) -> dg.Mate
     cohort, provenance, verification record and task. A malformed row fails the load with its
     file, line and field, and nothing is written."""
     snapshot_id = context.partition_key
+    refuse_if_published(paths.warehouse(), snapshot_id, "golden_rows")  # before the private golden file is rewritten
     manifest = paths.manifest(snapshot_id)
     if manifest.golden.source == "planted_demo":
         # The demo golden set is generated from the planted corpus into the private store, so the
@@ -84,6 +86,7 @@ def golden_verifications(context: dg.AssetExecutionContext, paths: BenchPaths, g
     answers 200 and carries the row's title, phrases, cells, numbers or answer. Failures are
     recorded as evidence; the blocking check stops the fetch while any row fails."""
     snapshot_id = context.partition_key
+    refuse_if_published(paths.warehouse(), snapshot_id, "golden_verifications")  # before any page is fetched
     manifest = paths.manifest(snapshot_id)
     rows = load_golden_from_warehouse(paths, snapshot_id)
     results = verify_rows(rows, lambda url: gateway.url(url, manifest.mode))

@@ -1,9 +1,12 @@
-"""Integrity assets: the decoys sent with the holdout, and the vendors' review packets (which freeze a snapshot)."""
+"""Integrity assets: the decoys sent with the holdout, the vendors' review packets (which freeze a
+snapshot), the rotation plan, dead golden rows, and the daily schedule of the dead-row check."""
 
 
 import json
+from datetime import date, datetime, timezone
 
 import dagster as dg
+import duckdb
 import pandas as pd
 import yaml
 
@@ -11,12 +14,12 @@ from bench_assets.business_days import review_clock, today
 from bench_assets.defs.golden import golden_verifications, load_golden_from_warehouse
 from bench_assets.defs.leaderboard import current_leaderboard, vendor_leaderboard
 from bench_assets.defs.partitions import snapshots_partitions_def
-from bench_assets.defs.resources import BenchPaths, VendorGateway, input_errors_as_failures
+from bench_assets.defs.resources import BenchPaths, VendorGateway, bench_paths_from_env, input_errors_as_failures
 from bench_assets.defs.split import public_split_records, query_split
 from bench_assets.errors import BenchInputError
 from bench_assets.golden import GoldenRow
 from bench_assets.integrity import lifecycle
-from bench_assets.integrity.dead_rows import dead_row_check, draw_replacement
+from bench_assets.integrity.dead_rows import dead_row_check, dead_rows_file, draw_replacement, load_dead_rows
 from bench_assets.integrity.decoys import decoys_for_snapshot
 from bench_assets.integrity.publication import load_public_evidence, packets_for_snapshot
 from bench_assets.integrity.pools import load_pool
@@ -38,8 +41,8 @@ def decoy_queries(context: dg.AssetExecutionContext, paths: BenchPaths) -> dg.Ma
     private store and DuckDB only), archived when sent, never scored. Each vendor fetch draws the
     same decoys from the same function, so this record is for the operator."""
     snapshot_id = context.partition_key
-    manifest = paths.manifest(snapshot_id)
     lifecycle.refuse_if_published(paths.warehouse(), snapshot_id, "decoy_queries")
+    manifest = paths.manifest(snapshot_id)
     rows = load_golden_from_warehouse(paths, snapshot_id)
     split = snapshot_split(paths, snapshot_id)
     with input_errors_as_failures():
@@ -67,9 +70,9 @@ def review_packets(context: dg.AssetExecutionContext, paths: BenchPaths) -> dg.M
     every vendor has had its packet for `review.business_days` US business days. A packet whose
     content did not change keeps its original date; a changed one is sent again and its clock restarts."""
     snapshot_id = context.partition_key
-    manifest = paths.manifest(snapshot_id)
     warehouse = paths.warehouse()
     lifecycle.refuse_if_published(warehouse, snapshot_id, "review_packets")
+    manifest = paths.manifest(snapshot_id)
     board = current_leaderboard(warehouse, manifest)
     rows = load_golden_from_warehouse(paths, snapshot_id)
     split = snapshot_split(paths, snapshot_id)
@@ -187,9 +190,9 @@ def dead_golden_rows(context: dg.AssetExecutionContext, paths: BenchPaths, gatew
     split), so the fetch can go ahead; re-running re-applies recorded replacements, never redraws.
     Materialize it after a failed verification, and daily while rows wait for a replacement."""
     snapshot_id = context.partition_key
-    manifest = paths.manifest(snapshot_id)
     warehouse = paths.warehouse()
     lifecycle.refuse_if_published(warehouse, snapshot_id, "dead_golden_rows")
+    manifest = paths.manifest(snapshot_id)
     golden = load_golden_from_warehouse(paths, snapshot_id)
     by_id = {r.id: r for r in golden}
     split = snapshot_split(paths, snapshot_id)
@@ -207,6 +210,14 @@ def dead_golden_rows(context: dg.AssetExecutionContext, paths: BenchPaths, gatew
                                "failures_json": failures, "replacement_row_id": None, "replaced_on": None}
     for row_id in [r for r, rec in records.items() if r not in failed and pd.isna(rec["replacement_row_id"])]:
         del records[row_id]  # it verifies again: alive, nothing to replace
+    # keep every dead row whole in the private store: once replaced it leaves the golden set, and a
+    # dead holdout row must still never be published (publication guards it from this file)
+    dead_whole = {**load_dead_rows(paths.private, snapshot_id),
+                  **{r: by_id[r] for r in records if r in by_id}}
+    dead_whole = {r: row for r, row in dead_whole.items() if r in records}
+    dead_path = dead_rows_file(paths.private, snapshot_id)
+    dead_path.parent.mkdir(parents=True, exist_ok=True)
+    dead_path.write_text("".join(row.model_dump_json() + "\n" for _, row in sorted(dead_whole.items())))
 
     replacements_path = paths.private / "golden" / f"{snapshot_id}.replacements.jsonl"
     adopted = {}
@@ -279,3 +290,61 @@ def dead_golden_rows(context: dg.AssetExecutionContext, paths: BenchPaths, gatew
             severity=dg.AssetCheckSeverity.ERROR if result.severity == "ERROR" else dg.AssetCheckSeverity.WARN,
             description=result.description,
             metadata={"days_without_replacement": dg.MetadataValue.json(dict(result.overdue))})])
+
+
+# ----------------------------------------------------------------------------- the daily dead-row check
+
+DEAD_ROWS_CRON = "0 6 * * *"  # daily, 06:00 UTC
+
+dead_rows_job = dg.define_asset_job(
+    "dead_rows_job", selection=[dead_golden_rows], partitions_def=snapshots_partitions_def,
+    description="One snapshot's dead golden rows: replacements drawn, and the day-5 warn / day-7 fail check "
+                "evaluated (launched daily by dead_rows_schedule).")
+
+
+def dead_row_run_requests(paths: BenchPaths, day: date, known: set[str] | None = None) -> list[dg.RunRequest]:
+    """One run request per snapshot not yet published that has a dead row without a replacement,
+    or a golden row failing verification (not yet recorded as dead), keyed by snapshot and day.
+    `known`: the registered `snapshots` partitions (others cannot be launched)."""
+    warehouse = paths.warehouse()
+    if not warehouse.path.exists():
+        return []
+    with warehouse.lock:
+        con = duckdb.connect(str(warehouse.path), read_only=True)
+        try:
+            snapshots = [r[0] for r in con.execute(
+                "SELECT s.snapshot_id FROM snapshots s WHERE coalesce(s.status, 'draft') <> 'published' AND ("
+                " EXISTS (SELECT 1 FROM dead_rows d WHERE d.snapshot_id = s.snapshot_id AND d.replacement_row_id IS NULL)"
+                " OR EXISTS (SELECT 1 FROM golden_verifications v WHERE v.snapshot_id = s.snapshot_id AND NOT v.passed))"
+                " ORDER BY 1").fetchall()]
+        except duckdb.CatalogException:  # a warehouse with no snapshot yet
+            return []
+        finally:
+            con.close()
+    return [dg.RunRequest(run_key=f"{snapshot_id}@{day.isoformat()}", partition_key=snapshot_id,
+                          tags={"bench/dead_rows_check": day.isoformat()})
+            for snapshot_id in snapshots if known is None or snapshot_id in known]
+
+
+def dead_rows_schedule(paths: BenchPaths) -> dg.ScheduleDefinition:
+    """The daily dead-row schedule, reading the warehouse at `paths` (bound when defined, as the
+    sentinel probe schedule's are: the code location binds the same paths as its assets')."""
+
+    @dg.schedule(name="dead_rows_schedule", cron_schedule=DEAD_ROWS_CRON, job=dead_rows_job,
+                 execution_timezone="UTC", default_status=dg.DefaultScheduleStatus.RUNNING,
+                 description="Daily: materializes dead_golden_rows for every snapshot not yet published with a dead "
+                             "golden row awaiting its replacement, so the check warns from day 5 and fails after "
+                             "day 7 without anyone having to remember. Running by default.")
+    def dead_rows_daily(context: dg.ScheduleEvaluationContext):
+        tick = context.scheduled_execution_time or datetime.now(timezone.utc)
+        try:
+            known = set(context.instance.get_dynamic_partitions("snapshots"))
+        except dg.DagsterInvariantViolationError:  # evaluated without an instance: launch what the warehouse says
+            known = None
+        requests = dead_row_run_requests(paths, tick.date(), known)
+        return requests or dg.SkipReason(f"no snapshot awaiting a dead-row replacement on {tick.date().isoformat()}")
+
+    return dead_rows_daily
+
+
+dead_rows_daily = dead_rows_schedule(bench_paths_from_env())

@@ -5,11 +5,12 @@ import dagster as dg
 import pandas as pd
 
 from bench_assets.aggregate import vendor_metrics
-from bench_assets.defs.agent_trials import load_trial_records
+from bench_assets.defs.agent_trials import agent_trials, load_trial_records
 from bench_assets.defs.partitions import snapshots_partitions_def
 from bench_assets.defs.resources import BenchPaths
 from bench_assets.defs.scores import vendor_scores
 from bench_assets.defs.sentinels import sentinel_probes
+from bench_assets.integrity import eligibility
 from bench_assets.leaderboard import build_leaderboard
 from bench_assets.manifest import Manifest
 from bench_assets.publish import leaderboard_markdown
@@ -28,7 +29,8 @@ def complete_vendors(warehouse: Warehouse, snapshot_id: str) -> set[str]:
 def current_leaderboard(warehouse: Warehouse, manifest: Manifest) -> dict:
     metrics = warehouse.query_df("SELECT * FROM vendor_metrics WHERE snapshot_id = ?", [manifest.snapshot_id])
     return build_leaderboard(manifest, metrics, complete_vendors(warehouse, manifest.snapshot_id),
-                             load_trial_records(warehouse, manifest.snapshot_id))
+                             load_trial_records(warehouse, manifest.snapshot_id),
+                             snapshot_reasons=eligibility.snapshot_reasons(warehouse, manifest))
 
 
 def markdown_leaderboard(board: dict) -> str:
@@ -46,8 +48,8 @@ def ttr_metrics(warehouse: Warehouse, snapshot_id: str):
     return snapshot_ttr_metrics(snapshot_id, pages, probes)
 
 
-@dg.asset(partitions_def=snapshots_partitions_def, group_name="results", deps=[vendor_scores, sentinel_probes],
-          kinds={"duckdb"},
+@dg.asset(partitions_def=snapshots_partitions_def, group_name="results",
+          deps=[vendor_scores, sentinel_probes, agent_trials], kinds={"duckdb"},
           tags={"bench/stage": "aggregate"})
 def vendor_leaderboard(context: dg.AssetExecutionContext, paths: BenchPaths) -> dg.MaterializeResult:
     """The snapshot's aggregates per vendor and per stratum, task type, cohort and split: correct

@@ -45,11 +45,16 @@ class StepWarehouse(Warehouse):
 
 
 class BenchPaths(dg.ConfigurableResource):
-    """Where the snapshot manifests, the private store, the warehouse and published files live."""
+    """Where the snapshot manifests, the private store, the warehouse and published files live.
+
+    `lake_url` switches the data path: empty keeps every table in the single DuckDB file; a local
+    directory or an fsspec URL (s3://bucket/bench) stores each vendor partition's raw responses,
+    results and scores there as Parquet, read back through DuckDB views (`bench_assets.lake`)."""
 
     root: str = ""
     private_dir: str = ""
     warehouse_path: str = ""
+    lake_url: str = ""
 
     def _root(self) -> Path:
         return Path(self.root).resolve() if self.root else _root()
@@ -75,7 +80,7 @@ class BenchPaths(dg.ConfigurableResource):
 
     def warehouse(self) -> Warehouse:
         path = Path(self.warehouse_path).resolve() if self.warehouse_path else self._root() / "data" / "warehouse" / "bench.duckdb"
-        return StepWarehouse(path)
+        return StepWarehouse(path, lake_url=self.lake_url or None)
 
 
 class VendorKeys(dg.ConfigurableResource):
@@ -140,9 +145,11 @@ class VendorGateway(dg.ConfigurableResource):
 
 
 def bench_paths_from_env() -> BenchPaths:
-    """The paths the code location binds ($BENCH_HOME, $BENCH_PRIVATE_DIR, $BENCH_WAREHOUSE)."""
+    """The paths the code location binds ($BENCH_HOME, $BENCH_PRIVATE_DIR, $BENCH_WAREHOUSE, and
+    $BENCH_LAKE_URL, the switch to the Parquet data path)."""
     return BenchPaths(root=os.environ.get("BENCH_HOME", ""), private_dir=os.environ.get("BENCH_PRIVATE_DIR", ""),
-                      warehouse_path=os.environ.get("BENCH_WAREHOUSE", ""))
+                      warehouse_path=os.environ.get("BENCH_WAREHOUSE", ""),
+                      lake_url=os.environ.get("BENCH_LAKE_URL", ""))
 
 
 @dg.definitions

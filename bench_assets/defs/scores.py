@@ -17,7 +17,8 @@ from bench_assets.scoring import score_partition
 def vendor_scores(context: dg.AssetExecutionContext, paths: BenchPaths) -> dg.MaterializeResult:
     """Per-row verdicts for one snapshot x vendor: the response class (ok, empty, blocked, auth,
     quota, server, timeout, malformed, rejected, unsupported), hit@1/3/5/10, extraction fidelity,
-    answer correctness and billed cost, computed deterministically from archived responses only."""
+    the answer rows' rubric score and rule, correctness and billed cost, computed deterministically
+    from archived responses only; a failed response is scored, as not correct."""
     snapshot_id, vendor = snapshot_and_vendor(context)
     manifest = paths.manifest(snapshot_id)
     warehouse = paths.warehouse()
@@ -34,10 +35,13 @@ def vendor_scores(context: dg.AssetExecutionContext, paths: BenchPaths) -> dg.Ma
     warehouse.replace_rows("row_scores", scores, where)
     warehouse.replace_rows("response_results", results, where)
     classes = scores["response_class"].value_counts().to_dict()
-    by_task = scores[scores["response_class"] != "unsupported"].groupby("task_type")["correct"].mean().astype(float).round(3)
+    supported = scores[scores["response_class"] != "unsupported"]
+    by_task = supported.groupby("task_type")["correct"].mean().astype(float).round(3)
+    answers = supported.loc[supported["task_type"] == "answer", "answer_score"].astype(float)
     return dg.MaterializeResult(metadata={
         "dagster/row_count": len(scores), "results_rows": len(results),
         "response_classes": dg.MetadataValue.json({k: int(v) for k, v in classes.items()}),
         "correct_rate_by_task": dg.MetadataValue.md(by_task.to_frame().to_markdown()),
         "spend_usd": round(float(scores["billed_usd"].sum()), 6),
+        **({"answer_score_mean": round(float(answers.mean()), 3)} if len(answers) else {}),
     })

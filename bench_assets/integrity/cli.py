@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import hashlib
-import shutil
 from datetime import date
 from pathlib import Path
 
@@ -83,32 +81,21 @@ def cmd_review_status(args: argparse.Namespace) -> int:
 
 
 def cmd_review_reply(args: argparse.Namespace) -> int:
-    """Store a vendor's reply verbatim beside the manifest; it is published with the snapshot, linked from its row."""
-    import pandas as pd
-
+    """Store a vendor's reply verbatim. Before publication it goes with the snapshot; after, it is
+    published at once as a new version (nothing re-run; the published version is kept unchanged)."""
     from bench_assets.business_days import today
-    from bench_assets.integrity.lifecycle import PUBLISHED, snapshot_status
+    from bench_assets.integrity.replies import file_reply
 
-    paths = _paths()
-    manifest = paths.manifest(args.snapshot)
-    if args.vendor not in manifest.vendors:
-        raise SystemExit(f"{args.vendor!r} is not a configured vendor of {args.snapshot}")
-    warehouse = paths.warehouse()
-    if snapshot_status(warehouse, args.snapshot) == PUBLISHED:
-        raise SystemExit(f"{args.snapshot} is published and immutable: file the reply with an erratum "
-                         "(it is carried into the new version)")
-    source = Path(args.file)
-    suffix = source.suffix if source.suffix in (".md", ".txt") else ".txt"
-    target = paths.snapshots_dir / args.snapshot / "replies" / f"{args.vendor}{suffix}"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    for old in target.parent.glob(f"{args.vendor}.*"):
-        old.unlink()
-    shutil.copyfile(source, target)  # verbatim: the bytes as received
+    def materializer():
+        materialize, _, register = _materializer("bench review reply")
+        return materialize, register
+
     received = date.fromisoformat(args.received_on) if args.received_on else today()
-    warehouse.replace_rows("vendor_replies", pd.DataFrame([{
-        "snapshot_id": args.snapshot, "vendor": args.vendor, "received_on": received, "path": str(target),
-        "sha256": hashlib.sha256(target.read_bytes()).hexdigest()}]), {"snapshot_id": args.snapshot, "vendor": args.vendor})
-    print(f"stored {args.vendor}'s reply verbatim: {target} (received {received})")
+    done = file_reply(_paths(), args.snapshot, args.vendor, Path(args.file), received, materializer)
+    print(f"stored {args.vendor}'s reply verbatim: {done['path']} (received {received}, sha256 {done['sha256']})")
+    if done["new_version"]:
+        print(f"{args.snapshot} is published: published the reply as {done['version']} (supersedes "
+              f"{done['corrects']}, which is kept unchanged): data/publish/{done['version']}/replies/")
     return 0
 
 
@@ -139,7 +126,8 @@ def add_integrity_commands(sub: argparse._SubParsersAction) -> None:
     status.add_argument("snapshot")
     status.add_argument("--on", help="evaluate the gate on this date (YYYY-MM-DD); default today")
     status.set_defaults(func=cmd_review_status)
-    reply = review_sub.add_parser("reply", help="store a vendor's reply verbatim (published, linked from its row)")
+    reply = review_sub.add_parser("reply", help="store a vendor's reply verbatim (published, linked from its row; "
+                                               "after publication, as a new version)")
     reply.add_argument("snapshot")
     reply.add_argument("vendor")
     reply.add_argument("file")

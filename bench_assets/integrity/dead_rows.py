@@ -14,6 +14,7 @@ import hashlib
 import hmac
 from dataclasses import dataclass
 from datetime import date
+from pathlib import Path
 from typing import Callable
 
 import pandas as pd
@@ -23,6 +24,20 @@ from bench_assets.split import split_groups
 
 WARN_AFTER_DAYS = 5
 FAIL_AFTER_DAYS = 7
+
+
+def dead_rows_file(private_dir: Path, snapshot_id: str) -> Path:
+    """The private file keeping each dead row whole (a dead holdout row stays private after it left
+    the golden set: publication still guards its query and URLs)."""
+    return private_dir / "golden" / f"{snapshot_id}.dead.jsonl"
+
+
+def load_dead_rows(private_dir: Path, snapshot_id: str) -> dict[str, GoldenRow]:
+    path = dead_rows_file(private_dir, snapshot_id)
+    if not path.exists():
+        return {}
+    rows = (GoldenRow.model_validate_json(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
+    return {r.id: r for r in rows}
 
 
 def draw_replacement(dead: GoldenRow, candidates: list[GoldenRow], used_groups: set[str], key: bytes,

@@ -8,6 +8,18 @@ rows together. Every request is built by the same adapter from (capability, text
 same limiter, and the order of all queries is a shuffle keyed by the split secret, so neither the
 requests nor their order separate the holdout from the decoys. Decoy responses are archived with
 role `decoy` and never scored.
+
+Across quarters: most of the holdout stays from one quarter to the next (a quarter rotates 25 %
+of each cohort), so a vendor comparing two quarters' logs sees the holdout's queries again. The
+decoys must come back as the holdout does, or the repeated non-public queries would be the
+holdout. So the draw is not keyed by the snapshot: per stratum and holdout cohort (the quarter
+its rows entered), the decoys are a prefix of one order of the pool's groups keyed by the split
+secret, the stratum and the cohort. While a cohort's holdout rows persist, their decoys persist;
+when rotation retires some of them, the cohort's decoys shrink by as many (the last ones drawn
+go); a new cohort's holdout gets decoys of its own. Cohorts draw oldest first, each from the pool
+rows of its own cohort when the pool has any in the stratum, else from the rows no older cohort
+took. With one shared pool, a decoy retired from an old cohort can be drawn again by a newer one;
+a fresh pool per cohort (as the planted demo has) rules that out.
 """
 
 from __future__ import annotations
@@ -31,36 +43,40 @@ def _keyed(key: bytes, *parts: str) -> str:
 
 
 def select_decoys(pool: list[GoldenRow], rows: list[GoldenRow], split: dict[str, str], key: bytes,
-                  ratio: float, snapshot_id: str) -> list[GoldenRow]:
-    """The decoy rows of a snapshot: per stratum, whole groups of pool rows in an order keyed by
-    the secret until they number round(ratio × the stratum's holdout rows). Raises
+                  ratio: float) -> list[GoldenRow]:
+    """The decoy rows of a snapshot: per stratum and holdout cohort (oldest first), whole groups of
+    pool rows in an order keyed by the secret, the stratum and the cohort (never the snapshot),
+    until they number round(ratio × that cohort's holdout rows in the stratum). Raises
     DecoyPoolTooSmall when a stratum's pool cannot supply that many."""
     if ratio <= 0:
         return []
-    holdout_rows: dict[str, int] = defaultdict(int)
+    holdout_rows: dict[tuple[str, str], int] = defaultdict(int)
     for row in rows:
         if split.get(row.id) == "holdout":
-            holdout_rows[row.stratum] += 1
+            holdout_rows[(row.stratum, row.cohort)] += 1
     groups = split_groups(pool)
     members: dict[str, list[GoldenRow]] = defaultdict(list)
-    stratum_of: dict[str, str] = {}
+    first: dict[str, GoldenRow] = {}
     for row in pool:
         members[groups[row.id]].append(row)
-        stratum_of.setdefault(groups[row.id], row.stratum)
+        first.setdefault(groups[row.id], row)
     chosen: list[GoldenRow] = []
+    taken: set[str] = set()
     short = []
-    for stratum in sorted(holdout_rows):
-        want = round(ratio * holdout_rows[stratum])
-        candidates = sorted((g for g, s in stratum_of.items() if s == stratum),
-                            key=lambda g: _keyed(key, "decoy", snapshot_id, stratum, g))
-        taken = 0
+    for stratum, cohort in sorted(holdout_rows):
+        want = round(ratio * holdout_rows[(stratum, cohort)])
+        in_stratum = [g for g, r in first.items() if r.stratum == stratum and g not in taken]
+        own = [g for g in in_stratum if first[g].cohort == cohort]
+        candidates = sorted(own or in_stratum, key=lambda g: _keyed(key, "decoy", stratum, cohort, g))
+        got = 0
         for gid in candidates:
-            if taken >= want:
+            if got >= want:
                 break
             chosen.extend(members[gid])
-            taken += len(members[gid])
-        if taken < want:
-            short.append(f"{stratum}: {taken} of {want}")
+            taken.add(gid)
+            got += len(members[gid])
+        if got < want:
+            short.append(f"{stratum} (cohort {cohort}): {got} of {want}")
     if short:
         raise DecoyPoolTooSmall("the decoy pool is too small for decoys.ratio = "
                                 f"{ratio:g} ({'; '.join(short)}); add decoy rows or lower the ratio")
@@ -90,10 +106,8 @@ def decoys_for_snapshot(manifest, rows: list[GoldenRow], split: dict[str, str], 
         return []
     key = split_key(manifest.split.key_env, manifest.mode)
     pool = load_pool(manifest, manifest.decoys, "decoy", private_dir, rows)
-    from bench_assets.integrity.errata import base_of
-
-    try:  # keyed by the original snapshot id, so an errata version re-sends the decoys its base sent
-        return select_decoys(pool, rows, split, key, manifest.decoys.ratio, base_of(manifest.snapshot_id))
+    try:  # not keyed by the snapshot: an errata version, and the next quarter, draw the same decoys
+        return select_decoys(pool, rows, split, key, manifest.decoys.ratio)
     except DecoyPoolTooSmall as exc:
         raise BenchInputError(f"manifest of {manifest.snapshot_id}", [(None, "decoys", str(exc))]) from None
 

@@ -15,6 +15,16 @@ date, and optional changes to that vendor's manifest entry, e.g. a corrected pri
 4. recomputes the aggregates, writes `errata.json` with the vendor's figures before (the corrected
    version) and after (the new one), and publishes the new version (immutable in turn).
 The corrected version's warehouse rows, archive and published directory are never touched.
+
+A vendor's reply to a published snapshot makes a version the same way, with nothing re-run
+(`bench_assets.integrity.replies`). Every version records its change in the `errata` table before
+it is published: publication of a manifest with `supersedes` checks that record (the version it
+corrects exists and is published, and an erratum or a reply stands behind the new one), so
+`supersedes` alone never skips the vendor review.
+
+`errata.json` (the version history carried from version to version and published) is validated
+entry by entry (`PublishedErratum`): a malformed file is an input error naming the file, the
+entry and the field.
 """
 
 from __future__ import annotations
@@ -30,6 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bench_assets.errors import BenchInputError
 from bench_assets.leaderboard import HEADLINE_METRICS
+from bench_assets.manifest import SNAPSHOT_ID_PATTERN
 from bench_assets.warehouse import TABLES, Warehouse
 
 ERRATA_FILE = "errata.yaml"
@@ -58,6 +69,72 @@ class Erratum(BaseModel):
     changes: dict[str, Any] = Field(default={}, description="fields of the vendor's manifest entry to replace")
 
 
+class VersionFigures(BaseModel):
+    """A vendor's published figures in one version (an erratum's before / after)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    snapshot_id: str = Field(pattern=SNAPSHOT_ID_PATTERN)
+    status: str | None = None
+    position: int | None = None
+    rank_group: int | None = None
+    headline_eligible: bool | None = None
+    plan: str | None = None
+    metrics: dict[str, dict[str, Any]] = {}
+
+
+class PublishedErratum(BaseModel):
+    """One entry of errata.json: a correction (rescore, refetch) or a vendor's reply, and the
+    version it made."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+    date: date
+    vendor: str = Field(min_length=1)
+    action: Literal["rescore", "refetch", "reply"]
+    what: str = Field(min_length=1)
+    why: str = Field(min_length=1)
+    who: str = Field(min_length=1)
+    changes: dict[str, Any] = {}
+    snapshot: str = Field(pattern=SNAPSHOT_ID_PATTERN, description="the original snapshot id")
+    corrects: str = Field(pattern=SNAPSHOT_ID_PATTERN, description="the version it corrects")
+    version: str = Field(pattern=SNAPSHOT_ID_PATTERN, description="the version it made")
+    summary: str = Field(min_length=1)
+    before: VersionFigures | None = None
+    after: VersionFigures | None = None
+    changed: dict[str, dict[str, Any]] = {}
+
+
+def load_published_errata(path: Path) -> list[dict[str, Any]]:
+    """Read and validate errata.json (a list of entries); returns the entries as written (so they
+    are carried and published unchanged). A bad file raises BenchInputError naming file, entry and field."""
+    if not path.exists():
+        return []
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise BenchInputError(str(path), [(None, "<file>", f"not UTF-8 text: {exc.reason}")]) from None
+    except json.JSONDecodeError as exc:
+        raise BenchInputError(str(path), [(exc.lineno, "<json>", exc.msg)]) from None
+    if not isinstance(data, list):
+        raise BenchInputError(str(path), [(None, "<file>", "errata.json must be a list of entries")])
+    problems, ids = [], set()
+    for i, item in enumerate(data):
+        try:
+            entry = PublishedErratum.model_validate(item)
+        except ValidationError as exc:
+            problems += [(None, f"[{i}]" + "".join(f".{p}" if isinstance(p, str) else f"[{p}]" for p in e["loc"]),
+                          e["msg"]) for e in exc.errors()]
+            continue
+        if entry.id in ids:
+            problems.append((None, f"[{i}].id", f"duplicate entry id {entry.id!r}"))
+        ids.add(entry.id)
+    if problems:
+        raise BenchInputError(str(path), problems)
+    return data
+
+
 def load_errata(path: Path) -> list[Erratum]:
     """Validate errata.yaml (a list of entries, or {errata: [...]}); errors name the file, entry and field."""
     if not path.exists():
@@ -76,7 +153,8 @@ def load_errata(path: Path) -> list[Erratum]:
         try:
             entry = Erratum.model_validate(item)
         except ValidationError as exc:
-            problems += [(None, f"[{i}].{'.'.join(str(p) for p in e['loc'])}", e["msg"]) for e in exc.errors()]
+            problems += [(None, f"[{i}].{'.'.join(str(p) for p in e['loc']) or '<entry>'}", e["msg"])
+                         for e in exc.errors()]
             continue
         if entry.id in seen:
             problems.append((None, f"[{i}].id", f"duplicate erratum id {entry.id!r}"))
@@ -110,8 +188,10 @@ def new_version_manifest(source_text: str, new_id: str, supersedes: str, vendor:
     return header + yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
 
 
-def copy_rows(warehouse: Warehouse, source: str, new: str, vendor: str, refetch: bool) -> dict[str, int]:
-    """Copy the corrected version's rows under the new id in one transaction; returns rows per table."""
+def copy_rows(warehouse: Warehouse, source: str, new: str, vendor: str | None, refetch: bool) -> dict[str, int]:
+    """Copy the corrected version's rows under the new id in one transaction; returns rows per
+    table. The rows `vendor`'s partition re-derives are left out (all of them with `vendor=None`,
+    as for a reply, which re-runs nothing)."""
     copied = {}
     with warehouse.connect() as con:
         con.execute("BEGIN TRANSACTION")
@@ -122,7 +202,7 @@ def copy_rows(warehouse: Warehouse, source: str, new: str, vendor: str, refetch:
                 cols = ", ".join(columns)
                 where = "snapshot_id = ?"
                 params: list[Any] = [new, source]
-                skip_vendor = table in VENDOR_TABLES or (table == "raw_responses" and refetch)
+                skip_vendor = vendor is not None and (table in VENDOR_TABLES or (table == "raw_responses" and refetch))
                 if skip_vendor:
                     where += " AND vendor <> ?"
                     params.append(vendor)
@@ -206,6 +286,56 @@ def _summary(erratum: Erratum, source: str, new: str, changed: dict[str, Any]) -
 
 
 Materialize = Callable[[tuple[str, ...], Any], None]
+PRIVATE_FILES = ("holdout/{}.jsonl", "decoys/{}.jsonl", "golden/{}.jsonl", "golden/{}.dead.jsonl",
+                 "golden/{}.replacements.jsonl")
+
+
+def published_versions(paths: Any, warehouse: Warehouse, base: str) -> tuple[list[str], list[str]]:
+    """(every version of `base` that has a manifest, in order; the published ones)."""
+    from bench_assets.integrity import lifecycle
+
+    versions = [base]
+    while (paths.snapshots_dir / version_id(base, len(versions)) / "manifest.yaml").exists():
+        versions.append(version_id(base, len(versions)))
+    return versions, [v for v in versions if lifecycle.snapshot_status(warehouse, v) == lifecycle.PUBLISHED]
+
+
+def applied_record(warehouse: Warehouse, new: str) -> dict[str, Any] | None:
+    """The errata-table record of the change that made version `new` (None: none recorded)."""
+    df = warehouse.query_df("SELECT * FROM errata WHERE new_version = ?", [new])
+    return None if df.empty else df.iloc[0].to_dict()
+
+
+def start_version(paths: Any, warehouse: Warehouse, source: str, new: str, vendor: str,
+                  changes: dict[str, Any], materialize: Materialize, register: Callable[[str], None]) -> Path:
+    """Write the new version's manifest (superseding `source`, with the vendor's changes), carry
+    the files beside the manifest and the private files, and register it. Returns its directory."""
+    from bench_assets.manifest import load_manifest
+
+    new_dir = paths.snapshots_dir / new
+    new_dir.mkdir(parents=True, exist_ok=True)
+    (new_dir / "manifest.yaml").write_text(new_version_manifest(
+        paths.manifest_path(source).read_text(encoding="utf-8"), new, source, vendor, changes))
+    load_manifest(new_dir / "manifest.yaml")  # the changes must leave a valid manifest
+    carry_files(paths.snapshots_dir / source, new_dir)
+    for pattern in PRIVATE_FILES:
+        src = paths.private / pattern.format(source)
+        if src.exists():
+            (paths.private / pattern.format(new)).write_bytes(src.read_bytes())
+    register(new)
+    materialize(("snapshot_manifest",), new)
+    return new_dir
+
+
+def record_version(warehouse: Warehouse, base: str, entry_id: str, source: str, new: str, vendor: str,
+                   action: str, entry: dict[str, Any]) -> None:
+    """Record in the `errata` table the change that stands behind version `new` (before it is published)."""
+    import pandas as pd
+
+    warehouse.replace_rows("errata", pd.DataFrame([{
+        "snapshot_id": base, "erratum_id": entry_id, "corrected_version": source, "new_version": new,
+        "vendor": vendor, "action": action, "applied_at": datetime.now(timezone.utc),
+        "entry_json": json.dumps(entry)}]), {"snapshot_id": base, "erratum_id": entry_id})
 
 
 def apply_erratum(paths: Any, snapshot_id: str, erratum_id: str, materialize: Materialize,
@@ -225,12 +355,9 @@ def apply_erratum(paths: Any, snapshot_id: str, erratum_id: str, materialize: Ma
                               [(None, "id", f"no erratum {erratum_id!r}; known: {sorted(entries) or 'none'}")])
     erratum = entries[erratum_id]
     applied = warehouse.query_df("SELECT * FROM errata WHERE snapshot_id = ? AND erratum_id = ?", [base, erratum_id])
-    if len(applied):
+    if len(applied) and lifecycle.snapshot_status(warehouse, applied["new_version"][0]) == lifecycle.PUBLISHED:
         raise BenchInputError(f"erratum {erratum_id}", [(None, "id", f"already applied: version {applied['new_version'][0]}")])
-    versions = [base]
-    while (paths.snapshots_dir / version_id(base, len(versions)) / "manifest.yaml").exists():
-        versions.append(version_id(base, len(versions)))
-    published = [v for v in versions if lifecycle.snapshot_status(warehouse, v) == lifecycle.PUBLISHED]
+    versions, published = published_versions(paths, warehouse, base)
     if not published:
         raise BenchInputError(base, [(None, "status", f"{base} is not published: errata apply to published "
                                                       "snapshots; before publication, re-run the partition instead")])
@@ -238,43 +365,30 @@ def apply_erratum(paths: Any, snapshot_id: str, erratum_id: str, materialize: Ma
     if versions[-1] != source:
         # an apply that stopped half-way: resume into its version (every step replaces what it wrote)
         new = versions[-1]
-        if load_manifest(paths.manifest_path(new)).supersedes != source:
-            raise BenchInputError(str(paths.manifest_path(new)), [(None, "supersedes", f"{new} is an unpublished version "
-                                                                                      f"that does not correct {source}")])
+        record = applied_record(warehouse, new)
+        if load_manifest(paths.manifest_path(new)).supersedes != source or (
+                record is not None and record["erratum_id"] != erratum_id):
+            raise BenchInputError(str(paths.manifest_path(new)), [(None, "supersedes", (
+                f"{new} is an unpublished version " + (f"made by {record['erratum_id']}" if record else
+                                                       f"that does not correct {source}")
+                + ": finish or remove it first"))])
     else:
         new = version_id(base, len(versions))
     source_manifest = load_manifest(paths.manifest_path(source))
     if erratum.vendor not in source_manifest.vendors:
         raise BenchInputError(f"erratum {erratum_id}", [(None, "vendor", f"{erratum.vendor!r} is not a configured vendor "
                                                                          f"of {source}")])
-    new_dir = paths.snapshots_dir / new
-    new_dir.mkdir(parents=True, exist_ok=True)
-    (new_dir / "manifest.yaml").write_text(new_version_manifest(
-        paths.manifest_path(source).read_text(encoding="utf-8"), new, source, erratum.vendor, erratum.changes))
-    load_manifest(new_dir / "manifest.yaml")  # the changes must leave a valid manifest
-    carry_files(paths.snapshots_dir / source, new_dir)
-    for private in ("holdout", "decoys", "golden"):
-        src = paths.private / private / f"{source}.jsonl"
-        if src.exists():
-            (paths.private / private / f"{new}.jsonl").write_bytes(src.read_bytes())
+    previous = load_published_errata(paths.snapshots_dir / source / "errata.json")  # validated before anything is written
     before = vendor_figures(current_leaderboard(warehouse, source_manifest), erratum.vendor)
-    register(new)
-    materialize(("snapshot_manifest",), new)
+    new_dir = start_version(paths, warehouse, source, new, erratum.vendor, erratum.changes, materialize, register)
     copy_rows(warehouse, source, new, erratum.vendor, refetch=erratum.action == "refetch")
     copy_archives(warehouse, source, new, skip_vendor=erratum.vendor if erratum.action == "refetch" else None)
     stages = ("vendor_responses", "vendor_scores") if erratum.action == "refetch" else ("vendor_scores",)
     materialize(stages, vendor_key(new, erratum.vendor))
     materialize(("vendor_leaderboard",), new)
     after = vendor_figures(current_leaderboard(warehouse, load_manifest(new_dir / "manifest.yaml")), erratum.vendor)
-    previous = json.loads((paths.snapshots_dir / source / "errata.json").read_text()) \
-        if (paths.snapshots_dir / source / "errata.json").exists() else []
     entry = errata_entry(erratum, base, source, new, before, after)
     (new_dir / "errata.json").write_text(json.dumps(previous + [entry], indent=2) + "\n")
+    record_version(warehouse, base, erratum.id, source, new, erratum.vendor, erratum.action, entry)
     materialize(("published_snapshot",), new)
-    import pandas as pd
-
-    warehouse.replace_rows("errata", pd.DataFrame([{
-        "snapshot_id": base, "erratum_id": erratum.id, "corrected_version": source, "new_version": new,
-        "vendor": erratum.vendor, "action": erratum.action, "applied_at": datetime.now(timezone.utc),
-        "entry_json": json.dumps(entry)}]), {"snapshot_id": base, "erratum_id": erratum.id})
     return entry

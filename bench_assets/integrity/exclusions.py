@@ -26,7 +26,9 @@ def exclusions_ledger(manifest: Manifest, scores: pd.DataFrame, board: dict[str,
                       decoys_per_vendor: dict[str, tuple[int, float]], dead: pd.DataFrame,
                       split: dict[str, str]) -> list[dict[str, Any]]:
     """The ledger entries of a snapshot. `scores` is row_scores (all splits), `dead` the dead_rows
-    table, `decoys_per_vendor` the decoy queries archived per vendor and what they were billed."""
+    table (each row with the side of the split it was on), `decoys_per_vendor` the decoy queries
+    archived per vendor and what they were billed. `split` is the current split (a fallback for
+    dead rows recorded without their side)."""
     out: list[dict[str, Any]] = []
     for e in manifest.excluded:
         out.append({"scope": "vendor", "subject": e.vendor, "vendor": e.vendor, "reason_code": e.reason_code,
@@ -54,7 +56,10 @@ def exclusions_ledger(manifest: Manifest, scores: pd.DataFrame, board: dict[str,
                 "rows_affected": int(len(part))})
     if len(dead):
         for stratum, part in dead.groupby("stratum", sort=True):
-            public = sorted(r for r in part["row_id"] if split.get(r) == "public")
+            # the side a dead row was on is recorded with it: a replaced row has left the split table
+            recorded = part["split"] if "split" in part else [None] * len(part)
+            public = sorted(r for r, side in zip(part["row_id"], recorded)
+                            if (side if isinstance(side, str) else split.get(r)) == "public")
             replaced = int(part["replacement_row_id"].notna().sum())
             out.append({
                 "scope": "rows", "subject": f"dead golden rows in {stratum}", "vendor": None,

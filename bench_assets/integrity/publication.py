@@ -17,7 +17,7 @@ from typing import Any
 
 import pandas as pd
 
-from bench_assets.business_days import today
+from bench_assets.business_days import clock_is_fixed, today
 from bench_assets.golden import GoldenRow
 from bench_assets.integrity import commitments, exclusions, lifecycle
 from bench_assets.integrity.review import GateResult, packet_sha256, review_gate, vendor_packet
@@ -54,6 +54,37 @@ def load_public_evidence(warehouse: Warehouse, snapshot_id: str) -> tuple[pd.Dat
     raw = warehouse.query_df("SELECT * FROM raw_responses WHERE snapshot_id = ? AND role = 'public'", [snapshot_id])
     scores = warehouse.query_df("SELECT * FROM row_scores WHERE snapshot_id = ? AND split = 'public'", [snapshot_id])
     return raw, scores
+
+
+def version_problems(warehouse: Warehouse, manifest: Manifest) -> list[str]:
+    """Why a manifest that `supersedes` another may not publish without its own review (empty:
+    it may). The version it supersedes must exist and be published, and an applied erratum or a
+    filed reply, recorded in the `errata` table for exactly this version, must stand behind it."""
+    from bench_assets.integrity.errata import applied_record, base_of
+
+    snapshot_id, source = manifest.snapshot_id, manifest.supersedes
+    problems = []
+    if base_of(source) != base_of(snapshot_id):
+        problems.append(f"{source} is not a version of {base_of(snapshot_id)}")
+    registered = warehouse.query_df("SELECT status FROM snapshots WHERE snapshot_id = ?", [source])
+    if registered.empty:
+        problems.append(f"the snapshot it supersedes, {source}, does not exist (never registered)")
+    elif lifecycle.snapshot_status(warehouse, source) != lifecycle.PUBLISHED:
+        problems.append(f"the snapshot it supersedes, {source}, is {lifecycle.snapshot_status(warehouse, source)}, "
+                        "not published (only a published snapshot has versions)")
+    record = applied_record(warehouse, snapshot_id)
+    if record is None:
+        problems.append(f"no applied erratum or filed reply stands behind {snapshot_id} (versions are made by "
+                        "`bench errata apply` or `bench review reply`, never by editing `supersedes`)")
+    elif record["corrected_version"] != source:
+        problems.append(f"the change recorded for {snapshot_id} ({record['erratum_id']}) corrects "
+                        f"{record['corrected_version']}, not {source}")
+    elif record["action"] == "reply":
+        replies = warehouse.query_df("SELECT vendor FROM vendor_replies WHERE snapshot_id = ? AND vendor = ?",
+                                     [snapshot_id, record["vendor"]])
+        if replies.empty:
+            problems.append(f"{snapshot_id} was made for {record['vendor']}'s reply, which is not filed with it")
+    return problems
 
 
 def evaluate_review_gate(warehouse: Warehouse, manifest: Manifest, board: dict[str, Any], rows: list[GoldenRow],
@@ -94,7 +125,11 @@ class PublicationGuard:
             raise _failure(f"snapshot {snapshot_id} is published and immutable: nothing is re-rendered or overwritten. "
                            f"{ERRATA_PROCESS}", snapshot=snapshot_id)
         if manifest.supersedes:
-            publish_as = lifecycle.PUBLISHED  # an errata version: its base went through review
+            problems = version_problems(warehouse, manifest)
+            if problems:
+                raise _failure(f"{snapshot_id} supersedes {manifest.supersedes} but cannot be published without its "
+                               "own vendor review: " + "; ".join(problems), snapshot=snapshot_id)
+            publish_as = lifecycle.PUBLISHED  # a version of a published snapshot: its base went through review
         elif status == lifecycle.FROZEN:
             gate = evaluate_review_gate(warehouse, manifest, board, rows, split, on)
             if not gate.passed:
@@ -165,8 +200,8 @@ class PublicationGuard:
             note = ("simulated draft preview: no review packets are required and the snapshot stays a draft "
                     "(it may be published again)")
         elif self.manifest.supersedes:
-            note = (f"errata version of {self.manifest.supersedes}: the corrected figures were re-run under the "
-                    "errata process; its vendors reviewed the version it corrects")
+            note = (f"version of {self.manifest.supersedes} made by an applied erratum or a vendor's reply (see "
+                    "errata.json); its vendors reviewed the version it corrects")
         else:
             note = (f"published after the review period: every vendor had its packet for at least "
                     f"{self.manifest.review.business_days} US business days (weekends and federal holidays skipped)")
@@ -177,4 +212,5 @@ class PublicationGuard:
         """After the files are in place: a reviewed (or errata) snapshot becomes published, immutable."""
         if self.publish_as == lifecycle.PUBLISHED:
             lifecycle.set_status(self.warehouse, self.manifest.snapshot_id, lifecycle.PUBLISHED,
-                                 f"published on {self.on}" + (f"; {self.gate.summary()}" if self.gate else ""))
+                                 f"published on {self.on}" + (" (bench clock fixed by a test)" if clock_is_fixed() else "")
+                                 + (f"; {self.gate.summary()}" if self.gate else ""))

@@ -3,9 +3,11 @@
 Every definition the published methodology cites lives in a docstring here:
 URL matching (:func:`normalize_url`), retrieval (:func:`hit_at_k`, :func:`first_hit_rank`),
 extraction fidelity (:func:`extraction_fidelity`), answer scoring (:func:`score_exact`,
-:func:`score_numeric`, :func:`answer_in_text`, :func:`score_cell`), intervals and summary
+:func:`score_numeric`, :func:`answer_in_text`, :func:`score_cell`, the cell reader
+:func:`read_cell_answer` and :func:`rubric_mean_interval`), intervals and summary
 statistics (:func:`wilson_interval`, :func:`overfit_gap`, :func:`cost_per_correct`,
-:func:`tie_groups`, :func:`percentile`) and time-to-retrievability (:func:`km_median`,
+:func:`cost_per_correct_interval`, :func:`tie_groups`, :func:`percentile`,
+:func:`percentile_interval`) and time-to-retrievability (:func:`km_median`,
 :func:`km_median_interval`, :func:`km_estimate`).
 """
 
@@ -19,6 +21,7 @@ from .answers import (
     CellScore,
     answer_in_text,
     explain_cell,
+    rubric_mean_interval,
     score_cell,
     score_exact,
     score_numeric,
@@ -33,14 +36,17 @@ from .fidelity import (
     extraction_fidelity,
     fidelity_label,
 )
+from .reader import CellReading, locate_cell_answer, read_cell_answer
 from .retrieval import first_hit_rank, hit_at_k
 from .stats import (
     Interval,
     cost_per_correct,
+    cost_per_correct_interval,
     intervals_overlap,
     newcombe_interval,
     overfit_gap,
     percentile,
+    percentile_interval,
     tie_groups,
     wilson_interval,
 )
@@ -67,6 +73,7 @@ __all__ = [
     "CORRECT_THRESHOLD",
     "CellAnswer",
     "CellRubric",
+    "CellReading",
     "CellScore",
     "DEFAULT_CELL_RUBRIC",
     "DEFAULT_CENSOR_AT_HOURS",
@@ -82,6 +89,7 @@ __all__ = [
     "contains_number",
     "contains_phrase",
     "cost_per_correct",
+    "cost_per_correct_interval",
     "explain_cell",
     "extraction_fidelity",
     "fidelity_label",
@@ -92,6 +100,7 @@ __all__ = [
     "km_estimate",
     "km_median",
     "km_median_interval",
+    "locate_cell_answer",
     "newcombe_interval",
     "normalize_text",
     "normalize_url",
@@ -99,6 +108,7 @@ __all__ = [
     "overfit_gap",
     "parse_number",
     "percentile",
+    "percentile_interval",
     "score_cell",
     "score_exact",
     "score_numeric",

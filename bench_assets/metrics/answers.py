@@ -4,9 +4,13 @@ returned text, and the DeepWeb-Bench per-cell rubric (precise / range / not_avai
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
+from scipy.special import ndtri
+
+from .stats import Interval
 from .text import canonical_text, contains_number, contains_phrase, numbers_match, parse_number
 
 __all__ = [
@@ -17,6 +21,7 @@ __all__ = [
     "CellScore",
     "answer_in_text",
     "explain_cell",
+    "rubric_mean_interval",
     "score_cell",
     "score_exact",
     "score_numeric",
@@ -134,7 +139,7 @@ class CellAnswer:
 
 @dataclass(frozen=True)
 class CellRubric:
-    """The numeric parameters of the per-cell rubric; a snapshot manifest pins them.
+    """The numeric parameters of the per-cell rubric; scoring uses these defaults.
 
     The copy of DeepWeb-Bench Appendix A.3 this project works from has lost its numerals
     (the default tolerances and the overlap shares are blank in the text), so these defaults
@@ -357,23 +362,19 @@ def score_cell(
     ``|c − r| ≤ t·|r|`` (relative; absolute when r = 0) or ``|c − r| ≤ t`` (points).
     ``method`` blank counts as missing. No answer (``None``) scores 0.
 
-    ======================  ===========================================================  =====
-    reference (row)         candidate                                                    score
-    ======================  ===========================================================  =====
-    precise r               scalar within tolerance of r, same sign/direction as r        1
-    precise r               scalar with the same sign/direction, outside tolerance       0.5
-    precise r               scalar within the relaxed tolerance, without a derivation   0.5
-    precise r               anything else (wrong sign, range, not available, no value)    0
-    range [L, H]            range (a scalar is a range of width zero) covering ≥ full      1
-                            share of [L, H], with a derivation method
-    range [L, H]            covering ≥ full share but method missing                     0.5
-    range [L, H]            covering ≥ partial share and < full share                    0.5
-    range [L, H]            anything else (incl. not available)                           0
-    not available           explicit not available with a justification                   1
-    not available           range of non-zero width with an estimation method that        0.5
-                            brackets the plausible interval (when the row gives one)
-    not available           any precise value; anything else                              0
-    ======================  ===========================================================  =====
+    | reference (row) | candidate | score |
+    | --- | --- | --- |
+    | precise r | scalar within tolerance of r, same sign/direction as r | 1 |
+    | precise r | scalar with the same sign/direction, outside tolerance | 0.5 |
+    | precise r | scalar within the relaxed tolerance, without a derivation | 0.5 |
+    | precise r | anything else (wrong sign, range, not available, no value) | 0 |
+    | range [L, H] | range (a scalar is a range of width zero) covering ≥ the full share of [L, H], with a derivation method | 1 |
+    | range [L, H] | covering ≥ the full share but method missing | 0.5 |
+    | range [L, H] | covering ≥ the partial share and < the full share | 0.5 |
+    | range [L, H] | anything else (incl. not available) | 0 |
+    | not available | explicit not available with a justification | 1 |
+    | not available | range of non-zero width with an estimation method that brackets the plausible interval (when the row gives one) | 0.5 |
+    | not available | any precise value; anything else | 0 |
 
     Notes on reading A.3 literally: a scalar on a range cell is a range of width zero, so it
     covers 0 % of a non-degenerate reference range and scores 0. In the precise rule the
@@ -394,3 +395,40 @@ def score_cell(
         percentage=percentage,
         rubric=rubric,
     ).score
+
+
+def rubric_mean_interval(scores: Iterable[float], confidence: float = 0.95) -> Interval:
+    """Mean rubric score with a 95 % interval: a Wilson score interval with the Bernoulli
+    variance bound.
+
+    Definition: with ``m`` the mean of the ``n`` scores (each in [0, 1]; rubric scores are 0,
+    0.5 or 1) and ``z = Φ⁻¹(1 − (1 − confidence)/2)``, the interval is Wilson's,
+    ``centre = (m + z²/(2n)) / (1 + z²/n)``, ``half = z / (1 + z²/n) · √(m(1 − m)/n + z²/(4n²))``,
+    clipped to [0, 1] (exactly 0 when every score is 0, exactly 1 when every score is 1).
+    ``value`` is ``m``; with ``n = 0`` all three are ``None``.
+
+    Why this interval: a mean of {0, 0.5, 1} is not a proportion, but any score in [0, 1] with
+    mean μ has variance at most μ(1 − μ), the variance of a 0/1 score with the same mean. The
+    Wilson interval inverts the score test with that variance, so it is the Wilson interval of
+    a proportion when every score is 0 or 1 (the same interval as the correct rate's) and
+    conservative (wider, never narrower asymptotically) when half credits occur. Unlike a
+    bootstrap it is deterministic without a seed and does not collapse to a point when every
+    score is equal.
+    """
+    values = [float(s) for s in scores]
+    for value in values:
+        if not (math.isfinite(value) and 0.0 <= value <= 1.0):
+            raise ValueError(f"rubric scores must lie in [0, 1], got {value!r}")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    n = len(values)
+    if n == 0:
+        return Interval(None, None, None)
+    mean = math.fsum(values) / n
+    z = float(-ndtri((1 - confidence) / 2))
+    z2 = z * z
+    centre = (mean + z2 / (2 * n)) / (1 + z2 / n)
+    half = z / (1 + z2 / n) * math.sqrt(max(0.0, mean * (1 - mean)) / n + z2 / (4 * n * n))
+    low = 0.0 if mean == 0 else max(0.0, centre - half)
+    high = 1.0 if mean == 1 else min(1.0, centre + half)
+    return Interval(mean, low, high)

@@ -3,8 +3,11 @@
 Every proportion is published with a 95 % Wilson score interval; a difference of two
 proportions (the overfit gap) with Newcombe's hybrid score interval. Both reproduce
 statsmodels (``proportion_confint(method="wilson")`` and
-``confint_proportions_2indep(method="newcomb", compare="diff")``). Undefined quantities are
-``None``, never NaN, 0 or infinity.
+``confint_proportions_2indep(method="newcomb", compare="diff")``). Cost per correct carries
+the Wilson bounds of the correct rate; a percentile (latency p50/p95) gets the
+distribution-free order-statistic interval, as ``scipy.stats.quantile_test``. Rank groups are
+connected components of overlapping intervals. Undefined quantities are ``None``, never NaN,
+0 or infinity.
 """
 
 from __future__ import annotations
@@ -15,15 +18,17 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import ndtri
+from scipy.special import bdtr, bdtrc, ndtri
 
 __all__ = [
     "Interval",
     "cost_per_correct",
+    "cost_per_correct_interval",
     "intervals_overlap",
     "newcombe_interval",
     "overfit_gap",
     "percentile",
+    "percentile_interval",
     "tie_groups",
     "wilson_interval",
 ]
@@ -157,6 +162,30 @@ def cost_per_correct(spend: float, correct: int) -> float | None:
     return amount / correct
 
 
+def cost_per_correct_interval(
+    spend: float, correct: int, n: int, confidence: float = 0.95
+) -> Interval:
+    """Cost per correct answer with a 95 % interval from the Wilson interval of the correct rate.
+
+    Definition: ``value = spend / correct`` (:func:`cost_per_correct`). The spend is billed,
+    so it is known exactly; the uncertainty is in how often the vendor answers correctly. With
+    ``[l, u]`` the Wilson interval (:func:`wilson_interval`) of the correct rate
+    ``correct / n`` over the ``n`` rows the spend was billed on, and ``cost = spend / (n · p)``
+    decreasing in the rate ``p``, the interval is ``low = spend / (n · u)`` and
+    ``high = spend / (n · l)``: the cost per correct at the best and the worst plausible rate,
+    the spend per row held at its billed value. Undefined (all three ``None``) when ``correct``
+    is 0 (``l`` is then 0); with ``spend = 0`` all three are 0 (a free plan is exactly free).
+    ``correct ≤ n`` is checked.
+    """
+    value = cost_per_correct(spend, correct)
+    rate = wilson_interval(correct, n, confidence)
+    if value is None or rate.low is None or rate.high is None or rate.low <= 0:
+        return _UNDEFINED
+    amount = float(spend)
+    n = _count("n", n)
+    return Interval(value, amount / (n * rate.high), amount / (n * rate.low))
+
+
 def _bounds(interval: Interval | Sequence[float | None]) -> tuple[float | None, float | None]:
     if isinstance(interval, Interval):
         return interval.low, interval.high
@@ -187,19 +216,25 @@ def intervals_overlap(
 def tie_groups(
     entries: Sequence[tuple[str, float, float | None, float | None]],
 ) -> list[int]:
-    """Rank groups for a leaderboard sorted best first: overlapping intervals share a group.
+    """Rank groups for a leaderboard sorted best first: vendors whose intervals overlap share a group.
 
-    ``entries`` are ``(name, value, low, high)`` sorted by ``value`` descending (checked).
-    Rule: walk down the list; the first entry leads group 1; each following entry joins the
-    current group if its interval overlaps (:func:`intervals_overlap`) the interval of the
-    group's *leader* (its first entry), and otherwise starts the next group (numbered
-    densely: 1, 1, 2, 3, 3 ...) and becomes its leader. Comparing with the leader rather
-    than the previous entry keeps a chain of small overlaps from merging vendors that are
-    clearly apart. An entry with a missing bound overlaps nothing, so it gets a group of its
-    own. Returns one group number per entry, in order.
+    ``entries`` are ``(name, value, low, high)`` sorted by ``value`` descending (checked); each
+    defined interval must contain its own value (checked: a point estimate lies inside its
+    confidence interval). Rule: two entries are *linked* when their intervals overlap
+    (:func:`intervals_overlap`, touching counts); a rank group is a connected component of that
+    relation, i.e. the entries reachable from one another through a chain of overlapping
+    intervals. On a line this is computed by sorting the intervals by their lower bound and
+    merging each one into the current chain while its lower bound is at most the chain's highest
+    upper bound. Groups are numbered densely in list order (1, 1, 2, 3, 3 ...); because every
+    interval contains its value, a group's members are consecutive in the list. An entry with a
+    missing bound (an undefined estimate) overlaps nothing, so it gets a group of its own.
+
+    This guarantees that any two vendors whose intervals overlap share a group. The price of
+    that guarantee: a group can contain two vendors whose own intervals do *not* overlap, linked
+    by a third whose interval overlaps both. Within a group the order is not significant;
+    between groups it is (at the interval's confidence, pairwise and uncorrected). Returns one
+    group number per entry, in order.
     """
-    groups: list[int] = []
-    leader: tuple[float | None, float | None] | None = None
     previous_value: float | None = None
     for name, value, low, high in entries:
         if previous_value is not None and value > previous_value:
@@ -207,11 +242,35 @@ def tie_groups(
                 f"entries must be sorted by value descending; {name!r} is out of order"
             )
         previous_value = value
-        if leader is not None and intervals_overlap(leader, (low, high)):
-            groups.append(groups[-1])
+        if low is not None and high is not None and not low <= value <= high:
+            raise ValueError(f"{name!r}: value {value!r} lies outside its interval [{low!r}, {high!r}]")
+    # Connected components: sweep the defined intervals in order of their lower bound.
+    component: dict[int, int] = {}
+    defined = sorted(
+        (i for i, (_, _, low, high) in enumerate(entries) if low is not None and high is not None),
+        key=lambda i: (entries[i][2], i),
+    )
+    reach: float | None = None
+    current = -1
+    for i in defined:
+        _, _, low, high = entries[i]
+        assert low is not None and high is not None
+        if reach is None or low > reach:
+            current += 1
+            reach = high
+        else:
+            reach = max(reach, high)
+        component[i] = current
+    groups: list[int] = []
+    numbered: dict[int, int] = {}
+    for i in range(len(entries)):
+        if i not in component:  # no interval: a group of its own
+            groups.append(len(numbered) + 1)
+            numbered[-1 - i] = groups[-1]
             continue
-        groups.append(groups[-1] + 1 if groups else 1)
-        leader = (low, high)
+        if component[i] not in numbered:
+            numbered[component[i]] = len(numbered) + 1
+        groups.append(numbered[component[i]])
     return groups
 
 
@@ -230,3 +289,42 @@ def percentile(values: Iterable[float], q: float) -> float | None:
     if np.isnan(data).any():
         raise ValueError("percentile of values containing NaN")
     return float(np.percentile(data, q))
+
+
+def percentile_interval(values: Iterable[float], q: float, confidence: float = 0.95) -> Interval:
+    """The ``q``-th percentile (e.g. latency p50/p95) with a distribution-free 95 % interval.
+
+    ``value`` is :func:`percentile` (type 7, linear interpolation). The interval is the
+    order-statistic (binomial) confidence interval for a quantile (Conover, *Practical
+    Nonparametric Statistics*, 3rd ed., §3.2), which assumes nothing about the distribution
+    beyond independent draws: with the ``n`` values sorted ``x₍₁₎ ≤ … ≤ x₍ₙ₎``, ``p = q/100``,
+    ``α = 1 − confidence`` and ``B ~ Binomial(n, p)`` (the number of draws at or below the true
+    quantile), ``low = x₍ₗ₎`` with ``l`` the smallest ``k`` such that ``P(B ≤ k) ≥ α/2``, and
+    ``high = x₍ᵤ₎`` with ``u − 1`` the smallest ``k`` such that ``P(B > k) ≤ α/2``. Then
+    ``P(x₍ₗ₎ ≤ quantile ≤ x₍ᵤ₎) = P(l ≤ B ≤ u − 1) ≥ confidence`` (exactly, not asymptotically;
+    conservative with ties). A bound whose rank falls outside ``1 … n`` (too few values for
+    that tail, e.g. p95 of 20 values has no upper bound) is ``None``. (For an extreme quantile
+    of a handful of values the interpolated ``value`` can fall outside the interval, whose
+    ends are always observed values.) Reproduces
+    ``scipy.stats.quantile_test(values, p=q/100).confidence_interval(confidence)``. All three
+    are ``None`` for no values.
+    """
+    data = np.sort(np.asarray(list(values), dtype=float))
+    value = percentile(data, q)
+    if value is None:
+        return _UNDEFINED
+    _normal_quantile(confidence)  # validates confidence
+    n = data.size
+    p = q / 100
+    tail = (1 - confidence) / 2
+    k = np.arange(n + 1)
+    # P(B ≤ k) and P(B > k) from scipy.special's binomial distribution functions (no scipy.stats import);
+    # a relative slack absorbs rounding at an exact tie with the tail probability.
+    cdf = bdtr(k, n, p)
+    sf = bdtrc(k, n, p)
+    slack = 1e-10
+    l_rank = int(np.argmax(cdf >= tail * (1 - slack)))  # cdf[n] = 1, so always found
+    u_rank = int(np.argmax(sf <= tail * (1 + slack))) + 1  # sf[n] = 0, so always found
+    low = float(data[l_rank - 1]) if l_rank >= 1 else None
+    high = float(data[u_rank - 1]) if u_rank <= n else None
+    return Interval(value, low, high)

@@ -4,9 +4,16 @@ Every real host is mounted under `/h/<host>`: `https://api.exa.ai/search` is ser
 `http://127.0.0.1:PORT/h/api.exa.ai/search`, and a planted page
 `https://docs.acme.test/guides/x` at `http://127.0.0.1:PORT/h/docs.acme.test/guides/x`.
 So the same rewrite points an adapter, an official SDK or the golden verifier at the simulator.
-Each vendor is one small module in `bench_assets.simulator.vendors` exposing `routes(sim)`.
+Each vendor is one small module in `bench_assets.simulator.vendors` exposing `routes(sim)`,
+`unauthorized(req)` (its answer to a bad key), `out_of_credit(sim, req)` (its documented answer
+when the account has no credit left) and `error_response(status, message)` (its error body, used
+by the fault injector for 429 and 500).
+
 The simulator keeps a request log and a billing log (what a vendor would have charged) that
-tests read at `/_sim/requests` and `/_sim/billing`.
+tests read at `/_sim/requests` and `/_sim/billing`, and one simulated account balance per vendor
+(`CreditAccounts`): unlimited unless set with `POST /_sim/credits {"exa": 0.05}`; every billed
+call draws on it, and a vendor whose balance is used up answers with its out-of-credit response.
+`POST /_sim/reset` clears the logs, the fault counters and the balances.
 """
 
 from __future__ import annotations
@@ -83,6 +90,11 @@ class VendorRoute:
     auth_header: str | None = None  # the header (lower case) the vendor reads its key from
     auth_scheme: str | None = None  # "Bearer" / "Bot" when the header carries a scheme
     auth_param: str | None = None  # SerpApi puts the key in a query parameter
+    # Other (header, scheme) pairs the vendor also reads its key from (Exa: Authorization: Bearer).
+    alt_auth: tuple[tuple[str, str | None], ...] = ()
+    # The key is optional (Jina Reader): a request without it is served anonymously and bills no
+    # account; a request that sends one must send a valid one.
+    auth_optional: bool = False
 
     def matches(self, method: str, host: str, path: str) -> bool:
         if method != self.method or host != self.host:
@@ -90,6 +102,84 @@ class VendorRoute:
         if self.path.endswith("*"):
             return path.startswith(self.path[:-1]) or unquote(path).startswith(self.path[:-1])
         return path == self.path
+
+
+@dataclass
+class CreditAccounts:
+    """Each vendor's simulated account balance in USD. A vendor without a set balance is unlimited;
+    a set one goes down by every billed call (`draw`), and once it is used up (or below what the
+    call needs) the vendor answers with its documented out-of-credit response, unbilled."""
+
+    balances: dict[str, float] = field(default_factory=dict)  # set balances, left to spend
+    spent: dict[str, float] = field(default_factory=dict)  # billed since the last reset (or set)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def set(self, balances: dict[str, float | None]) -> None:
+        """Set balances (None makes a vendor unlimited again); what it spent restarts at zero."""
+        with self._lock:
+            for vendor, usd in balances.items():
+                self.spent[vendor] = 0.0
+                if usd is None:
+                    self.balances.pop(vendor, None)
+                else:
+                    self.balances[vendor] = float(usd)
+
+    def reset(self) -> None:
+        with self._lock:
+            self.balances.clear()
+            self.spent.clear()
+
+    def draw(self, vendor: str, usd: float) -> None:
+        with self._lock:
+            self.spent[vendor] = self.spent.get(vendor, 0.0) + usd
+            if vendor in self.balances:
+                self.balances[vendor] -= usd
+
+    def remaining(self, vendor: str) -> float | None:
+        """USD left on the vendor's account; None when it is unlimited."""
+        with self._lock:
+            return self.balances.get(vendor)
+
+    def reported(self, vendor: str, nominal: float) -> float:
+        """The balance a vendor that reports one shows (Kagi's meta.api_balance): what is left of a
+        set balance, else `nominal` less what was billed since the last reset."""
+        with self._lock:
+            if vendor in self.balances:
+                return self.balances[vendor]
+            return nominal - self.spent.get(vendor, 0.0)
+
+    def can_pay(self, vendor: str, needed_usd: float = 0.0) -> bool:
+        """Whether the account may be charged for a call that needs `needed_usd` up front: an
+        unlimited account always; a set one while something is left and it covers `needed_usd`."""
+        left = self.remaining(vendor)
+        return left is None or (left > 1e-12 and left + 1e-12 >= needed_usd)
+
+    def snapshot(self) -> dict[str, dict[str, float | None]]:
+        with self._lock:
+            vendors = sorted(set(self.balances) | set(self.spent))
+            return {v: {"balance": self.balances.get(v), "spent": round(self.spent.get(v, 0.0), 9)} for v in vendors}
+
+
+def parse_credits(text: bytes, vendors: set[str], source: str) -> dict[str, float | None]:
+    """Validate a `POST /_sim/credits` body: {"vendor": USD >= 0 or null}; a bad one raises
+    BenchInputError naming the field."""
+    from bench_assets.errors import BenchInputError
+
+    try:
+        data = json.loads(text or b"null")
+    except json.JSONDecodeError as exc:
+        raise BenchInputError(source, [(None, "<json>", f"not valid JSON: {exc.msg}")]) from None
+    if not isinstance(data, dict):
+        raise BenchInputError(source, [(None, "<body>", 'a JSON object {"vendor": USD or null}')])
+    problems = []
+    for vendor, usd in data.items():
+        if vendor not in vendors:
+            problems.append((None, vendor, f"unknown vendor; known: {sorted(vendors)}"))
+        elif usd is not None and (isinstance(usd, bool) or not isinstance(usd, (int, float)) or usd < 0):
+            problems.append((None, vendor, f"{usd!r} is not a balance in USD >= 0 (or null for unlimited)"))
+    if problems:
+        raise BenchInputError(source, problems)
+    return data
 
 
 @dataclass
@@ -102,6 +192,7 @@ class Simulator:
     request_log: list[dict[str, Any]] = field(default_factory=list)
     billing_log: list[dict[str, Any]] = field(default_factory=list)
     faults: FaultState = field(default_factory=FaultState)
+    credits: CreditAccounts = field(default_factory=CreditAccounts)  # per-vendor account balances
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _ids: itertools.count = field(default_factory=itertools.count)
     _pages_by_url: dict[str, Page] | None = None
@@ -141,9 +232,11 @@ class Simulator:
 
     def bill(self, vendor: str, endpoint: str, request_id: str, units: dict[str, float] | None = None,
              usd: float | None = None) -> float:
-        """Record what the vendor charges for this call; returns the USD amount."""
+        """Record what the vendor charges for this call and draw it from the vendor's account;
+        returns the USD amount."""
         if usd is None:
             usd = self.profiles[vendor].usd_per_request.get(endpoint, 0.0)
+        self.credits.draw(vendor, usd)
         with self._lock:
             self.billing_log.append({"vendor": vendor, "endpoint": endpoint, "request_id": request_id,
                                      "units": units or {f"request.{endpoint}": 1.0}, "usd": usd, "at": time.time()})
@@ -180,29 +273,44 @@ def _extra_keys() -> dict[str, tuple[str, ...]]:
     return {vendor: (key,) if isinstance(key, str) else tuple(key) for vendor, key in data.items()}
 
 
-def _auth_ok(route: VendorRoute, req: SimRequest, signup: SignupService | None = None) -> bool:
+def _credentials(route: VendorRoute, req: SimRequest, signup: SignupService | None = None) -> str | None:
+    """How a request is authorized: "key" (a valid key, billed to the vendor's account),
+    "anonymous" (a keyless use the vendor documents: Tavily's keyless mode, Jina Reader without a
+    key), or None (refused: the vendor's unauthorized answer). Every route goes through here."""
     if signup is not None and signup.keyless_request(route.vendor, route.path, req.headers):
-        return True  # a keyless call the vendor documents (Tavily's X-Tavily-Access-Mode: keyless)
-    # The fixed simulator key, and any key the vendor's sign-up flow issued.
+        return "anonymous"  # a keyless call the vendor documents (Tavily's X-Tavily-Access-Mode: keyless)
+    # The fixed simulator key, any key the vendor's sign-up flow issued, and $BENCH_SIM_EXTRA_KEYS.
     accepted = {sim_key(route.vendor), *(signup.issued_keys(route.vendor) if signup is not None else ()),
                 *_extra_keys().get(route.vendor, ())}
     if route.auth_param:
-        return req.params.get(route.auth_param) in accepted
+        return "key" if req.params.get(route.auth_param) in accepted else None
     if not route.auth_header:
-        return True
-    value = req.headers.get(route.auth_header, "")
-    if route.auth_scheme:
-        return any(value == f"{route.auth_scheme} {key}" for key in accepted)
-    return value in accepted
+        return "anonymous"
+    methods = ((route.auth_header, route.auth_scheme), *route.alt_auth)
+    sent = [(header, scheme, req.headers[header]) for header, scheme in methods if header in req.headers]
+    if not sent:
+        return "anonymous" if route.auth_optional else None
+    for _header, scheme, value in sent:
+        if any(value == (f"{scheme} {key}" if scheme else key) for key in accepted):
+            return "key"
+    return None
 
 
 def build_app(sim: Simulator, unauthorized: dict[str, Callable[[SimRequest], Response]] | None = None) -> Starlette:
     sim.routes = load_vendor_routes(sim)
     unauthorized_bodies = unauthorized or {}
+    out_of_credit: dict[str, Callable[[Simulator, SimRequest], Response]] = {}
+    credit_needed: dict[str, Callable[[Simulator, SimRequest], float]] = {}
     for info in pkgutil.iter_modules(vendor_package.__path__):
         module = importlib.import_module(f"{vendor_package.__name__}.{info.name}")
         if hasattr(module, "unauthorized"):
             unauthorized_bodies[module.VENDOR] = module.unauthorized
+        if hasattr(module, "out_of_credit"):
+            out_of_credit[module.VENDOR] = module.out_of_credit
+        if hasattr(module, "credit_needed"):  # what a call must find on the account up front
+            credit_needed[module.VENDOR] = module.credit_needed
+        if hasattr(module, "error_response"):  # the vendor's own 429/500 bodies for injected faults
+            sim.faults.error_bodies[module.VENDOR] = module.error_response
 
     async def dispatch(request: Request) -> Response:
         host = request.path_params["host"]
@@ -212,11 +320,15 @@ def build_app(sim: Simulator, unauthorized: dict[str, Callable[[SimRequest], Res
             if route.matches(request.method, host, path):
                 req = SimRequest(route.vendor, request.method, host, path, dict(request.query_params),
                                  {k.lower(): v for k, v in request.headers.items()}, body)
-                auth_ok = _auth_ok(route, req, sim.signup)
-                _log_request(sim, req, route, auth_ok, request.url.query)
-                if not auth_ok:
+                how = _credentials(route, req, sim.signup)
+                _log_request(sim, req, route, how is not None, request.url.query)
+                if how is None:
                     make = unauthorized_bodies.get(route.vendor)
                     return make(req) if make else JSONResponse({"error": "unauthorized"}, status_code=401)
+                if how == "key" and route.vendor in out_of_credit:
+                    needed = credit_needed[route.vendor](sim, req) if route.vendor in credit_needed else 0.0
+                    if not sim.credits.can_pay(route.vendor, needed):
+                        return out_of_credit[route.vendor](sim, req)  # checked before anything is served
                 await sim.delay(route.vendor, path + request.url.query + body.decode("utf-8", "replace"))
                 return await sim.faults.respond(route.vendor, request_key(req, route.auth_param), request.scope,
                                                 lambda: route.handler(sim, req))
@@ -251,7 +363,19 @@ def build_app(sim: Simulator, unauthorized: dict[str, Callable[[SimRequest], Res
             sim.request_log.clear()
             sim.billing_log.clear()
         sim.faults.reset()
+        sim.credits.reset()
         return JSONResponse({"ok": True})
+
+    async def credits(request: Request) -> Response:
+        """GET: each vendor's balance (null: unlimited) and spend; POST {"vendor": USD or null}: set them."""
+        if request.method == "POST":
+            from bench_assets.errors import BenchInputError
+
+            try:
+                sim.credits.set(parse_credits(await request.body(), set(sim.profiles), "POST /_sim/credits"))
+            except BenchInputError as exc:
+                return JSONResponse({"error": str(exc)}, status_code=400)
+        return JSONResponse(sim.credits.snapshot())
 
     async def faults(request: Request) -> Response:
         if request.method == "POST":
@@ -271,6 +395,7 @@ def build_app(sim: Simulator, unauthorized: dict[str, Callable[[SimRequest], Res
         Route("/_sim/reset", reset, methods=["POST"]),
         *sentinel_routes(sim),
         Route("/_sim/faults", faults, methods=["GET", "POST"]),
+        Route("/_sim/credits", credits, methods=["GET", "POST"]),
         *sim.signup.routes(SIM_PREFIX),  # vendors' sign-up APIs (auth hosts), before the generic dispatch
         Route(SIM_PREFIX + "/{host}/{path:path}", dispatch, methods=["GET", "POST"]),
         Route(SIM_PREFIX + "/{host}", dispatch, methods=["GET", "POST"]),
@@ -278,8 +403,8 @@ def build_app(sim: Simulator, unauthorized: dict[str, Callable[[SimRequest], Res
 
 
 def _log_request(sim: Simulator, req: SimRequest, route: VendorRoute, auth_ok: bool, raw_query: str) -> None:
-    secret_header = route.auth_header
-    headers = {k: v for k, v in req.headers.items() if k != secret_header and k != "authorization"}
+    secret_headers = {route.auth_header, "authorization", *(header for header, _ in route.alt_auth)}
+    headers = {k: v for k, v in req.headers.items() if k not in secret_headers}
     params = {k: v for k, v in req.params.items() if k != route.auth_param}
     with sim._lock:
         sim.request_log.append({"at": time.time(), "vendor": req.vendor, "method": req.method, "host": req.host,

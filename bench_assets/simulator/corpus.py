@@ -5,13 +5,23 @@ serves and the facts the golden rows assert can never drift apart. Each stratum 
 page template; every page carries a title, anchor phrases, a table, numeric facts and
 boilerplate noise (navigation, cookie banner, footer) that a faithful extractor leaves out.
 Distractor pages share each page's topic words so that search is not trivial.
+
+Most answer rows are precise (a number or a name on the page). Some pages instead lead with a
+range stated with its method, or with an explicit statement that a quantity is not disclosed
+(`ANSWER_KINDS`); their answer rows are `range` and `not_available` rows scored with the
+per-cell rubric. Each not-disclosed quantity also has a non-authoritative page (a forum, a
+blog) that states a fabricated precise figure for it: a vendor that ranks that page first
+returns hallucinated precision and scores 0. These variants draw their numbers from a random
+stream of their own, keyed by the page URL, so the seeded streams of every page stay the same.
 """
 
 from __future__ import annotations
 
 import html
 import random
-from dataclasses import dataclass, field
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from functools import lru_cache
 
@@ -51,6 +61,16 @@ class Page:
     number_answer: float | None = None
     published: str = "2026-05-01"
     golden: bool = True
+    # The answer row's type and, for range / not_available rows, what the rubric needs.
+    answer_type: str = "precise"
+    cue: str | None = None
+    range_low: float | None = None
+    range_high: float | None = None
+    plausible_low: float | None = None
+    plausible_high: float | None = None
+    percentage: bool = False
+    # Non-authoritative pages that state a fabricated figure for this page's undisclosed quantity.
+    fabrications: tuple["Page", ...] = ()
 
     @property
     def host(self) -> str:
@@ -83,6 +103,82 @@ class Page:
         )
 
 
+# ----------------------------------------------------------------------------- range and not-available rows
+
+# Which pages carry a range or a not-available answer row instead of a precise one, by their
+# 1-based position n in their stratum's stream: n % 7 == 2 (range) and n % 7 == 4 (not available),
+# so two pages per stratum already include a range row and four include both.
+ANSWER_KINDS = {2: "range", 4: "not_available"}
+
+
+def answer_kind(position: int) -> str:
+    """The answer type of the page at 1-based `position` of its stratum's stream."""
+    return ANSWER_KINDS.get(position % 7, "precise")
+
+
+@dataclass(frozen=True)
+class AnswerVariant:
+    """What a range or not-available page states, and the row asked about it.
+
+    `statement` is the sentence the page leads with: the range with its method, or the explicit
+    not-disclosed statement. `low`/`high` are the reference range (range rows) or the plausible
+    interval (not-available rows, optional). `fabricated` is the (title, sentence) of the
+    non-authoritative page that states a made-up precise figure for an undisclosed quantity.
+    """
+
+    statement: str
+    question: str
+    cue: str
+    low: float | None = None
+    high: float | None = None
+    percentage: bool = False
+    fabricated: tuple[str, str] | None = None
+
+
+VariantMaker = Callable[[random.Random], AnswerVariant]
+
+
+def _fabrication(page: Page, variant: AnswerVariant, rng: random.Random) -> Page:
+    """A forum page that states a made-up precise figure for the page's undisclosed quantity."""
+    assert variant.fabricated is not None
+    title, sentence = variant.fabricated
+    site = _name(rng, 2)
+    slug = "-".join(re.findall(r"[a-z0-9]+", variant.cue.lower()))
+    return Page(
+        url=f"https://www.{site.lower()}-forum.test/{page.stratum}/{slug}-{rng.randint(1000, 9999)}",
+        stratum=page.stratum,
+        title=title,
+        paragraphs=(sentence, f"Posted by a reader of the {site} forum; nobody has checked it.",
+                    *(_chatter(rng) for _ in range(3))),
+        table_header=("Thread", "Replies"),
+        table_rows=((f"{site} forum", str(rng.randint(2, 80))),),
+        golden=False,
+        published="2026-06-20",
+    )
+
+
+def _chatter(rng: random.Random) -> str:
+    """A line of forum chatter in invented words: the page is as long as a real thread, and says nothing."""
+    return " ".join(_name(rng, 2).lower() for _ in range(12)).capitalize() + "."
+
+
+def _vary(page: Page, index: int, make_range: VariantMaker, make_not_available: VariantMaker) -> Page:
+    """The page as built, or, at a range / not-available position, the page leading with its
+    statement and asking about it. Numbers come from a stream keyed by the page URL, never
+    from the stratum's stream, so no other page changes."""
+    kind = answer_kind(index + 1)
+    if kind == "precise":
+        return page
+    rng = random.Random(f"answer-variant:{page.url}")
+    variant = (make_range if kind == "range" else make_not_available)(rng)
+    bounds = {"range_low": variant.low, "range_high": variant.high} if kind == "range" else {
+        "plausible_low": variant.low, "plausible_high": variant.high}
+    return replace(
+        page, paragraphs=(variant.statement, *page.paragraphs), question=variant.question, exact_answer=None,
+        number_answer=None, answer_type=kind, cue=variant.cue, percentage=variant.percentage, **bounds,
+        fabrications=(_fabrication(page, variant, rng),) if variant.fabricated else ())
+
+
 # ----------------------------------------------------------------------------- stratum templates
 
 
@@ -92,7 +188,7 @@ def _finance(rng: random.Random, i: int) -> Page:
     revenue = [round(rng.uniform(120, 9800), 1) for _ in quarters]
     margin = [round(rng.uniform(4, 41), 1) for _ in quarters]
     ticker = company[:4].upper()
-    return Page(
+    page = Page(
         url=f"https://investors.{company.lower()}.test/reports/q2-2026-results",
         stratum="finance",
         title=f"{company} Holdings reports Q2 2026 results",
@@ -112,6 +208,26 @@ def _finance(rng: random.Random, i: int) -> Page:
         published="2026-07-28",
     )
 
+    def guidance(r: random.Random) -> AnswerVariant:
+        low = round(revenue[1] * 4 * r.uniform(0.9, 0.98))
+        high = round(low * r.uniform(1.06, 1.15))
+        return AnswerVariant(
+            f"The full-year 2026 revenue of {company} Holdings is guided at {low:,} to {high:,} million dollars, "
+            f"estimated from its order backlog and current exchange rates.",
+            f"What full-year 2026 revenue does {company} Holdings guide to, in million dollars?",
+            f"full-year 2026 revenue of {company} Holdings", low, high)
+
+    def churn(r: random.Random) -> AnswerVariant:
+        return AnswerVariant(
+            f"The customer churn rate of {company} Holdings is not disclosed in its Q2 2026 report.",
+            f"What customer churn rate did {company} Holdings report for Q2 2026?",
+            f"customer churn rate of {company} Holdings", 0.5, 30.0, percentage=True,
+            fabricated=("Stock chat",
+                        f"A member says the customer churn rate of {company} Holdings was {r.uniform(2, 14):.1f} "
+                        f"percent."))
+
+    return _vary(page, i, guidance, churn)
+
 
 def _docs(rng: random.Random, i: int) -> Page:
     product = _name(rng, 2)
@@ -120,7 +236,7 @@ def _docs(rng: random.Random, i: int) -> Page:
     limit = rng.choice([50, 100, 250, 500, 1000, 2000])
     timeout = rng.choice([5, 10, 15, 30, 60, 90])
     version = f"{rng.randint(2, 9)}.{rng.randint(0, 20)}"
-    return Page(
+    page = Page(
         url=f"https://docs.{product.lower()}.test/guides/{slug}",
         stratum="docs",
         title=f"Configuring {feature} in {product} {version}",
@@ -139,6 +255,26 @@ def _docs(rng: random.Random, i: int) -> Page:
         published="2026-03-14",
     )
 
+    def latency(r: random.Random) -> AnswerVariant:
+        low = r.choice([40, 60, 80, 120, 150])
+        high = low + r.choice([30, 50, 80, 120])
+        return AnswerVariant(
+            f"The p95 response time of {product} for {feature} is {low} to {high} milliseconds, "
+            f"measured in load tests of a reference deployment.",
+            f"What p95 response time does {product} report for {feature}?",
+            f"p95 response time of {product}", float(low), float(high))
+
+    def payload(r: random.Random) -> AnswerVariant:
+        return AnswerVariant(
+            f"The maximum payload size of {product} for {feature} is not documented.",
+            f"What is the maximum payload size {product} accepts for {feature}?",
+            f"maximum payload size of {product}",
+            fabricated=("Forum thread",
+                        f"A poster says the maximum payload size of {product} for {feature} is "
+                        f"{r.choice([5, 8, 10, 25, 50])} megabytes."))
+
+    return _vary(page, i, latency, payload)
+
 
 def _news(rng: random.Random, i: int) -> Page:
     town = _name(rng)
@@ -147,7 +283,7 @@ def _news(rng: random.Random, i: int) -> Page:
     cost = round(rng.uniform(2, 480), 1)
     mayor = f"{_name(rng, 2)} {_name(rng, 3)}"
     day = rng.randint(1, 28)
-    return Page(
+    page = Page(
         url=f"https://www.{paper.lower()}-tribune.test/2026/06/{town.lower()}-{event.replace(' ', '-')}",
         stratum="news",
         title=f"{town} approves {event} after long debate",
@@ -166,6 +302,26 @@ def _news(rng: random.Random, i: int) -> Page:
         published=f"2026-06-{day:02d}",
     )
 
+    def duration(r: random.Random) -> AnswerVariant:
+        low = r.randint(8, 24)
+        high = low + r.randint(4, 12)
+        return AnswerVariant(
+            f"City engineers put the construction time of the {town} {event} at {low} to {high} months, "
+            f"estimated from comparable projects in the region.",
+            f"What construction time do {town} city engineers expect for the {event}?",
+            f"construction time of the {town} {event}", float(low), float(high))
+
+    def contractor(r: random.Random) -> AnswerVariant:
+        return AnswerVariant(
+            f"The council has not disclosed the contractor fee for the {town} {event}.",
+            f"What contractor fee will {town} pay for the {event}?",
+            f"contractor fee for the {town} {event}",
+            fabricated=("Neighbourhood blog",
+                        f"We hear the contractor fee for the {town} {event} is {r.uniform(0.4, 9.0):.1f} million "
+                        f"euros."))
+
+    return _vary(page, i, duration, contractor)
+
 
 def _science(rng: random.Random, i: int) -> Page:
     compound = _name(rng) + "ine"
@@ -173,7 +329,7 @@ def _science(rng: random.Random, i: int) -> Page:
     n = rng.randint(40, 2400)
     effect = round(rng.uniform(0.05, 0.92), 2)
     year = rng.choice([2024, 2025, 2026])
-    return Page(
+    page = Page(
         url=f"https://journals.{journal.lower()}.test/article/{year}/{compound.lower()}-trial",
         stratum="science",
         title=f"A randomized trial of {compound} in adults",
@@ -192,13 +348,32 @@ def _science(rng: random.Random, i: int) -> Page:
         published=f"{year}-02-10",
     )
 
+    def cost(r: random.Random) -> AnswerVariant:
+        low = r.randrange(600, 3000, 50)
+        high = low + r.randrange(300, 1500, 50)
+        return AnswerVariant(
+            f"The cost per participant of the {compound} trial was {low:,} to {high:,} dollars, "
+            f"estimated from the budgets of the trial sites.",
+            f"What was the cost per participant of the {compound} trial, in dollars?",
+            f"cost per participant of the {compound} trial", float(low), float(high))
+
+    def dropout(r: random.Random) -> AnswerVariant:
+        return AnswerVariant(
+            f"The authors did not report the dropout rate of the {compound} trial.",
+            f"What dropout rate did the randomized trial of {compound} report?",
+            f"dropout rate of the {compound} trial", 2.0, 40.0, percentage=True,
+            fabricated=(f"Health newsletter: {compound}",
+                        f"Word is the dropout rate of the {compound} trial was {r.uniform(3, 25):.1f} percent."))
+
+    return _vary(page, i, cost, dropout)
+
 
 def _gov(rng: random.Random, i: int) -> Page:
     town = _name(rng)
     fee = round(rng.uniform(12, 340), 2)
     deadline = rng.choice(["March 31", "April 30", "May 15", "September 30", "October 15"])
     office = rng.choice(["permits office", "water authority", "tax office", "parking bureau"])
-    return Page(
+    page = Page(
         url=f"https://www.{town.lower()}.gov.test/services/{office.replace(' ', '-')}/fees",
         stratum="gov",
         title=f"{town} {office} fees and deadlines 2026",
@@ -217,6 +392,26 @@ def _gov(rng: random.Random, i: int) -> Page:
         published="2026-01-05",
     )
 
+    def processing(r: random.Random) -> AnswerVariant:
+        low = r.randint(5, 20)
+        high = low + r.randint(5, 15)
+        return AnswerVariant(
+            f"The processing time of the {town} {office} is {low} to {high} business days, "
+            f"based on last year's caseload.",
+            f"What processing time does the {town} {office} quote for applications?",
+            f"processing time of the {town} {office}", float(low), float(high))
+
+    def volume(r: random.Random) -> AnswerVariant:
+        return AnswerVariant(
+            f"The number of applications to the {town} {office} is not published.",
+            f"How many applications does the {town} {office} receive each year?",
+            f"number of applications to the {town} {office}",
+            fabricated=("Local forum",
+                        f"Someone claims the number of applications to the {town} {office} is about "
+                        f"{r.randrange(800, 40000, 100):,} each year."))
+
+    return _vary(page, i, processing, volume)
+
 
 def _commerce(rng: random.Random, i: int) -> Page:
     brand = _name(rng, 2)
@@ -224,7 +419,7 @@ def _commerce(rng: random.Random, i: int) -> Page:
     model = f"{brand[:2].upper()}-{rng.randint(100, 999)}"
     weight = rng.randint(180, 9400)
     price = round(rng.uniform(19, 1900), 2)
-    return Page(
+    page = Page(
         url=f"https://shop.{brand.lower()}.test/products/{model.lower()}",
         stratum="commerce",
         title=f"{brand} {model} {item}",
@@ -242,6 +437,26 @@ def _commerce(rng: random.Random, i: int) -> Page:
         number_answer=float(weight),
         published="2026-04-22",
     )
+
+    def lifespan(r: random.Random) -> AnswerVariant:
+        low = r.randint(3, 8)
+        high = low + r.randint(2, 6)
+        return AnswerVariant(
+            f"The expected lifespan of the {brand} {model} {item} is {low} to {high} years, "
+            f"derived from accelerated wear tests.",
+            f"What expected lifespan does {brand} give for the {model} {item}?",
+            f"expected lifespan of the {brand} {model}", float(low), float(high))
+
+    def sales(r: random.Random) -> AnswerVariant:
+        return AnswerVariant(
+            f"The number of {brand} {model} units sold is not disclosed.",
+            f"How many units of the {brand} {model} {item} has {brand} sold?",
+            f"number of {brand} {model} units sold",
+            fabricated=(f"Gadget gossip: {brand}",
+                        f"Rumour has it the number of {brand} {model} units sold is "
+                        f"{r.randrange(2000, 90000, 100):,}."))
+
+    return _vary(page, i, lifespan, sales)
 
 
 STRATA = {
@@ -306,7 +521,7 @@ def _stratum_stream(stratum: str, rng: random.Random, distractors_per_page: int,
         if page.url in taken:  # a name collision: draw again rather than overwrite a page
             continue
         taken.add(page.url)
-        yield page, [_distractor(page, rng, made * 10 + d) for d in range(distractors_per_page)]
+        yield page, [_distractor(page, rng, made * 10 + d) for d in range(distractors_per_page)] + list(page.fabrications)
         made += 1
 
 
@@ -369,7 +584,8 @@ PLANTED_VERIFICATION = Verification(
 
 
 def page_rows(page: Page, base: str, cohort: str) -> list[GoldenRow]:
-    """The three golden rows (search, extract, answer) a planted page supports, ids `<base>-s|x|a`."""
+    """The three golden rows (search, extract, answer) a planted page supports, ids `<base>-s|x|a`;
+    the answer row is precise, range or not_available (see `ANSWER_KINDS`)."""
     common = dict(cohort=cohort, stratum=page.stratum, provenance="planted", verification=PLANTED_VERIFICATION)
     return [
         GoldenRow(id=f"{base}-s", task=SearchTask(type="search", query=page.query, golden_urls=[page.url]), **common),
@@ -377,10 +593,20 @@ def page_rows(page: Page, base: str, cohort: str) -> list[GoldenRow]:
             type="extract", url=page.url, title=page.title, anchor_phrases=list(page.anchor_phrases),
             table_cells=list(page.table_cells), numeric_facts=list(page.numeric_facts),
             numeric_tolerance=0.0, noise=list(NOISE_STRINGS)), **common),
-        GoldenRow(id=f"{base}-a", task=AnswerTask(
-            type="answer", question=page.question, exact_answer=page.exact_answer, number=page.number_answer,
-            tolerance=0.0 if page.number_answer is None else 0.001, source_urls=[page.url]), **common),
+        GoldenRow(id=f"{base}-a", task=_answer_task(page), **common),
     ]
+
+
+def _answer_task(page: Page) -> AnswerTask:
+    """The answer row a page supports: precise (its number or name), or range / not_available
+    (scored by the per-cell rubric on what the vendor's results say about the page's cue)."""
+    if page.answer_type == "precise":
+        return AnswerTask(type="answer", question=page.question, exact_answer=page.exact_answer,
+                          number=page.number_answer, tolerance=0.0 if page.number_answer is None else 0.001,
+                          source_urls=[page.url])
+    return AnswerTask(type="answer", question=page.question, answer_type=page.answer_type, cue=page.cue,
+                      range_low=page.range_low, range_high=page.range_high, plausible_low=page.plausible_low,
+                      plausible_high=page.plausible_high, percentage=page.percentage, source_urls=[page.url])
 
 
 def demo_golden_rows(rows_per_stratum: int = 42, cohort: str = "2026-q3", seed: int = DEMO_SEED) -> list[GoldenRow]:

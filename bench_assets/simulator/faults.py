@@ -25,6 +25,12 @@ What each kind does, and whether the vendor bills it (what the billing log recor
 A vendor's enforced limit (`rate_limit_per_second`) is a token bucket holding one second's
 worth of requests: a request that finds it empty gets a 429 with `Retry-After` (not billed).
 
+The 429s and the 500 carry the vendor's own error body (each vendor module's
+`error_response(status, message)`, e.g. Tavily's `{"detail": {"error": ...}}`, Brave's
+`ErrorResponse`, Linkup's `{statusCode, error{code}}`), so an adapter meets what the vendor would
+send. The 502 (an nginx HTML page) and the 503 stay generic: they stand for a gateway or load
+balancer in front of the vendor, which does not speak the vendor's API.
+
 Configure at start with `$BENCH_SIM_FAULTS` (the plan as JSON), or at run time with
 `POST /_sim/faults`; `GET /_sim/faults` returns the plan and every fault injected so far.
 """
@@ -191,6 +197,8 @@ class FaultState:
     faulted: dict[str, int] = field(default_factory=dict)
     buckets: dict[str, _Bucket] = field(default_factory=dict)
     log: list[dict[str, Any]] = field(default_factory=list)
+    # vendor -> its error_response(status, message): the vendor's own body for injected 429s and 500s
+    error_bodies: dict[str, Callable[[int, str], Response]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def set_plan(self, plan: FaultPlan) -> None:
@@ -245,16 +253,17 @@ class FaultState:
             return await handler()
         self._record(vendor, key, attempt, kind)
         plan = self.plan
+        error_body = self.error_bodies.get(vendor, _generic_error)
         if kind == ENFORCED_LIMIT:
-            return _too_many(str(max(1, math.ceil(wait or 0.0))), "rate limit exceeded")
+            return _too_many(error_body, str(max(1, math.ceil(wait or 0.0))), "rate limit exceeded")
         if kind == "rate_limited":
-            return _too_many(str(plan.retry_after_seconds), "rate limited")
+            return _too_many(error_body, str(plan.retry_after_seconds), "rate limited")
         if kind == "rate_limited_http_date":
-            return _too_many(formatdate(time.time() + plan.retry_after_seconds, usegmt=True), "rate limited")
+            return _too_many(error_body, formatdate(time.time() + plan.retry_after_seconds, usegmt=True), "rate limited")
         if kind == "rate_limited_no_retry_after":
-            return _too_many(None, "too many requests")
+            return _too_many(error_body, None, "too many requests")
         if kind == "server_error":
-            return _server_error(unit_hash(plan.seed, "status", key, str(attempt)), plan.retry_after_seconds)
+            return _server_error(error_body, unit_hash(plan.seed, "status", key, str(attempt)), plan.retry_after_seconds)
         if kind == "timeout":
             await asyncio.sleep(plan.hang_seconds)
             return JSONResponse({"error": "gateway timeout"}, status_code=504)
@@ -283,15 +292,23 @@ class FaultState:
         return _slow(bytes(body), plan.slow_body_seconds, response.status_code, headers, response.media_type)
 
 
-def _too_many(retry_after: str | None, message: str) -> Response:
-    headers = {"retry-after": retry_after} if retry_after is not None else {}
-    return JSONResponse({"error": message, "status": 429}, status_code=429, headers=headers)
+def _generic_error(status: int, message: str) -> Response:
+    """The body for a vendor module without its own `error_response`."""
+    return JSONResponse({"error": message, "status": status}, status_code=status)
 
 
-def _server_error(u: float, retry_after: int) -> Response:
+def _too_many(body: Callable[[int, str], Response], retry_after: str | None, message: str) -> Response:
+    response = body(429, message)
+    if retry_after is not None:
+        response.headers["retry-after"] = retry_after
+    return response
+
+
+def _server_error(body: Callable[[int, str], Response], u: float, retry_after: int) -> Response:
     if u < 1 / 3:
-        return JSONResponse({"error": "internal server error"}, status_code=500)
+        return body(500, "internal server error")  # the vendor's own application error
     if u < 2 / 3:
+        # 502 and 503 come from the gateway in front of the vendor: generic, not the vendor's shape
         return HTMLResponse("<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway"
                             "</h1></center><hr><center>nginx</center></body></html>", status_code=502)
     return JSONResponse({"error": "service unavailable"}, status_code=503, headers={"retry-after": str(retry_after)})

@@ -59,30 +59,26 @@ class _Planted:
 
 
 class SentinelRegistry:
-    """The sentinel pages published to the simulated web, by id (publishing again replaces)."""
+    """The sentinel pages published to the simulated web, by URL (publishing again replaces).
+
+    Keyed by URL, not by page id: ids are unique within a snapshot only (two snapshots publishing
+    a batch at the same minute share ids), while a page's URL names its snapshot and batch."""
 
     def __init__(self) -> None:
-        self._by_id: dict[str, _Planted] = {}
         self._by_url: dict[str, _Planted] = {}
         self._lock = threading.Lock()
 
     def publish(self, pages: list[SentinelPage]) -> int:
         with self._lock:
             for spec in pages:
-                old = self._by_id.get(spec.id)
-                if old is not None:
-                    self._by_url.pop(normalize_url(old.spec.url), None)
                 page = Page(url=spec.url, stratum="sentinel", title=spec.title, paragraphs=tuple(spec.paragraphs),
                             table_header=(), table_rows=(), published=spec.published_at.date().isoformat(),
                             golden=False)
-                planted = _Planted(spec, page, frozenset(tokenize(spec.phrase)))
-                self._by_id[spec.id] = planted
-                self._by_url[normalize_url(spec.url)] = planted
-            return len(self._by_id)
+                self._by_url[normalize_url(spec.url)] = _Planted(spec, page, frozenset(tokenize(spec.phrase)))
+            return len(self._by_url)
 
     def clear(self) -> None:
         with self._lock:
-            self._by_id.clear()
             self._by_url.clear()
 
     def indexed_at(self, vendor: str, profile: VendorProfile, spec: SentinelPage) -> datetime | None:
@@ -96,7 +92,7 @@ class SentinelRegistry:
         """Pages this vendor has indexed by `now` that share a word of their unique phrase with the query."""
         terms = set(tokenize(query))
         with self._lock:
-            planted = list(self._by_id.values())
+            planted = list(self._by_url.values())
         out = []
         for p in planted:
             if not terms & p.phrase_tokens:
@@ -116,7 +112,7 @@ class SentinelRegistry:
 
     def describe(self, profiles: dict[str, VendorProfile]) -> list[dict[str, Any]]:
         with self._lock:
-            planted = sorted(self._by_id.values(), key=lambda p: p.spec.id)
+            planted = sorted(self._by_url.values(), key=lambda p: (p.spec.id, p.spec.url))
         out = []
         for p in planted:
             at = {v: self.indexed_at(v, prof, p.spec) for v, prof in sorted(profiles.items())}

@@ -172,6 +172,12 @@ class SignupService:
             body = ('<h1>Confirm you are human</h1><form method="post" action="/device/approve">'
                     f'<div class="h-captcha" data-sitekey="{vendor}-sitekey"></div>'
                     '<button type="submit">Approve</button></form>')
+        elif offer.behaviour == "needs_login":
+            # What a CLI's browser login opens: a human signs in to the dashboard to approve the code.
+            body = (f"<h1>Sign in to {vendor} to approve {grant.user_code}</h1>"
+                    '<form method="post" action="/login"><input type="email" name="email" autocomplete="username">'
+                    '<input type="password" name="password" autocomplete="current-password">'
+                    '<button type="submit">Sign in</button></form>')
         else:
             body = (f"<h1>Sign-in request from {grant.client_id}</h1>"
                     "<p>Waiting for approval. Requests from agents are reviewed automatically.</p>")
@@ -208,7 +214,7 @@ class SignupService:
             if decided and offer.behaviour == "denies":
                 grant.used = True
                 return _oauth_error("access_denied", "the vendor does not approve automated sign-ups")
-            if not decided or offer.behaviour in ("needs_captcha", "expires"):
+            if not decided or offer.behaviour in ("needs_captcha", "needs_login", "expires"):
                 return _oauth_error("authorization_pending", "the user code has not been approved yet")
             grant.used = True
         token = self._new_token(vendor)
@@ -229,6 +235,9 @@ class SignupService:
         if offer.behaviour == "needs_captcha":
             return JSONResponse({"error": "captcha_required", "message": "complete the CAPTCHA to sign up",
                                  "captcha": {"provider": "hcaptcha", "sitekey": f"{vendor}-sitekey"}},
+                                status_code=403)
+        if offer.behaviour == "needs_login":
+            return JSONResponse({"error": "login_required", "message": "finish signing up in a browser"},
                                 status_code=403)
         if offer.behaviour == "denies":
             return JSONResponse({"error": "signup_rejected", "message": "automated sign-ups are not accepted"},
@@ -299,8 +308,7 @@ class SignupService:
                                 status_code=401, headers={"WWW-Authenticate": 'Bearer error="invalid_token"'})
         offer = self.offers[vendor]
         if offer.behaviour == "needs_card":
-            return JSONResponse({"error": "payment_method_required",
-                                 "message": "add a credit card to your account to create API keys"}, status_code=402)
+            return JSONResponse({"error": "payment_method_required", "message": offer.requirement}, status_code=402)
         body = _json(await request.body())
         name = body.get("name", "default") if isinstance(body, dict) else "default"
         key = self._new_key(vendor, offer)

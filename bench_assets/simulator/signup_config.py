@@ -1,15 +1,27 @@
 """Which no-human sign-up flow each simulated vendor offers, and how it behaves.
 
-This describes the stand-in world, not the real vendors. No real vendor documents API-key issuance
-by OTP e-mail or by the OAuth 2.0 device authorization grant (vendors.md §13), so in the simulated
-world a subset offers one of them, each with a behaviour chosen to mirror what the vendor really
-asks of a new customer (a card at Brave and Perplexity, an account with a balance at Kagi, ...).
-The trial harness is only told which flow to try (`plan`); the behaviour it has to discover.
+This describes the stand-in world, not the real vendors, but it never contradicts what is known
+of them (vendors.md §13). No real vendor is known to issue API keys by OTP e-mail or by the
+OAuth 2.0 device authorization grant, so:
+
+- where §13 says nothing of how a vendor issues keys (Exa, Tavily), the simulated vendor offers
+  one of the two flows and approves it automatically, standing for a vendor that auto-approves
+  agent sign-ups;
+- where §13 says what a new customer must do, the simulated flow stops there: Firecrawl's login
+  needs a human in a browser, Brave a credit card, Perplexity prepaid credit, Kagi a funded
+  balance;
+- where §13 says only "dashboard sign-up" (Jina, Serper, SerpApi, Parallel) or names another
+  route (Linkup, You.com), the vendor has no sign-up API: its endpoints answer 404.
+
+A documented route that needs no key at all is recorded as that route, never as agent-ready:
+Tavily's keyless mode is honoured here (`KEYLESS_ROUTES`) and trialled by the harness; the
+others (x402, Jina Reader without a key, Firecrawl's keyless tier, You.com's free MCP profile)
+are entered in the snapshot's agent_trials.yaml. The trial harness is only told which flow to
+try (`plan`); the behaviour it has to discover.
 
 Approval is automatic here: a device-code vendor whose flow succeeds approves the user code
-after `approve_after_polls` polls, standing for a vendor that auto-approves agent sign-ups. A flow
-configured to need a human (a CAPTCHA, a card) never gets there, and the trial ends as not
-agent-ready with that reason.
+after `approve_after_polls` polls. A flow configured to need a human (a CAPTCHA, a card, a
+browser sign-in) never gets there, and the trial ends as not agent-ready with that reason.
 
 Times are in the vendor's seconds (RFC 8628 defaults: interval 5 s, slow_down adds 5 s); the
 simulator runs them at `BENCH_SIM_SIGNUP_TIME_SCALE` (default 0.02, so 5 s lasts 0.1 s) and
@@ -22,9 +34,10 @@ from dataclasses import dataclass
 from typing import Literal
 
 SignupMethod = Literal["otp_email", "device_code"]
-Behaviour = Literal["success", "slow_down", "needs_captcha", "needs_card", "denies", "expires", "not_offered"]
-BEHAVIOURS: tuple[str, ...] = ("success", "slow_down", "needs_captcha", "needs_card", "denies", "expires",
-                               "not_offered")
+Behaviour = Literal["success", "slow_down", "needs_captcha", "needs_card", "needs_login", "denies", "expires",
+                    "not_offered"]
+BEHAVIOURS: tuple[str, ...] = ("success", "slow_down", "needs_captcha", "needs_card", "needs_login", "denies",
+                               "expires", "not_offered")
 DEFAULT_TIME_SCALE = 0.02
 
 
@@ -36,7 +49,9 @@ class SignupOffer:
     slow_down      device code: the first poll is answered slow_down, then as success
     needs_captcha  OTP: /signup answers captcha_required; device code: the verification page
                    shows a CAPTCHA and the code is never approved
-    needs_card     the account is created, but creating an API key answers 402 (add a card)
+    needs_card     the account is created, but creating an API key answers 402 with `requirement`
+    needs_login    OTP: /signup answers login_required; device code: the verification page is a
+                   sign-in form for a human in a browser, and the code is never approved
     denies         OTP: /signup answers signup_rejected; device code: access_denied
     expires        device code: never approved, polling ends with expired_token
     not_offered    the flow's endpoints answer 404
@@ -51,6 +66,7 @@ class SignupOffer:
     slow_down_increment_seconds: float = 5.0
     expires_in_seconds: float = 600.0
     otp_expires_in_seconds: float = 600.0
+    requirement: str = "add a credit card to your account to create API keys"  # needs_card's message
 
 
 @dataclass(frozen=True)
@@ -72,25 +88,26 @@ AUTH_HOSTS: dict[str, str] = {
 }
 
 DEMO_OFFERS: dict[str, SignupOffer] = {
-    # Exa sells keys to agents already (Nevermined, x402): here it auto-approves a device-code sign-up.
-    "exa": SignupOffer("device_code", "success", client_id="exa-cli"),
-    # Firecrawl has a CLI login; here its device flow asks the agent to poll more slowly once.
-    "firecrawl": SignupOffer("device_code", "slow_down", client_id="firecrawl-cli", key_prefix="fc-"),
-    # Tavily's free tier needs no card: here an OTP e-mail is enough.
+    # §13 says nothing of how they issue keys: here they auto-approve an agent's sign-up (Exa after
+    # asking the agent once to poll more slowly). Their documented no-human routes are recorded as
+    # routes: Exa's x402 in agent_trials.yaml, Tavily's keyless mode trialled below.
+    "exa": SignupOffer("device_code", "slow_down", client_id="exa-cli"),
     "tavily": SignupOffer("otp_email", "success", key_prefix="tvly-"),
-    "jina": SignupOffer("otp_email", "success", key_prefix="jina_"),
-    # Brave needs a credit card even for its free credit (vendors.md §3).
-    "brave": SignupOffer("otp_email", "needs_card"),
-    # Perplexity needs prepaid credit before a key works (vendors.md §13).
-    "perplexity": SignupOffer("device_code", "needs_card", client_id="pplx-cli", key_prefix="pplx-"),
-    # Kagi needs an account with a balance: here it refuses automated sign-ups.
-    "kagi": SignupOffer("device_code", "denies", client_id="kagi-cli"),
-    # Dashboard sign-ups behind a CAPTCHA.
-    "serper": SignupOffer("otp_email", "needs_captcha"),
-    "serpapi": SignupOffer("device_code", "needs_captcha", client_id="serpapi-cli"),
-    # A device flow nobody approves: the code expires (60 s of the vendor's time).
-    "parallel": SignupOffer("device_code", "expires", client_id="parallel-cli", expires_in_seconds=60.0),
-    # No sign-up API; their no-human routes are x402 (Linkup) and a free MCP profile (You.com).
+    # §13: `firecrawl login --browser` needs a human in a browser.
+    "firecrawl": SignupOffer("device_code", "needs_login", client_id="firecrawl-cli", key_prefix="fc-"),
+    # §13: dashboard sign-up only, and what it asks before a key works.
+    "brave": SignupOffer("otp_email", "needs_card",
+                         requirement="add a credit card to your account (required even for the free credit)"),
+    "perplexity": SignupOffer("device_code", "needs_card", client_id="pplx-cli", key_prefix="pplx-",
+                              requirement="buy prepaid API credit before creating a key"),
+    "kagi": SignupOffer("device_code", "needs_card", client_id="kagi-cli",
+                        requirement="fund the account's API balance before creating a key"),
+    # §13: dashboard sign-up only (Jina Reader also answers without a key: recorded as a keyless route).
+    "jina": SignupOffer("otp_email", "not_offered"),
+    "serper": SignupOffer("otp_email", "not_offered"),
+    "serpapi": SignupOffer("device_code", "not_offered", client_id="serpapi-cli"),
+    "parallel": SignupOffer("device_code", "not_offered", client_id="parallel-cli"),
+    # §13: no sign-up API; their no-human routes are x402 (Linkup) and a free MCP profile (You.com).
     "linkup": SignupOffer("device_code", "not_offered", client_id="linkup-cli"),
     "youcom": SignupOffer("otp_email", "not_offered"),
 }

@@ -23,6 +23,20 @@ def unauthorized(req: SimRequest) -> Response:
     return _error(422, "SUBSCRIPTION_TOKEN_INVALID", "The provided subscription token is invalid.")
 
 
+def out_of_credit(sim: Simulator, req: SimRequest) -> Response:
+    # (?) vendors.md §3: the code CREDIT_EXHAUSTED is seen in a 3p test; its HTTP status is not
+    # documented, 402 is assumed. The envelope is Brave's documented ErrorResponse.
+    return _error(402, "CREDIT_EXHAUSTED", "Your plan's credit is exhausted. Add credit in the API dashboard.",
+                  component="billing")
+
+
+def error_response(status: int, message: str) -> Response:
+    # 429 is RATE_LIMITED (probably, vendors.md §3 (?)); the 500 code is not documented (?).
+    if status == 429:
+        return _error(429, "RATE_LIMITED", f"Request rate limit exceeded for plan ({message}).", "rate_limiter")
+    return _error(status, "INTERNAL_ERROR", message, component="backend")
+
+
 async def web_search(sim: Simulator, req: SimRequest) -> Response:
     q = req.params.get("q", "")
     if not q.strip() or len(q) > 400 or len(q.split()) > 50:

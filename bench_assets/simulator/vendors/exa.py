@@ -1,4 +1,5 @@
-"""Exa's API as documented: POST /search and /contents on api.exa.ai, key in x-api-key."""
+"""Exa's API as documented: POST /search and /contents on api.exa.ai, key in x-api-key or as
+`Authorization: Bearer` (the OpenAPI spec's securitySchemes accept both)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,24 @@ VENDOR = "exa"
 HOST = "api.exa.ai"
 CONTENT_USD = 0.001  # $1 per 1k pages for each content type (text, highlights)
 EXTRA_RESULT_USD = 0.001  # $1 per 1k results beyond the 10 a search includes
+BEARER = (("authorization", "Bearer"),)
 
 
 def unauthorized(req: SimRequest) -> Response:
     return JSONResponse({"requestId": "unauthorized", "error": "Invalid API key", "tag": "INVALID_API_KEY"}, status_code=401)
+
+
+def out_of_credit(sim: Simulator, req: SimRequest) -> Response:
+    # Errors are {requestId, error, tag}; no credit left is 402 NO_MORE_CREDITS (exa.ai/docs/admin/error-codes).
+    return JSONResponse({"requestId": sim.request_id(VENDOR), "tag": "NO_MORE_CREDITS",
+                         "error": "You have run out of credits. Add credits at https://dashboard.exa.ai/billing"},
+                        status_code=402)
+
+
+def error_response(status: int, message: str) -> Response:
+    # (?) The docs list no tag for 429 or 500; these names follow the documented ones' style.
+    tag = {429: "RATE_LIMIT_EXCEEDED", 500: "INTERNAL_ERROR"}.get(status, "UNKNOWN_ERROR")
+    return JSONResponse({"requestId": f"error-{status}", "error": message, "tag": tag}, status_code=status)
 
 
 def _bad_request(request_id: str, message: str) -> Response:
@@ -94,6 +109,6 @@ async def contents(sim: Simulator, req: SimRequest) -> Response:
 
 def routes(sim: Simulator) -> list[VendorRoute]:
     return [
-        VendorRoute(VENDOR, HOST, "POST", "/search", search, auth_header="x-api-key"),
-        VendorRoute(VENDOR, HOST, "POST", "/contents", contents, auth_header="x-api-key"),
+        VendorRoute(VENDOR, HOST, "POST", "/search", search, auth_header="x-api-key", alt_auth=BEARER),
+        VendorRoute(VENDOR, HOST, "POST", "/contents", contents, auth_header="x-api-key", alt_auth=BEARER),
     ]

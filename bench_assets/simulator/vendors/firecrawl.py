@@ -11,7 +11,7 @@ from bench_assets.simulator.app import SimRequest, Simulator, VendorRoute
 
 VENDOR = "firecrawl"
 HOST = "api.firecrawl.dev"
-CREDIT_USD = 0.0008  # Standard plan rate per credit (see the adapter's MANIFEST_DEFAULTS)
+CREDIT_USD = 0.0008  # the manifest's assumed price per credit (data/pricing/firecrawl.md)
 
 
 def _error(status: int, message: str, details: list | None = None) -> Response:
@@ -23,6 +23,16 @@ def _error(status: int, message: str, details: list | None = None) -> Response:
 
 def unauthorized(req: SimRequest) -> Response:
     return _error(401, "Unauthorized: Invalid token")
+
+
+def out_of_credit(sim: Simulator, req: SimRequest) -> Response:
+    # 402 "Payment Required: Insufficient credits" (docs.firecrawl.dev/api-reference/errors).
+    return _error(402, "Payment Required: Insufficient credits to perform this request. For more credits, you can "
+                       "upgrade your plan at https://firecrawl.dev/pricing")
+
+
+def error_response(status: int, message: str) -> Response:
+    return _error(status, message)  # {success: false, error}
 
 
 def _missing(field: str) -> Response:

@@ -1,6 +1,7 @@
 """Jina Search (s.jina.ai) and Reader (r.jina.ai) as documented, answering `Accept: application/json`
 with the {code, status, data, meta} envelope. Key as Bearer token: required for Search, optional
-for Reader (anonymous Reader calls are served, rate-limited and unbilled at Jina)."""
+for Reader (anonymous Reader calls are served, rate-limited and unbilled at Jina; a key that is
+sent must be valid). Both go through the simulator's common key check."""
 
 from __future__ import annotations
 
@@ -10,12 +11,12 @@ from urllib.parse import unquote, urlencode
 
 from starlette.responses import JSONResponse, Response
 
-from bench_assets.simulator.app import SimRequest, Simulator, VendorRoute, sim_key
+from bench_assets.simulator.app import SimRequest, Simulator, VendorRoute
 
 VENDOR = "jina"
 SEARCH_HOST = "s.jina.ai"
 READER_HOST = "r.jina.ai"
-TOKEN_USD = 0.05 / 1_000_000  # $0.05 per million tokens
+TOKEN_USD = 0.05 / 1_000_000  # the manifest's assumed $0.05 per million tokens (data/pricing/jina.md)
 SEARCH_MIN_TOKENS_PER_10 = 10_000  # Search charges at least 10,000 tokens per request per 10 results
 
 
@@ -30,6 +31,19 @@ def unauthorized(req: SimRequest) -> Response:
         return _error(401, "AuthenticationRequiredError", 40103,
                       "Authentication is required to use this endpoint. Please provide a valid API key via Authorization header.")
     return _error(401, "AuthenticationFailedError", 40103, "Invalid API key, please get a new one from https://jina.ai")
+
+
+def out_of_credit(sim: Simulator, req: SimRequest) -> Response:
+    # 402 when the token balance is exhausted (vendors.md §6, 3p api-evangelist); (?) the JSON body
+    # is not documented: the civkit envelope the service uses for every error, named as its source does.
+    return _error(402, "InsufficientBalanceError", 40203,
+                  "Account balance not enough to run this query, please recharge.")
+
+
+def error_response(status: int, message: str) -> Response:
+    if status == 429:  # (3p) "Whoa there, turbo!", with the envelope's rate-limit name
+        return _error(429, "RateLimitTriggeredError", 42903, f"Whoa there, turbo! You've hit the rate limit ({message}).")
+    return _error(status, "InternalServerError", status * 100, message)
 
 
 def count_tokens(text: str) -> int:
@@ -82,9 +96,7 @@ async def search(sim: Simulator, req: SimRequest) -> Response:
 
 
 async def read(sim: Simulator, req: SimRequest) -> Response:
-    auth = req.headers.get("authorization")
-    if auth is not None and auth != f"Bearer {sim_key(VENDOR)}":
-        return unauthorized(req)  # a key that is sent must be valid; no key at all is anonymous use
+    auth = req.headers.get("authorization")  # checked by the simulator: valid, or absent (anonymous)
     if req.method == "POST":
         body = req.json()
         target = body.get("url") if isinstance(body, dict) else None
@@ -113,7 +125,9 @@ def routes(sim: Simulator) -> list[VendorRoute]:
     return [
         VendorRoute(VENDOR, SEARCH_HOST, "GET", "/*", search, auth_header="authorization", auth_scheme="Bearer"),
         VendorRoute(VENDOR, SEARCH_HOST, "POST", "/*", search, auth_header="authorization", auth_scheme="Bearer"),
-        # Reader checks the key itself: it is optional there.
-        VendorRoute(VENDOR, READER_HOST, "GET", "/*", read),
-        VendorRoute(VENDOR, READER_HOST, "POST", "/*", read),
+        # The key is optional at Reader: none is anonymous use, a wrong one is refused.
+        VendorRoute(VENDOR, READER_HOST, "GET", "/*", read, auth_header="authorization", auth_scheme="Bearer",
+                    auth_optional=True),
+        VendorRoute(VENDOR, READER_HOST, "POST", "/*", read, auth_header="authorization", auth_scheme="Bearer",
+                    auth_optional=True),
     ]

@@ -10,15 +10,13 @@ from bench_assets.simulator.app import SimRequest, Simulator, VendorRoute
 
 VENDOR = "kagi"
 HOST = "kagi.com"
-STARTING_BALANCE_USD = 1000.0
-_balance = {"usd": STARTING_BALANCE_USD}  # the simulated account's API balance, reported in meta.api_balance
+# meta.api_balance when no balance was set (POST /_sim/credits): this, less what was billed since reset.
+NOMINAL_BALANCE_USD = 1000.0
 
 
-def _meta(request_id: str, started: float, balance: bool = True) -> dict:
-    meta = {"id": request_id, "node": "us-central1", "ms": max(1, int((time.monotonic() - started) * 1000))}
-    if balance:
-        meta["api_balance"] = round(_balance["usd"], 6)
-    return meta
+def _meta(sim: Simulator, request_id: str, started: float) -> dict:
+    return {"id": request_id, "node": "us-central1", "ms": max(1, int((time.monotonic() - started) * 1000)),
+            "api_balance": round(sim.credits.reported(VENDOR, NOMINAL_BALANCE_USD), 6)}
 
 
 def _error(status: int, code: int, msg: str, request_id: str = "", ref: str | None = None) -> Response:
@@ -29,6 +27,21 @@ def _error(status: int, code: int, msg: str, request_id: str = "", ref: str | No
 def unauthorized(req: SimRequest) -> Response:
     # Body error code 2 "Unauthorized"; (?) the HTTP status is not documented, 401 is assumed.
     return _error(401, 2, "Unauthorized: missing or invalid API token")
+
+
+def credit_needed(sim: Simulator, req: SimRequest) -> float:
+    return sim.profile(VENDOR).usd_per_request["search"]  # a search needs its price on the balance
+
+
+def out_of_credit(sim: Simulator, req: SimRequest) -> Response:
+    # Insufficient credit arrives as HTTP 400 with body code 101 (vendors.md §12).
+    return _error(400, 101, "Insufficient credit to perform this request", sim.request_id(VENDOR))
+
+
+def error_response(status: int, message: str) -> Response:
+    # Body codes: 0 internal. (?) Kagi documents no rate limit nor a code for it: a 429 carries code 0
+    # too, and the status says what it is.
+    return _error(status, 0, message)
 
 
 async def search(sim: Simulator, req: SimRequest) -> Response:
@@ -43,10 +56,6 @@ async def search(sim: Simulator, req: SimRequest) -> Response:
         return _error(400, 1, "Malformed request: limit must be an integer", request_id, ref="limit")
     if limit < 1:
         return _error(400, 1, "Malformed request: limit must be positive", request_id, ref="limit")
-    price = sim.profile(VENDOR).usd_per_request["search"]
-    if _balance["usd"] < price:
-        # Insufficient credit arrives as HTTP 400 with body code 101 (vendors.md §12).
-        return _error(400, 101, "Insufficient credit to perform this request", request_id)
     hits = sim.search(VENDOR, q, limit)
     data: list[dict] = []
     for rank, hit in enumerate(hits, start=1):
@@ -54,9 +63,8 @@ async def search(sim: Simulator, req: SimRequest) -> Response:
                      "snippet": hit.snippet, "published": f"{hit.page.published}T00:00:00Z"})
     if hits:  # t=1: related searches
         data.append({"t": 1, "list": [f"{q} review", f"{q} 2026"]})
-    _balance["usd"] -= price
-    sim.bill(VENDOR, "search", request_id)  # $12 per 1,000 searches
-    return JSONResponse({"meta": _meta(request_id, started), "data": data})
+    sim.bill(VENDOR, "search", request_id)  # $12 per 1,000 searches, drawn from the account's balance
+    return JSONResponse({"meta": _meta(sim, request_id, started), "data": data})
 
 
 def routes(sim: Simulator) -> list[VendorRoute]:

@@ -30,6 +30,16 @@ def unauthorized(req: SimRequest) -> Response:
     return _error(401, "UNAUTHORIZED", "Unauthorized action")
 
 
+def out_of_credit(sim: Simulator, req: SimRequest) -> Response:
+    # 429 INSUFFICIENT_FUNDS_CREDITS (docs.linkup.so errors; the SDK raises LinkupInsufficientCreditError).
+    return _error(429, "INSUFFICIENT_FUNDS_CREDITS", "You do not have enough credits to perform this request.")
+
+
+def error_response(status: int, message: str) -> Response:
+    # 429 TOO_MANY_REQUESTS is documented; (?) the 500 code is not.
+    return _error(status, "TOO_MANY_REQUESTS" if status == 429 else "INTERNAL_SERVER_ERROR", message)
+
+
 def _favicon(host: str) -> str:
     return f"https://{host}/favicon.ico"
 

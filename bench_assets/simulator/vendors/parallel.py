@@ -34,6 +34,16 @@ def unauthorized(req: SimRequest) -> Response:
     return _error(401, "Unauthorized: invalid or missing API key", "unauthorized")
 
 
+def out_of_credit(sim: Simulator, req: SimRequest) -> Response:
+    # (?) The status for insufficient credit is not documented (vendors.md §10): 402 Payment Required
+    # is assumed, in the SDK's ErrorResponse envelope (the SDK raises a plain APIStatusError for it).
+    return _error(402, "Insufficient credit: add credits to your account to continue", sim.request_id(VENDOR))
+
+
+def error_response(status: int, message: str) -> Response:
+    return _error(status, message, f"error-{status}")  # the SDK's ErrorResponse envelope
+
+
 def _invalid(request_id: str, field: str, message: str) -> Response:
     return _error(422, "Request validation error", request_id,
                   {"errors": [{"loc": ["body", field], "msg": message, "type": "value_error"}]})

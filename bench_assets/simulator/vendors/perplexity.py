@@ -21,6 +21,17 @@ def unauthorized(req: SimRequest) -> Response:
                   "invalid_api_key")
 
 
+def out_of_credit(sim: Simulator, req: SimRequest) -> Response:
+    # (?) An exhausted prepaid balance reportedly comes back as 401, not 402 (vendors.md §8, 3p);
+    # the body says why, in the documented OpenAI-style shape.
+    return _error(401, "Your API credit balance is exhausted. Add credits at https://www.perplexity.ai/settings/api.",
+                  "insufficient_quota")
+
+
+def error_response(status: int, message: str) -> Response:
+    return _error(status, message, "rate_limit_exceeded" if status == 429 else "internal_server_error")
+
+
 async def search(sim: Simulator, req: SimRequest) -> Response:
     body = req.json()
     if not isinstance(body, dict):

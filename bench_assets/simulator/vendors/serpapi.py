@@ -21,6 +21,16 @@ def unauthorized(req: SimRequest) -> Response:
     return _error(401, "Invalid API key. Your API key should be here: https://serpapi.com/manage-api-key")
 
 
+def out_of_credit(sim: Simulator, req: SimRequest) -> Response:
+    # 429 means "hourly throughput exceeded or out of searches" (serpapi.com/api-status-and-error-codes):
+    # only the message tells them apart.
+    return _error(429, "Your account has run out of searches.")
+
+
+def error_response(status: int, message: str) -> Response:
+    return _error(status, message)  # every SerpApi error is {"error": "..."}
+
+
 async def search(sim: Simulator, req: SimRequest) -> Response:
     params = req.params
     engine = params.get("engine", "google")

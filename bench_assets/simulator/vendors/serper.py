@@ -24,6 +24,15 @@ def unauthorized(req: SimRequest) -> Response:
     return _error(403, "Unauthorized.")
 
 
+def out_of_credit(sim: Simulator, req: SimRequest) -> Response:
+    # Observed by several independent clients (vendors.md §4): HTTP 400, not 402 or 429.
+    return _error(400, "Not enough credits")
+
+
+def error_response(status: int, message: str) -> Response:
+    return _error(status, message)  # every Serper error is {"message", "statusCode"}
+
+
 def _search_credits(num: int) -> int:
     # One credit per query; num above 10 (up to 100) costs 2 credits (3p plans page) (?).
     return 1 if num <= 10 else 2

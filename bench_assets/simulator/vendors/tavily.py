@@ -23,6 +23,17 @@ def unauthorized(req: SimRequest) -> Response:
     return _error(401, "Unauthorized: missing or invalid API key.")
 
 
+def out_of_credit(sim: Simulator, req: SimRequest) -> Response:
+    # 432: "This request exceeds your plan's set usage limit" (vendors.md §2; the SDK raises
+    # ForbiddenError for 403/432/433). 433, reportedly the pay-as-you-go limit (?), is read the same way.
+    return _error(432, "This request exceeds your plan's set usage limit. Please upgrade your plan or contact "
+                       "support@tavily.com")
+
+
+def error_response(status: int, message: str) -> Response:
+    return _error(status, message)  # every Tavily error is {"detail": {"error": ...}}
+
+
 async def search(sim: Simulator, req: SimRequest) -> Response:
     body = req.json()
     if not isinstance(body, dict) or not isinstance(body.get("query"), str) or not body["query"].strip():

@@ -18,6 +18,18 @@ def unauthorized(req: SimRequest) -> Response:
     return JSONResponse({"detail": "Invalid or expired API key"}, status_code=401)
 
 
+def out_of_credit(sim: Simulator, req: SimRequest) -> Response:
+    # The SDK's 402 model (PaymentRequiredResponseErrorData): "free-tier limit exceeded, insufficient
+    # credits", {error: "payment_required", message, upgrade_url, ...}.
+    return JSONResponse({"error": "payment_required", "message": "Your API credits are exhausted.",
+                         "upgrade_url": "https://you.com/platform/billing"}, status_code=402)
+
+
+def error_response(status: int, message: str) -> Response:
+    # 500 is the SDK's {"detail": ...} model; (?) the 429 body is not documented, the same shape is assumed.
+    return JSONResponse({"detail": message}, status_code=status)
+
+
 def _missing(location: str, field: str) -> Response:
     # FastAPI request-validation 422, one of the three 422 shapes the SDK accepts.
     return JSONResponse({"detail": [{"type": "missing", "loc": [location, field], "msg": "Field required",

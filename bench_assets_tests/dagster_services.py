@@ -1,0 +1,126 @@
+"""dagster-webserver and dagster-daemon as real subprocesses, for tests that drive the operator's path.
+
+The UI sends GraphQL to the webserver; asset backfills, schedules and the run queue are executed
+only by the daemon. `DagsterServices` starts both against a Dagster home and a bench home, speaks
+GraphQL to the webserver (what the UI sends), and stops both by their own process ids.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+from bench_assets.simulator.server import free_port
+
+BIN = Path(sys.executable).parent
+LAUNCH_BACKFILL = """mutation($p: LaunchBackfillParams!) { launchPartitionBackfill(backfillParams: $p) {
+  __typename ... on LaunchBackfillSuccess { backfillId } ... on PythonError { message stack } } }"""
+BACKFILL_STATUS = """query($id: String!) { partitionBackfillOrError(backfillId: $id) {
+  __typename ... on PartitionBackfill { status numPartitions error { message } }
+  ... on PythonError { message } } }"""
+TERMINAL = {"COMPLETED", "COMPLETED_SUCCESS", "COMPLETED_FAILED", "FAILED", "CANCELED", "CANCELING"}
+
+
+class DagsterServices:
+    """A webserver and (optionally stopped and restarted) daemon on 127.0.0.1, sharing one environment."""
+
+    def __init__(self, workdir: Path, env: dict[str, str], workspace: Path, cwd: Path):
+        self.workdir, self.env, self.workspace, self.cwd = workdir, env, workspace, cwd
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log_path = workdir / "dagster.log"
+        self._log = open(self.log_path, "ab")
+        self.webserver: subprocess.Popen | None = None
+        self.daemon: subprocess.Popen | None = None
+
+    # ------------------------------------------------------------------ processes
+
+    def start_webserver(self, timeout: float = 180.0) -> None:
+        self.webserver = subprocess.Popen(
+            [str(BIN / "dagster-webserver"), "-h", "127.0.0.1", "-p", str(self.port), "-w", str(self.workspace)],
+            env=self.env, cwd=self.cwd, stdout=self._log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                if httpx.get(f"{self.url}/server_info", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert self.webserver.poll() is None, f"dagster-webserver exited:\n{self.log_tail()}"
+            assert time.monotonic() < deadline, f"dagster-webserver not up in {timeout}s:\n{self.log_tail()}"
+            time.sleep(1)
+        # the code location loads after the server answers: wait until its assets are served
+        while True:
+            data = self.graphql("{ workspaceOrError { ... on Workspace { locationEntries { name "
+                                "locationOrLoadError { __typename } } } } }")
+            entries = data["workspaceOrError"]["locationEntries"]
+            if entries and all(e["locationOrLoadError"] and e["locationOrLoadError"]["__typename"] == "RepositoryLocation"
+                               for e in entries):
+                return
+            assert not any(e["locationOrLoadError"] and e["locationOrLoadError"]["__typename"] == "PythonError"
+                           for e in entries), f"code location failed to load:\n{self.log_tail()}"
+            assert time.monotonic() < deadline, f"code location not loaded in {timeout}s:\n{self.log_tail()}"
+            time.sleep(1)
+
+    def start_daemon(self) -> None:
+        self.daemon = subprocess.Popen([str(BIN / "dagster-daemon"), "run", "-w", str(self.workspace)],
+                                       env=self.env, cwd=self.cwd, stdout=self._log, stderr=subprocess.STDOUT)
+
+    def stop(self) -> None:
+        for proc in (self.daemon, self.webserver):
+            if proc is not None and proc.poll() is None:
+                proc.terminate()
+        for proc in (self.daemon, self.webserver):
+            if proc is None:
+                continue
+            try:
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=30)
+        self._log.close()
+
+    def log_tail(self, chars: int = 4000) -> str:
+        self._log.flush()
+        return self.log_path.read_text(errors="replace")[-chars:]
+
+    # ------------------------------------------------------------------ GraphQL
+
+    def graphql(self, query: str, variables: dict | None = None) -> dict:
+        response = httpx.post(f"{self.url}/graphql", json={"query": query, "variables": variables or {}}, timeout=120)
+        response.raise_for_status()
+        body = response.json()
+        assert "errors" not in body, body["errors"]
+        return body["data"]
+
+    def launch_backfill(self, params: dict) -> str:
+        """`launchPartitionBackfill`, as the UI's "Launch backfill" sends it; returns the backfill id."""
+        launched = self.graphql(LAUNCH_BACKFILL, {"p": params})["launchPartitionBackfill"]
+        assert launched["__typename"] == "LaunchBackfillSuccess", launched
+        return launched["backfillId"]
+
+    def wait_backfill(self, backfill_id: str, timeout: float) -> str:
+        """Poll the backfill until the daemon finishes it; returns its final status."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            status = self.graphql(BACKFILL_STATUS, {"id": backfill_id})["partitionBackfillOrError"]
+            if status.get("status") in TERMINAL:
+                return status["status"]
+            assert self.daemon is None or self.daemon.poll() is None, f"dagster-daemon exited:\n{self.log_tail()}"
+            time.sleep(2)
+        raise AssertionError(f"backfill {backfill_id} did not finish in {timeout}s:\n{self.log_tail()}")
+
+    def backfill(self, params: dict, timeout: float = 600.0) -> tuple[str, str]:
+        backfill_id = self.launch_backfill(params)
+        return backfill_id, self.wait_backfill(backfill_id, timeout)
+
+
+def services_env(dagster_home: Path, home: Path, **extra: str) -> dict[str, str]:
+    """The environment of the webserver, the daemon and the runs they launch."""
+    return {**os.environ, "DAGSTER_HOME": str(dagster_home), "BENCH_HOME": str(home),
+            "DAGSTER_DISABLE_TELEMETRY": "yes", **extra}

@@ -1,0 +1,181 @@
+"""The leaderboard's ranking basis, tie groups and flat rows, built from hand-made row scores.
+
+A vendor without an extraction endpoint is scored on fewer rows than one with it; ranking by the
+overall correct rate would compare different row sets. These tests build the record the way the
+pipeline does (`vendor_metrics` → `build_leaderboard`) and check what a reader relies on.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import jsonschema
+import pandas as pd
+import pytest
+import yaml
+
+from bench_assets.aggregate import vendor_metrics
+from bench_assets.classify import RESPONSE_CLASSES
+from bench_assets.leaderboard import BASE_METRIC, RANK_METRIC, build_leaderboard
+from bench_assets.manifest import parse_manifest
+from bench_assets.publish import SCHEMA_FILE, leaderboard_csv
+from bench_assets.scoring import SCORE_COLUMNS, SCORE_DTYPES
+from bench_assets_tests.helpers import DEMO_MANIFEST
+
+SNAP = "web_search-2026-q3"
+
+
+def manifest(vendors: list[str]):
+    data = yaml.safe_load(DEMO_MANIFEST.read_text())
+    data["vendors"] = {v: data["vendors"][v] for v in vendors}
+    return parse_manifest(yaml.safe_dump(data), "manifest.yaml")
+
+
+def rows(vendor: str, task_type: str, n: int, correct: int, *, supported: bool = True,
+         failures: str = "ok") -> list[dict]:
+    """n rows of one task type, the first `correct` of them correct; the others answered `failures`."""
+    out = []
+    for i in range(n):
+        cls = "unsupported" if not supported else ("ok" if i < correct else failures)
+        out.append({"snapshot_id": SNAP, "vendor": vendor, "row_id": f"{task_type}-{i}", "split": "public",
+                    "stratum": "finance", "cohort": "2026-q3", "task_type": task_type, "response_class": cls,
+                    "n_results": 5 if cls == "ok" else 0, "first_hit_rank": 1 if task_type == "search" and
+                    supported and i < correct else None, "fidelity_label": None, "attempts": int(supported),
+                    "request_id": None, "error_detail": None, "correct": None if not supported else i < correct,
+                    **{f"hit_at_{k}": (i < correct) if task_type == "search" and supported else None
+                       for k in (1, 3, 5, 10)},
+                    "fidelity": (0.95 if i < correct else 0.3) if task_type == "extract" and supported else None,
+                    "billed_usd": 0.002 if supported else 0.0, "latency_ms": 100.0 + i if supported else None})
+    return out
+
+
+def board_of(vendors: list[str], scores: list[dict]) -> dict:
+    frame = pd.DataFrame(scores, columns=SCORE_COLUMNS).astype(SCORE_DTYPES)
+    return build_leaderboard(manifest(vendors), vendor_metrics(SNAP, frame), set(vendors))
+
+
+def scored(board: dict) -> dict[str, dict]:
+    return {e["vendor"]: e for e in board["vendors"] if e["status"] == "scored"}
+
+
+@pytest.fixture(scope="module")
+def tavily_and_brave() -> dict:
+    # tavily: strong on search and answer, weak on extract (a high fidelity threshold);
+    # brave: no extraction endpoint, weaker than tavily on the rows both serve.
+    scores = (rows("tavily", "search", 40, 30) + rows("tavily", "answer", 40, 26)
+              + rows("tavily", "extract", 40, 4, failures="ok")
+              + rows("brave", "search", 40, 26, failures="empty") + rows("brave", "answer", 40, 22, failures="timeout")
+              + rows("brave", "extract", 40, 0, supported=False))
+    return board_of(["brave", "tavily"], scores)
+
+
+def test_positions_use_the_rows_every_vendor_supports(tavily_and_brave):
+    board = tavily_and_brave
+    e = scored(board)
+    # overall: tavily 60/120 = 0.50 < brave 48/80 = 0.60, but tavily's rate carries 40 extract rows brave has not
+    assert e["tavily"]["metrics"][BASE_METRIC]["value"] == pytest.approx(0.5)
+    assert e["brave"]["metrics"][BASE_METRIC]["value"] == pytest.approx(0.6)
+    # on the shared rows (search + answer): tavily 56/80 = 0.70 beats brave 48/80 = 0.60
+    assert e["tavily"]["metrics"][RANK_METRIC] == {**e["tavily"]["metrics"][RANK_METRIC], "value": 0.7, "n": 80}
+    assert e["brave"]["metrics"][RANK_METRIC]["value"] == pytest.approx(0.6)
+    assert (e["tavily"]["position"], e["brave"]["position"]) == (1, 2)
+    assert board["rank_metric"] == RANK_METRIC
+    assert board["ranking"]["metric"] == RANK_METRIC and board["ranking"]["base_metric"] == BASE_METRIC
+    assert board["ranking"]["task_types"] == ["answer", "search"]
+    assert board["ranking"]["task_types_left_out"] == ["extract"]
+    assert "answer, search" in board["ranking"]["note"] and "extract" in board["ranking"]["note"]
+
+
+def test_the_record_validates_against_the_published_schema(tavily_and_brave):
+    schema = json.loads(SCHEMA_FILE.read_text())
+    validator = jsonschema.Draft202012Validator(schema)
+    board = json.loads(json.dumps(tavily_and_brave))
+    validator.validate(board)
+    del board["ranking"]["task_types"]
+    assert not validator.is_valid(board)
+
+
+def test_tie_groups_are_chains_of_overlapping_intervals():
+    # a 0.80, b 0.70, c 0.60 on 150 rows each: a–b and b–c overlap, a–c do not → one group
+    scores = (rows("exa", "search", 150, 120) + rows("tavily", "search", 150, 105)
+              + rows("brave", "search", 150, 90) + rows("serper", "search", 400, 40))
+    e = scored(board_of(["brave", "exa", "serper", "tavily"], scores))
+    figs = {v: e[v]["metrics"][RANK_METRIC] for v in e}
+    assert figs["exa"]["low"] > figs["brave"]["high"]  # a and c apart ...
+    assert figs["exa"]["low"] <= figs["tavily"]["high"] and figs["tavily"]["low"] <= figs["brave"]["high"]
+    assert [e[v]["rank_group"] for v in ("exa", "tavily", "brave")] == [1, 1, 1]  # ... linked through b
+    assert (e["serper"]["position"], e["serper"]["rank_group"]) == (4, 2)  # 0.10 on 400 rows: clearly apart
+
+
+def test_with_no_shared_task_type_the_overall_rate_ranks_and_the_note_says_so():
+    scores = (rows("jina", "extract", 20, 15) + rows("jina", "search", 20, 0, supported=False)
+              + rows("brave", "search", 20, 10) + rows("brave", "extract", 20, 0, supported=False))
+    board = board_of(["brave", "jina"], scores)
+    e = scored(board)
+    assert board["rank_metric"] == BASE_METRIC == board["ranking"]["metric"]
+    assert "No task type is supported by every scored vendor" in board["ranking"]["note"]
+    assert (e["jina"]["position"], e["brave"]["position"]) == (1, 2)
+    assert RANK_METRIC not in e["jina"]["metrics"]
+
+
+def test_csv_carries_the_ranking_basis_intervals_and_class_counts(tavily_and_brave):
+    rows_ = {r["vendor"]: r for r in csv.DictReader(io.StringIO(leaderboard_csv(tavily_and_brave)))}
+    brave = rows_["brave"]
+    assert brave["rank_metric"] == RANK_METRIC and brave["rank_task_types"] == "answer search"
+    assert {c: brave[f"class_{c}"] for c in RESPONSE_CLASSES} == {
+        **{c: "0" for c in RESPONSE_CLASSES}, "ok": "48", "empty": "14", "timeout": "18", "unsupported": "40"}
+    # figures that used to have n but no interval: cost per correct, spend (exact), latency
+    for name in ("cost_per_correct_usd", "latency_p50_ms", "latency_p95_ms", "spend_usd"):
+        assert brave[f"{name}_low"] and brave[f"{name}_high"], name
+        assert float(brave[f"{name}_low"]) <= float(brave[name]) <= float(brave[f"{name}_high"]), name
+    assert brave["spend_usd_low"] == brave["spend_usd"] == brave["spend_usd_high"]
+    assert brave["cost_per_correct_usd_n"] == "80"
+
+
+# ##### ON THE PUBLISHED SITE (the session's published snapshot: brave has no extraction endpoint)
+
+
+def test_the_site_states_the_ranking_basis_and_orders_by_it(published_site):
+    from selectolax.lexbor import LexborHTMLParser
+
+    from bench_assets.metrics import tie_groups
+
+    out = published_site.out
+    board = json.loads((out / "leaderboard.json").read_text())
+    assert board["ranking"]["metric"] == board["rank_metric"] == RANK_METRIC
+    assert board["ranking"]["task_types"] == ["answer", "search"]
+    e = sorted(scored(board).values(), key=lambda x: x["position"])
+    figs = [x["metrics"][RANK_METRIC] for x in e]
+    assert [f["value"] for f in figs] == sorted((f["value"] for f in figs), reverse=True)
+    assert [x["rank_group"] for x in e] == tie_groups([(x["vendor"], f["value"], f["low"], f["high"])
+                                                        for x, f in zip(e, figs)])
+    index = LexborHTMLParser((out / "index.html").read_text())
+    assert board["ranking"]["note"] in index.css_first("#ranking-basis").text()
+    method = LexborHTMLParser((out / "methodology.html").read_text())
+    assert "answer, search" in method.css_first("#ranking-this-snapshot").text()
+    for name in ("tie_groups", "cost_per_correct_interval", "percentile_interval"):
+        assert method.css_first(f"#{name}") is not None, name
+    assert "connected component" in method.css_first("#tie_groups").text()
+
+
+def test_every_figure_on_the_vendor_page_has_n_and_an_interval(published_site):
+    from selectolax.lexbor import LexborHTMLParser
+
+    out = published_site.out
+    board = json.loads((out / "leaderboard.json").read_text())
+    rows_ = {r["vendor"]: r for r in csv.DictReader(io.StringIO((out / "leaderboard.csv").read_text()))}
+    for vendor, e in scored(board).items():
+        page = LexborHTMLParser((out / "vendors" / f"{vendor}.html").read_text())
+        facts = {dt.text(strip=True): dd for dt, dd in zip(page.css("#plan ~ dl dt"), page.css("#plan ~ dl dd"))}
+        assert [s.text() for s in facts["Billed spend"].css(".ci")][1] == "exact"
+        for label in ("Cost per correct", "Latency p50 (final attempt)", "Latency p95 (final attempt)"):
+            spans = [s.text() for s in facts[label].css(".ci")]
+            assert spans[0].startswith("n=") and spans[1].startswith("["), (vendor, label, spans)
+        for name in ("cost_per_correct_usd", "latency_p50_ms", "spend_usd"):
+            fig = e["metrics"][name]
+            assert fig["low"] is not None and fig["high"] is not None, (vendor, name)
+            assert rows_[vendor][f"{name}_low"] != "" and rows_[vendor][f"{name}_high"] != ""
+        assert {c: int(rows_[vendor][f"class_{c}"]) for c in RESPONSE_CLASSES} == \
+            {c: e["response_classes"].get(c, 0) for c in RESPONSE_CLASSES}

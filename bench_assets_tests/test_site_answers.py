@@ -1,0 +1,101 @@
+"""Answer rows end to end: scored by the rubric in the warehouse, aggregated with n and an interval,
+and shown on the published drill-down with the rule that produced each score.
+
+Uses the session's published snapshot (`published_site` in conftest.py: brave, exa and tavily on
+the simulator, 90 golden rows of which 30 are answer rows, 12 of them range or not-available).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import duckdb
+import pytest
+from selectolax.lexbor import LexborHTMLParser as HTMLParser
+
+
+def warehouse(site):
+    return duckdb.connect(str(site.home / "data" / "warehouse" / "bench.duckdb"), read_only=True)
+
+
+def test_answer_rows_carry_a_rubric_score_and_its_rule(published_site):
+    con = warehouse(published_site)
+    try:
+        rows = con.execute("""
+            SELECT s.vendor, s.row_id, s.response_class, s.answer_score, s.answer_rule, s.correct,
+                   json_extract_string(g.task_json, '$.answer_type') AS answer_type
+            FROM row_scores s JOIN golden_rows g USING (snapshot_id, row_id)
+            WHERE s.task_type = 'answer'""").fetchall()
+        others = con.execute("SELECT count(*) FROM row_scores WHERE task_type <> 'answer' "
+                             "AND (answer_score IS NOT NULL OR answer_rule IS NOT NULL)").fetchone()[0]
+    finally:
+        con.close()
+    assert others == 0
+    assert {r[6] for r in rows} == {"precise", "range", "not_available"}
+    assert len(rows) == 30 * len(published_site.vendors)
+    for vendor, row_id, cls, score, rule, correct, answer_type in rows:
+        assert score in (0.0, 0.5, 1.0), (vendor, row_id)
+        assert rule and (rule.startswith(answer_type) if cls == "ok" else rule.startswith("no answer")), rule
+        assert correct == (score == 1.0)
+    by_type = {t: [r[3] for r in rows if r[6] == t] for t in ("range", "not_available")}
+    assert any(s == 1.0 for s in by_type["range"]) and any(s == 1.0 for s in by_type["not_available"])
+
+
+def test_the_mean_answer_score_is_published_with_n_and_interval(published_site):
+    board = json.loads((published_site.out / "leaderboard.json").read_text())
+    for e in (e for e in board["vendors"] if e["status"] == "scored"):
+        fig = e["metrics"]["answer_score_mean"]
+        assert fig["n"] == 30 and fig["low"] <= fig["value"] <= fig["high"]
+        by_task = e["breakdown"]["task_type"]["answer"]["answer_score_mean"]
+        assert by_task == fig
+        assert "answer_score_mean" not in e["breakdown"]["task_type"]["search"]
+    header = next(csv.reader(io.StringIO((published_site.out / "leaderboard.csv").read_text())))
+    assert {"answer_score_mean", "answer_score_mean_n", "answer_score_mean_low", "answer_score_mean_high"} <= set(header)
+
+
+def test_the_drilldown_shows_the_rule_and_the_sentence_read(published_site):
+    out = published_site.out
+    public = {json.loads(line)["id"]: json.loads(line) for line in (out / "public_split.jsonl").read_text().splitlines()}
+    kinds = {rid: r["task"].get("answer_type") for rid, r in public.items() if r["task"]["type"] == "answer"}
+    rubric_rows = [rid for rid, kind in kinds.items() if kind in ("range", "not_available")]
+    assert rubric_rows, "the public split holds range or not-available rows"
+    scores = {(r["row_id"], r["vendor"]): r for r in
+              csv.DictReader(io.StringIO((out / "public_row_scores.csv").read_text()))}
+    shown = 0
+    for rid in rubric_rows:
+        page = HTMLParser((out / "queries" / f"{rid}.html").read_text(encoding="utf-8"))
+        facts = page.css_first("dl.facts").text()
+        assert public[rid]["task"]["cue"] in facts and "per-cell rubric" in facts
+        for vendor in published_site.vendors:
+            section = page.css_first(f"section#{vendor}")
+            row = scores[(rid, vendor)]
+            assert row["answer_rule"] and row["answer_rule"] in section.text()
+            if section.css_first("p.reading") is not None:
+                shown += 1
+                assert section.css_first("span.tag-read") is not None or "withheld" in section.text()
+    assert shown > 0
+
+
+def test_rederived_answer_scores_equal_the_scored_ones(published_site):
+    from bench_assets.defs.golden import load_golden_from_warehouse
+    from bench_assets.defs.resources import BenchPaths
+    from bench_assets.drilldown import HoldoutGuard, query_drilldowns
+
+    paths = BenchPaths(root=str(published_site.home))
+    wh, snapshot = paths.warehouse(), published_site.snapshot
+    split_df = wh.query_df("SELECT row_id, split FROM query_split WHERE snapshot_id = ?", [snapshot])
+    queries = query_drilldowns(paths.manifest(snapshot), load_golden_from_warehouse(paths, snapshot),
+                               dict(zip(split_df["row_id"], split_df["split"])),
+                               wh.query_df("SELECT * FROM row_scores WHERE snapshot_id = ?", [snapshot]),
+                               wh.query_df("SELECT * FROM response_results WHERE snapshot_id = ?", [snapshot]),
+                               wh.query_df("SELECT * FROM raw_responses WHERE snapshot_id = ?", [snapshot]),
+                               HoldoutGuard([]))
+    checked = 0
+    for q in queries:
+        for e in q["vendors"]:
+            if q["task_type"] == "answer" and e["response_class"] == "ok":
+                assert e["answer_score_rederived"] == pytest.approx(e["answer_score"]), (q["row_id"], e["vendor"])
+                checked += 1
+    assert checked > 10
