@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import dagster as dg
+import pytest
 import yaml
 
 from bench_assets.defs.resources import BenchPaths, VendorGateway, VendorKeys
@@ -17,6 +18,23 @@ GOLDEN_STAGES = ("snapshot_manifest", "golden_rows", "golden_verifications", "qu
                  "decoy_queries")
 VENDOR_STAGES = ("vendor_responses", "vendor_scores")
 RESULT_STAGES = ("vendor_leaderboard", "published_snapshot")
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+# The flags this machine's closed network needs (no background connections, no QUIC).
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def require(available: bool, what: str) -> None:
+    """Skip a test whose system dependency is missing on a developer's machine, but fail it in CI
+    (`$CI` set), where `.ci/run` installs that dependency: a missing one there is a broken set-up,
+    and a silent skip would hide it."""
+    if available:
+        return
+    if os.environ.get("CI"):
+        pytest.fail(f"{what} is missing, but CI (.ci/run) installs it", pytrace=False)
+    pytest.skip(f"{what} is missing; .ci/run installs it")
 
 
 def make_home(tmp: Path, vendors: list[str], rows_per_stratum: int = 15, snapshot: str = SNAPSHOT,

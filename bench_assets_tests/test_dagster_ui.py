@@ -38,7 +38,7 @@ from bench_assets.defs.partitions import VENDORS
 from bench_assets.manifest import load_manifest
 from bench_assets.sentinels import PROBE_CRON, latest_tick
 from bench_assets_tests.dagster_services import DagsterServices, services_env
-from bench_assets_tests.helpers import REPO, SNAPSHOT, assets, make_home, resources
+from bench_assets_tests.helpers import CHROMIUM, CHROMIUM_ARGS, REPO, SNAPSHOT, assets, make_home, require, resources
 
 pytestmark = pytest.mark.slow
 # Seven configured vendors fetch for real when every vendor partition is launched; five are not configured.
@@ -337,13 +337,8 @@ def test_backfill_of_one_vendor_with_downstream_reuses_its_archive_and_touches_n
                                   leaderboard_after.sort_values(key).reset_index(drop=True))
 
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-
-
-@pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian chromium is not installed at /usr/bin/chromium")
 def test_asset_graph_opens_in_a_real_browser(dagster_ui):
+    require(CHROMIUM.exists(), "Debian's chromium (/usr/bin/chromium)")
     from playwright.sync_api import sync_playwright
 
     shots = REPO / "artifacts" / "screenshots"
