@@ -222,11 +222,15 @@ def records_from_frame(df: pd.DataFrame) -> list[TrialRecord]:
 # ---------------------------------------------------------------------------- leaderboard summary
 
 
-def _label(ready: bool | None, method: str | None, trial_date: str | None, outcome: str | None) -> str:
+def _label(ready: bool | None, method: str | None, trial_date: str | None, outcome: str | None,
+           mode: str | None = None) -> str:
+    """`yes: device code, 2026-06-02`; a trial against the simulator says so, so that a reader of
+    a demo never takes a simulated vendor's sign-up flow for the real vendor's."""
     if ready is None:
         return "not trialled"
     text = "yes" if ready else f"no ({outcome})"
-    return f"{text}: {METHOD_LABELS.get(method or '', method)}, {trial_date}"
+    where = " (simulated)" if mode == "simulated" else ""
+    return f"{text}: {METHOD_LABELS.get(method or '', method)}{where}, {trial_date}"
 
 
 def _evidence(r: TrialRecord) -> dict[str, Any]:
@@ -255,7 +259,7 @@ def agent_ready_summary(records: list[TrialRecord]) -> dict[str, Any]:
     day = latest.trial_date.isoformat()
     return {"ready": latest.agent_ready, "method": latest.method, "trial_date": day, "outcome": latest.outcome,
             "mode": latest.mode, "reason": latest.reason,
-            "label": _label(latest.agent_ready, latest.method, day, latest.outcome),
+            "label": _label(latest.agent_ready, latest.method, day, latest.outcome, latest.mode),
             "evidence": _evidence(latest), "trials": len(key_trials), "other_routes": other_routes}
 
 

@@ -368,6 +368,7 @@ def test_a_good_hand_entered_record_becomes_a_live_trial(tmp_path):
     summary = agent_ready_summary([exa])
     assert summary["ready"] is True and summary["trial_date"] == "2026-07-02"
     assert summary["evidence"]["link"] == GOOD["evidence"]
+    assert summary["label"] == "yes: device code, 2026-07-02"  # a live trial: no "simulated"
 
 
 # ##### THE ASSET AND THE LEADERBOARD
@@ -439,6 +440,8 @@ def test_leaderboard_shows_agent_ready_with_method_date_and_evidence(published):
     index = (out / "index.html").read_text()
     exa_row = re.search(r'<tr data-vendor="exa".*?</tr>', index, re.S).group(0)
     assert "device code" in exa_row and today in exa_row
+    # A trial against the simulator says so wherever its verdict is shown.
+    assert exa["label"] == f"yes: device code (simulated), {today}" and "device code (simulated)" in exa_row
     page = (out / "vendors" / "exa.html").read_text()
     assert "search with the issued key" in page and "x402" in page
 
