@@ -3,10 +3,12 @@
 
 import dagster as dg
 
-# The vendors the pipeline knows (the static dimension). A snapshot's manifest chooses which of
-# them it calls; a partition of a vendor the manifest does not configure records that and calls nothing.
-VENDORS = ["brave", "exa", "firecrawl", "jina", "kagi", "linkup", "parallel", "perplexity", "serpapi", "serper",
-           "tavily", "youcom"]
+from bench_assets.adapters import available_adapters
+
+# The vendors the pipeline knows (the static dimension): one per adapter module, so adding a
+# vendor's adapter adds its partitions. A snapshot's manifest chooses which of them it calls; a
+# partition of a vendor the manifest does not configure records that and calls nothing.
+VENDORS = sorted(available_adapters())
 
 snapshots_partitions_def = dg.DynamicPartitionsDefinition(name="snapshots")
 vendors_partitions_def = dg.StaticPartitionsDefinition(VENDORS)
