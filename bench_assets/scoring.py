@@ -19,7 +19,7 @@ capability) have no scores at all.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from collections.abc import Sequence
 from typing import Any
 
@@ -94,28 +94,56 @@ def _describe(answer: CellAnswer) -> str:
     return f"the value {_number(answer.value)} {method}"
 
 
+def precise_rubric(task: AnswerTask, rubric: CellRubric = DEFAULT_CELL_RUBRIC) -> CellRubric:
+    """The rubric a precise row's read value is scored with: full credit within the row's own
+    (relative) tolerance, the tolerance full credit by presence uses, so the two never disagree;
+    the relaxed tolerance is the rubric's, or the row's when that is wider."""
+    return replace(rubric, relative_tolerance=task.tolerance,
+                   relaxed_relative_tolerance=max(rubric.relaxed_relative_tolerance, task.tolerance))
+
+
 def score_answer(task: AnswerTask, results: Sequence[Any], answer_k: int,
                  rubric: CellRubric = DEFAULT_CELL_RUBRIC) -> AnswerVerdict:
     """Score an answer row on the vendor's top `answer_k` results (in rank order).
 
     * precise: 1 when the exact answer, or the number within the row's tolerance, appears in the
       title, snippet or content of one of the top `answer_k` results
-      (:func:`bench_assets.metrics.answer_in_text`), else 0;
+      (:func:`bench_assets.metrics.answer_in_text`). Otherwise, for a row with a `number` and a
+      `cue`, the value about the cue is read from those texts
+      (:func:`bench_assets.metrics.read_cell_answer`) and scored by the per-cell rubric's precise
+      rule (:func:`bench_assets.metrics.score_cell`, with the row's relative tolerance, see
+      :func:`precise_rubric`): 0.5 when it agrees in sign and direction but lies outside the
+      tolerance, or lies within the relaxed tolerance without a derivation; 0 otherwise, and 0
+      when nothing is read. A row with an exact text answer, or without a cue, scores 1 or 0.
+      Why full credit is by presence, not by reading: the reader takes the first sentence that
+      names the cue, so a page that also mentions an older or a rival figure first would lose a
+      right answer that is plainly in the results; presence is the sturdier test for the top
+      tier, and the reader only decides the half credit of an answer that is not there;
     * range and not_available: the answer about the row's `cue` is read from those texts
       (:func:`bench_assets.metrics.read_cell_answer`) and scored 0, 0.5 or 1 by the per-cell
       rubric (:func:`bench_assets.metrics.score_cell`) against the reference range or the
       plausible interval; nothing read scores 0.
     """
     top = list(results[:answer_k])
+    texts = [result_text(r) for r in top]
     if task.answer_type == "precise":
-        ranks = tuple(r.rank for r in top if answer_in_text(task.exact_answer, task.number, task.tolerance,
-                                                             result_text(r)))
+        ranks = tuple(r.rank for r, text in zip(top, texts)
+                      if answer_in_text(task.exact_answer, task.number, task.tolerance, text))
         if ranks:
             return AnswerVerdict(1.0, f"precise: the answer is in the top {answer_k} results (first at rank "
                                       f"{ranks[0]})", ranks)
-        return AnswerVerdict(0.0, f"precise: the answer is in none of the top {answer_k} results")
+        missed = f"precise: the answer is in none of the top {answer_k} results"
+        if task.number is None or task.cue is None:
+            return AnswerVerdict(0.0, missed)  # no numeric reference or nothing to read by: no half credit
+        reading = locate_cell_answer(texts, task.cue)
+        if reading is None:
+            return AnswerVerdict(0.0, f"{missed}, nor anything about {task.cue!r}")
+        cell = explain_cell("precise", reading.answer, expected_value=task.number,
+                            rubric=precise_rubric(task, rubric))
+        return AnswerVerdict(cell.score, f"{missed}; read {_describe(reading.answer)} at rank "
+                                         f"{top[reading.text_index].rank}: {cell.reason}", reading=reading)
     assert task.cue is not None  # the golden row validator demands a cue for range and not_available rows
-    reading = locate_cell_answer([result_text(r) for r in top], task.cue)
+    reading = locate_cell_answer(texts, task.cue)
     if reading is None:
         return AnswerVerdict(0.0, f"{task.answer_type}: nothing about {task.cue!r} in the top {answer_k} results")
     if task.answer_type == "range":

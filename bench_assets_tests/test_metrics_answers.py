@@ -30,6 +30,7 @@ from bench_assets.metrics import (
     score_numeric,
     wilson_interval,
 )
+from bench_assets.metrics.text import contains_normalized
 
 FAST = settings(deadline=None, max_examples=100)
 
@@ -131,6 +132,34 @@ def test_numbers_match() -> None:
     assert not numbers_match(float("nan"), 1.0, 1.0)
     with pytest.raises(ValueError):
         numbers_match(1.0, 1.0, -0.1)
+
+
+def test_contains_normalized_is_containment_with_numbers_compared_as_numbers() -> None:
+    # The fidelity contract: containment after normalization, unlike contains_phrase below.
+    assert contains_normalized("Foobar", "foo")
+    assert contains_normalized("concatenate", "CAT")
+    assert contains_normalized("Ｑuarterly   RESULTS 2026", "quarterly results")
+    assert contains_normalized("Revenue: 1,234.50 USD", "revenue: 1234.5 usd")
+    assert not contains_normalized("in 2012 units", "12 units")
+    assert not contains_normalized("price 1.25", "25")
+    assert not contains_normalized("price 1.25", "1.2")
+    assert not contains_normalized("score -5 points", "5 points")
+    assert contains_normalized("score -5 points", "-5 points")
+    assert not contains_normalized("10-5", "-5")  # a range, not minus five
+    assert contains_normalized("COVID-19 cases", "19 cases")
+    assert contains_normalized("costs $5 or 12%", "5 or 12")  # the number as written, without its unit marks
+    assert not contains_normalized("model v23", "v2")  # a match never cuts a run of digits
+    assert contains_normalized("東京都の人口", "東京")
+    assert not contains_normalized("anything", "")
+    assert not contains_normalized(None, "x")
+
+
+@FAST
+@given(st.text(st.sampled_from(list("ab1209.,-+$% \u2212eE€Ａ１")), max_size=12))
+def test_a_text_contains_itself_wherever_it_stands(text: str) -> None:
+    if normalize_text(text):
+        assert contains_normalized(text, text)
+        assert contains_normalized(f"before {text} after", text)
 
 
 def test_contains_phrase_word_boundaries_and_numbers() -> None:

@@ -1,9 +1,9 @@
 """Scoring one vendor partition from archived responses, the way `vendor_scores` and `bench rescore` do.
 
 A response that is not `ok` earns nothing: fidelity 0 (`incorrect`), answer score 0, no hit,
-and it stays in every denominator. Answer rows get a rubric score (precise rows: the answer in
-the top k; range and not-available rows: the cell reader and the per-cell rubric) with the rule
-that produced it. hit@k comes from the vectorized path and agrees with the reference metric.
+and it stays in every denominator. Answer rows get a rubric score (precise rows: 1 for the answer
+in the top k, else the rubric's half credit for a value read about the row's cue; range and
+not-available rows: the cell reader and the per-cell rubric) with the rule that produced it. hit@k comes from the vectorized path and agrees with the reference metric.
 """
 
 from __future__ import annotations
@@ -153,12 +153,12 @@ def test_a_faithful_extraction_is_correct_and_noise_counts():
 # ##### ANSWER ROWS: THE RUBRIC AND ITS RULE
 
 
-def answer_scores(texts_by_row: dict[str, list[tuple[str, str]]]) -> pd.DataFrame:
+def answer_scores(texts_by_row: dict[str, list[tuple[str, str]]], rows: list[GoldenRow] = ROWS) -> pd.DataFrame:
     raw = []
-    for r in ROWS:
+    for r in rows:
         items = [result(url, text=text) for url, text in texts_by_row.get(r.id, [])]
         raw.append(attempt(r.id, capability(r), body=exa_body(items)))
-    return score(raw)[0].set_index("row_id")
+    return score(raw, rows)[0].set_index("row_id")
 
 
 def test_answer_rows_get_a_rubric_score_and_the_rule_that_produced_it():
@@ -193,6 +193,70 @@ def test_only_the_top_answer_k_results_are_read():
                         "a1": [*filler, (PAGE, "Acme makes 5 retries.")]})
     assert by.loc["a3", "answer_score"] == 0.0 and "nothing about" in by.loc["a3", "answer_rule"]
     assert by.loc["a1", "answer_score"] == 0.0
+
+
+# Precise rows that name their quantity (a cue) earn A.3's half credit for a value read from the results.
+PRECISE_ROWS = [
+    row("p1", AnswerTask(type="answer", question="What monthly fee does Acme charge, in dollars?", number=120.0,
+                         tolerance=0.05, cue="monthly fee of Acme", source_urls=[PAGE])),
+    row("p2", AnswerTask(type="answer", question="By how many percent did Acme's fee change?", number=-4.0,
+                         tolerance=0.05, cue="fee change of Acme", source_urls=[PAGE])),
+    row("p3", AnswerTask(type="answer", question="Where is Acme based?", exact_answer="Lisbon",
+                         cue="headquarters of Acme", source_urls=[PAGE])),
+    row("p4", AnswerTask(type="answer", question="How many retries does Acme make?", number=5.0, source_urls=[PAGE])),
+]
+
+
+def test_a_precise_answer_in_the_results_gets_full_credit_by_presence():
+    by = answer_scores({
+        "p1": [("https://x.test/1", "In 2019 the monthly fee of Acme was $90."),  # read first, but not the answer
+               (PAGE, "Acme charges a monthly fee of $121 today.")],
+        "p2": [(PAGE, "The fee change of Acme was -4.1 percent.")],
+        "p3": [(PAGE, "The headquarters of Acme is in Lisbon.")],
+    }, PRECISE_ROWS)
+    assert by.loc["p1", "answer_score"] == 1.0 and by.loc["p1", "correct"]
+    assert by.loc["p1", "answer_rule"] == "precise: the answer is in the top 5 results (first at rank 2)"
+    assert by.loc["p2", "answer_score"] == 1.0 and by.loc["p3", "answer_score"] == 1.0
+
+
+def test_a_wrong_precise_value_read_about_the_cue_gets_the_rubric_s_half_credit():
+    by = answer_scores({
+        "p1": [("https://x.test/1", "Unrelated."), (PAGE, "The monthly fee of Acme is $150 since May.")],
+        "p2": [(PAGE, "The fee change of Acme was +3 percent.")],
+        "p3": [(PAGE, "The headquarters of Acme is in Porto.")],
+        "p4": [(PAGE, "Acme makes 6 retries.")],
+    }, PRECISE_ROWS)
+    # outside the 5 % tolerance, same sign: 0.5, and not correct
+    assert by.loc["p1", "answer_score"] == 0.5 and not by.loc["p1", "correct"]
+    assert by.loc["p1", "answer_rule"] == ("precise: the answer is in none of the top 5 results; read the value 150 "
+                                           "without a method at rank 2: sign and direction agree, outside tolerance")
+    # the wrong direction: a rise where the reference is a fall
+    assert by.loc["p2", "answer_score"] == 0.0 and by.loc["p2", "answer_rule"].endswith("wrong sign or direction")
+    # a text answer has no numeric tiers, and a row without a cue gives nothing to read by: 1 or 0
+    assert by.loc["p3", "answer_score"] == 0.0
+    assert by.loc["p3", "answer_rule"] == "precise: the answer is in none of the top 5 results"
+    assert by.loc["p4", "answer_score"] == 0.0
+    assert by.loc["p4", "answer_rule"] == "precise: the answer is in none of the top 5 results"
+    metrics = vendor_metrics("t", score(
+        [attempt(r.id, capability(r), body=exa_body([result(PAGE, text="The monthly fee of Acme is $150.")]))
+         for r in PRECISE_ROWS], PRECISE_ROWS)[0]).set_index(["scope", "scope_value", "metric"])
+    assert metrics.loc[("overall", "all", "answer_score_mean"), "value"] == pytest.approx(0.5 / 4)
+
+
+def test_a_precise_row_scores_zero_when_the_cue_is_not_answered():
+    by = answer_scores({
+        "p1": [(PAGE, "Acme is a company. The monthly fee of Acme is not disclosed.")],
+        "p2": [(PAGE, "Nothing about it here.")],
+    }, PRECISE_ROWS)
+    assert by.loc["p1", "answer_score"] == 0.0
+    assert by.loc["p1", "answer_rule"].endswith("an explicit not-available statement at rank 1: "
+                                                "not-available answer on a precise cell")
+    assert by.loc["p2", "answer_score"] == 0.0
+    assert by.loc["p2", "answer_rule"] == ("precise: the answer is in none of the top 5 results, nor anything about "
+                                           "'fee change of Acme'")
+    filler = [(f"https://x.test/{i}", "Unrelated.") for i in range(MANIFEST.answer_k)]
+    late = answer_scores({"p1": [*filler, (PAGE, "The monthly fee of Acme is $150.")]}, PRECISE_ROWS)
+    assert late.loc["p1", "answer_score"] == 0.0  # only the top answer_k results are read
 
 
 # ##### HIT@K: ONE VECTORIZED PATH THAT AGREES WITH THE REFERENCE METRIC

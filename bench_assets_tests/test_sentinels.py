@@ -377,7 +377,10 @@ def test_published_medians_and_intervals_agree_with_r(cycle):
     pages = table(cycle.home, "SELECT * FROM sentinel_pages")
     subjects = sentinel_durations(pages, table(cycle.home, "SELECT * FROM sentinel_probes"))
     board = json.loads((cycle.out / "leaderboard.json").read_text())
-    figures = {e["vendor"]: e["metrics"]["ttr_median_hours"] for e in board["vendors"] if e["status"] == "scored"}
+    figures = {e["vendor"]: e["metrics"]["ttr_median_hours"] for e in board["vendors"]
+               if e["status"] == "scored" and "ttr_median_hours" in e["metrics"]}
+    # Every published vendor with sentinels must be compared, not just those R happened to print.
+    assert set(figures) == set(VENDORS) == set(subjects["vendor"]), (sorted(figures), sorted(set(subjects["vendor"])))
     script = ["suppressPackageStartupMessages(library(survival))"]
     for vendor, group in subjects.groupby("vendor"):
         t = ",".join(repr(float(x)) for x in group["duration_hours"])
@@ -388,12 +391,19 @@ def test_published_medians_and_intervals_agree_with_r(cycle):
     if run.returncode != 0 and "no package called" in run.stderr:
         pytest.skip("R is installed but not its survival package")
     assert run.returncode == 0, run.stderr
+    from_r: dict[str, list[float | None]] = {}
     for line in run.stdout.strip().splitlines():
         vendor, *values = line.split()
-        r = [None if v == "NA" else float(v) for v in values]
-        ours = figures[vendor]
-        for mine, theirs in zip((ours["value"], ours["low"], ours["high"]), r):
-            assert (mine is None and theirs is None) or mine == pytest.approx(theirs, abs=1e-6), (vendor, ours, r)
+        assert len(values) == 3 and vendor not in from_r, line  # median, lower and upper bound, once each
+        from_r[vendor] = [None if v == "NA" else float(v) for v in values]
+    assert set(from_r) == set(figures), (sorted(from_r), sorted(figures))
+    for vendor, ours in figures.items():
+        for name, mine, theirs in zip(("median", "low", "high"), (ours["value"], ours["low"], ours["high"]),
+                                      from_r[vendor], strict=True):
+            if theirs is None:
+                assert mine is None, (vendor, name, ours, from_r[vendor])
+            else:
+                assert mine is not None and mine == pytest.approx(theirs, abs=1e-6), (vendor, name, ours, from_r[vendor])
 
 
 def test_rescore_re_derives_ttr_from_the_archived_probe_responses(cycle, monkeypatch):

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import dagster as dg
 import duckdb
+import httpx
 import pytest
 
 from bench_assets.rescore import rescore_snapshot
@@ -113,15 +114,36 @@ def test_rerunning_a_partition_replaces_it_and_pays_nothing_twice(snapshot_run, 
     assert count(home, "SELECT count(*) FROM row_scores WHERE vendor = 'brave'") == brave_scores
 
 
-def test_rescore_reproduces_published_figures_without_network(snapshot_run, monkeypatch):
+def test_rescore_reproduces_published_figures_without_network(snapshot_run, simulator, monkeypatch, capsys):
     home, _ = snapshot_run
     import socket
 
-    def refuse(*args, **kwargs):
-        raise AssertionError("rescore tried to open a network connection")
+    from bench_assets.cli import main as bench
 
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    report = rescore_snapshot(home, SNAPSHOT)
+    def requests_seen() -> list[dict]:
+        return httpx.get(f"{simulator.base_url}/_sim/requests", timeout=5).json()
+
+    attempts: list[str] = []
+
+    def refuse(name):
+        def refused(*args, **kwargs):
+            attempts.append(name)
+            raise AssertionError(f"rescore tried to open a network connection ({name})")
+        return refused
+
+    before = requests_seen()  # read with the network still open
+    with monkeypatch.context() as offline:
+        for name in ("connect", "connect_ex"):
+            offline.setattr(socket.socket, name, refuse(f"socket.{name}"))
+        offline.setattr(socket, "create_connection", refuse("socket.create_connection"))
+        offline.setenv("BENCH_HOME", str(home))
+        offline.delenv("BENCH_WAREHOUSE", raising=False)
+        offline.delenv("BENCH_LAKE_URL", raising=False)
+        report = rescore_snapshot(home, SNAPSHOT)
+        exit_code = bench(["rescore", SNAPSHOT])  # the `bench rescore` command itself
+    assert attempts == []  # nothing tried and swallowed the refusal either
+    assert requests_seen() == before  # the simulator heard nothing: no vendor was called
+    assert exit_code == 0, capsys.readouterr().out
     assert report.differences == [], report.summary()
     assert report.rows_rescored == 90 * len(VENDORS)
     assert set(report.surfaces) >= {"leaderboard.json", "leaderboard.csv", "vendors/*.json", "public_row_scores.csv",

@@ -99,7 +99,9 @@ def answer_in_text(
 
     Definition: true if ``expected_exact`` is given (non-blank) and occurs in ``text`` as
     whole words after canonicalization (:func:`bench_assets.metrics.text.contains_phrase`:
-    ``"Paris"`` is in ``"paris, france"`` but ``"cat"`` is not in ``"concatenate"``), or if
+    ``"Paris"`` is in ``"paris, france"`` but ``"cat"`` is not in ``"concatenate"``; an
+    answer is a word or a name, so unlike extraction fidelity's plain containment a
+    fragment of a longer word does not count), or if
     ``expected_number`` is given and some whole number written in ``text`` is within
     ``tolerance`` of it (relative; absolute when it is 0; ``12`` is not found in ``123`` or
     ``1.25``). With neither given, or no text, the answer is not present.
@@ -385,6 +387,15 @@ def score_cell(
     swapped. The main text's 0.25 tier ("marginally relevant attempt") is not part of
     A.3's default rule and needs judgement, so it is not scored here. Per-cell overrides
     are expressed by passing a tighter ``rubric``.
+
+    Applied to a vendor's results (``bench_assets.scoring.score_answer``, top ``answer_k``
+    results): a range or not-available row is scored on the answer the cell reader
+    (:func:`bench_assets.metrics.read_cell_answer`) reads about the row's cue. A precise row
+    scores 1 when its answer appears in those results (:func:`answer_in_text`, within the
+    row's tolerance); otherwise, if the row has a numeric reference and a cue, the value read
+    about the cue is scored by the precise rule above, with the row's relative tolerance as
+    the tolerance (so 0.5 or 0); a precise row with a text answer or without a cue scores 0,
+    having no numeric tiers or nothing to read by.
     """
     return explain_cell(
         row_answer_type,

@@ -5,9 +5,11 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
+from fractions import Fraction
 from typing import Any
 
-from .text import contains_number, contains_phrase, normalize_text, parse_number
+from .text import contains_normalized, contains_number, normalize_text, parse_number
 
 __all__ = [
     "CORRECT_THRESHOLD",
@@ -30,11 +32,10 @@ FIDELITY_WEIGHTS: dict[str, float] = {
 FIDELITY_FIELDS: tuple[str, ...] = tuple(FIDELITY_WEIGHTS)
 CORRECT_THRESHOLD = 0.90
 PARTIAL_THRESHOLD = 0.50
-# Scores are weighted sums of shares in binary floating point: 9/10 of anchor phrases can
-# come out as 0.8999999999999999. Thresholds are compared with this slack so such a page is
-# still "correct"; no genuine score lies within 1e-9 below a threshold (shares have
-# denominators far smaller than 1e9).
-LABEL_EPSILON = 1e-9
+# Labels are decided on the exact score (fractions, see extraction_fidelity), so there is no
+# comparison slack: a score of exactly 0.90 is correct and anything below it is not. Kept,
+# as 0, because the methodology page lists it among the constants.
+LABEL_EPSILON = 0.0
 
 _LIST_FIELDS = ("anchor_phrases", "table_cells", "noise", "numeric_facts")
 
@@ -55,14 +56,35 @@ class FidelityScore:
     weights: dict[str, float] = field(default_factory=dict)
 
 
-def fidelity_label(score: float) -> str:
+def _exact(value: Any) -> Fraction:
+    """A number as the exact fraction it is written as: a float by its shortest decimal
+    spelling (``0.15`` is 3/20, not the binary double nearest to it), strings, ints,
+    decimals and fractions exactly."""
+    if isinstance(value, Fraction):
+        return value
+    if isinstance(value, (int, Decimal)) and not isinstance(value, bool):
+        return Fraction(value)
+    if isinstance(value, str):
+        return Fraction(value.strip())
+    number = float(value)
+    if not math.isfinite(number):
+        raise ValueError(f"not a finite number: {value!r}")
+    return Fraction(repr(number))
+
+
+def fidelity_label(score: float | Fraction) -> str:
     """Label of a fidelity score: ``"correct"`` if ``score ≥ 0.90``, ``"partial"`` if
-    ``score ≥ 0.50``, otherwise ``"incorrect"``; both comparisons allow a slack of
-    ``LABEL_EPSILON`` (1e-9) so that a score equal to a threshold in exact arithmetic but
-    computed as 0.8999999999999999 gets the higher label."""
-    if score >= CORRECT_THRESHOLD - LABEL_EPSILON:
+    ``score ≥ 0.50``, otherwise ``"incorrect"``, compared exactly: a float is taken as the
+    decimal it is written as (``0.9`` is correct, ``0.8999999999999999`` is partial), and
+    :func:`extraction_fidelity` passes its exact fractional score, so rounding in binary
+    floating point never moves a page across a threshold."""
+    if isinstance(score, float) and not math.isfinite(score):
+        exact = score  # inf is correct, -inf and NaN are incorrect, as any comparison says
+    else:
+        exact = _exact(score)
+    if exact >= _exact(CORRECT_THRESHOLD):
         return "correct"
-    if score >= PARTIAL_THRESHOLD - LABEL_EPSILON:
+    if exact >= _exact(PARTIAL_THRESHOLD):
         return "partial"
     return "incorrect"
 
@@ -106,25 +128,28 @@ def _tolerance(golden: Any) -> float:
     return tolerance
 
 
-def _effective_weights(weights: Mapping[str, float] | None) -> dict[str, float]:
-    merged = dict(FIDELITY_WEIGHTS)
+def _effective_weights(weights: Mapping[str, Any] | None) -> dict[str, Fraction]:
+    merged: dict[str, Any] = dict(FIDELITY_WEIGHTS)
     if weights:
         unknown = set(weights) - set(FIDELITY_WEIGHTS)
         if unknown:
             raise ValueError(f"unknown fidelity weight(s): {sorted(unknown)}")
         for name, weight in weights.items():
-            weight = float(weight)
-            if not math.isfinite(weight) or weight < 0:
+            try:
+                as_float = float(weight)
+            except (TypeError, ValueError):
+                raise ValueError(f"fidelity weight {name!r} must be a number, got {weight!r}") from None
+            if not math.isfinite(as_float) or as_float < 0:
                 raise ValueError(f"fidelity weight {name!r} must be >= 0, got {weight!r}")
             merged[name] = weight
-    return merged
+    return {name: _exact(weight) for name, weight in merged.items()}
 
 
 def _cell_present(cell: Any, content: str, tolerance: float) -> bool:
     number = parse_number(cell)
     if number is not None:
         return contains_number(content, number, tolerance)
-    return contains_phrase(content, str(cell))
+    return contains_normalized(content, str(cell))
 
 
 def extraction_fidelity(
@@ -143,18 +168,23 @@ def extraction_fidelity(
     (after dropping blank entries) is a field the row does not define. ``title`` and
     ``content`` may be ``None`` (treated as empty).
 
-    Field scores (text compared after NFKC, case-fold and whitespace collapse, numbers in
-    one canonical spelling, on word boundaries: :func:`bench_assets.metrics.text.contains_phrase`):
+    Field scores. Text is compared by containment after normalization
+    (:func:`bench_assets.metrics.text.contains_normalized`: NFKC, case-fold, whitespace
+    collapse, then substring, so ``"Foo"`` is in ``"Foobar"``), with the numbers inside a
+    phrase compared as numbers (``"12 units"`` is not in ``"2012 units"``; ``"1,234.5"`` is
+    ``"1234.50"``). Numbers on their own are compared as numbers: they must equal a whole
+    number written in the content (``12`` is not found in ``2012``, ``123`` or ``1.25``),
+    within the row's tolerance.
 
     * ``title``: 1 if the golden title is contained in the returned title, else 0.
-    * ``anchor_phrases``: share of the golden phrases present in the content.
+    * ``anchor_phrases``: share of the golden phrases contained in the content.
     * ``table_cells``: share of the golden cells present in the content; a cell that is a
       number (``"1,234.5"``, ``"12%"``, ``7``) is present when some number in the content
       equals it within ``numeric_tolerance`` (``1,234.5`` = ``1234.5``), any other cell is
-      compared as a phrase.
+      compared as text (containment).
     * ``numeric_facts``: share of the golden numbers for which some number in the content is
       within ``numeric_tolerance`` (relative; absolute when the golden number is 0).
-    * ``noise``: share of the golden noise strings absent from the content.
+    * ``noise``: share of the golden noise strings not contained in the content.
 
     Score: ``Σ w_f · s_f / Σ w_f`` over the defined fields ``f``, with the weights
     ``FIDELITY_WEIGHTS`` (title 0.15, anchor phrases 0.35, table cells 0.25, numeric facts
@@ -162,49 +192,54 @@ def extraction_fidelity(
     pin them). A row that defines no field (or only fields of weight 0) scores 0.0 and is
     labelled ``"incorrect"``: there is nothing the extraction could be credited for.
 
-    Label: ``"correct"`` if score ≥ 0.90, ``"partial"`` if ≥ 0.50, else ``"incorrect"``
-    (see :func:`fidelity_label` for the 1e-9 comparison slack).
+    Label: ``"correct"`` if score ≥ 0.90, ``"partial"`` if ≥ 0.50, else ``"incorrect"``. The
+    score behind the label is computed exactly, in fractions (each weight taken as the
+    decimal it is written as, ``0.15`` = 3/20, each share as found/defined), so 0.90 and
+    0.50 are compared exactly: 6 of 7 phrases with the title is exactly 0.90 and correct,
+    while a score a hair below 0.90 is partial however binary floating point would round
+    it. ``score`` is that exact value rounded to the nearest float.
     """
     effective = _effective_weights(weights)
     returned_title = title or ""
     returned_content = content or ""
     tolerance = _tolerance(golden)
 
-    field_scores: dict[str, float] = {}
+    field_scores: dict[str, Fraction] = {}
 
     golden_title = _golden_value(golden, "title")
     if golden_title is not None and not isinstance(golden_title, str):
         raise ValueError(f"golden field 'title' must be a string, got {golden_title!r}")
     if golden_title and normalize_text(golden_title):
-        field_scores["title"] = 1.0 if contains_phrase(returned_title, golden_title) else 0.0
+        field_scores["title"] = Fraction(contains_normalized(returned_title, golden_title))
 
     lists = {key: _string_list(key, _golden_value(golden, key)) for key in _LIST_FIELDS}
 
     if lists["anchor_phrases"]:
         phrases = lists["anchor_phrases"]
-        found = sum(contains_phrase(returned_content, str(phrase)) for phrase in phrases)
-        field_scores["anchor_phrases"] = found / len(phrases)
+        found = sum(contains_normalized(returned_content, str(phrase)) for phrase in phrases)
+        field_scores["anchor_phrases"] = Fraction(found, len(phrases))
 
     if lists["table_cells"]:
         cells = lists["table_cells"]
         found = sum(_cell_present(cell, returned_content, tolerance) for cell in cells)
-        field_scores["table_cells"] = found / len(cells)
+        field_scores["table_cells"] = Fraction(found, len(cells))
 
     if lists["numeric_facts"]:
         facts = _numbers("numeric_facts", lists["numeric_facts"])
         found = sum(contains_number(returned_content, fact, tolerance) for fact in facts)
-        field_scores["numeric_facts"] = found / len(facts)
+        field_scores["numeric_facts"] = Fraction(found, len(facts))
 
     if lists["noise"]:
         noise = lists["noise"]
-        absent = sum(not contains_phrase(returned_content, str(item)) for item in noise)
-        field_scores["noise"] = absent / len(noise)
+        absent = sum(not contains_normalized(returned_content, str(item)) for item in noise)
+        field_scores["noise"] = Fraction(absent, len(noise))
 
     ordered = {name: field_scores[name] for name in FIDELITY_FIELDS if name in field_scores}
-    total_weight = sum(effective[name] for name in ordered)
+    fields = {name: float(value) for name, value in ordered.items()}
+    total_weight = sum((effective[name] for name in ordered), Fraction(0))
     if total_weight <= 0:
-        return FidelityScore(score=0.0, label="incorrect", fields=ordered, weights={})
-    applied = {name: effective[name] / total_weight for name in ordered}
-    score = sum(effective[name] * ordered[name] for name in ordered) / total_weight
-    score = min(1.0, max(0.0, score))
-    return FidelityScore(score=score, label=fidelity_label(score), fields=ordered, weights=applied)
+        return FidelityScore(score=0.0, label="incorrect", fields=fields, weights={})
+    applied = {name: float(effective[name] / total_weight) for name in ordered}
+    # Exact: shares and weights are fractions, so the label sees the true score (in [0, 1]).
+    score = sum((effective[name] * ordered[name] for name in ordered), Fraction(0)) / total_weight
+    return FidelityScore(score=float(score), label=fidelity_label(score), fields=fields, weights=applied)

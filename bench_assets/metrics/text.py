@@ -1,10 +1,17 @@
 """Text normalization and number matching shared by every deterministic scorer.
 
-Two kinds of comparison are defined here and used by :mod:`.fidelity` and :mod:`.answers`:
+Three kinds of comparison are defined here, used by :mod:`.fidelity`, :mod:`.answers` and
+:mod:`.reader`. Both sides of a text comparison are first brought to a canonical text
+(:func:`canonical_text`: NFKC, case-fold, whitespace collapse, numbers rewritten in one canonical
+spelling, so ``1,234.5`` and ``1234.50`` read the same).
 
-* **Phrase presence** (:func:`contains_phrase`): both sides are brought to a canonical text
-  (:func:`canonical_text`: NFKC, case-fold, whitespace collapse, numbers rewritten in one
-  canonical spelling) and the phrase must occur on word boundaries.
+* **Containment** (:func:`contains_normalized`, extraction fidelity): the phrase is a substring
+  of the text, with the numbers in it compared as numbers: a number of the phrase must be a
+  whole number of the text with the same sign. ``"Foo"`` is in ``"Foobar"``; ``"12 units"`` is
+  not in ``"2012 units"``.
+* **Phrase presence** (:func:`contains_phrase`, answer texts and the cell reader's cues): as
+  containment, but the phrase must also occur on word boundaries (``"cat"`` is not in
+  ``"concatenate"``): an answer or a cue is a word or a name, not a fragment of one.
 * **Number presence** (:func:`contains_number`): every whole number written in the text is
   extracted (:func:`find_numbers`) and compared numerically with a relative tolerance
   (:func:`numbers_match`).
@@ -34,6 +41,7 @@ import numbers
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 
 __all__ = [
     "normalize_text",
@@ -42,6 +50,7 @@ __all__ = [
     "find_numbers",
     "numbers_match",
     "contains_number",
+    "contains_normalized",
     "contains_phrase",
 ]
 
@@ -334,6 +343,55 @@ def contains_phrase(text: str | None, phrase: str | None) -> bool:
         end = start + len(needle)
         if _left_boundary_ok(haystack, start, needle) and _right_boundary_ok(
             haystack, end, needle
+        ):
+            return True
+        start = haystack.find(needle, start + 1)
+    return False
+
+
+@lru_cache(maxsize=64)  # fidelity looks up every phrase, cell and noise string in the same content
+def _canonical_numbers(text: str) -> tuple[str, dict[int, tuple[int, bool]]]:
+    """The canonical text, and each whole number in it: start of its digits -> (end of its
+    digits, whether it is negative)."""
+    canonical = canonical_text(text)
+    spans: dict[int, tuple[int, bool]] = {}
+    for match in _NUMBER.finditer(canonical):
+        start, end = match.span("body")
+        spans[start] = (end, _number_of(match).negative)
+    return canonical, spans
+
+
+def _splits_digit_run(text: str, start: int, end: int, needle: str) -> bool:
+    # A match may not cut a run of digits, even one glued to letters ("v2" is not in "v23").
+    return (needle[0].isdigit() and start > 0 and text[start - 1].isdigit()) or (
+        needle[-1].isdigit() and end < len(text) and text[end].isdigit()
+    )
+
+
+def contains_normalized(text: str | None, phrase: str | None) -> bool:
+    """Whether ``phrase`` is contained in ``text`` after normalization, numbers compared as numbers.
+
+    Definition: both sides are passed through :func:`canonical_text` (NFKC, case-fold,
+    whitespace collapse, every number in one canonical spelling, so ``"Revenue 1,234.50"``
+    contains ``"revenue 1234.5"``). The phrase is present iff it occurs as a substring of the
+    text where every number of the phrase (the module's number syntax) is a whole number of
+    the text with the same sign, and the match does not cut a run of digits. So text is
+    plain containment — ``"Foo"`` is in ``"Foobar"``, ``"ACME"`` in ``"ACME-branded"`` — while
+    ``"12"`` is not in ``"2012"``, ``"123"`` or ``"1.25"``, ``"1.2"`` is not in ``"1.25"``,
+    ``"5 points"`` is not in ``"-5 points"`` (−5 is not 5), and ``"19 cases"`` is in
+    ``"COVID-19 cases"`` (a hyphen after a letter is not a sign). An empty phrase is never
+    present.
+    """
+    needle, needle_numbers = _canonical_numbers(phrase or "")
+    if not needle:
+        return False
+    haystack, haystack_numbers = _canonical_numbers(text or "")
+    start = haystack.find(needle)
+    while start != -1:
+        end = start + len(needle)
+        if not _splits_digit_run(haystack, start, end, needle) and all(
+            haystack_numbers.get(start + offset) == (start + number_end, negative)
+            for offset, (number_end, negative) in needle_numbers.items()
         ):
             return True
         start = haystack.find(needle, start + 1)
