@@ -40,7 +40,7 @@ import pandas as pd
 from aiolimiter import AsyncLimiter
 from tenacity import AsyncRetrying, retry_if_result, stop_after_attempt, wait_exponential_jitter
 
-from bench_assets.adapters.base import Adapter, MalformedResponse, VendorTask
+from bench_assets.adapters.base import Adapter, MalformedResponse, VendorTask, scrub_secrets
 from bench_assets.warehouse import TABLES, _connect_with_retry
 
 RETRYABLE_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
@@ -409,6 +409,8 @@ async def fetch_partition(adapter: Adapter, items: list[FetchItem], settings: Fe
     async with httpx.AsyncClient(timeout=settings.timeout_seconds, transport=transport,
                                  limits=httpx.Limits(max_connections=settings.concurrency * 2)) as client:
 
+        secrets = (settings.api_key,)
+
         async def one_attempt(item: FetchItem, attempt_no: list[int]) -> _Outcome:
             attempt_no[0] += 1
             attempt = attempt_no[0]
@@ -435,6 +437,10 @@ async def fetch_partition(adapter: Adapter, items: list[FetchItem], settings: Fe
                     got = await _receive(client, request, settings.timeout_seconds)
                     latency = (time.perf_counter() - t0) * 1000.0
             stats.attempts += 1
+            # Nothing that echoes the key is kept: an error message quoting the header, a vendor
+            # body or header repeating it. Read and archived alike, so a rescore reads what we read.
+            got = _Received(got.status, {k: scrub_secrets(v, secrets) for k, v in got.headers.items()},
+                            scrub_secrets(got.body, secrets), scrub_secrets(got.error, secrets))
             retry_after = retry_after_seconds(got.headers)
             if retry_after is not None and got.status in RETRYABLE_STATUSES:
                 paused_until[item.capability] = max(paused_until.get(item.capability, 0.0),
@@ -444,7 +450,7 @@ async def fetch_partition(adapter: Adapter, items: list[FetchItem], settings: Fe
             final = (not reading.retry) or is_last or (retry_after or 0.0) > settings.retry_after_max
             ledger.add(item.query_id, item.capability, reading)  # spent once answered, before the archive write
             await archive.save({**base_row, "started_at": at, "latency_ms": latency,
-                                "request_json": json.dumps(request.redacted(), sort_keys=True),
+                                "request_json": scrub_secrets(json.dumps(request.redacted(), sort_keys=True), secrets),
                                 "http_status": got.status,
                                 "response_headers_json": json.dumps(got.headers, sort_keys=True), "body": got.body,
                                 "body_sha256": hashlib.sha256(got.body.encode()).hexdigest() if got.body is not None

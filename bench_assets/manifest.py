@@ -14,6 +14,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
+from bench_assets.adapters import available_adapters, default_key_env
 from bench_assets.errors import BenchInputError
 
 # `-e1`, `-e2`, … are errata versions of a published snapshot (see bench_assets.integrity.errata).
@@ -25,6 +26,8 @@ DEFAULT_FIDELITY_WEIGHTS = {
     "numeric_facts": 0.15,
     "noise": 0.10,
 }
+# hit@k is scored at these k (the row_scores columns hit_at_<k>); a manifest publishes a subset.
+SUPPORTED_K_VALUES = (1, 3, 5, 10)
 Mode = Literal["simulated", "replay", "live"]
 LIVE_MIN_REVIEW_BUSINESS_DAYS = 10  # the methodology's review period; a live manifest may not shorten it
 
@@ -55,7 +58,8 @@ class VendorSpec(_Strict):
     capability_rate_limits: dict[Literal["search", "extract"], float] = Field(
         default={}, description="per-endpoint limits where the vendor documents different ones")
     concurrency: int = Field(ge=1, le=64)
-    key_env: str | None = Field(default=None, pattern=r"^[A-Z][A-Z0-9_]*$")
+    key_env: str | None = Field(default=None, pattern=r"^[A-Z][A-Z0-9_]*$", description=(
+        "the environment variable holding the live key; default: the adapter's usual one (EXA_API_KEY, …)"))
     spend_ceiling_usd: float | None = Field(default=None, gt=0)
     timeout_seconds: float = Field(default=30.0, gt=0)
     max_attempts: int = Field(default=4, ge=1, le=10)
@@ -66,6 +70,23 @@ class VendorSpec(_Strict):
     options: dict[str, object] = {}
     pricing_source: PricingSource | None = Field(
         default=None, description="the archived pricing text the prices were read from; required in live mode")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_key_env(cls, data: object) -> object:
+        """Without a `key_env`, the key is read from the adapter's usual variable."""
+        adapter = data.get("adapter") if isinstance(data, dict) else None
+        if isinstance(adapter, str) and adapter in available_adapters() and data.get("key_env") is None:
+            return {**data, "key_env": default_key_env(adapter)}
+        return data
+
+    @field_validator("adapter")
+    @classmethod
+    def _known_adapter(cls, adapter: str) -> str:
+        known = sorted(available_adapters())
+        if adapter not in known:
+            raise ValueError(f"no adapter named {adapter!r}; available: {', '.join(known)}")
+        return adapter
 
     @field_validator("endpoints")
     @classmethod
@@ -151,7 +172,7 @@ class Manifest(_Strict):
     title: str = ""
     golden: GoldenSource
     split: SplitSpec = SplitSpec()
-    k_values: list[int] = [1, 3, 5, 10]
+    k_values: list[int] = list(SUPPORTED_K_VALUES)
     answer_k: int = Field(default=5, ge=1, le=100, description="answer rows are correct when the answer is in the top answer_k results")
     results_per_query: int = Field(default=10, ge=1, le=100)
     fidelity_weights: dict[str, float] = DEFAULT_FIDELITY_WEIGHTS
@@ -166,8 +187,9 @@ class Manifest(_Strict):
     @field_validator("k_values")
     @classmethod
     def _k(cls, ks: list[int]) -> list[int]:
-        if not ks or any(k < 1 or k > 100 for k in ks) or len(set(ks)) != len(ks):
-            raise ValueError("k_values must be distinct integers between 1 and 100")
+        if not ks or len(set(ks)) != len(ks) or not set(ks) <= set(SUPPORTED_K_VALUES):
+            raise ValueError(f"k_values must be distinct values among the k that hit@k is scored at: "
+                             f"{', '.join(map(str, SUPPORTED_K_VALUES))}")
         return sorted(ks)
 
     @field_validator("fidelity_weights")
@@ -197,6 +219,17 @@ class Manifest(_Strict):
             loc=("excluded", i, "vendor"), input=e.vendor)
             for i, e in enumerate(self.excluded) if e.vendor in self.vendors]
         if problems:  # field errors, so the message names excluded.<n>.vendor and its line
+            raise ValidationError.from_exception_data(type(self).__name__, problems)
+        return self
+
+    @model_validator(mode="after")
+    def _split_key_stays_home(self) -> "Manifest":
+        """The split secret never leaves the operator: no vendor's key may be read from its variable."""
+        problems = [InitErrorDetails(type=PydanticCustomError(
+            "split_key_sent", "'{env}' holds the split secret (split.key_env); a vendor key must come from another "
+                              "variable", {"env": spec.key_env}), loc=("vendors", name, "key_env"), input=spec.key_env)
+            for name, spec in sorted(self.vendors.items()) if spec.key_env == self.split.key_env]
+        if problems:
             raise ValidationError.from_exception_data(type(self).__name__, problems)
         return self
 

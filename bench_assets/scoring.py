@@ -29,7 +29,7 @@ from bench_assets.adapters.base import Adapter
 from bench_assets.classify import classify_response
 from bench_assets.fetch import archived_spend
 from bench_assets.golden import AnswerTask, ExtractTask, GoldenRow
-from bench_assets.manifest import Manifest
+from bench_assets.manifest import SUPPORTED_K_VALUES, Manifest
 from bench_assets.metrics import (DEFAULT_CELL_RUBRIC, CellAnswer, CellReading, CellRubric, FidelityScore,
                                   answer_in_text, explain_cell, extraction_fidelity, locate_cell_answer)
 from bench_assets.vector_scoring import score_result_lists
@@ -40,7 +40,7 @@ SCORE_COLUMNS = ["snapshot_id", "vendor", "row_id", "split", "stratum", "cohort"
                  "request_id", "error_detail"]
 RESULT_COLUMNS = ["snapshot_id", "vendor", "row_id", "rank", "url", "url_normalized", "title", "snippet",
                   "published", "content_chars"]
-HIT_KS = (1, 3, 5, 10)
+HIT_KS = SUPPORTED_K_VALUES  # every supported k is scored; a manifest publishes its own `k_values` of them
 # Nullable dtypes: a row the vendor cannot serve has no hit, fidelity or verdict (NULL, not False).
 SCORE_DTYPES = {"n_results": "int64", "first_hit_rank": "Int64", "hit_at_1": "boolean", "hit_at_3": "boolean",
                 "hit_at_5": "boolean", "hit_at_10": "boolean", "fidelity": "Float64", "answer_score": "Float64",

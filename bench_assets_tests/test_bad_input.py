@@ -88,6 +88,8 @@ def failure_text(result) -> str:
     (lambda d: d["vendors"][VENDOR].update(timeout_seconds="soon"), "vendors.brave.timeout_seconds"),
     (lambda d: d["vendors"][VENDOR]["endpoints"].update(search="api.search.brave.com/x"), "vendors.brave.endpoints"),
     (lambda d: d.update(mode="production"), "mode"),
+    (lambda d: d["vendors"][VENDOR].update(adapter="bravee"), "vendors.brave.adapter"),  # no such adapter
+    (lambda d: d.update(k_values=[1, 20]), "k_values"),  # hit@k is not scored at 20
     # a live snapshot may not switch off decoys or shorten the vendor review
     (lambda d: d.update(mode="live", decoys={"ratio": 0}), "decoys.ratio"),
     (lambda d: d.update(mode="live", review={"business_days": 5}), "review.business_days"),
@@ -189,6 +191,25 @@ def test_a_missing_split_key_in_live_mode_is_named_and_changes_nothing(populated
         result = materialize(instance, home, simulator.base_url, ("query_split",), SNAPSHOT, raise_on_error=False)
     assert not result.success
     assert "$BENCH_SPLIT_KEY: field 'BENCH_SPLIT_KEY': the split key is required in live mode" in failure_text(result)
+    assert fingerprint(home) == before
+
+
+@pytest.mark.parametrize("key_env", [None, "BRAVE_SEARCH_TOKEN"])
+def test_a_missing_vendor_key_in_live_mode_is_named_and_changes_nothing(populated, simulator, monkeypatch, key_env):
+    home, instance, before = populated
+    monkeypatch.setenv("BENCH_SPLIT_KEY", "split-key-for-this-test")
+    env = key_env or "BRAVE_API_KEY"
+    monkeypatch.delenv(env, raising=False)
+
+    def live(data: dict) -> None:
+        data["mode"] = "live"
+        if key_env:  # the manifest names the variable the key is read from
+            data["vendors"][VENDOR]["key_env"] = key_env
+
+    with manifest_edited(home, live):
+        result = materialize(instance, home, simulator.base_url, VENDOR_STAGES, vendor_key(VENDOR), raise_on_error=False)
+    assert not result.success
+    assert f"${env}: field '{env}': no API key for brave in live mode" in failure_text(result)
     assert fingerprint(home) == before
 
 

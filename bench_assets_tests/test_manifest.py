@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 import yaml
 
 from bench_assets.errors import BenchInputError
-from bench_assets.manifest import load_manifest
+from bench_assets.manifest import load_manifest, parse_manifest
 
 DEMO = Path(__file__).resolve().parent.parent / "data" / "snapshots" / "web_search-2026-q3" / "manifest.yaml"
 
@@ -34,6 +35,10 @@ def test_demo_manifest_validates():
 @pytest.mark.parametrize("mutate, field", [
     (lambda d: d.update(mode="production"), "mode"),
     (lambda d: d.update(k_values=[0, 3]), "k_values"),
+    (lambda d: d.update(k_values=[1, 3, 20]), "k_values"),
+    (lambda d: d["vendors"]["exa"].update(adapter="exaa"), "vendors.exa.adapter"),
+    (lambda d: d["vendors"]["exa"].update(key_env="exa key"), "vendors.exa.key_env"),
+    (lambda d: d["vendors"]["exa"].update(key_env="BENCH_SPLIT_KEY"), "vendors.exa.key_env"),  # the split secret
     (lambda d: d.update(fidelity_weights={"title": 0.5, "anchor_phrases": 0.6}), "fidelity_weights"),
     (lambda d: d["vendors"]["exa"].update(rate_limit_per_second=0), "vendors.exa.rate_limit_per_second"),
     (lambda d: d["vendors"]["exa"].update(endpoints={"search": "api.exa.ai/search"}), "vendors.exa.endpoints"),
@@ -80,3 +85,41 @@ def test_every_demo_price_table_traces_to_an_archived_pricing_file():
         archived = DEMO.parents[3] / spec.pricing_source.file
         assert hashlib.sha256(archived.read_bytes()).hexdigest() == spec.pricing_source.sha256, vendor
         assert spec.plan and spec.prices_usd and spec.adapter_version
+
+
+def test_an_unknown_adapter_is_named_with_its_line_and_the_available_ones(tmp_path):
+    data = demo_data()
+    data["vendors"]["exa"]["adapter"] = "exaa"
+    path = write(tmp_path, data)
+    with pytest.raises(BenchInputError) as info:
+        load_manifest(path)
+    (problem,) = info.value.problems
+    line, field, message = problem
+    assert field == "vendors.exa.adapter" and "no adapter named 'exaa'" in message
+    assert "exa, firecrawl" in message  # what it could have been
+    assert path.read_text().splitlines()[line - 1].strip() == "adapter: exaa"
+    assert f"{path}:{line}: field 'vendors.exa.adapter'" in str(info.value)
+
+
+def test_k_values_outside_the_scored_ones_are_refused_with_the_supported_ones():
+    from bench_assets.manifest import SUPPORTED_K_VALUES
+    from bench_assets.warehouse import TABLES
+
+    data = demo_data()
+    data["k_values"] = [1, 20]
+    with pytest.raises(BenchInputError) as info:
+        parse_manifest(yaml.safe_dump(data), "m.yaml")
+    assert "k_values" in str(info.value) and "1, 3, 5, 10" in str(info.value)
+    data["k_values"] = [10, 1]  # a subset is fine, in any order
+    assert parse_manifest(yaml.safe_dump(data), "m.yaml").k_values == [1, 10]
+    # the supported k are the ones the score table has a column for
+    assert {f"hit_at_{k}" for k in SUPPORTED_K_VALUES} == set(re.findall(r"hit_at_\d+", TABLES["row_scores"][1]))
+
+
+def test_key_env_defaults_to_the_adapters_usual_variable_and_can_be_renamed():
+    data = demo_data()
+    del data["vendors"]["youcom"]["key_env"]
+    data["vendors"]["exa"]["key_env"] = "EXA_TEAM_B_KEY"
+    manifest = parse_manifest(yaml.safe_dump(data), "m.yaml")
+    assert manifest.vendors["youcom"].key_env == "YDC_API_KEY"
+    assert manifest.vendors["exa"].key_env == "EXA_TEAM_B_KEY"

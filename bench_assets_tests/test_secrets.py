@@ -1,40 +1,64 @@
 """A live key never reaches DuckDB, Dagster's logs, the private review packets or a published file.
 
-The test plays a live run, through to publication: recognisable keys in the environment (read
-through dg.EnvVar), the manifest in `live` mode with endpoints on a simulator that accepts those
-keys, and a vendor for every way a key travels: a header of its own (Exa's x-api-key), a query
-parameter (SerpApi's api_key), `Authorization: Bearer` (Tavily, Firecrawl, and Jina, whose Reader
-fetches the extract rows) and `Authorization: Bot` (Kagi). A live snapshot publishes only after
-the vendor-review period, so the review packets are sent (materialized for real) and then dated
-back beyond the ten US business days the gate asks for; publication must then succeed and write
-the site. Then every table of every DuckDB file, every file under the Dagster home (event logs,
-compute logs), every file under data/ (private store, published site) and the captured output
-are searched for the keys and the split secret.
+The main test plays a live run, through to publication: recognisable keys in the environment
+(read through dg.EnvVar from the variables the manifest names), the manifest in `live` mode with
+endpoints on a simulator that accepts those keys, and every vendor, so every way a key travels is
+covered: a header of its own (Exa's and Parallel's x-api-key, Serper's X-API-KEY, You.com's
+X-API-Key, Brave's X-Subscription-Token), a query parameter (SerpApi's api_key),
+`Authorization: Bearer` (Tavily, Firecrawl, Perplexity, Linkup, and Jina, whose Reader fetches
+the extract rows) and `Authorization: Bot` (Kagi). Its first try has a key with a trailing
+newline, the commonest .env mistake, which must be refused before anything is sent. A live
+snapshot publishes only after the vendor-review period, so the review packets are sent
+(materialized for real) and then dated back beyond the ten US business days the gate asks for;
+publication must then succeed and write the site. Then every table of every DuckDB file, every
+file under the Dagster home (event logs, compute logs), every file under data/ (private store,
+published site) and the captured output are searched for the keys and the split secret.
+
+The smaller tests hold the two guards on their own: a key that would not travel as it is is
+refused when it is read, and whatever a vendor or the transport echoes of a key is scrubbed
+before it is archived.
 """
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import json
 from datetime import date, datetime, time, timedelta, timezone
 from pathlib import Path
+from urllib.parse import quote, quote_plus
 
 import dagster as dg
 import duckdb
+import httpx
 import pytest
 import yaml
 
 from bench_assets.business_days import add_business_days, business_days_between
-from bench_assets.defs.resources import KEY_ENVS, BenchPaths, VendorGateway, vendor_keys_from_env
+from bench_assets.defs.partitions import VENDORS
+from bench_assets.adapters import get_adapter
+from bench_assets.adapters.base import VendorTask, scrub_secrets
+from bench_assets.defs.resources import BenchPaths, VendorGateway, VendorKeys, vendor_keys_from_env
+from bench_assets.fetch import FetchItem, FetchSettings, PartitionArchive, fetch_partition
 from bench_assets.simulator.app import simulated_url
 from bench_assets.simulator.server import start_simulator
 from bench_assets.warehouse import Warehouse
 from bench_assets_tests.helpers import GOLDEN_STAGES, SNAPSHOT, VENDOR_STAGES, assets, make_home, vendor_key
 
-# One vendor per way a key is sent (see the module docstring).
+# Every vendor, so every way a key is sent (see the module docstring).
 KEYS = {"exa": "exa-PLANTED-9f3c1d2e7a4b", "serpapi": "serpapi-PLANTED-5e8a0b6c2d1f",
         "tavily": "tvly-PLANTED-3b7e1a9c4d20", "firecrawl": "fc-PLANTED-8d2c6f0a1e5b",
-        "jina": "jina_PLANTED-4f1a7c3e9b62", "kagi": "kagi-PLANTED-2e9d5b8a0c7f"}
+        "jina": "jina_PLANTED-4f1a7c3e9b62", "kagi": "kagi-PLANTED-2e9d5b8a0c7f",
+        "serper": "serper-PLANTED-7c0e4b9d2a5f", "brave": "brave-PLANTED-1d6f8a3c0e9b",
+        "youcom": "ydc-PLANTED-6a2e9c4f1b8d", "parallel": "par-PLANTED-0b5d7e2a9c3f",
+        "linkup": "lnk-PLANTED-9e3a1c6f4d0b", "perplexity": "pplx-PLANTED-4c8b2f7e0a1d"}
 SPLIT_KEY = "split-PLANTED-0c4e9a7b31d5"
+
+
+def failure_text(result) -> str:
+    failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
+    data = failure.event_specific_data
+    return (data.user_failure_data.description if data.user_failure_data else None) or data.error.message
 
 
 def all_text_in_duckdb(path: Path) -> str:
@@ -75,14 +99,16 @@ def test_live_keys_never_reach_storage_logs_or_published_files(tmp_path, monkeyp
     home = make_home(tmp_path / "home", list(KEYS), rows_per_stratum=6)
     manifest_path = home / "data" / "snapshots" / SNAPSHOT / "manifest.yaml"
     monkeypatch.setenv("BENCH_SPLIT_KEY", SPLIT_KEY)
+    key_envs = {vendor: spec["key_env"] for vendor, spec in yaml.safe_load(manifest_path.read_text())["vendors"].items()}
+    assert set(key_envs) == set(KEYS) == set(VENDORS)  # every vendor there is
     for vendor, key in KEYS.items():
-        monkeypatch.setenv(KEY_ENVS[vendor], key)
+        monkeypatch.setenv(key_envs[vendor], key)
     dagster_home = tmp_path / "dagster_home"
     dagster_home.mkdir()
     with dg.instance_for_test(temp_dir=str(dagster_home)) as instance:
         instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
         resources = {"paths": BenchPaths(root=str(home)), "gateway": VendorGateway(simulator_url=sim),
-                     "vendor_keys": vendor_keys_from_env()}
+                     "vendor_keys": vendor_keys_from_env(home / "data" / "snapshots")}
         # Golden stages verify the planted pages through the simulator (simulated mode) ...
         assert dg.materialize(assets(*GOLDEN_STAGES), instance=instance, partition_key=SNAPSHOT,
                               resources=resources).success
@@ -93,6 +119,17 @@ def test_live_keys_never_reach_storage_logs_or_published_files(tmp_path, monkeyp
             spec = data["vendors"][vendor]
             spec["endpoints"] = {cap: simulated_url(url, sim) for cap, url in spec["endpoints"].items()}
         manifest_path.write_text(yaml.safe_dump(data, sort_keys=False))
+        # First try: a key with a trailing newline, as a careless .env gives it. It is refused
+        # before anything is sent, naming the variable and never the value, and nothing is archived.
+        monkeypatch.setenv(key_envs["exa"], KEYS["exa"] + "\n")
+        refused = dg.materialize(assets(*VENDOR_STAGES), instance=instance, partition_key=vendor_key("exa"),
+                                 resources=resources, raise_on_error=False)
+        assert not refused.success
+        message = failure_text(refused)
+        assert f"${key_envs['exa']}: field '{key_envs['exa']}'" in message and "trailing" in message, message
+        assert KEYS["exa"] not in message
+        assert not Warehouse(home / "data" / "warehouse" / "bench.duckdb").partition_file(SNAPSHOT, "exa").exists()
+        monkeypatch.setenv(key_envs["exa"], KEYS["exa"])  # fixed, and the run goes on
         for vendor in KEYS:
             result = dg.materialize(assets(*VENDOR_STAGES), instance=instance, partition_key=vendor_key(vendor),
                                     resources=resources)
@@ -142,3 +179,96 @@ def test_live_keys_never_reach_storage_logs_or_published_files(tmp_path, monkeyp
     leaks = [(where, name) for where, text in haystacks.items() for name, key in secrets.items() if key in text]
     assert leaks == []
     assert len(haystacks) > 10
+
+
+# ##### THE TWO GUARDS ON THEIR OWN
+
+
+@pytest.mark.parametrize("value, problem", [
+    ("exa-PLANTED-9f3c1d2e7a4b\n", "trailing"), ("exa-PLANTED-9f3c1d2e7a4b\r\n", "trailing"),
+    (" exa-PLANTED-9f3c1d2e7a4b", "leading"), ("exa-PLANTED-9f3c1d2e7a4b\x7f", "U+007F"),
+    ("exa-PLANTED\t9f3c1d2e7a4b", "U+0009"),
+])
+def test_a_key_that_would_not_travel_as_it_is_is_refused_naming_the_variable_only(value, problem, monkeypatch):
+    monkeypatch.setenv("EXA_TEAM_B_KEY", value)
+    keys = vendor_keys_from_env()  # no manifest names EXA_TEAM_B_KEY: not bound
+    assert "EXA_TEAM_B_KEY" not in keys.by_env
+    keys = VendorKeys(by_env={"EXA_TEAM_B_KEY": dg.EnvVar("EXA_TEAM_B_KEY")})
+    with pytest.raises(dg.Failure) as refused:
+        VendorGateway(simulator_url="http://127.0.0.1:1").api_key("exa", "live", keys, key_env="EXA_TEAM_B_KEY")
+    message = str(refused.value.description)
+    assert message.startswith("$EXA_TEAM_B_KEY: field 'EXA_TEAM_B_KEY': the API key for exa") and problem in message
+    assert "PLANTED" not in message
+
+
+def test_the_key_comes_from_the_variable_the_manifest_names(tmp_path, monkeypatch):
+    home = make_home(tmp_path, ["exa", "kagi"], edit=lambda d: d["vendors"]["exa"].update(key_env="EXA_TEAM_B_KEY"))
+    monkeypatch.setenv("EXA_TEAM_B_KEY", KEYS["exa"])
+    monkeypatch.setenv("EXA_API_KEY", "the-default-variable-is-not-read")
+    monkeypatch.delenv("KAGI_API_KEY", raising=False)
+    keys = vendor_keys_from_env(home / "data" / "snapshots")
+    # bound with dg.EnvVar: the resource's config holds the variable's name, never its value
+    config = repr(keys.get_resource_definition().config_schema.default_value)
+    assert "EXA_TEAM_B_KEY" in config and KEYS["exa"] not in config
+    manifest = BenchPaths(root=str(home)).manifest(SNAPSHOT)
+    gateway = VendorGateway(simulator_url="http://127.0.0.1:1")
+    exa, kagi = manifest.vendors["exa"], manifest.vendors["kagi"]
+    assert exa.key_env == "EXA_TEAM_B_KEY" and kagi.key_env == "KAGI_API_KEY"  # the default name
+    assert keys.process_config_and_initialize().key_in("EXA_TEAM_B_KEY") == KEYS["exa"]  # as a run resolves it
+    assert gateway.api_key("exa", "live", keys, key_env=exa.key_env) == KEYS["exa"]
+    with pytest.raises(dg.Failure, match=r"\$KAGI_API_KEY: field 'KAGI_API_KEY': no API key for kagi in live mode"):
+        gateway.api_key("kagi", "live", keys, key_env=kagi.key_env)
+    assert gateway.api_key("kagi", "simulated", keys, key_env=kagi.key_env) == "sim-kagi-key"  # no key needed
+
+
+@pytest.mark.parametrize("text, expected", [
+    # httpx refusing a header with a newline quotes the header, key and all
+    (f"connection_error: LocalProtocolError: Illegal header value b'Bearer {KEYS['tavily']}\\n'",
+     "connection_error: LocalProtocolError: Illegal header value b'Bearer <redacted>'"),
+    (f'{{"error": "Invalid key {KEYS["tavily"]}"}}', '{"error": "Invalid key <redacted>"}'),
+    (f"GET /search?api_key={quote(KEYS['serpapi'] + '/x', safe='').lower()}&q=a", "GET /search?api_key=<redacted>&q=a"),
+    (f"a message cut short after {KEYS['tavily'][:9]}", "a message cut short after <redacted>"),
+    ("nothing secret here, tvly-", "nothing secret here, tvly-"),
+    (None, None),
+])
+def test_scrub_secrets_replaces_every_form_of_a_key(text, expected):
+    assert scrub_secrets(text, [KEYS["tavily"] + "\n", KEYS["serpapi"] + "/x"]) == expected
+
+
+def test_what_a_vendor_or_the_transport_echoes_of_the_key_is_archived_scrubbed(tmp_path):
+    """A key in the URL (SerpApi's api_key) echoed back in an error body, a header and a success
+    body, and quoted by a transport error: the archive keeps the evidence, not the key."""
+    key = "serpapi+PLANTED/5e8a=0b6c"  # characters that URL-encoding changes
+
+    def vendor(request: httpx.Request) -> httpx.Response:
+        q = request.url.params["q"]
+        if q == "echoes in an error":
+            return httpx.Response(401, headers={"x-echo": key}, json={
+                "error": f"Invalid API key: {key}. Request: {request.url}"})
+        if q == "breaks the transport":
+            raise httpx.LocalProtocolError(f"Illegal header value b'{key}\\n'")
+        return httpx.Response(200, json={"search_metadata": {"id": "s1", "status": "Success"},
+                                         "search_parameters": {"api_key": key, "q": q},
+                                         "organic_results": [{"position": 1, "link": "https://a.test/", "title": "A"}]})
+
+    items = [FetchItem(f"q{i}", "public", "search", text) for i, text in
+             enumerate(["echoes in an error", "breaks the transport", "answers"])]
+    settings = FetchSettings(endpoints={"search": "https://serpapi.com/search"}, api_key=key, options={},
+                             rate_limits_per_second={"search": 100.0}, concurrency=2, timeout_seconds=5,
+                             max_attempts=1, prices_usd={"request.search": 0.015})
+    archive = PartitionArchive(tmp_path / "serpapi.duckdb", SNAPSHOT, "serpapi")
+    try:
+        asyncio.run(fetch_partition(get_adapter("serpapi"), items, settings, archive,
+                                    transport=httpx.MockTransport(vendor)))
+        raw = archive.frame().set_index("query_id")
+    finally:
+        archive.close()
+    archived = raw.to_csv()
+    assert all(form not in archived for form in (key, quote(key, safe=""), quote_plus(key)))
+    assert "<redacted>" in raw.loc["q0", "body"] and "<redacted>" in raw.loc["q0", "response_headers_json"]
+    assert raw.loc["q1", "transport_error"] == "connection_error: LocalProtocolError: Illegal header value b'<redacted>\\n'"
+    assert json.loads(raw.loc["q0", "request_json"])["params"]["api_key"] == "<redacted>"
+    body = raw.loc["q2", "body"]
+    assert raw.loc["q2", "body_sha256"] == hashlib.sha256(body.encode()).hexdigest()  # the hash of what is kept
+    parsed = get_adapter("serpapi").parse(VendorTask("search", "answers"), 200, {}, body)
+    assert [r.url for r in parsed.results] == ["https://a.test/"]  # the evidence still reads

@@ -119,14 +119,28 @@ def test_extract_of_unknown_url_is_not_found_inside_a_200(simulator):
     assert parsed.error_class == "not_found" and parsed.results == () and parsed.billed_units == {"usd": 0.0}
 
 
-def test_missing_cost_dollars_falls_back_to_documented_prices(simulator):
+@pytest.mark.parametrize("capability, n", [("search", 10), ("search", 20), ("extract", 1)])
+def test_missing_cost_dollars_is_billed_in_documented_units_priced_by_the_manifest(simulator, capability, n):
     page = easy_page()
-    task = VendorTask("search", page.query, 10)
-    resp = send(ADAPTER.build(task, endpoint("search", simulator.base_url), sim_key(VENDOR), {}))
+    task = VendorTask(capability, page.query if capability == "search" else page.url, n)
+    resp = send(ADAPTER.build(task, endpoint(capability, simulator.base_url), sim_key(VENDOR), {}))
     body = resp.json()
     reported = body.pop("costDollars")["total"]
     parsed = ADAPTER.parse(task, 200, {}, json.dumps(body))
-    assert parsed.billed_units == {"usd": pytest.approx(reported)}
+    # Without Exa's own figure the call is counted in the units its pricing names; the prices
+    # come from the manifest's table (config), and they agree with what Exa would have reported.
+    assert "usd" not in parsed.billed_units and set(parsed.billed_units) <= {"request.search", "result.extra", "page.text"}
+    assert estimate_usd(parsed.billed_units) == pytest.approx(reported)
+    assert estimate_usd(ADAPTER.expected_units(task, {})) == pytest.approx(reported)
+
+
+def test_a_response_without_cost_dollars_counts_units_not_dollars():
+    """Each result beyond ten and each page of text is a unit of its own, priced by the manifest."""
+    task = VendorTask("search", "q", 12)
+    body = {"requestId": "r", "results": [{"url": f"https://e.test/{i}", "text": "t" if i % 2 else None}
+                                          for i in range(12)]}
+    units = ADAPTER.parse(task, 200, {}, json.dumps(body)).billed_units
+    assert units == {"request.search": 1.0, "result.extra": 2.0, "page.text": 6.0}
 
 
 @pytest.fixture()

@@ -18,6 +18,7 @@ from bench_assets.simulator.app import sim_key, simulated_url
 from bench_assets.simulator.corpus import Page, build_corpus
 from bench_assets.simulator.index import SearchIndex
 from bench_assets.simulator.profiles import PROFILES
+from bench_assets_tests.documented_shape import shape_differences
 
 VENDOR = "jina"
 FIXTURES = Path(__file__).parent / "fixtures" / "vendors" / VENDOR
@@ -134,6 +135,29 @@ def test_documented_example_responses_parse_to_expected_urls(name):
     assert all(r.content for r in parsed.results)
     if "expected_content_contains" in fx:
         assert fx["expected_content_contains"] in parsed.results[0].content
+
+
+# What the documented Reader example shows that depends on the page: its own meta tags.
+SOMETIMES = {"search": set(), "extract": {"data.metadata.viewport"}}
+
+
+@pytest.mark.parametrize("capability, example", [("search", "search_example"), ("extract", "reader_example")])
+def test_the_simulator_answers_in_the_documented_shape(simulator, capability, example):
+    """The JSON envelope, every key the documented example shows at every level with the same JSON
+    type (a key only some documented results have is checked when present), and the usage header."""
+    fixture = json.loads((FIXTURES / f"{example}.json").read_text())
+    page = easy_page()
+    task = VendorTask(capability, page.query if capability == "search" else page.url, 10)
+    resp = send(ADAPTER.build(task, endpoint(capability, simulator.base_url), sim_key(VENDOR), {}))
+    assert resp.status_code == 200
+    body = resp.json()
+    assert shape_differences(fixture["body"], body, SOMETIMES[capability]) == []
+    assert (body["code"], body["status"]) == (fixture["body"]["code"], fixture["body"]["status"])
+    assert set(fixture["headers"]) == {"Content-Type", "X-Usage-Tokens"}  # the documented headers
+    assert resp.headers["Content-Type"].split(";")[0] == "application/json"
+    assert int(resp.headers["X-Usage-Tokens"]) == body["meta"]["usage"]["tokens"]
+    if capability == "search":
+        assert len(body["data"]) == 10  # every result was compared
 
 
 def test_tokens_fall_back_to_header_then_per_item_usage():

@@ -18,6 +18,7 @@ from bench_assets.simulator.app import sim_key, simulated_url
 from bench_assets.simulator.corpus import Page, build_corpus
 from bench_assets.simulator.index import SearchIndex
 from bench_assets.simulator.profiles import PROFILES
+from bench_assets_tests.documented_shape import shape_differences
 
 VENDOR = "serper"
 FIXTURES = Path(__file__).parent / "fixtures" / "vendors" / VENDOR
@@ -124,6 +125,43 @@ def test_documented_example_responses_parse_to_expected_urls(name):
         assert [r.published for r in parsed.results] == fx["expected_published"]
     if "expected_content_contains" in fx:
         assert fx["expected_content_contains"] in parsed.results[0].content
+
+
+# What the documented examples show that Serper sends only for some queries or pages: Google's
+# knowledge panel and "People also ask" box; a scraped page's meta description and JSON-LD.
+SOMETIMES = {"search": {"knowledgeGraph", "peopleAlsoAsk"}, "extract": {"metadata.description", "jsonld"}}
+
+
+@pytest.mark.parametrize("capability, example", [("search", "search_example"), ("extract", "scrape_example")])
+def test_the_simulator_answers_in_the_documented_shape(simulator, capability, example):
+    """Every key the documented example shows, at every level, with the same JSON type (keys the
+    vendor sends only for some queries or pages are checked when present)."""
+    documented = json.loads((FIXTURES / f"{example}.json").read_text())["body"]
+    page = easy_page()
+    task = VendorTask(capability, page.query if capability == "search" else page.url, 10)
+    resp = send(ADAPTER.build(task, endpoint(capability, simulator.base_url), sim_key(VENDOR), {}))
+    assert resp.status_code == 200 and resp.headers["content-type"].startswith("application/json")
+    body = resp.json()
+    assert shape_differences(documented, body, SOMETIMES[capability]) == []
+    if capability == "search":  # the items were compared, and a news page carries Google's date
+        assert body["organic"] and [r["position"] for r in body["organic"]] == list(range(1, len(body["organic"]) + 1))
+    else:
+        assert body["markdown"] and body["metadata"]["title"] == page.title
+
+
+def test_the_shape_comparison_names_what_departs_from_the_documented_example():
+    documented = json.loads((FIXTURES / "search_example.json").read_text())["body"]
+    changed = json.loads(json.dumps(documented))
+    del changed["organic"][1]["snippet"]  # on every documented item: required
+    changed["organic"][0]["position"] = "1"
+    changed["credits"] = 1.0  # a float where the example has an integer
+    del changed["knowledgeGraph"]
+    assert shape_differences(documented, changed, SOMETIMES["search"]) == [
+        "credits: number, documented integer", "organic[].position: string, documented integer",
+        "organic[].snippet: missing"]
+    del changed["organic"][2]["attributes"], changed["organic"][1]["date"]  # on some items only: optional
+    assert "organic[].date: missing" not in shape_differences(documented, changed)
+    assert "knowledgeGraph: missing" in shape_differences(documented, changed)
 
 
 def test_documented_example_without_credits_field_falls_back_to_one_credit():

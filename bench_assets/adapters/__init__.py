@@ -29,6 +29,14 @@ def available_adapters() -> dict[str, type[Adapter]]:
     return found
 
 
+def default_key_env(name: str) -> str:
+    """The environment variable an adapter's key is read from when the manifest names none: the
+    `key_env` of its module's MANIFEST_DEFAULTS, else `<NAME>_API_KEY`."""
+    adapter = available_adapters().get(name)
+    defaults = getattr(importlib.import_module(adapter.__module__), "MANIFEST_DEFAULTS", {}) if adapter else {}
+    return defaults.get("key_env") or f"{name.upper()}_API_KEY"
+
+
 def get_adapter(name: str) -> Adapter:
     adapters = available_adapters()
     if name not in adapters:

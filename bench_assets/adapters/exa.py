@@ -7,13 +7,14 @@ from typing import Any
 from bench_assets.adapters.base import Adapter, HttpRequest, ParsedResponse, VendorTask, results_from
 
 
-def _documented_usd(task: VendorTask, results: list[dict[str, Any]]) -> float:
-    """Exa's published prices: a search is $7 per 1k (10 results included, +$1 per 1k beyond),
-    each page of text $1 per 1k; /contents is $1 per 1k pages."""
-    with_text = sum(1 for r in results if r.get("text") is not None)
+def _documented_units(task: VendorTask, results: list[dict[str, Any]]) -> dict[str, float]:
+    """The units Exa's pricing bills a call in, for a response that does not state its cost: a
+    search (10 results included), each result beyond 10, each page of text (/contents bills pages
+    only). The manifest's price table prices them (`request.search`, `result.extra`, `page.text`)."""
+    units = {"page.text": float(sum(1 for r in results if r.get("text") is not None))}
     if task.capability == "search":
-        return round(0.007 + 0.001 * max(0, len(results) - 10) + 0.001 * with_text, 6)
-    return round(0.001 * with_text, 6)
+        units |= {"request.search": 1.0, "result.extra": float(max(0, len(results) - 10))}
+    return {unit: n for unit, n in units.items() if n}
 
 
 class ExaAdapter(Adapter):
@@ -35,9 +36,9 @@ class ExaAdapter(Adapter):
                                published_key="publishedDate")
         cost = body.get("costDollars") or {}
         if isinstance(cost.get("total"), (int, float)):
-            billed = {"usd": float(cost["total"])}
-        else:  # no costDollars: price the call from the documented table, in the same unit
-            billed = {"usd": _documented_usd(task, body["results"])}
+            billed = {"usd": float(cost["total"])}  # Exa's own charge, in dollars
+        else:  # no costDollars: the units Exa's pricing bills, priced by the manifest
+            billed = _documented_units(task, body["results"])
         if task.capability == "extract":
             failed = [s for s in body.get("statuses", []) if s.get("status") == "error"]
             if failed and not results:
@@ -47,10 +48,9 @@ class ExaAdapter(Adapter):
         return ParsedResponse(results=results, billed_units=billed, request_id=body.get("requestId"))
 
     def expected_units(self, task: VendorTask, options: dict[str, Any]) -> dict[str, float]:
-        n = min(task.num_results, 100)
-        if task.capability == "search":
-            return {"usd": round(0.007 + 0.001 * max(0, n - 10) + 0.001 * n, 6)}
-        return {"usd": 0.001}
+        # A full result page (one page for /contents), each result with the text this adapter asks for.
+        pages = max(1, min(task.num_results, 100)) if task.capability == "search" else 1
+        return _documented_units(task, [{"text": ""}] * pages)
 
     def error_class(self, status: int, body: Any) -> str:
         tag = body.get("tag", "") if isinstance(body, dict) else ""
@@ -63,7 +63,10 @@ class ExaAdapter(Adapter):
 MANIFEST_DEFAULTS = {
     "plan": "Pay-as-you-go (free credits)",
     "endpoints": {"search": "https://api.exa.ai/search", "extract": "https://api.exa.ai/contents"},
-    "prices_usd": {"usd": 1.0},  # Exa reports its own charge in costDollars.total
+    # Exa reports its own charge in costDollars.total (priced one dollar a dollar); the other units
+    # price a response without it, and the estimate: $7 per 1k searches (10 results included),
+    # $1 per 1k results beyond 10, $1 per 1k pages of text (exa.ai/docs/reference/pricing).
+    "prices_usd": {"usd": 1.0, "request.search": 0.007, "result.extra": 0.001, "page.text": 0.001},
     "rate_limit_per_second": 10,
     "concurrency": 4,
     "key_env": "EXA_API_KEY",

@@ -55,7 +55,7 @@ def vendor_responses(context: dg.AssetExecutionContext, paths: BenchPaths, gatew
                                   split_key(manifest.split.key_env, manifest.mode), snapshot_id, vendor)
     settings = FetchSettings(
         endpoints={cap: gateway.url(url, manifest.mode) for cap, url in spec.endpoints.items()},
-        api_key=gateway.api_key(vendor, manifest.mode, vendor_keys), options=dict(spec.options),
+        api_key=gateway.api_key(vendor, manifest.mode, vendor_keys, key_env=spec.key_env), options=dict(spec.options),
         rate_limits_per_second={cap: spec.rate_limit(cap) for cap in spec.endpoints}, concurrency=spec.concurrency,
         timeout_seconds=spec.timeout_seconds, max_attempts=spec.max_attempts, prices_usd=spec.prices_usd,
         spend_ceiling_usd=spec.spend_ceiling_usd, backoff_initial=spec.backoff_initial_seconds,

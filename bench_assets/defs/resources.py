@@ -7,17 +7,18 @@ from pathlib import Path
 from typing import Any
 
 import dagster as dg
+import yaml
 from pydantic import PrivateAttr
 
+from bench_assets.adapters import available_adapters, default_key_env
+from bench_assets.adapters.base import key_problem
 from bench_assets.errors import BenchInputError
 from bench_assets.manifest import Manifest, load_manifest
 from bench_assets.simulator.app import sim_key, simulated_url
 from bench_assets.warehouse import SnapshotImmutableError, Warehouse
 
-KEY_ENVS = {"exa": "EXA_API_KEY", "brave": "BRAVE_API_KEY", "tavily": "TAVILY_API_KEY", "serper": "SERPER_API_KEY",
-            "serpapi": "SERPAPI_API_KEY", "jina": "JINA_API_KEY", "firecrawl": "FIRECRAWL_API_KEY",
-            "perplexity": "PERPLEXITY_API_KEY", "linkup": "LINKUP_API_KEY", "parallel": "PARALLEL_API_KEY",
-            "youcom": "YDC_API_KEY", "kagi": "KAGI_API_KEY"}
+# The variable each vendor's key is read from unless its manifest entry names another (`key_env`).
+KEY_ENVS = {vendor: default_key_env(vendor) for vendor in sorted(available_adapters())}
 
 
 @contextmanager
@@ -84,28 +85,41 @@ class BenchPaths(dg.ConfigurableResource):
 
 
 class VendorKeys(dg.ConfigurableResource):
-    """Live API keys, injected from the environment with dg.EnvVar; never stored or logged."""
+    """Live API keys by the name of the environment variable that holds them, each bound with
+    dg.EnvVar: run config, the UI and the logs only ever show the variable's name."""
 
-    exa: str = ""
-    brave: str = ""
-    tavily: str = ""
-    serper: str = ""
-    serpapi: str = ""
-    jina: str = ""
-    firecrawl: str = ""
-    perplexity: str = ""
-    linkup: str = ""
-    parallel: str = ""
-    youcom: str = ""
-    kagi: str = ""
+    by_env: dict[str, str] = {}
 
-    def key_for(self, vendor: str) -> str:
-        return getattr(self, vendor, "")
+    def key_in(self, env: str) -> str:
+        value = self.by_env.get(env, "")
+        if isinstance(value, dg.EnvVar):  # used outside a run, where Dagster has not resolved it yet
+            return value.get_value() or ""
+        return value
 
 
-def vendor_keys_from_env() -> VendorKeys:
-    """Only keys present in the environment are bound, so a demo needs none."""
-    return VendorKeys(**{v: dg.EnvVar(env) for v, env in KEY_ENVS.items() if os.environ.get(env)})
+def declared_key_envs(snapshots_dir: Path) -> set[str]:
+    """The key variables the snapshot manifests name (`vendors.<name>.key_env`). Read leniently:
+    a manifest that does not validate is reported, file, line and field, when its snapshot runs."""
+    names = set()
+    for path in sorted(snapshots_dir.glob("*/manifest.yaml")):
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            continue
+        vendors = data.get("vendors") if isinstance(data, dict) else None
+        for spec in (vendors.values() if isinstance(vendors, dict) else ()):
+            env = spec.get("key_env") if isinstance(spec, dict) else None
+            if isinstance(env, str) and env:
+                names.add(env)
+    return names
+
+
+def vendor_keys_from_env(snapshots_dir: Path | None = None) -> VendorKeys:
+    """Every key variable a manifest may name (the default names and each manifest's `key_env`)
+    that is set, bound with dg.EnvVar; a demo needs none. A run's process loads the definitions
+    afresh, so a manifest added after the UI started is seen by its runs."""
+    names = set(KEY_ENVS.values()) | declared_key_envs(snapshots_dir or bench_paths_from_env().snapshots_dir)
+    return VendorKeys(by_env={env: dg.EnvVar(env) for env in sorted(names) if os.environ.get(env)})
 
 
 class VendorGateway(dg.ConfigurableResource):
@@ -135,13 +149,23 @@ class VendorGateway(dg.ConfigurableResource):
     def url(self, real_url: str, mode: str) -> str:
         return real_url if mode == "live" else simulated_url(real_url, self.sim_base())
 
-    def api_key(self, vendor: str, mode: str, keys: VendorKeys) -> str:
-        if mode == "live":
-            key = keys.key_for(vendor)
+    def api_key(self, vendor: str, mode: str, keys: VendorKeys, key_env: str | None = None) -> str:
+        """The key a vendor is called with: in live mode the one in `key_env` (the manifest's
+        `vendors.<vendor>.key_env`; default: the vendor's usual variable), refused with the
+        variable named (never the value) when it is missing or would not travel as it is."""
+        if mode != "live":
+            return sim_key(vendor)
+        env = key_env or default_key_env(vendor)
+        key = keys.key_in(env)
+        with input_errors_as_failures():
             if not key:
-                raise dg.Failure(f"no API key for {vendor}: set ${KEY_ENVS.get(vendor, vendor.upper() + '_API_KEY')}")
-            return key
-        return sim_key(vendor)
+                raise BenchInputError(f"${env}", [(None, env, f"no API key for {vendor} in live mode: set ${env} in "
+                                                              "the environment of the code location (never commit it)")])
+            problem = key_problem(key)
+            if problem:
+                raise BenchInputError(f"${env}", [(None, env, f"the API key for {vendor} {problem}; fix the variable "
+                                                              "(the key was not sent)")])
+        return key
 
 
 def bench_paths_from_env() -> BenchPaths:

@@ -198,7 +198,7 @@ def _fetch_settings(vendor: str, manifest: Manifest, gateway: VendorGateway, key
     ceiling = None if spec.spend_ceiling_usd is None else max(0.0, spec.spend_ceiling_usd - spent_before)
     return FetchSettings(
         endpoints={"search": gateway.url(spec.endpoints["search"], manifest.mode)},
-        api_key=gateway.api_key(vendor, manifest.mode, keys), options=dict(spec.options),
+        api_key=gateway.api_key(vendor, manifest.mode, keys, key_env=spec.key_env), options=dict(spec.options),
         rate_limits_per_second={"search": spec.rate_limit("search")}, concurrency=spec.concurrency,
         timeout_seconds=spec.timeout_seconds, max_attempts=spec.max_attempts, prices_usd=spec.prices_usd,
         spend_ceiling_usd=ceiling)
