@@ -3,6 +3,11 @@
 Deterministic for a given key (stable across re-runs), unpredictable without it: groups are
 ordered by HMAC-SHA256(key, group id). Rows that share a URL (a page's search, extract and answer
 rows) form one group and land in the same split, so a public row never reveals a holdout URL.
+
+Once given out, a side is kept: a public row may already be exported, a holdout row already sent
+as holdout. So a snapshot's recorded split (its `query_split` rows, and from `dead_rows` each dead
+row's side, which its replacement takes) is passed back in, and only rows never assigned get a
+side. A fresh snapshot has nothing recorded and gets the plain keyed split.
 """
 
 from __future__ import annotations
@@ -10,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
+from collections.abc import Mapping
 
 from bench_assets.errors import BenchInputError
 from bench_assets.golden import GoldenRow
@@ -54,18 +60,47 @@ def split_groups(rows: list[GoldenRow]) -> dict[str, str]:
     return {r.id: find(r.id) for r in rows}
 
 
-def assign_split(rows: list[GoldenRow], key: bytes, public_share: float = 0.7) -> dict[str, str]:
-    """Return row id -> 'public' | 'holdout' with round((1 - public_share) * groups) holdout groups per stratum."""
+def assign_split(rows: list[GoldenRow], key: bytes, public_share: float = 0.7,
+                 recorded: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Return row id -> 'public' | 'holdout' with round((1 - public_share) * groups) holdout groups per stratum.
+
+    `recorded`: sides already given out (row id -> side), which never change: once a snapshot's
+    split is recorded, a public row may have been published and a holdout row sent as holdout.
+    A row without a recorded side joins the side of a recorded row of its group (holdout if its
+    group spans both, so no public row names a holdout page); whole new groups fill each stratum
+    toward its holdout share in the keyed order. With nothing recorded this is the plain keyed split.
+    """
+    recorded = {r: s for r, s in (recorded or {}).items() if s in ("public", "holdout")}
     groups = split_groups(rows)
     stratum_of_group: dict[str, str] = {}
+    sides_of_group: dict[str, set[str]] = {}
     for row in rows:
         stratum_of_group.setdefault(groups[row.id], row.stratum)
+        if row.id in recorded:
+            sides_of_group.setdefault(groups[row.id], set()).add(recorded[row.id])
+    group_side = {gid: ("holdout" if "holdout" in sides else "public") for gid, sides in sides_of_group.items()}
     by_stratum: dict[str, list[str]] = {}
     for gid, stratum in stratum_of_group.items():
         by_stratum.setdefault(stratum, []).append(gid)
-    holdout_groups: set[str] = set()
     for stratum, gids in by_stratum.items():
-        ordered = sorted(gids, key=lambda g: hmac.new(key, f"{stratum}\x1f{g}".encode(), hashlib.sha256).hexdigest())
-        n_holdout = round(len(ordered) * (1.0 - public_share))
-        holdout_groups.update(ordered[:n_holdout])
-    return {r.id: ("holdout" if groups[r.id] in holdout_groups else "public") for r in rows}
+        fresh = sorted((g for g in gids if g not in group_side),
+                       key=lambda g: hmac.new(key, f"{stratum}\x1f{g}".encode(), hashlib.sha256).hexdigest())
+        held = sum(1 for g in gids if group_side.get(g) == "holdout")
+        n_holdout = min(len(fresh), max(0, round(len(gids) * (1.0 - public_share)) - held))
+        group_side.update({g: ("holdout" if i < n_holdout else "public") for i, g in enumerate(fresh)})
+    return {r.id: recorded.get(r.id, group_side[groups[r.id]]) for r in rows}
+
+
+def recorded_split(warehouse, snapshot_id: str) -> dict[str, str]:
+    """The sides a snapshot has given out so far (row id -> side): its `query_split` table, plus,
+    from `dead_rows`, each dead row's side and its replacement's (which takes the dead row's side).
+    Empty for a snapshot whose split was never materialized."""
+    recorded = dict(warehouse.query_df("SELECT row_id, split FROM query_split WHERE snapshot_id = ?",
+                                       [snapshot_id]).itertuples(index=False, name=None))
+    dead = warehouse.query_df("SELECT row_id, split, replacement_row_id FROM dead_rows WHERE snapshot_id = ? "
+                              "AND split IS NOT NULL", [snapshot_id])
+    for row_id, side, replacement in dead.itertuples(index=False, name=None):
+        recorded.setdefault(row_id, side)
+        if isinstance(replacement, str):
+            recorded.setdefault(replacement, side)
+    return recorded

@@ -43,10 +43,21 @@ class RowVerification:
     content_sha256: str | None
     failures: list[str] = field(default_factory=list)
     checked_at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+    kinds: list[str] = field(default_factory=list)  # one of FAILURE_KINDS per failure, without its text
 
     @property
     def passed(self) -> bool:
         return not self.failures
+
+    def fail(self, kind: str, text: str) -> None:
+        self.kinds.append(kind)
+        self.failures.append(text)
+
+
+# What a failure is about, without the row's URL or facts: all that Dagster may show of a holdout
+# row's failure (the text stays in DuckDB's golden_verifications).
+FAILURE_KINDS = ("page_unreachable", "title_missing", "anchor_phrase_missing", "table_cell_missing",
+                 "numeric_fact_missing", "answer_missing")
 
 
 def page_text(html: str) -> str:
@@ -88,31 +99,31 @@ def check_row(row: GoldenRow, pages: dict[str, PageFetch]) -> RowVerification:
     for url in urls:
         page = pages.get(url)
         if page is None or page.status != 200:
-            result.failures.append(f"{url}: " + (page.error or f"HTTP {page.status}" if page else "not fetched"))
+            result.fail("page_unreachable", f"{url}: " + (page.error or f"HTTP {page.status}" if page else "not fetched"))
     if result.failures:
         return result
     t = row.task
     if t.type == "extract":
         text = pages[t.url].text
         if t.title and not contains_text(text, t.title):
-            result.failures.append(f"title not on page: {t.title!r}")
+            result.fail("title_missing", f"title not on page: {t.title!r}")
         for phrase in t.anchor_phrases:
             if not contains_text(text, phrase):
-                result.failures.append(f"anchor phrase not on page: {phrase!r}")
+                result.fail("anchor_phrase_missing", f"anchor phrase not on page: {phrase!r}")
         for cell in t.table_cells:
             if not contains_text(text, cell):
-                result.failures.append(f"table cell not on page: {cell!r}")
+                result.fail("table_cell_missing", f"table cell not on page: {cell!r}")
         for number in t.numeric_facts:
             if not contains_number(text, number, t.numeric_tolerance):
-                result.failures.append(f"numeric fact not on page: {number!r}")
+                result.fail("numeric_fact_missing", f"numeric fact not on page: {number!r}")
     elif t.type == "answer" and t.answer_type == "precise":
         if not any(answer_in_text(t.exact_answer, t.number, t.tolerance, pages[u].text) for u in t.source_urls):
-            result.failures.append("answer not found on any source page")
+            result.fail("answer_missing", "answer not found on any source page")
     elif t.type == "answer" and t.source_urls:
         # A range or not-available row: a source page must state it, read as scoring reads vendors.
         if not any(score_answer(t, [_PageResult(pages[u].text)], 1).score == 1.0 for u in t.source_urls):
-            result.failures.append(f"no source page states the {t.answer_type.replace('_', ' ')} answer "
-                                   f"about {t.cue!r}")
+            result.fail("answer_missing", f"no source page states the {t.answer_type.replace('_', ' ')} answer "
+                                          f"about {t.cue!r}")
     return result
 
 
@@ -130,3 +141,24 @@ def verify_rows(rows: list[GoldenRow], rewrite: Callable[[str], str]) -> list[Ro
     urls = [u for r in rows for u in row_urls(r)]
     pages = asyncio.run(fetch_pages(urls, rewrite))
     return [check_row(r, pages) for r in rows]
+
+
+def failure_report(results: list[RowVerification], stratum_of: dict[str, str],
+                   split: dict[str, str]) -> tuple[list[dict], list[dict]]:
+    """What may be shown of failed verifications outside DuckDB and the private store (Dagster's
+    event log): (public rows with their id and failures, counts of failed rows per stratum, side
+    and failure kind). A holdout row, or a row whose side is not recorded yet (verification runs
+    before the split), is only counted: its id, URLs and facts would reveal the holdout."""
+    public, counts = [], {}
+    for v in results:
+        if v.passed:
+            continue
+        side = split.get(v.row_id) or "unassigned"
+        stratum = stratum_of.get(v.row_id, "?")
+        if side == "public":
+            public.append({"row_id": v.row_id, "stratum": stratum, "failures": "; ".join(v.failures)[:200]})
+        count = counts.setdefault((stratum, side), {"stratum": stratum, "side": side, "failed_rows": 0})
+        count["failed_rows"] += 1
+        for kind in sorted(set(v.kinds)):
+            count[kind] = count.get(kind, 0) + 1
+    return public, [counts[k] for k in sorted(counts)]

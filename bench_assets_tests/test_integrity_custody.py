@@ -3,9 +3,10 @@ and decoys.
 
 Decoys: the test plays the vendor. From the simulator's request log alone (what a vendor sees),
 nothing separates holdout queries from decoys: every request has the same shape, the two come in
-equal numbers per endpoint, and their positions in the sequence are indistinguishable. The test
-itself knows the roles (it reads the private store) and uses them only to check. Across quarters,
-the decoys come back exactly as often as the holdout does.
+equal numbers per endpoint, and neither their positions in the sequence nor the gaps between
+requests are distinguishable, since every role waits in one paced queue in the keyed order. The
+test itself knows the roles (it reads the private store) and uses them only to check. Across
+quarters, the decoys come back exactly as often as the holdout does.
 
 The leak check: every altered spelling of a holdout query, id or URL that a reader would read as
 the same (wrapped, upper-cased, HTML- or JSON-escaped, full-width, a URL with `www.`, a trailing
@@ -27,8 +28,9 @@ import duckdb
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy.stats import mannwhitneyu
+from scipy.stats import kendalltau, ks_2samp, mannwhitneyu
 
+from bench_assets.adapters import get_adapter
 from bench_assets.defs.resources import BenchPaths, VendorGateway, VendorKeys
 from bench_assets.golden import GoldenRow
 from bench_assets.publish import find_holdout_leaks
@@ -38,7 +40,7 @@ from bench_assets.integrity import leaks
 from bench_assets.integrity.leaks import LeakGuard
 from bench_assets.metrics import normalize_text
 from bench_assets.simulator.corpus import demo_golden_rows, reserve_rows
-from bench_assets.split import assign_split
+from bench_assets.split import assign_split, split_key
 from bench_assets_tests.helpers import (REPO, GOLDEN_STAGES, assets, RESULT_STAGES, SNAPSHOT, VENDOR_STAGES, make_home, materialize,
                                         vendor_key)
 
@@ -145,6 +147,62 @@ def test_a_vendor_cannot_tell_holdout_from_decoys_in_its_request_log(fetched, ve
     p = mannwhitneyu(positions["holdout"], positions["decoy"]).pvalue
     assert p > 0.01, f"holdout and decoy positions differ (Mann-Whitney p = {p:.4f})"
 
+    # 4. timing: the gap before each request, since the previous one to its endpoint (the unit the
+    # fetch paces: one rate limiter per endpoint, one concurrency limit, blind to the role), comes
+    # from one distribution for holdout and decoys. The gaps are machine noise around that one rule
+    # (back-to-back pairs from the limiter's slack slot, else the limiter's spacing or a free
+    # concurrency slot), so under it the p-value is uniform: the permissive threshold makes a false
+    # alarm a 1-in-1000 event, while a role paced apart (decoys in a burst, or at another rate)
+    # lands far below it at these sample sizes.
+    gaps = inter_request_gaps(labelled)
+    assert len(gaps["holdout"]) >= 10 and len(gaps["decoy"]) >= 10, {r: len(g) for r, g in gaps.items()}
+    p = ks_2samp(gaps["holdout"], gaps["decoy"]).pvalue
+    assert p > 0.001, f"holdout and decoy requests are paced apart (Kolmogorov-Smirnov p = {p:.5f})"
+
+
+def inter_request_gaps(labelled: list[tuple[str, str, dict]]) -> dict[str, list[float]]:
+    """Per role, the seconds between each request and the previous request to the same endpoint,
+    as the vendor's server saw them arrive (the first request to an endpoint has no gap)."""
+    gaps: dict[str, list[float]] = {}
+    previous: dict[str, float] = {}
+    for role, _, entry in sorted(labelled, key=lambda x: x[2]["at"]):
+        endpoint = f"{entry['host']}{entry['path']}"
+        if endpoint in previous:
+            gaps.setdefault(role, []).append(entry["at"] - previous[endpoint])
+        previous[endpoint] = entry["at"]
+    return gaps
+
+
+@pytest.mark.parametrize("vendor", VENDORS)
+def test_every_role_waits_in_one_paced_queue_in_the_keyed_order(fetched, vendor):
+    """The pacing rule behind the timing check, from the bench's own archive: per endpoint, public,
+    holdout and decoy requests wait in one queue (one concurrency limit, one rate limiter) and leave
+    in the order keyed by the split secret, whatever their role: no role is held back, batched or
+    sent apart. Asyncio's wake-ups may swap neighbours, so the send order is compared by rank
+    correlation with a wide margin (it stays above 0.95 in practice)."""
+    home = fetched.home
+    manifest = BenchPaths(root=str(home)).manifest(SNAPSHOT)
+    private = home / "data" / "private"
+    con = duckdb.connect(str(home / "data" / "warehouse" / "bench.duckdb"), read_only=True)
+    try:
+        split = dict(con.execute("SELECT row_id, split FROM query_split WHERE snapshot_id = ?", [SNAPSHOT]).fetchall())
+        sent = con.execute("SELECT capability, query_id, role FROM raw_responses WHERE snapshot_id = ? AND vendor = ? "
+                           "AND attempt = 1 ORDER BY started_at", [SNAPSHOT, vendor]).fetchall()
+    finally:
+        con.close()
+    keyed = interleaved_items(_rows(private / "golden" / f"{SNAPSHOT}.jsonl"), split,
+                              _rows(private / "decoys" / f"{SNAPSHOT}.jsonl"),
+                              get_adapter(manifest.vendors[vendor].adapter).capabilities, manifest.results_per_query,
+                              split_key(manifest.split.key_env, manifest.mode), SNAPSHOT, vendor)
+    for capability in sorted({c for c, _, _ in sent}):
+        planned = [i.query_id for i in keyed if i.capability == capability]
+        order = [q for c, q, _ in sent if c == capability]
+        assert sorted(order) == sorted(planned), capability  # every planned request sent, once
+        assert {"holdout", "decoy"} <= {role for c, _, role in sent if c == capability}, capability
+        rank = {q: i for i, q in enumerate(planned)}
+        tau = kendalltau(range(len(order)), [rank[q] for q in order]).statistic
+        assert tau > 0.8, f"{capability}: requests left out of the keyed order (Kendall tau {tau:.3f})"
+
 
 def test_decoy_responses_are_archived_and_never_scored(fetched):
     home = fetched.home
@@ -186,9 +244,9 @@ def _groups(rows) -> set[str]:
 
 
 def test_decoys_persist_across_quarters_exactly_as_the_holdout_does():
-    """q3 → q4: rotation retires a quarter of the holdout's groups in every stratum and replaces
-    them with rows of the new cohort (on the same side of the split). A vendor comparing the two
-    quarters' non-public queries must see the decoys repeat exactly as often as the holdout."""
+    """q3 → q4: rotation retires a quarter of the holdout's groups in every stratum, and rows of the
+    new cohort join the holdout. A vendor comparing the two quarters' non-public queries must see
+    the decoys repeat exactly as often as the holdout."""
     key = b"split-secret"
     q3 = demo_golden_rows(rows_per_stratum=42, cohort="2026-q3")
     split3 = assign_split(q3, key)

@@ -1,14 +1,18 @@
 """Rotation planning: 25 % of every cohort retires, biased toward strata where vendors saturate,
-each retired group replaced from its stratum's candidate pool on the same side of the split."""
+each retired group replaced from its stratum's candidate pool. The holdout keeps its share: each
+side of a cohort retires its own quarter, and the replacements (next quarter's new cohort) are
+split 70/30 within every stratum by the key, whatever sides the biased draw retired."""
 
 from __future__ import annotations
+
+from collections import defaultdict
 
 import pandas as pd
 
 from bench_assets.golden import GoldenRow
 from bench_assets.integrity.rotation import plan_rotation, saturation_by_stratum
 from bench_assets.simulator.corpus import demo_golden_rows, reserve_rows
-from bench_assets.split import assign_split
+from bench_assets.split import assign_split, split_groups
 
 SNAP = "web_search-2026-q3"
 SATURATED = {"finance", "docs"}
@@ -46,15 +50,35 @@ def test_a_quarter_of_each_cohort_retires_biased_toward_saturated_strata():
             assert plan.cohorts[cohort]["retire_rows"] == len(retired)
             share = sum(r["stratum"] in SATURATED for r in retired) / len(retired)
             assert share > saturated_share_of_rows + 0.2, (key, cohort, share)
-        # each retired group is replaced from its own stratum, on the same side of the split
+        # each retired group is replaced from its own stratum
         by_id = {c.id: c for c in candidates}
         for r in plan.retire:
             assert r["replaced_by"], r
             assert {by_id[c].stratum for c in r["replaced_by"]} == {r["stratum"]}
-        sides = {r["group"]: r["split"] for r in plan.retire}
-        for rep in plan.replacements:
-            assert rep["takes_split"] == sides[rep["replaces_group"]]
         assert len({c for r in plan.retire for c in r["replaced_by"]}) == len(plan.replacements)
+        assert_the_holdout_keeps_its_share(rows, split, plan, by_id)
+
+
+def assert_the_holdout_keeps_its_share(rows, split, plan, candidates_by_id):
+    # each cohort's holdout retires its own quarter (to within a group of 3), so the cohort keeps its share
+    for cohort, summary in plan.cohorts.items():
+        held = sum(1 for r in rows if r.cohort == cohort and split[r.id] == "holdout")
+        retired_held = sum(1 for r in plan.retire if r["cohort"] == cohort and r["split"] == "holdout")
+        assert summary["holdout_rows"] == held and summary["retire_holdout_rows"] == retired_held
+        assert abs(retired_held - 0.25 * held) <= 3, (cohort, retired_held, held)
+    # the new cohort is 70/30 within every stratum (in whole pages, to rounding), a page on one side
+    incoming = [candidates_by_id[rep["row_id"]] for rep in plan.replacements]
+    side = {rep["row_id"]: rep["takes_split"] for rep in plan.replacements}
+    groups = split_groups(incoming)
+    pages: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    for row in incoming:
+        pages[row.stratum][groups[row.id]].add(side[row.id])
+    for stratum, sides in pages.items():
+        assert all(len(s) == 1 for s in sides.values()), stratum
+        held = sum(1 for s in sides.values() if s == {"holdout"})
+        assert held == round(0.3 * len(sides)), (stratum, held, len(sides))
+    share = sum(s == "holdout" for s in side.values()) / len(side)
+    assert abs(share - 0.3) <= 0.05, share
 
 
 def test_without_saturation_differences_the_draw_is_proportional_and_keyed():
@@ -67,6 +91,7 @@ def test_without_saturation_differences_the_draw_is_proportional_and_keyed():
     assert plan_rotation(rows, split, flat, candidates, b"k2", SNAP).retire != a.retire  # keyed by the secret
     assert len(a.retire) == 63
     assert max(a.cohorts["2026-q3"]["retired_by_stratum"].values()) <= 24
+    assert_the_holdout_keeps_its_share(rows, split, a, {c.id: c for c in candidates})
 
 
 def test_a_short_candidate_pool_is_reported_not_hidden():
@@ -76,3 +101,44 @@ def test_a_short_candidate_pool_is_reported_not_hidden():
     plan = plan_rotation(rows, split, saturation, reserve_rows("candidate", 1), b"k1", SNAP)
     assert plan.cohorts["2026-q3"]["unreplaced_groups"] > 0
     assert any(r["replaced_by"] is None for r in plan.retire)
+
+
+def test_the_rotation_plan_asset_writes_a_private_plan_and_shows_dagster_only_counts(tmp_path, simulator):
+    """Through Dagster: the plan is a file in the private store (it names holdout rows); the
+    materialization shows counts (per cohort, stratum and side), never a holdout row."""
+    import json
+
+    import dagster as dg
+    import yaml
+
+    from bench_assets.simulator.corpus import reserve_size
+    from bench_assets_tests.helpers import (GOLDEN_STAGES, SNAPSHOT, VENDOR_STAGES, make_home, materialize,
+                                            vendor_key)
+
+    home = make_home(tmp_path, ["brave"], rows_per_stratum=30)
+    sim = simulator.base_url
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
+        materialize(instance, home, sim, GOLDEN_STAGES, SNAPSHOT)
+        materialize(instance, home, sim, VENDOR_STAGES, vendor_key("brave"))
+        result = materialize(instance, home, sim, ("vendor_leaderboard", "rotation_plan"), SNAPSHOT)
+        private = home / "data" / "private"
+        plan = yaml.safe_load((private / "rotation" / f"{SNAPSHOT}.yaml").read_text())
+        n_rows = sum(c["rows"] for c in plan["cohorts"].values())
+        assert abs(len(plan["retire"]) - 0.25 * n_rows) <= 1.5
+        by_id = {r.id: r for r in reserve_rows("candidate", reserve_size(30 // 3))}  # the planted pool
+        incoming = [by_id[rep["row_id"]] for rep in plan["replacements"]]
+        groups = split_groups(incoming)
+        for stratum in {r.stratum for r in incoming}:
+            pages = {groups[r.id] for r in incoming if r.stratum == stratum}
+            held = {groups[rep["row_id"]] for rep in plan["replacements"]
+                    if rep["stratum"] == stratum and rep["takes_split"] == "holdout"}
+            assert len(held) == round(0.3 * len(pages)), (stratum, len(held), len(pages))
+        meta = result.asset_materializations_for_node("rotation_plan")[0].metadata
+        assert meta["replacements"].value == len(plan["replacements"])
+        logged = "\n".join(dg.serialize_value(e) for run in instance.get_runs() for e in instance.all_logs(run.run_id))
+        holdout = [json.loads(line)["id"] for line in
+                   (private / "holdout" / f"{SNAPSHOT}.jsonl").read_text().splitlines()]
+        assert holdout and not [h for h in holdout if h in logged]
+        assert not [rep["row_id"] for rep in plan["replacements"] if rep["takes_split"] == "holdout"
+                    and rep["row_id"] in logged]

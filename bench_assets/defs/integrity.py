@@ -19,7 +19,8 @@ from bench_assets.defs.split import public_split_records, query_split
 from bench_assets.errors import BenchInputError
 from bench_assets.golden import GoldenRow
 from bench_assets.integrity import lifecycle
-from bench_assets.integrity.dead_rows import dead_row_check, dead_rows_file, draw_replacement, load_dead_rows
+from bench_assets.integrity.dead_rows import (dead_row_check, dead_rows_file, dead_rows_shown, draw_replacement,
+                                              load_dead_rows)
 from bench_assets.integrity.decoys import decoys_for_snapshot
 from bench_assets.integrity.publication import load_public_evidence, packets_for_snapshot
 from bench_assets.integrity.pools import load_pool
@@ -86,13 +87,20 @@ def review_packets(context: dg.AssetExecutionContext, paths: BenchPaths) -> dg.M
     # scanned; URLs are not, since a vendor's own raw responses may list any page it returned)
     needles = [{"row_id": r.id, "request_text": r.request_text if r.task_type != "extract" else None}
                for r in rows if split.get(r.id) == "holdout"]
-    leaks = [f"{vendor}: holdout {kind} {needle[:60]!r}" for vendor, packet in packets.items()
+    leaks = [(vendor, kind, needle) for vendor, packet in packets.items()
              for text in [packet_bytes(packet).decode("utf-8")]
              for row in needles for kind, needle in (("id", row["row_id"]), ("text", row["request_text"]))
              if needle and needle in text]
-    if leaks:
-        raise dg.Failure(f"review packets of {snapshot_id} would reveal the holdout ({len(leaks)} occurrences)",
-                         metadata={"leaks": dg.MetadataValue.md("\n".join(f"- {x}" for x in leaks[:50]))})
+    if leaks:  # which rows, only in the private store: Dagster's event log may not name the holdout
+        leaks_file = paths.private / "leaks" / f"{snapshot_id}.review_packets.txt"  # not beside the packets
+        leaks_file.parent.mkdir(parents=True, exist_ok=True)
+        leaks_file.write_text("".join(f"{vendor}: holdout {kind} {needle!r}\n" for vendor, kind, needle in leaks))
+        counts = pd.DataFrame(leaks, columns=["vendor", "kind", "needle"]).groupby(["vendor", "kind"]).size()
+        raise dg.Failure(f"review packets of {snapshot_id} would reveal the holdout ({len(leaks)} occurrences; "
+                         f"which rows: {leaks_file})",
+                         metadata={"leaks": dg.MetadataValue.md(counts.rename("occurrences").reset_index()
+                                                                .to_markdown(index=False)),
+                                   "which_rows": dg.MetadataValue.path(str(leaks_file))})
     sent_on = today()
     records, resent = [], []
     for vendor, packet in packets.items():
@@ -126,10 +134,12 @@ def review_packets(context: dg.AssetExecutionContext, paths: BenchPaths) -> dg.M
 
 @dg.asset(partitions_def=snapshots_partitions_def, group_name="review", deps=[vendor_leaderboard], kinds={"yaml"})
 def rotation_plan(context: dg.AssetExecutionContext, paths: BenchPaths) -> dg.MaterializeResult:
-    """Next quarter's rotation, for review: 25 % of each cohort retires, drawn with a bias toward
-    strata where vendor scores saturate, each group replaced from its stratum's candidate pool on
-    the same side of the split. Written to the private store (it names holdout rows); nothing is
-    rewritten until an operator applies it to the next snapshot's golden set."""
+    """Next quarter's rotation, for review: 25 % of each cohort retires (each side of the split its
+    own 25 %, so the cohort keeps its holdout share), drawn with a bias toward strata where vendor
+    scores saturate, each group replaced from its stratum's candidate pool; the replacements, next
+    quarter's new cohort, are split 70/30 within every stratum by the key. Written to the private
+    store (it names holdout rows); nothing is rewritten until an operator applies it to the next
+    snapshot's golden set."""
     snapshot_id = context.partition_key
     manifest = paths.manifest(snapshot_id)
     warehouse = paths.warehouse()
@@ -143,12 +153,15 @@ def rotation_plan(context: dg.AssetExecutionContext, paths: BenchPaths) -> dg.Ma
         candidates = load_pool(manifest, manifest.candidates, "candidate", paths.private, rows)
         key = split_key(manifest.split.key_env, manifest.mode)
     saturation = saturation_by_stratum(scores)
-    plan = plan_rotation(rows, split, saturation, candidates, key, snapshot_id, used_candidates=frozenset(used))
+    plan = plan_rotation(rows, split, saturation, candidates, key, snapshot_id, used_candidates=frozenset(used),
+                         public_share=manifest.split.public_share)
     record = {
         "snapshot_id": snapshot_id, "plans_the_quarter_after": snapshot_id, "generated_on": str(today()),
         "retire_share": RETIRE_SHARE, "saturation_bias": SATURATION_BIAS,
-        "how": "per cohort, whole groups drawn with weight exp(bias x stratum saturation), keyed by the split secret; "
-               "each replaced from its stratum's candidate pool on the same side of the split",
+        "how": "per cohort and per side of the split (each side retires its own share, so the cohort keeps its "
+               "holdout share), whole groups drawn with weight exp(bias x stratum saturation), keyed by the split "
+               "secret; each replaced from its stratum's candidate pool; the replacements (the new cohort) split "
+               f"{manifest.split.public_share:.0%} public within every stratum by the key (takes_split)",
         "saturation_by_stratum": {k: round(v, 4) for k, v in sorted(saturation.items())},
         "cohorts": plan.cohorts, "retire": plan.retire, "replacements": plan.replacements,
         "note": "A plan for review. Nothing is rewritten: apply it to the next snapshot's golden set by hand.",
@@ -160,11 +173,14 @@ def rotation_plan(context: dg.AssetExecutionContext, paths: BenchPaths) -> dg.Ma
                             for c, d in plan.cohorts.items()])
     strata = pd.DataFrame([{"stratum": s, "saturation": round(v, 3),
                             "retired": sum(1 for r in plan.retire if r["stratum"] == s)} for s, v in sorted(saturation.items())])
+    new_cohort = pd.DataFrame(plan.replacements, columns=["stratum", "takes_split"]).groupby(
+        ["stratum", "takes_split"]).size().unstack(fill_value=0)  # counts only: the plan file names the rows
     return dg.MaterializeResult(metadata={
         "dagster/row_count": len(plan.retire), "plan_file": dg.MetadataValue.path(str(path)),
         "cohorts": dg.MetadataValue.md(cohorts.to_markdown(index=False) if len(cohorts) else "no rows"),
         "strata": dg.MetadataValue.md(strata.to_markdown(index=False) if len(strata) else "no scores yet"),
         "replacements": len(plan.replacements),
+        "new_cohort": dg.MetadataValue.md(new_cohort.to_markdown() if len(new_cohort) else "no replacements"),
     })
 
 
@@ -280,16 +296,22 @@ def dead_golden_rows(context: dg.AssetExecutionContext, paths: BenchPaths, gatew
         (paths.private / "holdout" / f"{snapshot_id}.jsonl").write_text(
             "".join(r.model_dump_json() + "\n" for r in rows if split[r.id] == "holdout"))
     result = dead_row_check(df, day)
+    shown = dead_rows_shown(df, result.overdue)  # Dagster's event log is not the private store
     return dg.MaterializeResult(
         metadata={"dagster/row_count": len(df), "replaced": int(df["replacement_row_id"].notna().sum()),
                   "waiting": int(df["replacement_row_id"].isna().sum()), "note": note or "—",
-                  "dead_rows": dg.MetadataValue.md(df[["row_id", "stratum", "dead_since", "replacement_row_id"]]
-                                                   .to_markdown(index=False) if len(df) else "none")},
+                  "dead_rows_by_stratum": dg.MetadataValue.md(shown.by_stratum.to_markdown(index=False)
+                                                              if len(df) else "none"),
+                  "public_dead_rows": dg.MetadataValue.md(shown.public.to_markdown(index=False)
+                                                          if len(shown.public) else "none"),
+                  "details": f"every dead row: DuckDB table dead_rows (snapshot_id = '{snapshot_id}')"},
         check_results=[dg.AssetCheckResult(
             check_name=DEAD_ROW_CHECK, passed=result.passed,
             severity=dg.AssetCheckSeverity.ERROR if result.severity == "ERROR" else dg.AssetCheckSeverity.WARN,
             description=result.description,
-            metadata={"days_without_replacement": dg.MetadataValue.json(dict(result.overdue))})])
+            metadata={"days_without_replacement": dg.MetadataValue.json(shown.public_days),
+                      "holdout_days_without_replacement_by_stratum": dg.MetadataValue.json(
+                          shown.private_days_by_stratum)})])
 
 
 # ----------------------------------------------------------------------------- the daily dead-row check

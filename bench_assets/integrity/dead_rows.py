@@ -80,3 +80,31 @@ def dead_row_check(dead: pd.DataFrame, today: date) -> DeadRowCheck:
                             f"{WARN_AFTER_DAYS} days or more ({replaced} replaced); it fails after {FAIL_AFTER_DAYS}", ages)
     return DeadRowCheck(True, "WARN", f"{len(dead)} dead rows, {replaced} replaced, "
                         f"{len(open_rows)} waiting (none for {WARN_AFTER_DAYS} days yet)", ages)
+
+
+@dataclass(frozen=True)
+class DeadRowsShown:
+    """What Dagster's event log may show of the dead rows: public rows by id, the others (holdout,
+    or dead before the split existed) only as counts per stratum. The ids stay in DuckDB."""
+    by_stratum: pd.DataFrame  # stratum, side, dead, replaced
+    public: pd.DataFrame  # row_id, stratum, dead_since, replacement_row_id
+    public_days: dict[str, int]  # public row id -> days without a replacement (from day 5)
+    private_days_by_stratum: dict[str, list[int]]  # stratum -> days, for the other rows
+
+
+def dead_rows_shown(dead: pd.DataFrame, overdue: list[tuple[str, int]]) -> DeadRowsShown:
+    is_public = dead["split"] == "public"
+    side = dead["split"].where(dead["split"].isin(["public", "holdout"]), "unassigned")
+    by_stratum = (dead.assign(side=side, replaced=dead["replacement_row_id"].notna())
+                  .groupby(["stratum", "side"]).agg(dead=("row_id", "size"), replaced=("replaced", "sum"))
+                  .reset_index())
+    public_ids = set(dead.loc[is_public, "row_id"])
+    stratum_of = dict(zip(dead["row_id"], dead["stratum"]))
+    private_days: dict[str, list[int]] = {}
+    for row_id, days in overdue:
+        if row_id not in public_ids:
+            private_days.setdefault(stratum_of[row_id], []).append(days)
+    return DeadRowsShown(by_stratum=by_stratum,
+                         public=dead.loc[is_public, ["row_id", "stratum", "dead_since", "replacement_row_id"]],
+                         public_days={r: d for r, d in overdue if r in public_ids},
+                         private_days_by_stratum={k: sorted(v) for k, v in sorted(private_days.items())})

@@ -5,9 +5,16 @@ saturate (where the mean correct rate across vendors is high, a row tells vendor
 each group of rows (rows sharing a URL retire together, as they were split together) gets weight
 exp(bias × saturation of its stratum), and groups are drawn without replacement by weighted
 random keys (Efraimidis–Spirakis), the randomness keyed by the split secret so the plan is
-reproducible by the operator and unpredictable to anyone else. Each retired group is replaced
-from its stratum's candidate pool and its replacement takes its side of the split, so every
-stratum keeps its 70/30.
+reproducible by the operator and unpredictable to anyone else.
+
+Rotation keeps the holdout's share (30 % of every cohort is private):
+- a retiring cohort keeps its share: each side of the split retires its own 25 % (the next
+  group drawn comes from the side furthest behind its share, in the biased order of that side);
+- the incoming rows, which are next quarter's new cohort, are split by the key like any fresh
+  cohort, 70/30 within every stratum. They do not inherit the retired rows' sides: the bias
+  concentrates retirements in a few strata, where the retired mix of sides is whatever the draw
+  happened to give (an inherited new cohort drifted as far as 14 % holdout).
+Each retired group is replaced by a candidate group of its own stratum.
 
 The plan is a file for review (it names holdout rows, so it lives in the private store); nothing
 is rewritten until an operator applies it to the next quarter's golden set.
@@ -25,7 +32,7 @@ from typing import Any
 import pandas as pd
 
 from bench_assets.golden import GoldenRow
-from bench_assets.split import split_groups
+from bench_assets.split import assign_split, split_groups
 
 RETIRE_SHARE = 0.25
 SATURATION_BIAS = 3.0  # weight = exp(bias × saturation): a saturated stratum (1.0) weighs e³ ≈ 20 × an unsolved one
@@ -56,10 +63,17 @@ class RotationPlan:
 
 def plan_rotation(rows: list[GoldenRow], split: dict[str, str], saturation: dict[str, float],
                   candidates: list[GoldenRow], key: bytes, snapshot_id: str, share: float = RETIRE_SHARE,
-                  bias: float = SATURATION_BIAS, used_candidates: frozenset[str] = frozenset()) -> RotationPlan:
-    """Choose round(share × rows) rows to retire in every cohort (in whole groups, to within half a
-    group), biased toward saturated strata, and a replacement group of the same stratum for each."""
+                  bias: float = SATURATION_BIAS, used_candidates: frozenset[str] = frozenset(),
+                  public_share: float = 0.7) -> RotationPlan:
+    """Choose share × rows rows to retire in every cohort (in whole groups, to within half a group;
+    each side of the split its own share, to within a group), biased toward saturated strata, and
+    a replacement group of the same stratum for each; the replacements (next quarter's new cohort)
+    are split `public_share` / rest within every stratum by the key."""
     groups = split_groups(rows)
+
+    def side_of(gid: str) -> str:
+        return split.get(members[gid][0].id) or "public"
+
     members: dict[str, list[GoldenRow]] = defaultdict(list)
     for row in rows:
         members[groups[row.id]].append(row)
@@ -75,24 +89,31 @@ def plan_rotation(rows: list[GoldenRow], split: dict[str, str], saturation: dict
     for gid in sorted(cand_members, key=lambda g: _uniform(key, "candidate", snapshot_id, g)):
         pool[cand_members[gid][0].stratum].append(gid)
 
-    retire, replacements, cohorts = [], [], {}
+    retire, incoming, cohorts = [], [], {}
     for cohort in sorted(by_cohort):
         gids = by_cohort[cohort]
         n_rows = sum(len(members[g]) for g in gids)
-        target = share * n_rows
 
         def weighted_key(gid: str) -> float:  # Efraimidis–Spirakis: u^(1/w), the largest keys are drawn
             weight = math.exp(bias * saturation.get(members[gid][0].stratum, 0.0))
             return math.log(_uniform(key, "rotation", snapshot_id, cohort, gid)) / weight
 
+        # Each side of the split retires its own share, so the cohort keeps its 70/30: the next
+        # group comes from the side furthest behind its share (within a side, the biased order).
+        target = share * n_rows
+        order = {side: sorted((g for g in gids if side_of(g) == side), key=weighted_key, reverse=True)
+                 for side in ("public", "holdout")}
+        side_target = {side: share * sum(len(members[g]) for g in mine) for side, mine in order.items()}
+        side_taken = {side: 0 for side in order}
         chosen, taken = [], 0
-        for gid in sorted(gids, key=weighted_key, reverse=True):
+        while taken < target - 0.5 and any(order.values()):
+            side = max((s for s in order if order[s]), key=lambda s: (side_target[s] - side_taken[s], s))
+            gid = order[side].pop(0)
             size = len(members[gid])
-            if taken + size <= target + size / 2:
+            if taken + size <= target + size / 2:  # whole groups, to within half a group
                 chosen.append(gid)
                 taken += size
-            if taken >= target - 0.5:
-                break
+                side_taken[side] += size
         by_stratum: dict[str, int] = defaultdict(int)
         for gid in sorted(chosen):
             group = members[gid]
@@ -100,17 +121,22 @@ def plan_rotation(rows: list[GoldenRow], split: dict[str, str], saturation: dict
             by_stratum[stratum] += len(group)
             replacement = pool[stratum].pop(0) if pool[stratum] else None
             new_rows = cand_members[replacement] if replacement else []
-            side = split.get(group[0].id, "public")
             for row in group:
                 retire.append({"row_id": row.id, "cohort": cohort, "stratum": stratum, "task_type": row.task_type,
                                "split": split.get(row.id), "group": gid,
                                "replaced_by": [r.id for r in new_rows] or None})
-            for row in new_rows:
-                replacements.append({"row_id": row.id, "stratum": stratum, "task_type": row.task_type,
-                                     "takes_split": side, "replaces_group": gid})
+            incoming += [(row, gid) for row in new_rows]
         cohorts[cohort] = {"rows": n_rows, "retire_target": round(target, 2), "retire_rows": taken,
                            "retire_share": round(taken / n_rows, 4) if n_rows else 0.0,
+                           "holdout_rows": sum(len(members[g]) for g in gids if side_of(g) == "holdout"),
+                           "retire_holdout_rows": side_taken["holdout"],
                            "retired_by_stratum": dict(sorted(by_stratum.items())),
                            "unreplaced_groups": len({r["group"] for r in retire
                                                      if r["cohort"] == cohort and not r["replaced_by"]})}
+    # the incoming rows are next quarter's new cohort: split by the key like any fresh cohort
+    # (70/30 within every stratum), not by the sides of the rows they replace, which the saturation
+    # bias leaves at whatever mix it drew
+    sides = assign_split([row for row, _ in incoming], key, public_share)
+    replacements = [{"row_id": row.id, "stratum": row.stratum, "task_type": row.task_type,
+                     "takes_split": sides[row.id], "replaces_group": gid} for row, gid in incoming]
     return RotationPlan(retire=retire, replacements=replacements, cohorts=cohorts, saturation=saturation)
