@@ -7,7 +7,10 @@ rows) form one group and land in the same split, so a public row never reveals a
 Once given out, a side is kept: a public row may already be exported, a holdout row already sent
 as holdout. So a snapshot's recorded split (its `query_split` rows, and from `dead_rows` each dead
 row's side, which its replacement takes) is passed back in, and only rows never assigned get a
-side. A fresh snapshot has nothing recorded and gets the plain keyed split.
+side. The same holds across quarters: a row the benchmark's earlier snapshots (same family, e.g.
+`web_search-2026-q3` for `web_search-2026-q4`) gave out keeps that side, holdout if any of them
+held it out, so next quarter's public split never reveals this quarter's holdout. A snapshot of
+a new benchmark has nothing recorded and gets the plain keyed split.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
+import re
 from collections.abc import Mapping
 
 from bench_assets.errors import BenchInputError
@@ -91,16 +95,38 @@ def assign_split(rows: list[GoldenRow], key: bytes, public_share: float = 0.7,
     return {r.id: recorded.get(r.id, group_side[groups[r.id]]) for r in rows}
 
 
-def recorded_split(warehouse, snapshot_id: str) -> dict[str, str]:
-    """The sides a snapshot has given out so far (row id -> side): its `query_split` table, plus,
-    from `dead_rows`, each dead row's side and its replacement's (which takes the dead row's side).
-    Empty for a snapshot whose split was never materialized."""
-    recorded = dict(warehouse.query_df("SELECT row_id, split FROM query_split WHERE snapshot_id = ?",
-                                       [snapshot_id]).itertuples(index=False, name=None))
-    dead = warehouse.query_df("SELECT row_id, split, replacement_row_id FROM dead_rows WHERE snapshot_id = ? "
-                              "AND split IS NOT NULL", [snapshot_id])
+def snapshot_family(snapshot_id: str) -> str:
+    """The benchmark a snapshot belongs to: `web_search-2026-q3-e1` -> `web_search`."""
+    return re.split(r"-20[0-9]{2}-q[1-4]", snapshot_id, maxsplit=1)[0]
+
+
+def _given_out(warehouse, where: str, params: list) -> list[tuple[str, str]]:
+    """(row id, side) pairs from `query_split` and from `dead_rows` (a dead row's side, and its
+    replacement's, which takes it) of the snapshots `where` selects."""
+    pairs = list(warehouse.query_df(f"SELECT row_id, split FROM query_split WHERE {where}", params)
+                 .itertuples(index=False, name=None))
+    dead = warehouse.query_df(f"SELECT row_id, split, replacement_row_id FROM dead_rows WHERE {where} "
+                              "AND split IS NOT NULL", params)
     for row_id, side, replacement in dead.itertuples(index=False, name=None):
-        recorded.setdefault(row_id, side)
+        pairs.append((row_id, side))
         if isinstance(replacement, str):
-            recorded.setdefault(replacement, side)
+            pairs.append((replacement, side))
+    return pairs
+
+
+def recorded_split(warehouse, snapshot_id: str) -> dict[str, str]:
+    """The sides already given out for this snapshot's rows (row id -> side): its own (`query_split`
+    and `dead_rows`), then, for rows it has not recorded, those of the family's other snapshots,
+    holdout winning when they differ. Empty for the first split of a new benchmark."""
+    recorded: dict[str, str] = {}
+    for row_id, side in _given_out(warehouse, "snapshot_id = ?", [snapshot_id]):
+        recorded.setdefault(row_id, side)
+    family = snapshot_family(snapshot_id)
+    earlier: dict[str, str] = {}
+    for row_id, side in _given_out(warehouse, "snapshot_id <> ? AND snapshot_id LIKE ? ESCAPE '\\'",
+                                   [snapshot_id, family.replace("_", "\\_") + "-20%"]):
+        if earlier.get(row_id) != "holdout":
+            earlier[row_id] = side
+    for row_id, side in earlier.items():
+        recorded.setdefault(row_id, side)
     return recorded

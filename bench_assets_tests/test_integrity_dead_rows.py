@@ -7,7 +7,7 @@ still guarded: nothing of it may be published."""
 from __future__ import annotations
 
 import json
-from datetime import date, datetime, timezone
+from datetime import date, datetime
 from itertools import combinations
 
 import dagster as dg

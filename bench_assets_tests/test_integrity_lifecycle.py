@@ -32,7 +32,7 @@ from bench_assets.integrity.publication import version_problems
 from bench_assets.integrity.replies import file_reply
 from bench_assets.manifest import load_manifest
 from bench_assets.split import DEMO_SPLIT_KEY
-from bench_assets_tests.helpers import (GOLDEN_STAGES, RESULT_STAGES, SNAPSHOT, make_home, materialize,
+from bench_assets_tests.helpers import (RESULT_STAGES, SNAPSHOT, make_home, materialize,
                                         run_whole_snapshot, vendor_key)
 
 VENDORS = ["brave", "serper"]

@@ -132,3 +132,35 @@ def test_rematerializing_the_split_after_a_replacement_moves_no_row(tmp_path, si
         materialize(instance, home, sim, ("dead_golden_rows", "query_split"), SNAPSHOT)
         assert dict(_query(home, "SELECT row_id, split FROM query_split")) == adopted
         assert public_file.read_bytes() == public_before and holdout_file.read_bytes() == holdout_before
+
+
+# ##### NEXT QUARTER: THE SAME BENCHMARK, MORE ROWS
+
+
+def test_next_quarters_split_keeps_every_side_this_quarter_gave_out(tmp_path, simulator):
+    # q4 keeps q3's pages and adds new ones. Split afresh, the larger strata would move some of
+    # q3's holdout pages into q4's public split, publishing what vendors were sent as holdout.
+    next_quarter = "web_search-2026-q4"
+    home = make_home(tmp_path, ["brave"], rows_per_stratum=12)
+    make_home(home, ["brave"], rows_per_stratum=18, snapshot=next_quarter)
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions("snapshots", [SNAPSHOT, next_quarter])
+        materialize(instance, home, simulator.base_url, GOLDEN, SNAPSHOT)
+        this_quarter = dict(_query(home, "SELECT row_id, split FROM query_split WHERE snapshot_id = ?", [SNAPSHOT]))
+        grown = demo_golden_rows(rows_per_stratum=18)
+        assert set(this_quarter) < {r.id for r in grown}
+        fresh = assign_split(grown, DEMO_SPLIT_KEY.encode())
+        assert any(fresh[r] == "public" for r, s in this_quarter.items() if s == "holdout"), \
+            "the scenario no longer exercises a split that would reveal a holdout row"
+
+        materialize(instance, home, simulator.base_url, GOLDEN, next_quarter)
+        q4 = dict(_query(home, "SELECT row_id, split FROM query_split WHERE snapshot_id = ?", [next_quarter]))
+    assert {r: q4[r] for r in this_quarter} == this_quarter
+    public_q4 = (home / "data" / "snapshots" / next_quarter / "public_split.jsonl").read_text()
+    assert not any(f'"id": "{r}"' in public_q4 for r, s in this_quarter.items() if s == "holdout")
+    # the new pages fill each stratum toward its 30 % holdout, whole pages on one side
+    groups = split_groups(grown)
+    for stratum in {r.stratum for r in grown}:
+        pages = {groups[r.id] for r in grown if r.stratum == stratum}
+        held = {groups[r.id] for r in grown if r.stratum == stratum and q4[r.id] == "holdout"}
+        assert abs(len(held) - round(0.3 * len(pages))) <= 1

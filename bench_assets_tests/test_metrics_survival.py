@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import time
 from fractions import Fraction
 from pathlib import Path
 

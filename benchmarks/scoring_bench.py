@@ -138,7 +138,6 @@ def _ranx(path: str, out) -> None:
     import warnings
 
     warnings.filterwarnings("ignore")
-    import pandas as pd
     from ranx import Qrels, Run, evaluate
 
     qrels_df, run_df = _prepare_ranx_input(path)

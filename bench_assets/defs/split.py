@@ -24,8 +24,9 @@ def query_split(context: dg.AssetExecutionContext, paths: BenchPaths) -> dg.Mate
     Keyed by the secret in $BENCH_SPLIT_KEY: stable across re-runs, unpredictable without it.
     Once recorded, a row's side never changes: re-materializing keeps every recorded side, and
     only rows never assigned get one (a dead row's replacement takes the dead row's side, as
-    `dead_rows` records it). The public split is exported beside the manifest; the holdout stays
-    in the private store."""
+    `dead_rows` records it). Rows the benchmark's earlier snapshots gave out keep their side
+    (holdout if any held them out), so next quarter never publishes this quarter's holdout. The
+    public split is exported beside the manifest; the holdout stays in the private store."""
     snapshot_id = context.partition_key
     warehouse = paths.warehouse()
     refuse_if_published(warehouse, snapshot_id, "query_split")
