@@ -1,10 +1,12 @@
 """The leaderboard record: built once from `vendor_metrics` and rendered to every surface.
 
-Headline eligibility follows the methodology (`bench_assets.integrity.eligibility`): live mode
-only (simulated and replay never), at least 10 rows behind an aggregate claim and 20 behind a
-per-stratum chart, adapter and plan pinned, the snapshot's first full run complete. Every vendor
-entry and every breakdown group carries `headline_eligible` and its reasons; anything else is
-labelled illustrative.
+Headline eligibility follows the methodology (`bench_assets.integrity.eligibility`); the rules as
+published, their thresholds read from the constants the rules use, are `eligibility_rules()`.
+Every vendor entry carries `headline_eligible` and its reasons, `metric_eligibility` for each of
+its figures and `breakdown_eligibility` for each breakdown group; anything not eligible is
+labelled illustrative on every surface. Beside its position and tie group each ranked vendor has
+a `rank_range` (`metrics.rank_ranges`): the ranks it could hold given the intervals that lie
+entirely above and below its own.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from bench_assets.aggregate import RANKING_SCOPE
 from bench_assets.classify import RESPONSE_CLASSES
 from bench_assets.integrity import eligibility
 from bench_assets.manifest import Manifest
-from bench_assets.metrics import tie_groups
+from bench_assets.metrics import rank_ranges, tie_groups
 
 HEADLINE_METRICS = ["correct_rate", "correct_rate_shared", "hit_at_1", "hit_at_3", "hit_at_5", "hit_at_10",
                     "fidelity_mean", "answer_score_mean", "coverage", "cost_per_correct_usd", "spend_usd", "overfit_gap",
@@ -33,6 +35,37 @@ NOT_REACHED_METRICS = ["ttr_median_hours"]
 RANK_METRIC = "correct_rate_shared"
 # The overall correct rate: published for every vendor, and the ranking fallback when no task type is shared.
 BASE_METRIC = "correct_rate"
+
+
+def eligibility_rules() -> str:
+    """The headline-eligibility rules in words (markdown) for the methodology page, with every
+    threshold read from the constant the rules themselves use, so the page cannot drift from them."""
+    no_rule = ", ".join(f"`{m}`" for m in sorted(eligibility.NO_N_RULE))
+    chart_scopes = ", ".join(sorted(eligibility.CHART_SCOPES))
+    return "\n".join([
+        "A figure is headline-eligible only when every rule holds; otherwise it is illustrative and carries the "
+        "reasons:",
+        "",
+        "- **Live mode only**: simulated and replay runs are never headline figures.",
+        "- **An operator declaration**: a live snapshot needs the operator's conflict-of-interest declaration filed "
+        "and valid.",
+        f"- **Enough rows behind the figure itself**: n ≥ {eligibility.AGGREGATE_MIN_N} behind an aggregate claim "
+        f"(a vendor's overall figures, its task-type, cohort and split breakdowns), n ≥ {eligibility.CHART_MIN_N} "
+        f"behind a per-stratum figure (breakdown by {chart_scopes}, drawn in the charts). The n is the figure's "
+        "own: hit@k counts search rows, fidelity extract rows, latency the responses timed, time-to-retrievability "
+        f"the sentinel pages, and the overfit gap needs n ≥ {eligibility.AGGREGATE_MIN_N} on both sides (public and "
+        f"holdout). Totals ({no_rule}) have no n rule.",
+        "- **Adapter and plan pinned**: the manifest pins the adapter version the code implements, names the plan, "
+        "and (outside simulated mode) archives the pricing page its prices were read from.",
+        "- **The first full run is complete** for the vendor: every golden row scored.",
+        "",
+        "A vendor's position rests on its ranking figure and its overall correct rate: the vendor is "
+        "headline-eligible when both are. Each figure is judged by its own n, so an eligible vendor can still have "
+        "an illustrative figure (a stratum with few rows, a median over few sentinel pages): every surface marks it "
+        "(the site with an *illustrative* tag whose title gives the reason, leaderboard.csv in "
+        "`<metric>_headline_eligible`, leaderboard.json in `metric_eligibility` and `breakdown_eligibility`). "
+        "A chart is headline-eligible only when every figure it draws is.",
+    ])
 
 
 def _clean(x: Any) -> Any:
@@ -122,8 +155,12 @@ def build_leaderboard(manifest: Manifest, metrics: pd.DataFrame, complete_vendor
     groups = tie_groups([(e["vendor"], float("-inf") if e["metrics"][rank]["value"] is None
                           else e["metrics"][rank]["value"], e["metrics"][rank]["low"], e["metrics"][rank]["high"])
                          for e in ordered])
-    for position, (e, g) in enumerate(zip(ordered, groups), start=1):
+    ranges = rank_ranges([(e["vendor"], e["metrics"][rank]["value"], e["metrics"][rank]["low"],
+                           e["metrics"][rank]["high"]) for e in ordered])
+    for position, (e, g, r) in enumerate(zip(ordered, groups, ranges), start=1):
         e["position"], e["rank_group"] = position, g
+        # an undefined ranking figure has no interval, hence no rank range (it sorts last)
+        e["rank_range"] = {"best": r[0], "worst": r[1]} if r else None
     for e in manifest.excluded:
         entries.append({"vendor": e.vendor, "status": "excluded", "reason": e.reason, "reason_code": e.reason_code,
                         "evidence": e.evidence, "metrics": {}, "headline_eligible": False,
@@ -143,12 +180,15 @@ def build_leaderboard(manifest: Manifest, metrics: pd.DataFrame, complete_vendor
 
 
 def leaderboard_rows(board: dict[str, Any]) -> list[dict[str, Any]]:
-    """Flat rows (one per vendor) for the CSV: position and rank group with the ranking basis, every
-    headline figure as value, n, low and high, and the count of rows in each response class."""
+    """Flat rows (one per vendor) for the CSV: position, rank group and rank range with the ranking
+    basis, every headline figure as value, n, low, high and whether it is headline-eligible on its
+    own, and the count of rows in each response class."""
     out = []
     for e in board["vendors"]:
+        ranks = e.get("rank_range") or {}
         row: dict[str, Any] = {"vendor": e["vendor"], "status": e["status"], "position": e.get("position"),
-                               "rank_group": e.get("rank_group"), "rank_metric": board["rank_metric"],
+                               "rank_group": e.get("rank_group"), "rank_best": ranks.get("best"),
+                               "rank_worst": ranks.get("worst"), "rank_metric": board["rank_metric"],
                                "rank_task_types": " ".join((board.get("ranking") or {}).get("task_types") or []),
                                "plan": e.get("plan"), "headline_eligible": e["headline_eligible"]}
         for name in HEADLINE_METRICS:
@@ -159,6 +199,8 @@ def leaderboard_rows(board: dict[str, Any]) -> list[dict[str, Any]]:
             row[f"{name}_high"] = fig.get("high")
             if name in NOT_REACHED_METRICS:
                 row[f"{name}_not_reached"] = (fig.get("value") is None) if fig else None
+            verdict = (e.get("metric_eligibility") or {}).get(name) if fig else None
+            row[f"{name}_headline_eligible"] = None if verdict is None else verdict["headline_eligible"]
         classes = e.get("response_classes")
         for cls in RESPONSE_CLASSES:
             row[f"class_{cls}"] = None if classes is None else int(classes.get(cls, 0))

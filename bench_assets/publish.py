@@ -6,8 +6,15 @@ methodology (generated from the code's own definitions and constants), exclusion
 known limitations and disclosures; for a program: leaderboard.json with its JSON Schema beside
 it, leaderboard.csv, one JSON per vendor, the public split, public row scores, errata.json and
 llms.txt. Every figure on every surface is read from the same record (`build_leaderboard`), so
-they cannot disagree. Everything works offline: no CDN, every asset is in the directory. The
-holdout never reaches these files: `find_holdout_leaks` scans them before they are kept.
+they cannot disagree; a figure that is not headline-eligible on its own is marked illustrative
+wherever it is shown. Everything works offline: no CDN, every asset is in the directory (a
+reader may follow a link out, e.g. to a vendor's documentation cited as evidence, but nothing a
+page loads comes from elsewhere). The holdout never reaches these files: `find_holdout_leaks`
+scans them before they are kept.
+
+`SiteInputs` is everything the files are rendered from; `site_inputs` gathers it from the
+warehouse's tables and the files beside the manifest. The publication asset and `bench rescore`
+both go through it, so rescore re-renders exactly what publication rendered.
 """
 
 from __future__ import annotations
@@ -20,17 +27,24 @@ import json
 import re
 import shutil
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any, NamedTuple
+from urllib.parse import urlsplit
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+import pandas as pd
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, pass_context, select_autoescape
 from markdown_it import MarkdownIt
 from markupsafe import Markup
 from tabulate import tabulate
 
 from bench_assets import aggregate, charts, leaderboard, metrics
 from bench_assets.classify import RESPONSE_CLASSES
-from bench_assets.drilldown import vendor_row_verdicts
+from bench_assets.drilldown import query_drilldowns, vendor_row_verdicts
+from bench_assets.errors import BenchInputError
+from bench_assets.golden import GoldenRow
+from bench_assets.integrity import eligibility
 from bench_assets.leaderboard import HEADLINE_METRICS, leaderboard_rows
 from bench_assets.manifest import Manifest
 
@@ -70,7 +84,8 @@ METRIC_LABELS: dict[str, tuple[str, str]] = {
 # The definitions the methodology page cites: each function's own docstring and source line.
 DEFINITIONS = ["normalize_url", "hit_at_k", "first_hit_rank", "extraction_fidelity", "fidelity_label",
                "answer_in_text", "wilson_interval", "overfit_gap", "newcombe_interval", "cost_per_correct",
-               "cost_per_correct_interval", "percentile", "percentile_interval", "tie_groups", "intervals_overlap",
+               "cost_per_correct_interval", "percentile", "percentile_interval", "tie_groups", "rank_ranges",
+               "intervals_overlap",
                "km_median", "km_median_interval",
                "read_cell_answer", "score_cell", "CellRubric", "rubric_mean_interval"]
 CLASS_MEANINGS = {
@@ -155,8 +170,18 @@ def format_interval(metric: str, fig: Mapping[str, Any] | None) -> str:
     return f"[{low}, {high}]"
 
 
-def format_figure(metric: str, fig: Mapping[str, Any] | None) -> Markup:
-    """One figure as shown on every HTML surface: the value, then n and the 95 % interval."""
+def illustrative_marker(verdict: Mapping[str, Any] | None) -> Markup:
+    """The mark beside a figure that is not headline-eligible on its own (empty otherwise): a
+    visible tag whose title gives the reasons, e.g. "illustrative: n = 4 < 10 sentinel pages …"."""
+    if not verdict or verdict.get("headline_eligible", True):
+        return Markup("")
+    reasons = "; ".join(verdict.get("reasons") or []) or "not headline-eligible"
+    return Markup(' <span class="illus" title="illustrative: {}">illustrative</span>').format(reasons)
+
+
+def format_figure(metric: str, fig: Mapping[str, Any] | None, verdict: Mapping[str, Any] | None = None) -> Markup:
+    """One figure as shown on every HTML surface: the value, then n and the 95 % interval, and the
+    illustrative mark when `verdict` (the figure's eligibility) says it is not headline-eligible."""
     if not fig:
         return Markup('<span class="na">—</span>')
     value = fig.get("value")
@@ -164,7 +189,41 @@ def format_figure(metric: str, fig: Mapping[str, Any] | None) -> Markup:
     html = Markup('<span class="v">{}</span><span class="ci">n={}</span>').format(text, fig.get("n"))
     if fig.get("low") is not None or fig.get("high") is not None:
         html += Markup('<span class="ci">{}</span>').format(format_interval(metric, fig))
-    return html
+    return html + illustrative_marker(verdict)
+
+
+def figure_verdict(board: Mapping[str, Any], entry: Mapping[str, Any], metric: str, scope: str | None = None,
+                   value: str | None = None) -> dict[str, Any] | None:
+    """A figure's headline eligibility as the record holds it (`metric_eligibility`, or for a
+    breakdown group `breakdown_eligibility`), or None when nothing in the snapshot is
+    headline-eligible: the banner on every page then says every figure is illustrative, and a
+    mark on each would say nothing more."""
+    if not board.get("headline_eligible"):
+        return None
+    if scope is None:
+        return (entry.get("metric_eligibility") or {}).get(metric)
+    group = ((entry.get("breakdown_eligibility") or {}).get(scope) or {}).get(value) or {}
+    return (group.get("metrics") or {}).get(metric)
+
+
+def format_rank_range(entry: Mapping[str, Any]) -> str:
+    """`1–3` (the ranks a vendor could hold), `2` when it is pinned to one, `—` without a range."""
+    ranks = entry.get("rank_range")
+    if not ranks:
+        return "—"
+    return str(ranks["best"]) if ranks["best"] == ranks["worst"] else f"{ranks['best']}–{ranks['worst']}"
+
+
+def external_href(url: Any) -> str | None:
+    """A link out (evidence, a vendor's result) only when it is a plain http(s) URL: anything else
+    (`javascript:`, `data:`, a relative path) is shown as text, never as a link."""
+    if not isinstance(url, str):
+        return None
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:  # e.g. an unclosed IPv6 bracket: not a link
+        return None
+    return url.strip() if parts.scheme in ("http", "https") and parts.netloc else None
 
 
 def _sort_value(fig: Mapping[str, Any] | None) -> str:
@@ -189,11 +248,20 @@ def _docstring_html(doc: str) -> Markup:
     return Markup(_MD.render(text))
 
 
+@pass_context
+def _verdict_in_context(context: Any, entry: Mapping[str, Any], metric: str, scope: str | None = None,
+                        value: str | None = None) -> dict[str, Any] | None:
+    return figure_verdict(context["board"], entry, metric, scope, value)
+
+
 def _environment() -> Environment:
     env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html", "j2"]),
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.globals.update(fmt=format_figure, num=format_number, interval=format_interval, sortval=_sort_value,
-                       label=_label, describe=_describe, class_meanings=CLASS_MEANINGS)
+                       label=_label, describe=_describe, class_meanings=CLASS_MEANINGS, verdict=_verdict_in_context,
+                       mark=illustrative_marker, ranks=format_rank_range, external=external_href,
+                       correct_threshold=metrics.CORRECT_THRESHOLD, aggregate_min_n=eligibility.AGGREGATE_MIN_N,
+                       chart_min_n=eligibility.CHART_MIN_N)
     env.filters["markdown"] = lambda text: Markup(_MD.render(text or ""))
     return env
 
@@ -268,17 +336,21 @@ def llms_txt(board: Mapping[str, Any], manifest: Manifest, has_queries: bool,
            f"({board['mode']} mode) and must not be quoted as a comparison of real vendors."),
         f"Vendors are ranked by `{board['rank_metric']}`; vendors whose 95 % intervals overlap (directly or "
         "through a chain of overlapping intervals) share a `rank_group`, and their order within it is not "
-        "significant. " + ((board.get("ranking") or {}).get("note") or ""),
+        "significant. Each vendor's `rank_range` (best, worst) is narrower: 1 + the vendors whose interval lies "
+        "entirely above its own, to the number whose interval does not lie entirely below it. "
+        + ((board.get("ranking") or {}).get("note") or ""),
         "",
         "## Data",
         "",
         "- [leaderboard.json](leaderboard.json): the record every page is rendered from. `vendors[]` has "
-        "`vendor`, `status` (`scored` / `excluded` / `not_run`) and `reason`, `metrics{name: {value, n, low, "
-        "high}}`, `breakdown{scope: {value: metrics}}`, `headline_eligible` and `reasons`.",
+        "`vendor`, `status` (`scored` / `excluded` / `not_run`) and `reason`, `position`, `rank_group`, "
+        "`rank_range{best, worst}`, `metrics{name: {value, n, low, high}}`, `breakdown{scope: {value: metrics}}`, "
+        "`headline_eligible` and `reasons` (the vendor's ranking claim), `metric_eligibility{name: "
+        "{headline_eligible, reasons}}` and `breakdown_eligibility` (each figure by its own n).",
         "- [leaderboard.schema.json](leaderboard.schema.json): its JSON Schema (draft 2020-12).",
-        "- [leaderboard.csv](leaderboard.csv): one line per vendor; each metric as `name`, `name_n`, "
-        "`name_low`, `name_high` (billed spend is exact: low = high = value); `class_<name>` counts the rows of "
-        "each response class.",
+        "- [leaderboard.csv](leaderboard.csv): one line per vendor; `position`, `rank_group`, `rank_best`, "
+        "`rank_worst`; each metric as `name`, `name_n`, `name_low`, `name_high` (billed spend is exact: low = high "
+        "= value) and `name_headline_eligible`; `class_<name>` counts the rows of each response class.",
         "- [public_split.jsonl](public_split.jsonl): the public golden rows (the holdout is never published).",
     ]
     if has_queries:
@@ -293,10 +365,14 @@ def llms_txt(board: Mapping[str, Any], manifest: Manifest, has_queries: bool,
         figures = []
         for name in quoted:
             cr = (e["metrics"].get(name) or {})
+            verdict = figure_verdict(board, e, name)
             figures.append(f"{name} " + ("undefined" if cr.get("value") is None else (
-                f"{cr['value']} (n={cr['n']}, 95 % interval {cr.get('low')} to {cr.get('high')})")))
-        lines.append(f"- [{e['vendor']}](vendors/{e['vendor']}.json): position {e.get('position')}, group "
-                     f"{e.get('rank_group')}, {', '.join(figures)}; plan: {e.get('plan')}")
+                f"{cr['value']} (n={cr['n']}, 95 % interval {cr.get('low')} to {cr.get('high')})"))
+                + (f" [illustrative: {'; '.join(verdict['reasons'])}]" if verdict and not verdict["headline_eligible"]
+                   else ""))
+        lines.append(f"- [{e['vendor']}](vendors/{e['vendor']}.json): position {e.get('position')} (plausible "
+                     f"ranks {format_rank_range(e)}), group {e.get('rank_group')}, {', '.join(figures)}; plan: "
+                     f"{e.get('plan')}")
     for e in board["vendors"]:
         if e["status"] == "excluded":
             lines.append(f"- {e['vendor']}: excluded, never called or scored: {e.get('reason')}")
@@ -330,25 +406,47 @@ MARKDOWN_COLUMNS = ["correct_rate", "hit_at_1", "hit_at_10", "fidelity_mean", "c
                     "ttr_median_hours"]
 
 
+MARKDOWN_ILLUSTRATIVE = " †"
+
+
 def leaderboard_markdown(board: Mapping[str, Any]) -> str:
     """The leaderboard as a markdown table for the Dagster UI, formatted exactly as the site shows
-    it: the ranking metric with its n and interval, then the other key figures (`—` when undefined)."""
+    it: position, tie group and rank range, the ranking metric with its n and interval, then the
+    other key figures (`—` when undefined); ` †` marks a figure that is not headline-eligible on
+    its own (explained under the table)."""
     rank = board["rank_metric"]
     entries = [e for e in board["vendors"] if e["status"] == "scored"]
     if not entries:
         return "no scored vendors"
     present = [m for m in MARKDOWN_COLUMNS if m != rank and any(m in e["metrics"] for e in entries)]
-    headers = ["#", "group", "vendor", _label(rank), "n", "95 % interval", *(_label(m) for m in present), "status"]
+    headers = ["#", "group", "ranks", "vendor", _label(rank), "n", "95 % interval", *(_label(m) for m in present),
+               "status"]
     rows = []
+    marked = False
+
+    def mark(e: Mapping[str, Any], m: str) -> str:
+        nonlocal marked
+        verdict = figure_verdict(board, e, m)
+        if verdict and not verdict["headline_eligible"]:
+            marked = True
+            return MARKDOWN_ILLUSTRATIVE
+        return ""
+
     for e in entries:
         fig = e["metrics"].get(rank) or {}
-        figures = [format_number(m, (e["metrics"].get(m) or {}).get("value")) if (e["metrics"].get(m) or {}).get(
-            "value") is not None else (_missing_value(m) if m in e["metrics"] else "—") for m in present]
-        rows.append([e.get("position", ""), e.get("rank_group", ""), e["vendor"], format_number(rank, fig.get("value")),
+        figures = [(format_number(m, (e["metrics"].get(m) or {}).get("value")) if (e["metrics"].get(m) or {}).get(
+            "value") is not None else (_missing_value(m) if m in e["metrics"] else "—"))
+            + (mark(e, m) if m in e["metrics"] else "") for m in present]
+        rows.append([e.get("position", ""), e.get("rank_group", ""), format_rank_range(e), e["vendor"],
+                     format_number(rank, fig.get("value")) + (mark(e, rank) if fig else ""),
                      fig.get("n", ""), format_interval(rank, fig), *figures,
                      "headline" if e["headline_eligible"] else "illustrative"])
-    align = ["right", "right", "left", *["right"] * (len(headers) - 4), "left"]
-    return tabulate(rows, headers=headers, tablefmt="pipe", disable_numparse=True, colalign=align)
+    align = ["right", "right", "right", "left", *["right"] * (len(headers) - 5), "left"]
+    table = tabulate(rows, headers=headers, tablefmt="pipe", disable_numparse=True, colalign=align)
+    if marked:
+        table += ("\n\n† illustrative: not headline-eligible on its own (the reasons are in leaderboard.json, "
+                  "`metric_eligibility`)")
+    return table
 
 
 # ##### METHODOLOGY, GENERATED FROM THE CODE
@@ -373,7 +471,10 @@ def methodology_context(manifest: Manifest) -> dict[str, Any]:
         ("Confidence of every interval", defaults["confidence"].default, "wilson_interval(confidence=…)"),
         ("Kaplan–Meier right-censoring (hours)", metrics.DEFAULT_CENSOR_AT_HOURS,
          "bench_assets.metrics.DEFAULT_CENSOR_AT_HOURS"),
-        ("Minimum rows behind a headline aggregate", aggregate.HEADLINE_MIN_N, "bench_assets.aggregate.HEADLINE_MIN_N"),
+        ("Minimum n behind a headline aggregate", eligibility.AGGREGATE_MIN_N,
+         "bench_assets.integrity.eligibility.AGGREGATE_MIN_N"),
+        ("Minimum n behind a headline per-stratum figure", eligibility.CHART_MIN_N,
+         "bench_assets.integrity.eligibility.CHART_MIN_N"),
         ("Ranking metric", leaderboard.RANK_METRIC, "bench_assets.leaderboard.RANK_METRIC"),
     ]
     weights = [(f, metrics.FIDELITY_WEIGHTS[f], manifest.fidelity_weights.get(f)) for f in metrics.FIDELITY_FIELDS]
@@ -381,7 +482,7 @@ def methodology_context(manifest: Manifest) -> dict[str, Any]:
                    for name in DEFINITIONS if hasattr(metrics, name)]
     return {
         "constants": constants, "weights": weights, "definitions": definitions,
-        "eligibility": _docstring_html(leaderboard.__doc__ or ""),
+        "eligibility": Markup(_MD.render(leaderboard.eligibility_rules())),
         "aggregation": _docstring_html(aggregate.__doc__ or ""),
         "fidelity_mean": _docstring_html(getattr(aggregate, "_mean_interval").__doc__ or ""),
         "ranking": _docstring_html(aggregate.shared_task_types.__doc__ or ""),
@@ -514,6 +615,145 @@ def render_site(out_dir: Path, board: dict[str, Any], manifest: Manifest, public
     return written
 
 
+# ##### THE INPUTS OF A PUBLICATION (read by the publication asset and by `bench rescore`)
+
+
+@dataclass
+class SiteInputs:
+    """Everything a snapshot's published files are rendered from: the leaderboard record and what
+    `render_site` takes beside it. Rendering the same inputs gives the same bytes (no clock is read)."""
+
+    board: dict[str, Any]
+    manifest: Manifest
+    public_rows: list[dict[str, Any]]
+    errata: list[dict[str, Any]]
+    queries: list[dict[str, Any]] = field(default_factory=list)
+    ttr_observations: dict[str, tuple[list[float], list[bool]]] = field(default_factory=dict)
+    replies: dict[str, Reply] = field(default_factory=dict)
+    disclosures: str | None = None
+    split_counts: dict[str, int] = field(default_factory=dict)
+    extra_files: dict[str, str] = field(default_factory=dict)
+
+    def render(self, out_dir: Path) -> list[Path]:
+        return render_site(out_dir, self.board, self.manifest, self.public_rows, self.errata, queries=self.queries,
+                           ttr_observations=self.ttr_observations, replies=self.replies, disclosures=self.disclosures,
+                           split_counts=self.split_counts, extra_files=self.extra_files)
+
+
+def snapshot_replies(snapshot_dir: Path, recorded: pd.DataFrame) -> dict[str, Reply]:
+    """Vendors' replies filed beside the manifest (`replies/<vendor>.md` or `.txt`), as their bytes.
+    A reply recorded in `vendor_replies` must still be the bytes recorded there (it is published
+    as received): a changed file is an input error."""
+    from bench_assets.integrity.replies import REPLY_SUFFIXES
+
+    sha_of = {(r.vendor, Path(r.path).name): r.sha256 for r in recorded.itertuples(index=False)} if len(recorded) else {}
+    replies = {}
+    for path in sorted((snapshot_dir / "replies").glob("*")):
+        if path.suffix in REPLY_SUFFIXES and path.is_file():
+            reply = Reply(path.name, path.read_bytes())
+            expected = sha_of.get((path.stem, path.name))
+            if expected is not None and expected != reply.sha256:
+                raise BenchInputError(str(path), [(None, "<file>", (
+                    f"changed since it was filed (recorded sha256 {expected}, now {reply.sha256}): a reply is "
+                    "published as received; file the new one with `bench review reply`"))])
+            replies[path.stem] = reply
+    return replies
+
+
+def ttr_as_of(metrics_frame: pd.DataFrame) -> datetime | None:
+    """The last probe tick the leaderboard's time-to-retrievability figures include (their
+    `ttr_as_of` row in `vendor_metrics`), None before the first probe."""
+    from datetime import timezone
+
+    from bench_assets.ttr import AS_OF_METRIC
+
+    if metrics_frame.empty or "metric" not in metrics_frame:
+        return None
+    values = metrics_frame.loc[metrics_frame["metric"] == AS_OF_METRIC, "value"].dropna()
+    return datetime.fromtimestamp(float(values.max()), timezone.utc) if len(values) else None
+
+
+def ttr_observations(pages: pd.DataFrame, probes: pd.DataFrame,
+                     as_of: datetime | None = None) -> dict[str, tuple[list[float], list[bool]]]:
+    """Each vendor's sentinel subjects (hours, found) for the Kaplan–Meier chart, derived by
+    `ttr.ttr_figures` (the same derivation as the TTR figure) from the probes of ticks up to
+    `as_of` (the ticks the leaderboard's figure includes), so the curve and the figure agree."""
+    from bench_assets.ttr import ttr_figures
+
+    if pages.empty or probes.empty:
+        return {}
+    if as_of is not None:
+        probes = probes[pd.to_datetime(probes["tick_at"], utc=True) <= as_of]
+        if probes.empty:
+            return {}
+    return {v: (list(f.durations), list(f.observed)) for v, f in ttr_figures(pages, probes).items() if f.sentinels}
+
+
+def private_terms(private_dir: Path, manifest: Manifest, warehouse: Any, rows: list[GoldenRow],
+                  split: Mapping[str, str]) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """What must never be published, besides the decoys: every holdout row of the snapshot, and
+    every holdout row that died and was replaced (no longer in the golden set, still private).
+    Returns the terms and their counts."""
+    from bench_assets.golden import load_golden_file
+    from bench_assets.integrity.dead_rows import load_dead_rows
+    from bench_assets.verify import row_urls
+
+    def term(r: GoldenRow) -> dict[str, Any]:
+        return {"row_id": r.id, "request_text": r.request_text, "golden_urls": row_urls(r)}
+
+    terms = [term(r) for r in rows if split.get(r.id) == "holdout"]
+    dead_ids = set(warehouse.query_df("SELECT row_id FROM dead_rows WHERE snapshot_id = ? AND split = 'holdout'",
+                                      [manifest.snapshot_id])["row_id"]) - {r.id for r in rows}
+    kept = load_dead_rows(private_dir, manifest.snapshot_id)
+    missing = dead_ids - set(kept)
+    if missing:  # recorded before dead rows were kept whole: read them from the golden source file
+        source = (private_dir / "golden" / f"{manifest.snapshot_id}.jsonl" if manifest.golden.source == "planted_demo"
+                  else private_dir / (manifest.golden.path or ""))
+        try:
+            kept.update({r.id: r for r in load_golden_file(source) if r.id in missing})
+        except (BenchInputError, OSError):
+            pass
+    for row_id in sorted(dead_ids):
+        # a dead row that cannot be read any more is still guarded by its id
+        terms.append(term(kept[row_id]) if row_id in kept else {"row_id": row_id, "request_text": None, "golden_urls": []})
+    return terms, {"holdout_rows": len(terms) - len(dead_ids), "dead_holdout_rows": len(dead_ids),
+                   "dead_holdout_rows_unreadable": len(dead_ids - set(kept))}
+
+
+def site_inputs(manifest: Manifest, board: dict[str, Any], rows: list[GoldenRow], split: Mapping[str, str], *,
+                snapshot_dir: Path, scores: pd.DataFrame, results: pd.DataFrame, raw: pd.DataFrame,
+                sentinel_pages: pd.DataFrame, sentinel_probes: pd.DataFrame, recorded_replies: pd.DataFrame,
+                leak_guard: Any, extra_files: Mapping[str, str], as_of: datetime | None = None) -> SiteInputs:
+    """The inputs of a snapshot's site: `board` the leaderboard record; `scores`, `results` and
+    `raw` the row scores, parsed results and archived responses (only the public split's are
+    used, for the drill-down, whose results that reveal a private page `leak_guard` withholds);
+    the sentinel pages and probes (up to the tick `as_of`) for the Kaplan–Meier chart;
+    `recorded_replies` the `vendor_replies` table; `extra_files` integrity's published files. The
+    errata, the replies and the operator's declaration are read from `snapshot_dir`."""
+    from bench_assets.integrity.declaration import (
+        DECLARATION_FILE,
+        disclosures_markdown,
+    )
+    from bench_assets.integrity.errata import load_published_errata
+
+    public_ids = {r.id for r in rows if split.get(r.id) == "public"}
+    queries = query_drilldowns(manifest, rows, dict(split),
+                               scores[scores["row_id"].isin(public_ids)] if len(scores) else scores,
+                               results[results["row_id"].isin(public_ids)] if len(results) else results,
+                               raw[raw["role"] == "public"] if len(raw) else raw, leak_guard)
+    return SiteInputs(
+        board=board, manifest=manifest,
+        public_rows=[json.loads(r.model_dump_json()) for r in rows if split.get(r.id) == "public"],
+        errata=load_published_errata(snapshot_dir / "errata.json"),
+        queries=queries,
+        ttr_observations=ttr_observations(sentinel_pages, sentinel_probes, as_of),
+        replies=snapshot_replies(snapshot_dir, recorded_replies),
+        disclosures=disclosures_markdown(snapshot_dir / DECLARATION_FILE),
+        split_counts={"total": len(rows), "public": sum(1 for s in split.values() if s == "public"),
+                      "holdout": sum(1 for s in split.values() if s == "holdout")},
+        extra_files=dict(extra_files))
+
+
 def find_holdout_leaks(out_dir: Path, holdout: list[dict[str, Any]]) -> list[str]:
     """Every place a holdout id, query text or golden URL appears in a published file, in any
     spelling a reader would read as the same (see `bench_assets.integrity.leaks`)."""
@@ -527,4 +767,4 @@ def file_digest(path: Path) -> str:
 
 
 __all__ = ["render_site", "find_holdout_leaks", "leaderboard_csv", "leaderboard_schema", "format_figure",
-           "format_number", "llms_txt", "HEADLINE_METRICS"]
+           "format_number", "llms_txt", "HEADLINE_METRICS", "SiteInputs", "site_inputs"]

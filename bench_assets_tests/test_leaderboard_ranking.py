@@ -18,29 +18,34 @@ import yaml
 
 from bench_assets.aggregate import vendor_metrics
 from bench_assets.classify import RESPONSE_CLASSES
-from bench_assets.leaderboard import BASE_METRIC, RANK_METRIC, build_leaderboard
+from bench_assets.leaderboard import BASE_METRIC, HEADLINE_METRICS, RANK_METRIC, build_leaderboard
 from bench_assets.manifest import parse_manifest
-from bench_assets.publish import SCHEMA_FILE, leaderboard_csv
+from bench_assets.aggregate import METRIC_COLUMNS
+from bench_assets.metrics import rank_ranges
+from bench_assets.publish import SCHEMA_FILE, leaderboard_csv, leaderboard_markdown, render_site
+from bench_assets.publish import _label as publish_label
 from bench_assets.scoring import SCORE_COLUMNS, SCORE_DTYPES
 from bench_assets_tests.helpers import DEMO_MANIFEST
 
 SNAP = "web_search-2026-q3"
 
 
-def manifest(vendors: list[str]):
+def manifest(vendors: list[str], mode: str = "simulated"):
     data = yaml.safe_load(DEMO_MANIFEST.read_text())
     data["vendors"] = {v: data["vendors"][v] for v in vendors}
+    data["mode"] = mode
     return parse_manifest(yaml.safe_dump(data), "manifest.yaml")
 
 
 def rows(vendor: str, task_type: str, n: int, correct: int, *, supported: bool = True,
-         failures: str = "ok") -> list[dict]:
+         failures: str = "ok", stratum: str = "finance") -> list[dict]:
     """n rows of one task type, the first `correct` of them correct; the others answered `failures`."""
     out = []
     for i in range(n):
         cls = "unsupported" if not supported else ("ok" if i < correct else failures)
-        out.append({"snapshot_id": SNAP, "vendor": vendor, "row_id": f"{task_type}-{i}", "split": "public",
-                    "stratum": "finance", "cohort": "2026-q3", "task_type": task_type, "response_class": cls,
+        row_id = f"{task_type}-{i}" if stratum == "finance" else f"{task_type}-{stratum}-{i}"
+        out.append({"snapshot_id": SNAP, "vendor": vendor, "row_id": row_id, "split": "public",
+                    "stratum": stratum, "cohort": "2026-q3", "task_type": task_type, "response_class": cls,
                     "n_results": 5 if cls == "ok" else 0, "first_hit_rank": 1 if task_type == "search" and
                     supported and i < correct else None, "fidelity_label": None, "attempts": int(supported),
                     "request_id": None, "error_detail": None, "correct": None if not supported else i < correct,
@@ -54,6 +59,10 @@ def rows(vendor: str, task_type: str, n: int, correct: int, *, supported: bool =
 def board_of(vendors: list[str], scores: list[dict]) -> dict:
     frame = pd.DataFrame(scores, columns=SCORE_COLUMNS).astype(SCORE_DTYPES)
     return build_leaderboard(manifest(vendors), vendor_metrics(SNAP, frame), set(vendors))
+
+
+def ranges_shown(board: dict) -> dict[str, tuple[int, int]]:
+    return {v: (e["rank_range"]["best"], e["rank_range"]["worst"]) for v, e in scored(board).items()}
 
 
 def scored(board: dict) -> dict[str, dict]:
@@ -107,6 +116,24 @@ def test_tie_groups_are_chains_of_overlapping_intervals():
     assert figs["exa"]["low"] <= figs["tavily"]["high"] and figs["tavily"]["low"] <= figs["brave"]["high"]
     assert [e[v]["rank_group"] for v in ("exa", "tavily", "brave")] == [1, 1, 1]  # ... linked through b
     assert (e["serper"]["position"], e["serper"]["rank_group"]) == (4, 2)  # 0.10 on 400 rows: clearly apart
+
+
+def test_rank_ranges_say_what_one_tie_group_hides():
+    # the same chain: one group for a, b and c, but a is ahead of c (their intervals are apart)
+    scores = (rows("exa", "search", 150, 120) + rows("tavily", "search", 150, 105)
+              + rows("brave", "search", 150, 90) + rows("serper", "search", 400, 40))
+    board = board_of(["brave", "exa", "serper", "tavily"], scores)
+    e = scored(board)
+    assert ranges_shown(board) == {"exa": (1, 2), "tavily": (1, 3), "brave": (2, 3), "serper": (4, 4)}
+    figs = [(v, x["metrics"][RANK_METRIC]) for v, x in sorted(e.items(), key=lambda kv: kv[1]["position"])]
+    assert [(x["rank_range"]["best"], x["rank_range"]["worst"]) for x in sorted(e.values(), key=lambda x: x["position"])] \
+        == rank_ranges([(v, f["value"], f["low"], f["high"]) for v, f in figs])
+    rows_ = {r["vendor"]: r for r in csv.DictReader(io.StringIO(leaderboard_csv(board))) if r["status"] == "scored"}
+    assert {v: (int(r["rank_best"]), int(r["rank_worst"])) for v, r in rows_.items()} == ranges_shown(board)
+    md = [[c.strip() for c in line.strip("|").split("|")] for line in leaderboard_markdown(board).splitlines()]
+    assert {line[md[0].index("vendor")]: line[md[0].index("ranks")] for line in md[2:]} == {
+        "exa": "1–2", "tavily": "1–3", "brave": "2–3", "serper": "4"}
+    jsonschema.Draft202012Validator(json.loads(SCHEMA_FILE.read_text())).validate(json.loads(json.dumps(board)))
 
 
 def test_with_no_shared_task_type_the_overall_rate_ranks_and_the_note_says_so():
@@ -179,3 +206,126 @@ def test_every_figure_on_the_vendor_page_has_n_and_an_interval(published_site):
             assert rows_[vendor][f"{name}_low"] != "" and rows_[vendor][f"{name}_high"] != ""
         assert {c: int(rows_[vendor][f"class_{c}"]) for c in RESPONSE_CLASSES} == \
             {c: e["response_classes"].get(c, 0) for c in RESPONSE_CLASSES}
+
+
+# ##### PER-FIGURE ELIGIBILITY ON EVERY SURFACE (a live snapshot: some figures of eligible vendors are not)
+
+
+def live_board() -> tuple[dict, object]:
+    """Two live, complete, pinned vendors with enough rows overall, each with a stratum of 8 rows
+    (< the per-stratum minimum) and one with a time-to-retrievability median over 4 sentinel pages."""
+    vendors = ["brave", "tavily"]
+    scores = (rows("tavily", "search", 30, 24) + rows("tavily", "search", 8, 5, stratum="news")
+              + rows("tavily", "answer", 30, 20) + rows("tavily", "extract", 30, 20)
+              + rows("brave", "search", 30, 20) + rows("brave", "search", 8, 3, stratum="news")
+              + rows("brave", "answer", 30, 15) + rows("brave", "extract", 30, 0, supported=False))
+    frame = pd.DataFrame(scores, columns=SCORE_COLUMNS).astype(SCORE_DTYPES)
+    ttr = pd.DataFrame([[SNAP, "tavily", "overall", "all", "ttr_median_hours", 30.0, 4, 12.0, None],
+                        [SNAP, "tavily", "overall", "all", "ttr_probes", 40.0, 40, None, None],
+                        [SNAP, "brave", "overall", "all", "ttr_median_hours", 20.0, 12, 10.0, 40.0],
+                        [SNAP, "brave", "overall", "all", "ttr_probes", 60.0, 60, None, None]], columns=METRIC_COLUMNS)
+    live = manifest(vendors, mode="live")
+    metrics = pd.concat([vendor_metrics(SNAP, frame), ttr], ignore_index=True)
+    return build_leaderboard(live, metrics, set(vendors), snapshot_reasons=[]), live
+
+
+def marked(node) -> str | None:
+    """The title of the illustrative mark in a rendered figure, None when it has none."""
+    mark = node.css_first(".illus")
+    return None if mark is None else mark.attributes.get("title")
+
+
+def test_a_live_board_marks_exactly_the_ineligible_figures_in_html_csv_and_markdown(tmp_path):
+    from selectolax.lexbor import LexborHTMLParser
+
+    board, live = live_board()
+    e = scored(board)
+    assert board["headline_eligible"] and all(x["headline_eligible"] for x in e.values()), \
+        {v: x["reasons"] for v, x in e.items()}
+    verdicts = {(v, m): x["metric_eligibility"][m] for v, x in e.items() for m in x["metrics"]}
+    ineligible = {k for k, verdict in verdicts.items() if not verdict["headline_eligible"]}
+    assert ("tavily", "ttr_median_hours") in ineligible and ("brave", "ttr_median_hours") not in ineligible
+    assert ineligible < set(verdicts)  # some figures are eligible, some are not
+    assert verdicts[("tavily", "ttr_median_hours")]["reasons"] == [
+        "n = 4 < 10 sentinel pages behind ttr_median_hours (the aggregate)"]
+
+    render_site(tmp_path / "site", board, live, [], [])
+    site = tmp_path / "site"
+
+    # the leaderboard: a mark on exactly the ineligible cells, its title the reasons, and a legend
+    index = LexborHTMLParser((site / "index.html").read_text())
+    assert index.css_first("#illustrative-legend") is not None and index.css_first(".banner") is None
+    checked = 0
+    for tr in index.css("#leaderboard tbody tr"):
+        vendor = tr.attributes["data-vendor"]
+        for td in tr.css("td[data-metric]"):
+            metric = td.attributes["data-metric"]
+            if (vendor, metric) not in verdicts:
+                assert marked(td) is None
+                continue
+            verdict = verdicts[(vendor, metric)]
+            assert marked(td) == (None if verdict["headline_eligible"] else
+                                  "illustrative: " + "; ".join(verdict["reasons"])), (vendor, metric)
+            checked += 1
+    assert checked >= 12
+    cell = index.css_first('tr[data-vendor="tavily"] td[data-metric="ttr_median_hours"]')
+    assert marked(cell) == "illustrative: n = 4 < 10 sentinel pages behind ttr_median_hours (the aggregate)"
+    assert cell.css_first(".illus").text() == "illustrative"
+
+    # each vendor page: key figures, cost and latency, all figures, and every breakdown cell
+    for vendor, x in e.items():
+        page = LexborHTMLParser((site / "vendors" / f"{vendor}.html").read_text())
+        nodes = (page.css("#key-figures .figure-card") + page.css("dl.facts dd[data-metric]")
+                 + page.css("#all-figures tr[data-metric]"))
+        for node in nodes:
+            metric = node.attributes["data-metric"]
+            if metric not in x["metrics"]:
+                continue
+            assert (marked(node) is None) == x["metric_eligibility"][metric]["headline_eligible"], (vendor, metric)
+        cells = 0
+        for scope, groups in x["breakdown"].items():
+            for tr in page.css(f"table#breakdown-{scope} tbody tr"):
+                value = tr.attributes["data-scope-value"]
+                for td in tr.css("td[data-metric]"):
+                    metric = td.attributes["data-metric"]
+                    if metric not in groups[value]:
+                        continue
+                    verdict = x["breakdown_eligibility"][scope][value]["metrics"][metric]
+                    assert marked(td) == (None if verdict["headline_eligible"] else
+                                          "illustrative: " + "; ".join(verdict["reasons"])), (vendor, scope, value)
+                    cells += 1
+        assert cells > 10
+        news = page.css_first('table#breakdown-stratum tr[data-scope-value="news"] td[data-metric="hit_at_1"]')
+        assert marked(news) == "illustrative: n = 8 < 20 rows behind hit_at_1 (a per-stratum chart)"
+        finance = page.css_first('table#breakdown-stratum tr[data-scope-value="finance"] td[data-metric="hit_at_1"]')
+        assert marked(finance) is None
+
+    # the CSV: each figure's own eligibility, empty where the vendor has no such figure
+    csv_rows = {r["vendor"]: r for r in csv.DictReader(io.StringIO(leaderboard_csv(board)))}
+    for vendor, x in e.items():
+        for name in HEADLINE_METRICS:
+            expected = "" if name not in x["metrics"] else str(x["metric_eligibility"][name]["headline_eligible"])
+            assert csv_rows[vendor][f"{name}_headline_eligible"] == expected, (vendor, name)
+    assert csv_rows["tavily"]["ttr_median_hours_headline_eligible"] == "False"
+    assert csv_rows["brave"]["ttr_median_hours_headline_eligible"] == "True"
+
+    # the Dagster preview: a dagger on exactly the ineligible figures it shows
+    md = leaderboard_markdown(board)
+    table = [[c.strip() for c in line.strip("|").split("|")] for line in md.splitlines() if line.startswith("|")]
+    header = table[0]
+    for line in table[2:]:
+        vendor = line[header.index("vendor")]
+        for column, cell in zip(header, line):
+            metric = next((m for m in HEADLINE_METRICS if publish_label(m) == column), None)
+            if metric and (vendor, metric) in verdicts:
+                assert cell.endswith("†") == ((vendor, metric) in ineligible), (vendor, column, cell)
+    assert "† illustrative" in md
+
+
+def test_a_simulated_board_marks_no_single_figure_the_banner_says_it_all(tavily_and_brave, tmp_path):
+    board = tavily_and_brave
+    render_site(tmp_path / "site", board, manifest(["brave", "tavily"]), [], [])
+    text = (tmp_path / "site" / "index.html").read_text()
+    assert 'class="banner"' in text and 'class="illus"' not in text and "illustrative-legend" not in text
+    assert 'class="illus"' not in (tmp_path / "site" / "vendors" / "brave.html").read_text()
+    assert "†" not in leaderboard_markdown(board)

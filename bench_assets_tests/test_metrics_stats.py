@@ -21,6 +21,7 @@ from bench_assets.metrics import (
     overfit_gap,
     percentile,
     percentile_interval,
+    rank_ranges,
     tie_groups,
     wilson_interval,
 )
@@ -211,6 +212,93 @@ def test_tie_groups_reject_a_value_outside_its_interval() -> None:
 def test_tie_groups_requires_descending_order() -> None:
     with pytest.raises(ValueError):
         tie_groups([("a", 0.5, 0.4, 0.6), ("b", 0.7, 0.6, 0.8)])
+
+
+# ##### RANK RANGES
+
+
+def test_rank_ranges_count_the_intervals_entirely_above_and_below() -> None:
+    entries = [
+        ("a", 0.90, 0.85, 0.95),  # c and e lie entirely below: at worst 3rd
+        ("b", 0.86, 0.80, 0.91),  # overlaps a, c and d: only e lies entirely below
+        ("c", 0.80, 0.74, 0.84),  # a lies entirely above (0.85 > 0.84): at best 2nd
+        ("d", 0.78, 0.70, 0.85),  # touches a at 0.85 (not apart), overlaps b and c
+        ("e", 0.50, 0.40, 0.60),  # every other interval lies entirely above
+    ]
+    assert rank_ranges(entries) == [(1, 3), (1, 4), (2, 4), (1, 4), (5, 5)]
+    # the tie groups put a–d together; the ranges still say a is not below 4th and c not above 2nd
+    assert tie_groups(entries) == [1, 1, 1, 1, 2]
+
+
+def test_rank_ranges_touching_intervals_are_not_apart() -> None:
+    assert rank_ranges([("a", 0.7, 0.6, 0.8), ("b", 0.5, 0.4, 0.6)]) == [(1, 2), (1, 2)]
+    assert rank_ranges([("a", 0.7, 0.61, 0.8), ("b", 0.5, 0.4, 0.6)]) == [(1, 1), (2, 2)]
+
+
+def test_rank_ranges_of_ties_and_identical_intervals() -> None:
+    same = [("a", 0.5, 0.4, 0.6), ("b", 0.5, 0.4, 0.6), ("c", 0.5, 0.4, 0.6)]
+    assert rank_ranges(same) == [(1, 3)] * 3
+    # a zero-width interval (an exact figure) equal to another: touching, so not apart
+    assert rank_ranges([("a", 0.5, 0.5, 0.5), ("b", 0.5, 0.5, 0.5)]) == [(1, 2), (1, 2)]
+
+
+def test_rank_ranges_of_undefined_intervals_and_edge_cases() -> None:
+    entries = [("a", 0.9, 0.8, 0.95), ("none", None, None, None), ("half", 0.3, 0.2, None), ("b", 0.1, 0.05, 0.2)]
+    # undefined entries have no range and are counted in nobody else's: a and b are 1st and 2nd of 2
+    assert rank_ranges(entries) == [(1, 1), None, None, (2, 2)]
+    assert rank_ranges([]) == []
+    assert rank_ranges([("only", 0.5, 0.4, 0.6)]) == [(1, 1)]
+    assert rank_ranges([("u", None, None, None)]) == [None]
+    with pytest.raises(ValueError, match="outside its interval"):
+        rank_ranges([("a", 0.9, 0.5, 0.8)])
+    # any order: the range belongs to the entry, not to its place in the list
+    assert rank_ranges([("b", 0.1, 0.05, 0.2), ("a", 0.9, 0.8, 0.95)]) == [(2, 2), (1, 1)]
+
+
+def test_rank_ranges_tell_apart_vendors_one_long_chain_puts_in_one_group() -> None:
+    """Twelve vendors like the demo's, from 0.988 to 0.738 on ~170 rows: their Wilson intervals
+    form one chain, so `tie_groups` gives everybody group 1, while the rank ranges separate the
+    top from the bottom."""
+    rates = [0.988, 0.965, 0.941, 0.918, 0.894, 0.871, 0.847, 0.824, 0.806, 0.788, 0.765, 0.738]
+    n = 170
+    entries = []
+    for i, rate in enumerate(rates):
+        iv = wilson_interval(round(rate * n), n)
+        entries.append((f"v{i}", iv.value, iv.low, iv.high))
+    assert tie_groups(entries) == [1] * 12
+    ranges = rank_ranges(entries)
+    best, worst = ranges[0], ranges[-1]
+    assert best[0] == 1 and worst[1] == 12
+    assert best[1] < worst[0], (best, worst)  # the top vendor is significantly ahead of the bottom one
+    assert len(set(ranges)) >= 6, ranges  # the ranges say much more than one shared group
+    for position, (lo, hi) in enumerate(ranges, start=1):
+        assert lo <= position <= hi
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 100), st.integers(0, 30), st.integers(0, 30), st.booleans()), max_size=12))
+def test_rank_ranges_match_brute_force_and_contain_the_position(raw) -> None:
+    entries = []
+    for i, (value, below, above, undefined) in enumerate(raw):
+        v = value / 100
+        entries.append((f"v{i}", v, None, None) if undefined else (f"v{i}", v, v - below / 100, v + above / 100))
+    entries.sort(key=lambda e: -e[1])
+    ranges = rank_ranges(entries)
+    defined = [e for e in entries if e[2] is not None]
+    position = 0
+    for e, r in zip(entries, ranges):
+        if e[2] is None:
+            assert r is None
+            continue
+        position += 1
+        above = sum(1 for o in defined if o[2] > e[3])
+        below = sum(1 for o in defined if o[3] < e[2])
+        assert r == (1 + above, len(defined) - below)
+        assert r[0] <= position <= r[1]  # the defined entries sorted by value sit inside their ranges
+    # two entries whose ranges do not overlap have intervals that do not overlap either
+    for (e, r), (f, q) in itertools.combinations([(e, r) for e, r in zip(entries, ranges) if r], 2):
+        if r[1] < q[0]:
+            assert not intervals_overlap(e[2:], f[2:])
 
 
 @pytest.mark.parametrize("q", [0, 5, 25, 50, 95, 99, 100])

@@ -1,14 +1,26 @@
-"""How `bench rescore` compares a published surface with its re-derivation (pure functions).
+"""How `bench rescore` compares a published surface with its re-derivation.
 
-The end-to-end checks — a real snapshot, an edited file or table, no network — are in
-test_snapshot_e2e.py; these pin down the comparison rules themselves.
+The comparison rules themselves (pure functions), then the whole published site of the session's
+snapshot (`published_site`: replies, errata, charts, agent-ready, time-to-retrievability)
+re-rendered and compared file by file: untouched it is identical, an edited figure in a page, a
+chart or a data file is reported. More end-to-end checks (edited JSON, CSV and tables) are in
+test_snapshot_e2e.py.
 """
 
 from __future__ import annotations
 
-import pandas as pd
+import json
+import re
+import socket
+from contextlib import contextmanager
+from pathlib import Path
 
-from bench_assets.rescore import Difference, compare_csv, compare_frames, compare_json, same_value
+import pandas as pd
+import pytest
+
+from bench_assets import cli
+from bench_assets.rescore import (Difference, compare_csv, compare_frames, compare_json, first_difference,
+                                  rescore_snapshot, same_value)
 
 
 def test_figures_compare_within_a_tolerance_and_types_matter_in_json():
@@ -53,3 +65,137 @@ def test_a_table_is_compared_row_by_row_even_when_the_totals_agree():
         "row_scores (DuckDB) · vendor exa · r1: correct: stored False, derived True",
         "row_scores (DuckDB) · vendor exa · r2: correct: stored True, derived False",
     ]
+
+
+# ##### THE WHOLE SITE (the session's published snapshot: replies, errata, charts, agent-ready, TTR)
+
+
+@contextmanager
+def edited(path: Path, edit):
+    """The file with `edit(text) -> text` applied, restored byte for byte afterwards."""
+    original = path.read_bytes()
+    path.write_text(edit(original.decode("utf-8")), encoding="utf-8")
+    try:
+        yield
+    finally:
+        path.write_bytes(original)
+
+
+@pytest.fixture()
+def no_network(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("rescore tried to open a network connection")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
+
+
+def rescore(site) -> list[str]:
+    return [str(d) for d in rescore_snapshot(site.home, site.snapshot).differences]
+
+
+def test_an_untouched_site_re_renders_byte_for_byte_without_network(published_site, no_network):
+    from bench_assets.business_days import fixed_today
+
+    # another day and another clock: nothing the site states depends on when rescore runs
+    with fixed_today("2031-02-03"):
+        report = rescore_snapshot(published_site.home, published_site.snapshot)
+    assert report.differences == [], report.summary()
+    assert any(s.startswith("site (") for s in report.surfaces) and "publications (SHA-256 per file)" in report.surfaces
+    files = int(re.search(r"site \((\d+) files", next(s for s in report.surfaces if s.startswith("site"))).group(1))
+    assert files == sum(1 for p in published_site.out.rglob("*") if p.is_file())
+
+
+def test_an_edited_figure_in_the_leaderboard_page_and_a_vendor_page_is_reported(published_site, monkeypatch, capsys):
+    out = published_site.out
+    board = json.loads((out / "leaderboard.json").read_text())
+    entry = next(e for e in board["vendors"] if e["status"] == "scored")
+    vendor, rank = entry["vendor"], board["rank_metric"]
+    shown = f"{entry['metrics'][rank]['value']:.3f}"
+    cell = re.compile(rf'(<tr data-vendor="{vendor}".*?data-metric="{rank}"><span class="v">){re.escape(shown)}<', re.S)
+    with edited(out / "index.html", lambda t: cell.sub(r"\g<1>0.999<", t, count=1)):
+        assert "0.999" in (out / "index.html").read_text()
+        found = rescore(published_site)
+    assert found == [f"index.html · vendor {vendor} · text in table#leaderboard tr[data-vendor={vendor}] "
+                     f"td[data-metric={rank}] (changed since publication): published '0.999', derived '{shown}'"], found
+
+    hit = f"{entry['metrics']['hit_at_1']['value']:.3f}"
+    card = re.compile(rf'(data-metric="hit_at_1"><span class="k"[^>]*>[^<]*</span><span class="v">){re.escape(hit)}<')
+    page = out / "vendors" / f"{vendor}.html"
+    with edited(page, lambda t: card.sub(r"\g<1>0.111<", t, count=1)):
+        found = rescore(published_site)
+        # the command reports it and exits 1
+        monkeypatch.setenv("BENCH_HOME", str(published_site.home))
+        assert cli.main(["rescore", published_site.snapshot]) == 1
+    assert len(found) == 1 and found[0].startswith(f"vendors/{vendor}.html · vendor {vendor} · text in ")
+    assert "[data-metric=hit_at_1]" in found[0] and "(changed since publication)" in found[0]
+    assert found[0].endswith(f"published '0.111', derived '{hit}'")
+    assert "0.111" in capsys.readouterr().out
+    assert rescore(published_site) == []  # restored: nothing differs
+
+
+def test_edited_charts_methodology_and_query_pages_and_added_or_missing_files_are_reported(published_site):
+    out = published_site.out
+    svg = out / "charts" / "overfit_gap.svg"
+    with edited(svg, lambda t: t.replace(">+10 pt</text>", ">+90 pt</text>", 1)):  # a label
+        found = rescore(published_site)
+    assert len(found) == 1 and found[0].startswith("charts/overfit_gap.svg · vendor — · text"), found
+    assert found[0].endswith("published '+90 pt', derived '+10 pt'"), found
+    with edited(svg, lambda t: t.replace("stroke-width: 0.9", "stroke-width: 1.9", 1)):  # a drawing, no text
+        found = rescore(published_site)
+    assert len(found) == 1 and re.match(r"charts/overfit_gap.svg · vendor — · line \d+ \(changed since publication\)",
+                                        found[0]) and "1.9" in found[0], found
+
+    with edited(out / "methodology.html", lambda t: t.replace("<td>0.9</td>", "<td>0.8</td>", 1)):
+        found = rescore(published_site)
+    assert found == ["methodology.html · vendor — · text in table#constants (changed since publication): "
+                     "published '0.8', derived '0.9'"], found
+
+    query = sorted((out / "queries").glob("*-s.html"))[0]
+    with edited(query, lambda t: t.replace('<span class="tag tag-correct">correct</span>',
+                                           '<span class="tag tag-incorrect">not correct</span>', 1)):
+        found = rescore(published_site)
+    assert len(found) == 1 and found[0].startswith(f"queries/{query.name} · "), found
+
+    extra = out / "charts" / "extra.svg"
+    extra.write_text("<svg/>")
+    removed = out / "llms.txt"
+    kept = removed.read_bytes()
+    removed.unlink()
+    try:
+        found = rescore(published_site)
+    finally:
+        extra.unlink()
+        removed.write_bytes(kept)
+    assert sorted(found) == sorted([
+        "charts/extra.svg · vendor — · (file): published 'present (not recorded at publication)', derived None",
+        "llms.txt · vendor — · (file): published None, derived 'present'",
+    ]), found
+
+
+def test_a_reformatted_data_file_whose_figures_agree_is_reported_by_its_digest(published_site):
+    path = published_site.out / "leaderboard.json"
+    with edited(path, lambda t: json.dumps(json.loads(t))):  # same figures, other bytes
+        found = rescore(published_site)
+    assert len(found) == 1 and found[0].startswith("leaderboard.json · vendor — · sha256 (figures agree): "), found
+    # the publication date the review record states is what the re-rendering is dated by: an edit
+    # to it re-renders identically, and the digest recorded at publication still catches it
+    review = published_site.out / "review.json"
+    with edited(review, lambda t: re.sub(r'"published_on": "[0-9-]+"', '"published_on": "2030-01-01"', t)):
+        found = rescore(published_site)
+    assert len(found) == 1 and found[0].startswith("review.json · vendor — · sha256: "), found
+
+
+def test_first_difference_names_the_text_a_reader_sees_and_falls_back_to_lines():
+    a = b'<table id="t"><tr data-vendor="exa"><td data-metric="hit_at_1"><span>0.5</span></td></tr></table>'
+    b = a.replace(b"0.5", b"0.6")
+    assert first_difference("x.html", a, b) == ("exa", "text in table#t tr[data-vendor=exa] td[data-metric=hit_at_1]",
+                                                "0.5", "0.6")
+    # markup only (a sort key): the first differing line, excerpted
+    c = a.replace(b'<span>', b'<span data-value="1">')
+    vendor, item, published, derived = first_difference("x.html", a, c)
+    assert (vendor, item) == (None, "line 1")
+    # excerpted around the first character that differs
+    assert published.startswith("…") and published.endswith('"hit_at_1"><span>0.5</span></td></tr></table>')
+    assert derived.startswith("…") and derived.endswith('"hit_at_1"><span data-value="1">0.5</span></td></tr></table>')
+    assert first_difference("x.bin", b"\xff\x00", b"\xff\x01")[1] == "bytes (sha256)"

@@ -65,6 +65,47 @@ def same_number(a, b) -> bool:
     return abs(float(a) - float(b)) <= 1e-9
 
 
+def figure_cell_problems(td, metric: str, fig: dict | None, where: str) -> list[str]:
+    """What a rendered figure (a table cell or a card) gets wrong against its figure in
+    leaderboard.json: the sort key, the value shown, n and the interval (a missing figure: a dash)."""
+    if fig is None:
+        return [] if td.css_first(".na") is not None else [f"{where}: a figure where the record has none"]
+    problems = []
+    key = td.attributes.get("data-value")  # a table cell's sort key (a card has none)
+    if "data-value" in td.attributes and not same_number(fig["value"], None if key == "" else key):
+        problems.append(f"{where}: sort key {key!r}, record {fig['value']!r}")
+    shown = [s.text(strip=True) for s in td.css("span.v, span.ci")]
+    missing = "not reached" if metric in NOT_REACHED_METRICS else "—"
+    expected = [format_number(metric, fig["value"]) if fig["value"] is not None else missing, f"n={fig['n']}"]
+    if fig["low"] is not None or fig["high"] is not None:
+        expected.append(format_interval(metric, fig))
+    if shown != expected:
+        problems.append(f"{where}: shows {shown}, record {expected}")
+    return problems
+
+
+def breakdown_problems(page: HTMLParser, entry: dict) -> tuple[int, list[str]]:
+    """Every cell of a vendor page's breakdown tables (by task type, stratum, cohort, split) against
+    the entry's `breakdown` in leaderboard.json: (cells compared, problems)."""
+    compared, problems = 0, []
+    for scope, groups in entry["breakdown"].items():
+        if not groups:
+            continue
+        table = page.css_first(f"table#breakdown-{scope}")
+        if table is None:
+            problems.append(f"no table for {scope}")
+            continue
+        rows = {tr.attributes["data-scope-value"]: tr for tr in table.css("tbody tr")}
+        if set(rows) != set(groups):
+            problems.append(f"{scope}: rows {sorted(rows)}, record {sorted(groups)}")
+        for value, figs in groups.items():
+            for td in rows[value].css("td[data-metric]") if value in rows else []:
+                metric = td.attributes["data-metric"]
+                problems += figure_cell_problems(td, metric, figs.get(metric), f"{entry['vendor']} {scope}={value} {metric}")
+                compared += 1
+    return compared, problems
+
+
 # ##### WHAT IS PUBLISHED
 
 
@@ -169,7 +210,29 @@ def test_html_json_csv_and_dagster_metadata_carry_the_same_figures(published_sit
                 assert shown[2] == format_interval(metric, fig)
     assert len(page.css("#leaderboard tbody tr")) == len(entries)
 
-    # each vendor's page and JSON
+    # the rank range: JSON, the leaderboard's Ranks column and the CSV
+    for tr in page.css("#leaderboard tbody tr"):
+        e = entries[tr.attributes["data-vendor"]]
+        ranks = e["rank_range"]
+        assert ranks["best"] <= e["position"] <= ranks["worst"]
+        shown = str(ranks["best"]) if ranks["best"] == ranks["worst"] else f"{ranks['best']}–{ranks['worst']}"
+        assert tr.css_first('td[data-metric="rank_range"]').text(strip=True) == shown
+        assert (rows[e["vendor"]]["rank_best"], rows[e["vendor"]]["rank_worst"]) == \
+            (str(ranks["best"]), str(ranks["worst"]))
+
+    # CSV: each figure's own eligibility, and the response-class counts
+    from bench_assets.classify import RESPONSE_CLASSES
+    for vendor, e in entries.items():
+        for name in HEADLINE_METRICS:
+            verdict = e["metric_eligibility"].get(name) if name in e["metrics"] else None
+            assert rows[vendor][f"{name}_headline_eligible"] == ("" if verdict is None else
+                                                                str(verdict["headline_eligible"])), (vendor, name)
+        counts = {c: int(rows[vendor][f"class_{c}"]) for c in RESPONSE_CLASSES}
+        assert counts == {c: e["response_classes"].get(c, 0) for c in RESPONSE_CLASSES}, vendor
+        assert sum(counts.values()) > 0
+
+    # each vendor's page and JSON: every figure, every breakdown cell, every response class
+    compared_cells = 0
     for vendor, e in entries.items():
         vendor_page = html(out / "vendors" / f"{vendor}.html")
         figure_rows = vendor_page.css("#all-figures tr[data-metric]")
@@ -178,8 +241,20 @@ def test_html_json_csv_and_dagster_metadata_carry_the_same_figures(published_sit
             fig = e["metrics"][tr.attributes["data-metric"]]
             assert same_number(fig["value"], tr.css("td")[1].attributes["data-value"] or None)
             assert tr.css("td")[2].text(strip=True) == str(fig["n"])
+            assert tr.css("td")[3].text(strip=True) == format_interval(tr.attributes["data-metric"], fig)
+        for card in vendor_page.css("#key-figures .figure-card"):
+            metric = card.attributes["data-metric"]
+            assert figure_cell_problems(card, metric, e["metrics"][metric], f"{vendor} card {metric}") == []
+        assert {"stratum", "task_type"} <= {s for s, g in e["breakdown"].items() if g}
+        cells, problems = breakdown_problems(vendor_page, e)
+        assert problems == [], problems
+        compared_cells += cells
+        shown_classes = {tr.attributes["data-class"]: int(tr.css("td")[1].text(strip=True))
+                         for tr in vendor_page.css("#response-classes tbody tr")}
+        assert shown_classes == {c: n for c, n in e["response_classes"].items() if n}, vendor
         doc = json.loads((out / "vendors" / f"{vendor}.json").read_text())
         assert doc["entry"] == e and doc["snapshot_id"] == board["snapshot_id"]
+    assert compared_cells >= len(entries) * 5 * len(publish.SCOPE_COLUMNS)
 
     # Dagster: the vendor_leaderboard materialization and the publication's preview
     meta = latest_metadata(published_site.instance, "vendor_leaderboard")
@@ -250,6 +325,25 @@ def test_html_json_csv_and_dagster_metadata_carry_the_same_figures(published_sit
     for vendor, e in entries.items():
         cr = e["metrics"]["correct_rate"]
         assert f"{cr['value']} (n={cr['n']}, 95 % interval {cr['low']} to {cr['high']})" in llms
+
+
+def test_the_breakdown_comparison_fails_a_page_that_shows_the_wrong_figure(published_site, tmp_path):
+    """The check above must catch a renderer that reads the wrong figure: here every breakdown cell
+    is rendered from the group's hit@1, and the pages no longer match leaderboard.json."""
+    board = board_of(published_site)
+    mutated = copy.deepcopy(board)
+    for e in scored(mutated):
+        for groups in e["breakdown"].values():
+            for figs in groups.values():
+                if "hit_at_1" in figs:
+                    for metric in list(figs):
+                        figs[metric] = dict(figs["hit_at_1"])
+    manifest = load_manifest(published_site.home / "data" / "snapshots" / published_site.snapshot / "manifest.yaml")
+    render_site(tmp_path / "site", mutated, manifest, [], [])
+    for e in scored(board):
+        cells, problems = breakdown_problems(html(tmp_path / "site" / "vendors" / f"{e['vendor']}.html"), e)
+        assert cells > 0 and problems, e["vendor"]
+        assert any(" correct_rate: " in p for p in problems) and not any(" hit_at_1: " in p for p in problems)
 
 
 def test_drilldown_verdicts_add_up_to_the_published_public_split_figures(published_site):
@@ -365,27 +459,100 @@ def test_rederived_fidelity_equals_the_scored_fidelity(published_site):
 # ##### OFFLINE, LINKS, METHODOLOGY
 
 
-def test_site_works_offline_and_every_internal_link_resolves(published_site):
-    out = published_site.out
-    pages = sorted(out.rglob("*.html"))
-    assert len(pages) > 20
-    broken = []
-    for path in pages:
-        tree = html(path)
-        for node in tree.css("link[href], script[src], img[src]"):
-            ref = node.attributes.get("href") or node.attributes.get("src")
-            assert "//" not in ref or ref.startswith("data:"), f"{path.name}: remote asset {ref}"
+# What a page loads by itself (as opposed to a link a reader may follow).
+ASSET_SELECTORS = {"link[href]": "href", "script[src]": "src", "img[src]": "src", "img[srcset]": "srcset",
+                   "source[src]": "src", "source[srcset]": "srcset", "iframe[src]": "src", "embed[src]": "src",
+                   "object[data]": "data", "video[poster]": "poster", "audio[src]": "src", "video[src]": "src",
+                   "image[href]": "href", "use[href]": "href"}
+
+
+def is_local(ref: str) -> bool:
+    """A reference that stays on the machine: relative, or a data: URI."""
+    ref = ref.strip()
+    return ref.startswith("data:") or not (re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", ref) or ref.startswith("//"))
+
+
+def site_links(out: Path) -> dict[str, list[str]]:
+    """Every page's and picture's references, sorted by kind: `remote_assets` (anything a page loads
+    from off the machine: stylesheets, scripts, images, fonts, frames, CSS url()), `broken` internal
+    links, `external` links a reader may follow, and `unsafe` links (javascript:, data: ...)."""
+    found: dict[str, list[str]] = {"remote_assets": [], "broken": [], "external": [], "unsafe": []}
+    for path in sorted(out.rglob("*.html")) + sorted(out.rglob("*.svg")):
+        text = path.read_text(encoding="utf-8")
+        tree = HTMLParser(text)
+        where = path.relative_to(out).as_posix()
+        for selector, attr in ASSET_SELECTORS.items():
+            for node in tree.css(selector):
+                value = node.attributes.get(attr) or ""
+                refs = [r.strip().split(" ")[0] for r in value.split(",")] if attr == "srcset" else [value]
+                found["remote_assets"] += [f"{where}: {selector} {r}" for r in refs if not is_local(r)]
+        for node in tree.css("[style], style"):
+            css = node.attributes.get("style") or node.text()
+            found["remote_assets"] += [f"{where}: url({u})" for u in re.findall(r"url\(['\"]?([^)'\"]+)", css)
+                                       if not is_local(u)]
+        found["remote_assets"] += [f"{where}: xlink {u}" for u in re.findall(r'xlink:href="([^"]+)"', text)
+                                   if not is_local(u)]
         for node in tree.css("a[href]"):
             ref = node.attributes["href"]
-            assert "://" not in ref, f"{path.name}: external link {ref} in a simulated snapshot"
-            target = ref.split("#")[0]
-            if target and not (path.parent / target).resolve().exists():
-                broken.append(f"{path.relative_to(out)} -> {ref}")
+            if is_local(ref):
+                target = ref.split("#")[0]
+                if target and not (path.parent / target).resolve().exists():
+                    found["broken"].append(f"{where} -> {ref}")
+            elif ref.startswith(("https://", "http://")):
+                found["external"].append(f"{where} -> {ref}")
+                if "noopener" not in (node.attributes.get("rel") or ""):
+                    found["unsafe"].append(f"{where} -> {ref} (no rel=noopener)")
+            else:
+                found["unsafe"].append(f"{where} -> {ref}")
     for ref in re.findall(r"\]\(([^)]+)\)", (out / "llms.txt").read_text()):
         if not (out / ref).exists():
-            broken.append(f"llms.txt -> {ref}")
-    assert broken == []
-    assert "url(http" not in (out / "style.css").read_text()
+            found["broken"].append(f"llms.txt -> {ref}")
+    for css in out.rglob("*.css"):
+        found["remote_assets"] += [f"{css.name}: url({u})" for u in re.findall(r"url\(['\"]?([^)'\"]+)", css.read_text())
+                                   if not is_local(u)]
+    return found
+
+
+def test_site_works_offline_and_every_internal_link_resolves(published_site):
+    out = published_site.out
+    assert len(list(out.rglob("*.html"))) > 20
+    found = site_links(out)
+    assert found["remote_assets"] == [] and found["broken"] == [] and found["unsafe"] == [], found
+
+
+def test_links_out_are_citations_but_nothing_loads_from_off_the_machine(published_site, tmp_path):
+    """Evidence may cite a page elsewhere (a vendor's documentation of an agent-ready route): a
+    reader may follow such a link, but no page or picture loads anything from off the machine, and
+    a link that is not plain http(s) is shown as text, never as a link."""
+    board = board_of(published_site)
+    exa, other = scored(board)[:2]
+    exa["agent_ready"] = {
+        "ready": True, "method": "device_code", "trial_date": "2026-06-02", "label": "yes: device code, 2026-06-02",
+        "evidence": {"trial_id": "t-1", "recorded_by": "harness", "mode": "live",
+                     "link": "https://docs.example-vendor.test/agents/device-code", "steps": []},
+        "other_routes": [{"method": "x402", "outcome": "documented", "recorded_by": "hand", "mode": "live",
+                          "trial_date": "2026-06-02", "reason": "pay per call", "link": "https://exa.ai/docs/x402"}]}
+    other["agent_ready"] = {
+        "ready": False, "method": "manual", "trial_date": "2026-06-02", "label": "no: manual, 2026-06-02",
+        "other_routes": [{"method": "keyless", "outcome": "login_required", "recorded_by": "hand", "mode": "live",
+                          "trial_date": "2026-06-02", "reason": "sign in", "link": "javascript:alert(1)"}]}
+    manifest = load_manifest(published_site.home / "data" / "snapshots" / published_site.snapshot / "manifest.yaml")
+    render_site(tmp_path / "site", board, manifest, [], [])
+    found = site_links(tmp_path / "site")
+    assert sorted(found["external"]) == sorted([
+        f"vendors/{exa['vendor']}.html -> https://docs.example-vendor.test/agents/device-code",
+        f"vendors/{exa['vendor']}.html -> https://exa.ai/docs/x402"])
+    assert found["remote_assets"] == [] and found["broken"] == [] and found["unsafe"] == [], found
+    page = (tmp_path / "site" / "vendors" / f"{other['vendor']}.html").read_text()
+    assert "javascript:alert(1)" in page and 'href="javascript:' not in page  # shown as text only
+    # the checker itself: a stylesheet from a CDN, a remote image or font, a javascript: link are all caught
+    index = tmp_path / "site" / "index.html"
+    index.write_text(index.read_text().replace(
+        "</head>", '<link rel="stylesheet" href="https://cdn.example.test/x.css">'
+                   '<style>@font-face { src: url(https://fonts.example.test/f.woff2) }</style></head>').replace(
+        "</main>", '<img src="//img.example.test/p.png"><a href="javascript:void(0)">x</a></main>'))
+    found = site_links(tmp_path / "site")
+    assert len(found["remote_assets"]) == 3 and found["unsafe"] == ["index.html -> javascript:void(0)"], found
 
 
 def test_methodology_is_generated_from_the_code(published_site, tmp_path, monkeypatch):
@@ -410,12 +577,24 @@ def test_methodology_is_generated_from_the_code(published_site, tmp_path, monkey
     classes = {tr.css("td")[0].text(strip=True): tr.css("td")[1].text(strip=True)
                for tr in page.css("#response-classes-table tbody tr")}
     assert list(classes) == list(RESPONSE_CLASSES) and all(classes.values())
+    # the eligibility thresholds are stated as the rules use them
+    from bench_assets.integrity import eligibility
+    rules = " ".join(page.css_first("#eligibility + div").text().split())
+    assert f"n ≥ {eligibility.AGGREGATE_MIN_N} behind an aggregate claim" in rules
+    assert f"n ≥ {eligibility.CHART_MIN_N} behind a per-stratum figure" in rules
     # change a constant in the code: the page follows, because it is read, not copied
     monkeypatch.setattr(metrics, "CORRECT_THRESHOLD", 0.95)
+    monkeypatch.setattr(eligibility, "AGGREGATE_MIN_N", 12)
+    monkeypatch.setattr(eligibility, "CHART_MIN_N", 25)
     render_site(tmp_path / "site", board_of(published_site), manifest, [], [])
-    rows = {tr.css("td")[0].text(): tr.css("td")[1].text()
-            for tr in html(tmp_path / "site" / "methodology.html").css("#constants tbody tr")}
+    changed = html(tmp_path / "site" / "methodology.html")
+    rows = {tr.css("td")[0].text(): tr.css("td")[1].text() for tr in changed.css("#constants tbody tr")}
     assert rows["Fidelity: correct at or above"] == "0.95"
+    assert rows["Minimum n behind a headline aggregate"] == "12"
+    assert rows["Minimum n behind a headline per-stratum figure"] == "25"
+    rules = " ".join(changed.css_first("#eligibility + div").text().split())
+    assert "n ≥ 12 behind an aggregate claim" in rules and "n ≥ 25 behind a per-stratum figure" in rules
+    assert "10" not in rules and "20" not in rules  # no threshold is left in the prose
 
 
 def test_time_to_retrievability_and_agent_ready_edge_cases_render(published_site, tmp_path):

@@ -6,7 +6,7 @@ extraction fidelity (:func:`extraction_fidelity`), answer scoring (:func:`score_
 :func:`score_numeric`, :func:`answer_in_text`, :func:`score_cell`, the cell reader
 :func:`read_cell_answer` and :func:`rubric_mean_interval`), intervals and summary
 statistics (:func:`wilson_interval`, :func:`overfit_gap`, :func:`cost_per_correct`,
-:func:`cost_per_correct_interval`, :func:`tie_groups`, :func:`percentile`,
+:func:`cost_per_correct_interval`, :func:`tie_groups`, :func:`rank_ranges`, :func:`percentile`,
 :func:`percentile_interval`) and time-to-retrievability (:func:`km_median`,
 :func:`km_median_interval`, :func:`km_estimate`).
 """
@@ -47,6 +47,7 @@ from .stats import (
     overfit_gap,
     percentile,
     percentile_interval,
+    rank_ranges,
     tie_groups,
     wilson_interval,
 )
@@ -109,6 +110,7 @@ __all__ = [
     "parse_number",
     "percentile",
     "percentile_interval",
+    "rank_ranges",
     "score_cell",
     "score_exact",
     "score_numeric",

@@ -6,12 +6,14 @@ statsmodels (``proportion_confint(method="wilson")`` and
 ``confint_proportions_2indep(method="newcomb", compare="diff")``). Cost per correct carries
 the Wilson bounds of the correct rate; a percentile (latency p50/p95) gets the
 distribution-free order-statistic interval, as ``scipy.stats.quantile_test``. Rank groups are
-connected components of overlapping intervals. Undefined quantities are ``None``, never NaN,
+connected components of overlapping intervals; each vendor's rank range counts the intervals that
+lie entirely above and entirely below its own. Undefined quantities are ``None``, never NaN,
 0 or infinity.
 """
 
 from __future__ import annotations
 
+import bisect
 import math
 import operator
 from collections.abc import Iterable, Sequence
@@ -29,6 +31,7 @@ __all__ = [
     "overfit_gap",
     "percentile",
     "percentile_interval",
+    "rank_ranges",
     "tie_groups",
     "wilson_interval",
 ]
@@ -272,6 +275,49 @@ def tie_groups(
             numbered[component[i]] = len(numbered) + 1
         groups.append(numbered[component[i]])
     return groups
+
+
+def rank_ranges(
+    entries: Sequence[tuple[str, float | None, float | None, float | None]],
+) -> list[tuple[int, int] | None]:
+    """The ranks each entry could plausibly hold, from how its interval lies against the others'.
+
+    ``entries`` are ``(name, value, low, high)`` in any order; a defined interval must contain
+    its own value (checked). Rule, with ``m`` the number of entries whose interval is defined:
+    an entry's **best rank** is 1 + the number of entries whose interval lies *entirely above*
+    its own (their ``low`` > its ``high``); its **worst rank** is ``m`` − the number of entries
+    whose interval lies *entirely below* its own (their ``high`` < its ``low``), i.e. the number
+    whose interval does not lie entirely below it, itself included. Touching intervals (one's
+    ``low`` equal to the other's ``high``) lie neither above nor below each other, as in
+    :func:`intervals_overlap`. An entry with a missing bound (an undefined estimate) has no rank
+    range (``None``) and is not counted in anyone else's, since it lies neither above nor below.
+
+    Where :func:`tie_groups` merges every chain of overlapping intervals into one group (so a
+    long chain can hold vendors far apart), the rank range stays specific to each vendor: two
+    vendors whose ranges do not overlap are ordered at the interval's confidence (pairwise,
+    uncorrected). For entries sorted by value, best first, each entry's position lies within its
+    range (``best ≤ position ≤ worst``), an entry whose interval overlaps no other's gets a single
+    rank, and entries whose intervals all overlap one another each get ``1…m``. Returns one
+    ``(best, worst)`` per entry, in order.
+    """
+    defined: list[tuple[float, float]] = []
+    for name, value, low, high in entries:
+        if low is None or high is None:
+            continue
+        if low > high or (value is not None and not low <= value <= high):
+            raise ValueError(f"{name!r}: value {value!r} lies outside its interval [{low!r}, {high!r}]")
+        defined.append((low, high))
+    lows = sorted(low for low, _ in defined)
+    highs = sorted(high for _, high in defined)
+    out: list[tuple[int, int] | None] = []
+    for _, _, low, high in entries:
+        if low is None or high is None:
+            out.append(None)
+            continue
+        above = len(lows) - bisect.bisect_right(lows, high)  # others' low > this high
+        below = bisect.bisect_left(highs, low)  # others' high < this low
+        out.append((1 + above, len(defined) - below))
+    return out
 
 
 def percentile(values: Iterable[float], q: float) -> float | None:
