@@ -7,8 +7,9 @@ calls in flight, and a re-run skips every query that already has a final respons
 twice for a response it has).
 
 Pacing and retries, so that a run survives every fault and never wedges:
-- requests are spaced evenly at the vendor's rate limit (per capability, with one slot of slack)
-  and at most `concurrency` are in flight;
+- requests are paced by `pacing.VendorPacer`: evenly at each endpoint's limit, and within the
+  vendor's account-wide limit across every process that shares the pacing directory; at most
+  `concurrency` are in flight;
 - each attempt has one deadline (`timeout_seconds`) for connecting, headers and the whole body,
   so a body that drips forever ends as a timeout;
 - a 408/429/5xx (but not a vendor's out-of-credit answer), a transport error, a 2xx challenge
@@ -37,10 +38,10 @@ from typing import Any, Awaitable, Callable
 
 import httpx
 import pandas as pd
-from aiolimiter import AsyncLimiter
 from tenacity import AsyncRetrying, retry_if_result, stop_after_attempt, wait_exponential_jitter
 
 from bench_assets.adapters.base import Adapter, MalformedResponse, VendorTask, scrub_secrets
+from bench_assets.pacing import VendorPacer
 from bench_assets.warehouse import TABLES, _connect_with_retry
 
 RETRYABLE_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
@@ -63,7 +64,7 @@ class FetchSettings:
     endpoints: dict[str, str]
     api_key: str
     options: dict[str, Any]
-    rate_limits_per_second: dict[str, float]  # per capability
+    rate_limits_per_second: dict[str, float]  # per capability (endpoint)
     concurrency: int
     timeout_seconds: float  # one deadline per attempt: connect, headers and the whole body
     max_attempts: int
@@ -72,6 +73,8 @@ class FetchSettings:
     backoff_initial: float = 0.5
     backoff_max: float = 30.0
     retry_after_max: float = 120.0  # a vendor asking for a longer pause ends the query instead
+    vendor_rate_per_second: float | None = None  # the account-wide limit, all endpoints together
+    pacing_dir: Path | None = None  # shared by every process calling this vendor (None: this one only)
 
 
 @dataclass
@@ -327,15 +330,6 @@ def retry_after_seconds(headers: httpx.Headers | dict[str, str] | None, now: dat
     return max(0.0, (when - (now or datetime.now(timezone.utc))).total_seconds())
 
 
-
-def rate_limiter(per_second: float) -> AsyncLimiter:
-    """Requests paced at `per_second`, a leaky bucket holding at most two: evenly spaced, with one
-    slot of slack so a wake-up that comes late is made up rather than lost. A vendor that allows
-    `per_second` in any second (with a bucket of at least two) is never exceeded."""
-    capacity = 2 if per_second >= 2 else 1
-    return AsyncLimiter(capacity, capacity / per_second)
-
-
 @dataclass
 class _Outcome:
     retry: bool
@@ -384,7 +378,8 @@ async def fetch_partition(adapter: Adapter, items: list[FetchItem], settings: Fe
     todo = [i for i in items if (i.query_id, i.capability) not in settled]
     stats.skipped_archived = len(items) - len(todo)
     ledger = _ledger_of(adapter, settings.prices_usd, archive.frame())
-    limiters = {cap: rate_limiter(rate) for cap, rate in settings.rate_limits_per_second.items()}
+    pacer = VendorPacer(archive.vendor, settings.rate_limits_per_second, settings.vendor_rate_per_second,
+                        settings.pacing_dir)
     paused_until: dict[str, float] = {}
     semaphore = asyncio.Semaphore(settings.concurrency)
     backoff = wait_exponential_jitter(initial=settings.backoff_initial, max=settings.backoff_max,
@@ -422,7 +417,7 @@ async def fetch_partition(adapter: Adapter, items: list[FetchItem], settings: Fe
                                     settings.endpoints[item.capability], settings.api_key, settings.options)
             async with semaphore:
                 await respect_pause(item.capability)
-                async with limiters[item.capability]:
+                async with pacer.slot(item.capability):
                     # Checked at the moment of sending (not when the task was queued), so no more
                     # than `concurrency` calls in flight can cross the ceiling.
                     if settings.spend_ceiling_usd is not None and ledger.running_usd >= settings.spend_ceiling_usd:
@@ -471,7 +466,10 @@ async def fetch_partition(adapter: Adapter, items: list[FetchItem], settings: Fe
             await retrying(one_attempt, item, attempt_no)
             stats.sent += 1
 
-        await asyncio.gather(*(run(i) for i in todo))
+        try:
+            await asyncio.gather(*(run(i) for i in todo))
+        finally:
+            pacer.close()
     stats.spend_usd = ledger.total()
     stats.wall_seconds = time.monotonic() - started
     stats.cpu_seconds = time.process_time() - cpu_started

@@ -54,9 +54,11 @@ class VendorSpec(_Strict):
     prices_usd: dict[str, float] = Field(
         min_length=1, description="USD per billed unit, e.g. {'request.search': 0.007, 'credit': 0.008}"
     )
-    rate_limit_per_second: float = Field(gt=0)
+    rate_limit_per_second: float = Field(
+        gt=0, description="the vendor's limit for the account or key: all its endpoints together, every process")
     capability_rate_limits: dict[Literal["search", "extract"], float] = Field(
-        default={}, description="per-endpoint limits where the vendor documents different ones")
+        default={}, description="per-endpoint limits where the vendor documents them (an endpoint is paced at "
+                                "the lower of its own and rate_limit_per_second)")
     concurrency: int = Field(ge=1, le=64)
     key_env: str | None = Field(default=None, pattern=r"^[A-Z][A-Z0-9_]*$", description=(
         "the environment variable holding the live key; default: the adapter's usual one (EXA_API_KEY, …)"))
@@ -105,7 +107,9 @@ class VendorSpec(_Strict):
         return limits
 
     def rate_limit(self, capability: str) -> float:
-        return self.capability_rate_limits.get(capability, self.rate_limit_per_second)
+        """The pace of one endpoint: its own limit where the vendor documents one, never above the
+        account's (so lowering `rate_limit_per_second` slows every endpoint)."""
+        return min(self.capability_rate_limits.get(capability, self.rate_limit_per_second), self.rate_limit_per_second)
 
     @field_validator("prices_usd")
     @classmethod

@@ -142,6 +142,8 @@ class Warehouse:
         self.path = Path(path)
         self.lock = FileLock(str(self.path) + ".lock", timeout=lock_timeout)
         self.partitions_dir = self.path.parent / "partitions"
+        # Each vendor's account-wide request log, shared by every run that calls it (bench_assets.pacing).
+        self.pacing_dir = self.path.parent / "pacing"
         # The Parquet data path: fan-out tables as objects under `lake_url` (None: all in the file).
         self.lake = None
         if lake_url:

@@ -67,7 +67,10 @@ MANIFEST_DEFAULTS = {
     # price a response without it, and the estimate: $7 per 1k searches (10 results included),
     # $1 per 1k results beyond 10, $1 per 1k pages of text (exa.ai/docs/reference/pricing).
     "prices_usd": {"usd": 1.0, "request.search": 0.007, "result.extra": 0.001, "page.text": 0.001},
-    "rate_limit_per_second": 10,
+    # Per endpoint (exa.ai/docs/reference/rate-limits): /search 10 QPS, /contents 100 QPS; no
+    # account-wide limit is documented, so the account's is their sum.
+    "rate_limit_per_second": 110,
+    "capability_rate_limits": {"search": 10, "extract": 100},
     "concurrency": 4,
     "key_env": "EXA_API_KEY",
 }

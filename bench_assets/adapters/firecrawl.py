@@ -79,7 +79,8 @@ MANIFEST_DEFAULTS = {
     "plan": "Standard (100,000 credits per month)",
     "endpoints": {"search": "https://api.firecrawl.dev/v2/search", "extract": "https://api.firecrawl.dev/v2/scrape"},
     "prices_usd": {"credit": 0.0008},  # Firecrawl reports creditsUsed (search) / metadata.creditsUsed (scrape)
-    "rate_limit_per_second": 4,  # Standard: 250 search RPM, 500 scrape RPM
+    # Standard: 250 search RPM and 500 scrape RPM, each its own limit; the account's is their sum.
+    "rate_limit_per_second": 12.4,
     "capability_rate_limits": {"search": 4.1, "extract": 8.3},
     "concurrency": 8,
     "key_env": "FIRECRAWL_API_KEY",

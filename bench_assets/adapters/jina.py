@@ -104,7 +104,8 @@ MANIFEST_DEFAULTS = {
     # for $50" package), said so in data/pricing/jina.md. Jina reports the tokens it charged.
     "prices_usd": {"token": 0.00000005},
     # Premium key: Search 1,000 RPM, Reader 5,000 RPM (a free key allows 100 and 500 RPM).
-    "rate_limit_per_second": 16,
+    # Limits are per key and per product, so the key's is their sum.
+    "rate_limit_per_second": 99,
     "capability_rate_limits": {"search": 16, "extract": 83},
     "concurrency": 4,
     "key_env": "JINA_API_KEY",

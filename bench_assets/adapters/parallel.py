@@ -100,7 +100,9 @@ MANIFEST_DEFAULTS = {
     "plan": "Pay-as-you-go (Search $5 per 1,000 requests, Extract $1 per 1,000 URLs)",
     "endpoints": {"search": "https://api.parallel.ai/v1/search", "extract": "https://api.parallel.ai/v1/extract"},
     "prices_usd": {"request.search": 0.005, "result.search_extra": 0.001, "request.extract": 0.001},
-    "rate_limit_per_second": 10,  # 600 requests per minute for Search and for Extract
+    # 600 requests per minute for Search and 600 for Extract, each its own limit.
+    "rate_limit_per_second": 20,
+    "capability_rate_limits": {"search": 10, "extract": 10},
     "concurrency": 4,
     "key_env": "PARALLEL_API_KEY",
 }

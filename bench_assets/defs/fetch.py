@@ -53,14 +53,15 @@ def vendor_responses(context: dg.AssetExecutionContext, paths: BenchPaths, gatew
         decoys = decoys_for_snapshot(manifest, rows, split, paths.private)
         items = interleaved_items(rows, split, decoys, adapter.capabilities, manifest.results_per_query,
                                   split_key(manifest.split.key_env, manifest.mode), snapshot_id, vendor)
+    warehouse = paths.warehouse()
     settings = FetchSettings(
         endpoints={cap: gateway.url(url, manifest.mode) for cap, url in spec.endpoints.items()},
         api_key=gateway.api_key(vendor, manifest.mode, vendor_keys, key_env=spec.key_env), options=dict(spec.options),
         rate_limits_per_second={cap: spec.rate_limit(cap) for cap in spec.endpoints}, concurrency=spec.concurrency,
         timeout_seconds=spec.timeout_seconds, max_attempts=spec.max_attempts, prices_usd=spec.prices_usd,
         spend_ceiling_usd=spec.spend_ceiling_usd, backoff_initial=spec.backoff_initial_seconds,
-        backoff_max=spec.backoff_max_seconds, retry_after_max=spec.retry_after_max_seconds)
-    warehouse = paths.warehouse()
+        backoff_max=spec.backoff_max_seconds, retry_after_max=spec.retry_after_max_seconds,
+        vendor_rate_per_second=spec.rate_limit_per_second, pacing_dir=warehouse.pacing_dir)
     archive = PartitionArchive(warehouse.partition_file(snapshot_id, vendor), snapshot_id, vendor)
     try:
         stats = asyncio.run(fetch_partition(adapter, items, settings, archive, log=context.log.info))

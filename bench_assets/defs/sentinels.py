@@ -193,7 +193,7 @@ def probe_archive_connection(warehouse: Warehouse, snapshot_id: str) -> duckdb.D
 
 
 def _fetch_settings(vendor: str, manifest: Manifest, gateway: VendorGateway, keys: VendorKeys,
-                    spent_before: float) -> FetchSettings:
+                    spent_before: float, pacing_dir: Path) -> FetchSettings:
     spec = manifest.vendors[vendor]
     ceiling = None if spec.spend_ceiling_usd is None else max(0.0, spec.spend_ceiling_usd - spent_before)
     return FetchSettings(
@@ -201,7 +201,7 @@ def _fetch_settings(vendor: str, manifest: Manifest, gateway: VendorGateway, key
         api_key=gateway.api_key(vendor, manifest.mode, keys, key_env=spec.key_env), options=dict(spec.options),
         rate_limits_per_second={"search": spec.rate_limit("search")}, concurrency=spec.concurrency,
         timeout_seconds=spec.timeout_seconds, max_attempts=spec.max_attempts, prices_usd=spec.prices_usd,
-        spend_ceiling_usd=ceiling)
+        spend_ceiling_usd=ceiling, vendor_rate_per_second=spec.rate_limit_per_second, pacing_dir=pacing_dir)
 
 
 def _probe_rows(snapshot_id: str, vendor: str, adapter: Adapter, manifest: Manifest, tick: datetime,
@@ -288,7 +288,7 @@ async def _probe_tick(snapshot_id: str, manifest: Manifest, tick: datetime, due:
     jobs, not_probed = [], {}
     for vendor, wanted in due.groupby("vendor", sort=True):
         try:
-            settings = _fetch_settings(vendor, manifest, gateway, keys, spent.get(vendor, 0.0))
+            settings = _fetch_settings(vendor, manifest, gateway, keys, spent.get(vendor, 0.0), warehouse.pacing_dir)
         except dg.Failure as exc:  # a vendor without a key must not stop the others' probes
             not_probed[vendor] = exc.description
             log(f"{vendor}: not probed: {exc.description}")
