@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from datetime import date, datetime
 from itertools import combinations
+from pathlib import Path
 
 import dagster as dg
 import duckdb
@@ -257,5 +258,10 @@ def test_replaced_dead_rows_are_named_if_public_and_guarded_if_holdout(tmp_path,
         assert not result.success
         failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
         assert "holdout leak" in failure.event_specific_data.error.message
-        leaks = failure.event_specific_data.user_failure_data.metadata["leaks"].value
-        assert f"replies/brave.txt: holdout text {holdout_dead.request_text[:60]!r}" in leaks, leaks
+        metadata = failure.event_specific_data.user_failure_data.metadata
+        # Dagster shows where and what kind; which row only the private store says
+        assert "| replies/brave.txt | text | 1 |" in metadata["leaks"].value, metadata["leaks"].value
+        assert holdout_dead.request_text[:20].lower() not in str(failure).lower()
+        which_rows = Path(metadata["which_rows"].value)
+        assert which_rows.is_relative_to(home / "data" / "private")
+        assert f"replies/brave.txt: holdout text {holdout_dead.request_text[:60]!r}" in which_rows.read_text()

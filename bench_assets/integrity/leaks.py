@@ -286,6 +286,15 @@ class LeakGuard:
     def scan_file(self, path: Path, rel: str) -> list[str]:
         return [leak.describe(rel) for leak in self.find(readings(path.name, decode_bytes(path.read_bytes())))]
 
+    def scan_counts(self, leaks: list[str]) -> dict[tuple[str, str], int]:
+        """`scan`'s findings counted per (file, kind): what may be shown outside the private store."""
+        counts: dict[tuple[str, str], int] = {}
+        for leak in leaks:
+            where, _, rest = leak.partition(": holdout ")
+            key = (where, rest.split(" ", 1)[0])
+            counts[key] = counts.get(key, 0) + 1
+        return counts
+
     def scan(self, directory: Path) -> list[str]:
         """Every place a needle appears in the files under `directory`, as `path: holdout kind 'needle'`."""
         leaks: list[str] = []
