@@ -156,16 +156,18 @@ def ttr(metrics: dict) -> str:
 
 
 def print_leaderboard(board: dict) -> None:
+    from bench_assets.publish import format_rank_range
+
     print(f"\nLeaderboard {board['snapshot_id']} (mode {board['mode']}; "
           f"{'headline' if board['headline_eligible'] else 'illustrative, not headline-eligible'})")
     rank = board.get("rank_metric", "correct_rate")
-    header = (f"{'#':>2} {'grp':>3}  {'vendor':<11} {'ranked':>7} {'n':>4} {'correct':>8} {'n':>4}  {'hit@1':>6} "
+    header = (f"{'#':>2} {'grp':>3} {'ranks':>5}  {'vendor':<11} {'ranked':>7} {'n':>4} {'correct':>8} {'n':>4}  {'hit@1':>6} "
               f"{'hit@10':>6} {'fidelity':>8} {'$/correct':>9} {'TTR h':>11}  agent-ready")
     print(((board.get("ranking") or {}).get("note") or "") + "\n" + header)
     print("-" * len(header))
     for e in board["vendors"]:
         if e["status"] != "scored":
-            print(f"{'':>2} {'':>3}  {e['vendor']:<11} {e['status']}: {e.get('reason')}")
+            print(f"{'':>2} {'':>3} {'':>5}  {e['vendor']:<11} {e['status']}: {e.get('reason')}")
             continue
         m = e["metrics"]
 
@@ -173,7 +175,7 @@ def print_leaderboard(board: dict) -> None:
             x = (m.get(name) or {}).get("value")
             return "—" if x is None else fmt.format(x)
 
-        print(f"{e['position']:>2} {e['rank_group']:>3}  {e['vendor']:<11} {v(rank):>7} {m[rank]['n']:>4} "
+        print(f"{e['position']:>2} {e['rank_group']:>3} {format_rank_range(e):>5}  {e['vendor']:<11} {v(rank):>7} {m[rank]['n']:>4} "
               f"{v('correct_rate'):>8} {m['correct_rate']['n']:>4}  {v('hit_at_1'):>6} {v('hit_at_10'):>6} "
               f"{v('fidelity_mean'):>8} {v('cost_per_correct_usd', '${:.4f}'):>9} {ttr(m):>11}  {(e.get('agent_ready') or {}).get('label', '—')}")
 

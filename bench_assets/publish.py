@@ -83,7 +83,7 @@ METRIC_LABELS: dict[str, tuple[str, str]] = {
 }
 # The definitions the methodology page cites: each function's own docstring and source line.
 DEFINITIONS = ["normalize_url", "hit_at_k", "first_hit_rank", "extraction_fidelity", "fidelity_label",
-               "answer_in_text", "wilson_interval", "overfit_gap", "newcombe_interval", "cost_per_correct",
+               "contains_normalized", "answer_in_text", "wilson_interval", "overfit_gap", "newcombe_interval", "cost_per_correct",
                "cost_per_correct_interval", "percentile", "percentile_interval", "tie_groups", "rank_ranges",
                "intervals_overlap",
                "km_median", "km_median_interval",
@@ -467,7 +467,6 @@ def methodology_context(manifest: Manifest) -> dict[str, Any]:
     constants = [
         ("Fidelity: correct at or above", metrics.CORRECT_THRESHOLD, "bench_assets.metrics.CORRECT_THRESHOLD"),
         ("Fidelity: partial at or above", metrics.PARTIAL_THRESHOLD, "bench_assets.metrics.PARTIAL_THRESHOLD"),
-        ("Label comparison slack", metrics.LABEL_EPSILON, "bench_assets.metrics.LABEL_EPSILON"),
         ("Confidence of every interval", defaults["confidence"].default, "wilson_interval(confidence=…)"),
         ("Kaplan–Meier right-censoring (hours)", metrics.DEFAULT_CENSOR_AT_HOURS,
          "bench_assets.metrics.DEFAULT_CENSOR_AT_HOURS"),

@@ -22,7 +22,7 @@ from selectolax.lexbor import LexborHTMLParser
 from bench_assets.golden import GoldenRow
 from bench_assets.scoring import score_answer
 from bench_assets.metrics import answer_in_text
-from bench_assets.metrics.text import contains_number, contains_phrase as contains_text
+from bench_assets.metrics.text import contains_normalized as contains_text, contains_number
 
 
 @dataclass(frozen=True)

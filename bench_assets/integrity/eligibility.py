@@ -6,8 +6,8 @@ carries the reasons:
 - an operator declaration: a live snapshot needs the operator's conflict-of-interest
   declaration filed and valid (`disclosures.md` beside the manifest, see
   `bench_assets.integrity.declaration`);
-- enough rows behind the figure itself: n ≥ 10 behind an aggregate claim, n ≥ 20 behind a
-  per-stratum chart. The n is the charted metric's own: hit@k counts search rows, fidelity
+- enough rows behind the figure itself: n ≥ `AGGREGATE_MIN_N` behind an aggregate claim, n ≥
+  `CHART_MIN_N` behind a per-stratum chart (`bench_assets.aggregate`). The n is the charted metric's own: hit@k counts search rows, fidelity
   extract rows, latency the responses timed, time-to-retrievability the sentinel pages, and the
   overfit gap needs enough rows on both sides (public and holdout). Totals (spend, probes made)
   have no n rule;

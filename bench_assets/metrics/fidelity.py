@@ -16,7 +16,6 @@ __all__ = [
     "FIDELITY_FIELDS",
     "FIDELITY_WEIGHTS",
     "FidelityScore",
-    "LABEL_EPSILON",
     "PARTIAL_THRESHOLD",
     "extraction_fidelity",
     "fidelity_label",
@@ -32,10 +31,6 @@ FIDELITY_WEIGHTS: dict[str, float] = {
 FIDELITY_FIELDS: tuple[str, ...] = tuple(FIDELITY_WEIGHTS)
 CORRECT_THRESHOLD = 0.90
 PARTIAL_THRESHOLD = 0.50
-# Labels are decided on the exact score (fractions, see extraction_fidelity), so there is no
-# comparison slack: a score of exactly 0.90 is correct and anything below it is not. Kept,
-# as 0, because the methodology page lists it among the constants.
-LABEL_EPSILON = 0.0
 
 _LIST_FIELDS = ("anchor_phrases", "table_cells", "noise", "numeric_facts")
 
