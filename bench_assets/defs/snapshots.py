@@ -1,0 +1,59 @@
+"""Registering snapshots: a manifest written under data/snapshots/<id>/ becomes a partition."""
+
+from __future__ import annotations
+
+import dagster as dg
+
+from bench_assets.defs.partitions import snapshots_partitions_def
+from bench_assets.defs.resources import BenchPaths, bench_paths_from_env
+from bench_assets.errors import BenchInputError
+from bench_assets.manifest import load_manifest
+
+
+def manifest_review(paths: BenchPaths, registered: set[str]) -> tuple[list[str], dict[str, str]]:
+    """The snapshots under `paths` whose manifest validates and that are not registered yet, and
+    the problems of those whose manifest does not (snapshot id -> the error, naming file and field)."""
+    new, problems = [], {}
+    for path in sorted(paths.snapshots_dir.glob("*/manifest.yaml")):
+        snapshot_id = path.parent.name
+        if snapshot_id in registered:
+            continue
+        try:
+            load_manifest(path)  # its snapshot_id must also be its folder's name, the partition key
+        except BenchInputError as exc:
+            problems[snapshot_id] = str(exc)
+            continue
+        new.append(snapshot_id)
+    return new, problems
+
+
+def snapshot_sensor(paths: BenchPaths) -> dg.SensorDefinition:
+    """The sensor that registers new snapshots, reading manifests under `paths` (bound when
+    defined, like the schedules)."""
+
+    @dg.sensor(name="snapshot_manifests_sensor", minimum_interval_seconds=60,
+               default_status=dg.DefaultSensorStatus.RUNNING,
+               description="Registers each new data/snapshots/<id>/manifest.yaml that validates as a `snapshots` "
+                           "partition (as `bench snapshot add ID` does), so a snapshot appears in the UI's "
+                           "partition pickers. Registering runs nothing. A manifest that does not validate is "
+                           "reported, file and field, and registered once fixed. Running by default.")
+    def snapshot_manifests(context: dg.SensorEvaluationContext):
+        registered = set(context.instance.get_dynamic_partitions(snapshots_partitions_def.name))
+        new, problems = manifest_review(paths, registered)
+        for snapshot_id, problem in problems.items():
+            context.log.warning(f"{snapshot_id} not registered: {problem}")
+        if not new:
+            reason = "no new snapshot manifest" if not problems else \
+                f"no new valid snapshot manifest; not registered: {'; '.join(problems.values())}"
+            return dg.SkipReason(reason)
+        return dg.SensorResult(dynamic_partitions_requests=[snapshots_partitions_def.build_add_request(new)])
+
+    return snapshot_manifests
+
+
+snapshot_manifests_sensor = snapshot_sensor(bench_paths_from_env())
+
+
+@dg.definitions
+def defs() -> dg.Definitions:
+    return dg.Definitions(sensors=[snapshot_manifests_sensor])
