@@ -193,7 +193,12 @@ def _field_path(loc: tuple) -> str:
 
 def parse_golden_lines(lines: list[str], source: str) -> list[GoldenRow]:
     """Validate JSONL text: every problem is reported with its line and field; any problem fails all."""
-    rows: list[GoldenRow] = []
+    return [row for _, row in parse_numbered_golden_lines(lines, source)]
+
+
+def parse_numbered_golden_lines(lines: list[str], source: str) -> list[tuple[int, GoldenRow]]:
+    """As `parse_golden_lines`, each row with the line it is on (blank lines counted)."""
+    rows: list[tuple[int, GoldenRow]] = []
     problems: list[tuple[int | None, str, str]] = []
     seen: dict[str, int] = {}
     for number, line in enumerate(lines, start=1):
@@ -217,7 +222,7 @@ def parse_golden_lines(lines: list[str], source: str) -> list[GoldenRow]:
             problems.append((number, "id", f"duplicate id {row.id!r} (first on line {seen[row.id]})"))
             continue
         seen[row.id] = number
-        rows.append(row)
+        rows.append((number, row))
     if problems:
         raise BenchInputError(source, problems)
     if not rows:
@@ -227,10 +232,15 @@ def parse_golden_lines(lines: list[str], source: str) -> list[GoldenRow]:
 
 def load_golden_file(path: str | Path) -> list[GoldenRow]:
     """Load and validate a golden JSONL file; raises BenchInputError naming file, line and field."""
+    return [row for _, row in load_numbered_golden_file(path)]
+
+
+def load_numbered_golden_file(path: str | Path) -> list[tuple[int, GoldenRow]]:
+    """As `load_golden_file`, each row with its line in the file."""
     path = Path(path)
     if not path.exists():
         raise BenchInputError(str(path), [(None, "<file>", "golden file not found")])
-    return parse_golden_lines(path.read_text(encoding="utf-8").splitlines(), str(path))
+    return parse_numbered_golden_lines(path.read_text(encoding="utf-8").splitlines(), str(path))
 
 
 def dump_golden_rows(rows: list[GoldenRow], path: str | Path) -> None:

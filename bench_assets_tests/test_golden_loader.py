@@ -11,7 +11,7 @@ import json
 import pytest
 
 from bench_assets.errors import BenchInputError
-from bench_assets.golden import load_golden_file
+from bench_assets.golden import load_golden_file, load_numbered_golden_file
 from bench_assets.simulator.corpus import demo_golden_rows
 
 GOOD = {
@@ -45,6 +45,12 @@ def test_valid_rows_load(tmp_path):
     rows = load_golden_file(write_rows(tmp_path, [GOOD, {**GOOD, "id": "docs-002-s"}]))
     assert [r.id for r in rows] == ["docs-001-s", "docs-002-s"]
     assert rows[0].request_text == "acme webhooks guide"
+
+
+def test_each_row_keeps_the_line_it_is_on_blank_lines_counted(tmp_path):
+    # golden_rows.source_line points a reviewer at the file's own line
+    path = write_rows(tmp_path, ["", GOOD, "   ", "", {**GOOD, "id": "docs-002-s"}])
+    assert [(line, row.id) for line, row in load_numbered_golden_file(path)] == [(2, "docs-001-s"), (5, "docs-002-s")]
 
 
 @pytest.mark.parametrize("mutate, line, field", [

@@ -10,7 +10,7 @@ import pandas as pd
 
 from bench_assets.defs.partitions import snapshots_partitions_def
 from bench_assets.defs.resources import BenchPaths, VendorGateway, input_errors_as_failures
-from bench_assets.golden import GoldenRow, dump_golden_rows, load_golden_file
+from bench_assets.golden import GoldenRow, dump_golden_rows, load_numbered_golden_file
 from bench_assets.integrity.lifecycle import refuse_if_published, snapshot_status
 from bench_assets.simulator.corpus import demo_golden_rows
 from bench_assets.split import recorded_split
@@ -65,12 +65,12 @@ def golden_rows(context: dg.AssetExecutionContext, paths: BenchPaths) -> dg.Mate
     else:
         path = paths.private / manifest.golden.path
     with input_errors_as_failures():
-        rows = load_golden_file(path)
+        numbered = load_numbered_golden_file(path)
     df = pd.DataFrame([{
         "snapshot_id": snapshot_id, "row_id": r.id, "cohort": r.cohort, "stratum": r.stratum,
         "provenance": r.provenance, "task_type": r.task_type, "request_text": r.request_text,
         "task_json": r.task.model_dump_json(), "verification_json": r.verification.model_dump_json(),
-        "source_file": str(path), "source_line": i} for i, r in enumerate(rows, start=1)])
+        "source_file": str(path), "source_line": line} for line, r in numbered])
     paths.warehouse().replace_rows("golden_rows", df, {"snapshot_id": snapshot_id})
     counts = df.groupby(["stratum", "task_type"]).size().unstack(fill_value=0)
     return dg.MaterializeResult(metadata={

@@ -8,8 +8,10 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import IO
 
 import httpx
 
@@ -49,6 +51,9 @@ class SimulatorProcess:
     pid: int
     port: int
     process: subprocess.Popen
+    # Its stderr goes to a file, not a pipe nobody reads: a long run's warnings would fill a pipe
+    # and block the simulator mid-request.
+    stderr: IO[bytes] | None = field(default=None, repr=False)
 
     @property
     def base_url(self) -> str:
@@ -62,6 +67,8 @@ class SimulatorProcess:
             except subprocess.TimeoutExpired:
                 os.kill(self.pid, signal.SIGKILL)
                 self.process.wait(timeout=10)
+        if self.stderr is not None:
+            self.stderr.close()
 
     def __enter__(self) -> "SimulatorProcess":
         return self
@@ -75,20 +82,25 @@ def start_simulator(port: int | None = None, env: dict[str, str] | None = None, 
     port = port or free_port()
     child_env = {**os.environ, **(env or {})}
     _check_environment(child_env)  # a bad variable fails here, naming it, not as a dead child process
+    stderr = tempfile.TemporaryFile(prefix="bench-simulator-")
     proc = subprocess.Popen([sys.executable, "-m", "bench_assets.simulator.server", "--port", str(port), "--quiet"],
-                            env=child_env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                            env=child_env, stdout=subprocess.DEVNULL, stderr=stderr)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            err = proc.stderr.read().decode() if proc.stderr else ""
+            stderr.seek(0)
+            err = stderr.read().decode(errors="replace")
+            stderr.close()
             raise RuntimeError(f"simulator exited with {proc.returncode}: {err[-2000:]}")
         try:
             if httpx.get(f"http://127.0.0.1:{port}/_sim/health", timeout=1.0).status_code == 200:
-                return SimulatorProcess(pid=proc.pid, port=port, process=proc)
+                return SimulatorProcess(pid=proc.pid, port=port, process=proc, stderr=stderr)
         except httpx.HTTPError:
             pass
         time.sleep(0.1)
     proc.kill()
+    proc.wait(timeout=10)
+    stderr.close()
     raise RuntimeError(f"simulator did not answer on port {port} within {timeout}s")
 
 
