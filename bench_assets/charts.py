@@ -174,6 +174,11 @@ def cost_accuracy_figure(board: Mapping[str, Any]) -> Figure | None:
         fig = _new_figure(7.2, 4.4)
         ax = fig.add_subplot()
         ax.set_xscale("log")
+        # Fixed limits with room for the labels: with one vendor (or one cost) autoscaling a log
+        # axis would collapse to a single point.
+        costs = [p[1] for p in points]
+        ax.set_xlim(min(costs) / 1.8, max(costs) * 1.8)
+        ax.autoscale(enable=False, axis="x")
         by_name = {p[0]: p for p in points}
         fx = [by_name[n][1] for n in front]
         fy = [by_name[n][2] for n in front]
@@ -189,7 +194,6 @@ def cost_accuracy_figure(board: Mapping[str, Any]) -> Figure | None:
                         color=INK if on_front else "#4b5563", fontweight="bold" if on_front else "normal")
         dollars = FuncFormatter(lambda x, _: f"${x:g}")
         ax.xaxis.set_major_formatter(dollars)
-        costs = [p[1] for p in points]
         # within about a decade there are few major ticks: label the minor ones too
         ax.xaxis.set_minor_formatter(dollars if max(costs) / min(costs) < 12 else NullFormatter())
         ax.yaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
