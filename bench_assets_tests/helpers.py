@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import dagster as dg
+import duckdb
 import pytest
 import yaml
 
@@ -35,6 +36,15 @@ def require(available: bool, what: str) -> None:
     if os.environ.get("CI"):
         pytest.fail(f"{what} is missing, but CI (.ci/run) installs it", pytrace=False)
     pytest.skip(f"{what} is missing; .ci/run installs it")
+
+
+def warehouse_rows(home: Path, sql: str, params=()) -> list[tuple]:
+    """Rows of a query on a home's warehouse, opened read-only (as a reader, not a writer)."""
+    con = duckdb.connect(str(home / "data" / "warehouse" / "bench.duckdb"), read_only=True)
+    try:
+        return con.execute(sql, list(params)).fetchall()
+    finally:
+        con.close()
 
 
 def make_home(tmp: Path, vendors: list[str], rows_per_stratum: int = 15, snapshot: str = SNAPSHOT,

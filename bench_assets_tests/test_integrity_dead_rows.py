@@ -12,7 +12,6 @@ from itertools import combinations
 from pathlib import Path
 
 import dagster as dg
-import duckdb
 import pandas as pd
 import yaml
 
@@ -23,7 +22,7 @@ from bench_assets.integrity.dead_rows import dead_row_check
 from bench_assets.simulator.corpus import demo_golden_rows
 from bench_assets.split import DEMO_SPLIT_KEY, assign_split
 from bench_assets_tests.helpers import (RESULT_STAGES, SNAPSHOT, VENDOR_STAGES, assets, make_home, materialize,
-                                        resources, vendor_key)
+                                        resources, vendor_key, warehouse_rows)
 
 GOLDEN = ("snapshot_manifest", "golden_rows", "golden_verifications", "query_split")
 
@@ -40,14 +39,6 @@ def test_the_check_warns_from_day_5_and_fails_after_day_7():
     replaced = dead.assign(replacement_row_id=["finance-c001-s"])
     assert dead_row_check(replaced, day[9]).passed
     assert dead_row_check(dead.iloc[0:0], day[9]).passed
-
-
-def _query(home, sql, params=()):
-    con = duckdb.connect(str(home / "data" / "warehouse" / "bench.duckdb"), read_only=True)
-    try:
-        return con.execute(sql, list(params)).fetchall()
-    finally:
-        con.close()
 
 
 def _check(result):
@@ -78,13 +69,13 @@ def test_a_dead_row_is_replaced_on_its_side_of_the_split_and_the_fetch_goes_ahea
         with fixed_today("2026-07-01"):
             golden = materialize(instance, home, sim, GOLDEN, SNAPSHOT, raise_on_error=False)
         assert [c.passed for c in golden.get_asset_check_evaluations()] == [False]
-        side = dict(_query(home, "SELECT row_id, split FROM query_split"))[dead_id]
+        side = dict(warehouse_rows(home, "SELECT row_id, split FROM query_split"))[dead_id]
 
         # the only candidate does not verify: the row waits, and the clock runs
         with fixed_today("2026-07-01"):
             day0 = materialize(instance, home, sim, ("dead_golden_rows",), SNAPSHOT)
         assert _check(day0).passed
-        assert _query(home, "SELECT row_id, dead_since, replacement_row_id FROM dead_rows") == \
+        assert warehouse_rows(home, "SELECT row_id, dead_since, replacement_row_id FROM dead_rows") == \
             [(dead_id, date(2026, 7, 1), None)]
         with fixed_today("2026-07-06"):
             day5 = _check(materialize(instance, home, sim, ("dead_golden_rows",), SNAPSHOT))
@@ -101,13 +92,13 @@ def test_a_dead_row_is_replaced_on_its_side_of_the_split_and_the_fetch_goes_ahea
         (home / "data" / "snapshots" / SNAPSHOT / "manifest.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
         replaced = materialize(instance, home, sim, ("dead_golden_rows",), SNAPSHOT)
         assert _check(replaced).passed
-        ((row_id, since, replacement),) = _query(home, "SELECT row_id, dead_since, replacement_row_id FROM dead_rows")
+        ((row_id, since, replacement),) = warehouse_rows(home, "SELECT row_id, dead_since, replacement_row_id FROM dead_rows")
         assert (row_id, since) == (dead_id, date(2026, 7, 1))
         assert replacement.startswith("finance-c") and replacement.endswith("-s")  # same stratum, same task type
-        golden_ids = {r[0] for r in _query(home, "SELECT row_id FROM golden_rows")}
+        golden_ids = {r[0] for r in warehouse_rows(home, "SELECT row_id FROM golden_rows")}
         assert replacement in golden_ids and dead_id not in golden_ids
-        assert dict(_query(home, "SELECT row_id, split FROM query_split"))[replacement] == side
-        assert _query(home, "SELECT count(*) FROM golden_verifications WHERE NOT passed") == [(0,)]
+        assert dict(warehouse_rows(home, "SELECT row_id, split FROM query_split"))[replacement] == side
+        assert warehouse_rows(home, "SELECT count(*) FROM golden_verifications WHERE NOT passed") == [(0,)]
         public = {json.loads(line)["id"] for line in
                   (home / "data" / "snapshots" / SNAPSHOT / "public_split.jsonl").read_text().splitlines()}
         holdout = {GoldenRow.model_validate_json(line).id for line in
@@ -116,14 +107,14 @@ def test_a_dead_row_is_replaced_on_its_side_of_the_split_and_the_fetch_goes_ahea
 
         # the fetch goes ahead and scores the replacement, not the dead row
         materialize(instance, home, sim, VENDOR_STAGES, vendor_key("brave"))
-        scored = {r[0] for r in _query(home, "SELECT row_id FROM row_scores")}
+        scored = {r[0] for r in warehouse_rows(home, "SELECT row_id FROM row_scores")}
         assert replacement in scored and dead_id not in scored
 
         # reloading the golden file brings the dead row back; the recorded replacement is re-applied, not redrawn
         materialize(instance, home, sim, GOLDEN, SNAPSHOT, raise_on_error=False)
         materialize(instance, home, sim, ("dead_golden_rows",), SNAPSHOT)
-        assert _query(home, "SELECT replacement_row_id FROM dead_rows") == [(replacement,)]
-        golden_ids = {r[0] for r in _query(home, "SELECT row_id FROM golden_rows")}
+        assert warehouse_rows(home, "SELECT replacement_row_id FROM dead_rows") == [(replacement,)]
+        golden_ids = {r[0] for r in warehouse_rows(home, "SELECT row_id FROM golden_rows")}
         assert replacement in golden_ids and dead_id not in golden_ids
 
 
@@ -186,7 +177,7 @@ def test_a_daily_schedule_evaluates_the_dead_row_check_of_unpublished_snapshots(
         requests, _, checks = tick("2026-07-01")  # a failed verification: the row is recorded dead today
         assert [(r.partition_key, r.run_key) for r in requests] == [(SNAPSHOT, f"{SNAPSHOT}@2026-07-01")]
         assert [c.passed for c in checks] == [True]
-        assert _query(home, "SELECT row_id, dead_since FROM dead_rows") == [(dead_id, date(2026, 7, 1))]
+        assert warehouse_rows(home, "SELECT row_id, dead_since FROM dead_rows") == [(dead_id, date(2026, 7, 1))]
         _, _, checks = tick("2026-07-06")
         assert [(c.passed, c.severity) for c in checks] == [(False, dg.AssetCheckSeverity.WARN)]
         _, _, checks = tick("2026-07-09")
@@ -234,9 +225,9 @@ def test_replaced_dead_rows_are_named_if_public_and_guarded_if_holdout(tmp_path,
         instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
         materialize(instance, home, sim, GOLDEN, SNAPSHOT, raise_on_error=False)
         materialize(instance, home, sim, ("dead_golden_rows",), SNAPSHOT)
-        assert dict(_query(home, "SELECT row_id, split FROM dead_rows")) == {public_dead.id: "public",
+        assert dict(warehouse_rows(home, "SELECT row_id, split FROM dead_rows")) == {public_dead.id: "public",
                                                                            holdout_dead.id: "holdout"}
-        assert not {public_dead.id, holdout_dead.id} & {r[0] for r in _query(home, "SELECT row_id FROM query_split")}
+        assert not {public_dead.id, holdout_dead.id} & {r[0] for r in warehouse_rows(home, "SELECT row_id FROM query_split")}
         materialize(instance, home, sim, ("decoy_queries",), SNAPSHOT)
         materialize(instance, home, sim, VENDOR_STAGES, vendor_key("brave"))
         published = materialize(instance, home, sim, RESULT_STAGES, SNAPSHOT)

@@ -7,13 +7,12 @@ from __future__ import annotations
 from itertools import combinations
 
 import dagster as dg
-import duckdb
 
 from bench_assets.business_days import fixed_today
 from bench_assets.golden import dump_golden_rows
 from bench_assets.simulator.corpus import demo_golden_rows
 from bench_assets.split import DEMO_SPLIT_KEY, assign_split
-from bench_assets_tests.helpers import SNAPSHOT, make_home, materialize
+from bench_assets_tests.helpers import SNAPSHOT, make_home, materialize, warehouse_rows
 
 
 def _broken(row):
@@ -24,14 +23,6 @@ def _broken(row):
 def _event_log_text(instance, run_id: str) -> str:
     """Everything one run wrote to event storage: every event, its metadata and messages, serialized."""
     return "\n".join(dg.serialize_value(entry) for entry in instance.all_logs(run_id))
-
-
-def _query(home, sql):
-    con = duckdb.connect(str(home / "data" / "warehouse" / "bench.duckdb"), read_only=True)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
 
 
 def test_failed_and_dead_holdout_rows_are_only_counted_in_dagsters_event_log(tmp_path, simulator):
@@ -88,7 +79,7 @@ def test_failed_and_dead_holdout_rows_are_only_counted_in_dagsters_event_log(tmp
         assert not check.passed
         assert check.metadata["days_without_replacement"].value == {public_row.id: 8}
         assert check.metadata["holdout_days_without_replacement_by_stratum"].value == {holdout_row.stratum: [8]}
-        assert sorted(_query(home, "SELECT row_id, split FROM dead_rows")) == \
+        assert sorted(warehouse_rows(home, "SELECT row_id, split FROM dead_rows")) == \
             sorted([(public_row.id, "public"), (holdout_row.id, "holdout")])  # DuckDB keeps the whole record
 
         runs = instance.get_runs()

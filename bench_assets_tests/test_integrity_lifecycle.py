@@ -32,8 +32,8 @@ from bench_assets.integrity.publication import version_problems
 from bench_assets.integrity.replies import file_reply
 from bench_assets.manifest import load_manifest
 from bench_assets.split import DEMO_SPLIT_KEY
-from bench_assets_tests.helpers import (RESULT_STAGES, SNAPSHOT, make_home, materialize,
-                                        run_whole_snapshot, vendor_key)
+from bench_assets_tests.helpers import (RESULT_STAGES, SNAPSHOT, make_home, materialize, run_whole_snapshot,
+                                        vendor_key, warehouse_rows)
 
 VENDORS = ["brave", "serper"]
 SENT, BEFORE_HOLIDAY_GAP, OPENS = "2026-06-26", "2026-07-10", "2026-07-13"
@@ -62,16 +62,8 @@ def tree_bytes(directory) -> dict[str, bytes]:
     return {str(p.relative_to(directory)): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
 
 
-def query(home, sql, params=()):
-    con = duckdb.connect(str(home / "data" / "warehouse" / "bench.duckdb"), read_only=True)
-    try:
-        return con.execute(sql, list(params)).fetchall()
-    finally:
-        con.close()
-
-
 def status(home, snapshot=SNAPSHOT) -> str:
-    return query(home, "SELECT status FROM snapshots WHERE snapshot_id = ?", [snapshot])[0][0]
+    return warehouse_rows(home, "SELECT status FROM snapshots WHERE snapshot_id = ?", [snapshot])[0][0]
 
 
 @pytest.fixture(scope="module")
@@ -96,14 +88,14 @@ def lifecycle(tmp_path_factory, simulator):
             seen.on_time_success = materialize(instance, home, sim, RESULT_STAGES[1:], SNAPSHOT).success
         seen.published_status = status(home)
         seen.published_files = tree_bytes(out)
-        seen.lifecycle_notes = [r[0] for r in query(home, "SELECT note FROM snapshot_lifecycle WHERE snapshot_id = ? "
+        seen.lifecycle_notes = [r[0] for r in warehouse_rows(home, "SELECT note FROM snapshot_lifecycle WHERE snapshot_id = ? "
                                                           "AND status = 'published'", [SNAPSHOT])]
 
         # every writing step of the published snapshot refuses, and does nothing first: no vendor is
         # paid, no private file is rewritten, no warehouse row and no published file changes
         private = home / "data" / "private"
         private_before = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in private.rglob("*") if p.is_file()}
-        tables_before = {t: query(home, f"SELECT * FROM {t} WHERE snapshot_id = ? ORDER BY ALL", [SNAPSHOT])
+        tables_before = {t: warehouse_rows(home, f"SELECT * FROM {t} WHERE snapshot_id = ? ORDER BY ALL", [SNAPSHOT])
                          for t in ("golden_rows", "golden_verifications", "query_split", "decoy_queries",
                                    "review_packets", "dead_rows", "agent_trials", "row_scores")}
         httpx.post(f"{sim}/_sim/reset", timeout=5)
@@ -116,7 +108,7 @@ def lifecycle(tmp_path_factory, simulator):
         seen.files_after_refusals = tree_bytes(out)
         seen.private_unchanged = private_before == {p: (p.read_bytes(), p.stat().st_mtime_ns)
                                                     for p in private.rglob("*") if p.is_file()}
-        seen.tables_unchanged = tables_before == {t: query(home, f"SELECT * FROM {t} WHERE snapshot_id = ? "
+        seen.tables_unchanged = tables_before == {t: warehouse_rows(home, f"SELECT * FROM {t} WHERE snapshot_id = ? "
                                                                  "ORDER BY ALL", [SNAPSHOT]) for t in tables_before}
 
         # two errata: a corrected price table (rescore), then a re-fetch of the other vendor
@@ -189,7 +181,7 @@ def test_review_packets_freeze_the_snapshot_and_hold_only_holdout_aggregates(lif
         for h in holdout:
             assert h["id"] not in text
         assert packet["holdout_aggregates"]["metrics"]["correct_rate"]["n"] > 0
-    rows = query(home, "SELECT vendor, sent_on, opens_on FROM review_packets WHERE snapshot_id = ? ORDER BY vendor",
+    rows = warehouse_rows(home, "SELECT vendor, sent_on, opens_on FROM review_packets WHERE snapshot_id = ? ORDER BY vendor",
                  [SNAPSHOT])
     assert [(v, str(s), str(o)) for v, s, o in rows] == [(v, SENT, OPENS) for v in VENDORS]
 
@@ -233,7 +225,7 @@ def test_an_erratum_rescore_makes_a_new_version_and_keeps_both(lifecycle):
     assert after["correct_rate"] == before["correct_rate"]
     assert "spend_usd" in e1["changed"] and "correct_rate" not in e1["changed"]
     # both versions' figures stay in the warehouse and on disk
-    spends = dict(query(home, "SELECT snapshot_id, sum(billed_usd) FROM row_scores WHERE vendor = 'brave' "
+    spends = dict(warehouse_rows(home, "SELECT snapshot_id, sum(billed_usd) FROM row_scores WHERE vendor = 'brave' "
                               "GROUP BY 1"))
     assert spends[SNAPSHOT] == pytest.approx(before["spend_usd"]["value"])
     assert spends[E1] == pytest.approx(after["spend_usd"]["value"])
@@ -254,10 +246,10 @@ def test_an_erratum_refetch_calls_only_its_vendor_and_chains_versions(lifecycle)
     published = json.loads((home / "data" / "publish" / E2 / "errata.json").read_text())
     assert [e["id"] for e in published] == ["E1", "E2"]
     # serper's responses were fetched again for e2; brave's were carried over from e1
-    fresh = query(home, "SELECT count(*) FROM raw_responses r JOIN raw_responses o ON o.snapshot_id = ? AND "
+    fresh = warehouse_rows(home, "SELECT count(*) FROM raw_responses r JOIN raw_responses o ON o.snapshot_id = ? AND "
                         "o.vendor = r.vendor AND o.query_id = r.query_id AND o.attempt = r.attempt AND "
                         "o.started_at = r.started_at WHERE r.snapshot_id = ? AND r.vendor = ?", [E1, E2, "serper"])[0][0]
-    carried = query(home, "SELECT count(*) FROM raw_responses WHERE snapshot_id = ? AND vendor = 'brave'", [E2])[0][0]
+    carried = warehouse_rows(home, "SELECT count(*) FROM raw_responses WHERE snapshot_id = ? AND vendor = 'brave'", [E2])[0][0]
     assert fresh == 0 and carried > 0
     for version in (SNAPSHOT, E1, E2):
         assert (home / "data" / "publish" / version / "leaderboard.json").exists()
@@ -335,7 +327,7 @@ def test_a_reply_to_a_published_snapshot_is_published_byte_for_byte_as_a_new_ver
     history = json.loads((out / "errata.json").read_text())
     assert [e["id"] for e in history] == ["E1", "E2", "reply-brave-3"]
     assert history[-1]["action"] == "reply" and history[-1]["changed"] == {} and digest in history[-1]["what"]
-    assert query(home, "SELECT action, corrected_version FROM errata WHERE new_version = ?", [E3]) == [("reply", E2)]
+    assert warehouse_rows(home, "SELECT action, corrected_version FROM errata WHERE new_version = ?", [E3]) == [("reply", E2)]
 
 
 def test_supersedes_alone_never_skips_the_vendor_review(lifecycle):

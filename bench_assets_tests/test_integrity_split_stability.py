@@ -8,22 +8,13 @@ from __future__ import annotations
 import json
 
 import dagster as dg
-import duckdb
 
 from bench_assets.golden import GoldenRow, dump_golden_rows
 from bench_assets.simulator.corpus import demo_golden_rows, reserve_rows
 from bench_assets.split import DEMO_SPLIT_KEY, assign_split, split_groups
-from bench_assets_tests.helpers import SNAPSHOT, make_home, materialize
+from bench_assets_tests.helpers import SNAPSHOT, make_home, materialize, warehouse_rows
 
 GOLDEN = ("snapshot_manifest", "golden_rows", "golden_verifications", "query_split")
-
-
-def _query(home, sql, params=()):
-    con = duckdb.connect(str(home / "data" / "warehouse" / "bench.duckdb"), read_only=True)
-    try:
-        return con.execute(sql, list(params)).fetchall()
-    finally:
-        con.close()
 
 
 # ##### THE PURE FUNCTION
@@ -100,12 +91,12 @@ def test_rematerializing_the_split_after_a_replacement_moves_no_row(tmp_path, si
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
         materialize(instance, home, sim, GOLDEN, SNAPSHOT, raise_on_error=False)  # the dead row fails verification
-        first = dict(_query(home, "SELECT row_id, split FROM query_split"))
+        first = dict(warehouse_rows(home, "SELECT row_id, split FROM query_split"))
         assert first == assign_split(golden, DEMO_SPLIT_KEY.encode())  # a fresh snapshot: the keyed split
         materialize(instance, home, sim, ("dead_golden_rows",), SNAPSHOT)
-        ((replacement,),) = _query(home, "SELECT replacement_row_id FROM dead_rows")
+        ((replacement,),) = warehouse_rows(home, "SELECT replacement_row_id FROM dead_rows")
         assert replacement.startswith("finance-c") and replacement.endswith("-x")
-        adopted = dict(_query(home, "SELECT row_id, split FROM query_split"))
+        adopted = dict(warehouse_rows(home, "SELECT row_id, split FROM query_split"))
         assert adopted[replacement] == first[dead_id]
         public_before, holdout_before = public_file.read_bytes(), holdout_file.read_bytes()
 
@@ -118,7 +109,7 @@ def test_rematerializing_the_split_after_a_replacement_moves_no_row(tmp_path, si
         # re-materializing the split alone, again and again, moves nothing
         for _ in range(2):
             result = materialize(instance, home, sim, ("query_split",), SNAPSHOT)
-            assert dict(_query(home, "SELECT row_id, split FROM query_split")) == adopted
+            assert dict(warehouse_rows(home, "SELECT row_id, split FROM query_split")) == adopted
             assert public_file.read_bytes() == public_before and holdout_file.read_bytes() == holdout_before
         meta = result.asset_materializations_for_node("query_split")[0].metadata
         assert meta["newly_assigned"].value == 0
@@ -126,11 +117,11 @@ def test_rematerializing_the_split_after_a_replacement_moves_no_row(tmp_path, si
         # reloading the golden file brings the dead row back on its recorded side; the replacement
         # is re-applied on the same side, and every other row stays where it was
         materialize(instance, home, sim, GOLDEN, SNAPSHOT, raise_on_error=False)
-        reloaded = dict(_query(home, "SELECT row_id, split FROM query_split"))
+        reloaded = dict(warehouse_rows(home, "SELECT row_id, split FROM query_split"))
         assert reloaded[dead_id] == first[dead_id]
         assert all(reloaded[r] == s for r, s in adopted.items() if r != replacement)
         materialize(instance, home, sim, ("dead_golden_rows", "query_split"), SNAPSHOT)
-        assert dict(_query(home, "SELECT row_id, split FROM query_split")) == adopted
+        assert dict(warehouse_rows(home, "SELECT row_id, split FROM query_split")) == adopted
         assert public_file.read_bytes() == public_before and holdout_file.read_bytes() == holdout_before
 
 
@@ -146,7 +137,7 @@ def test_next_quarters_split_keeps_every_side_this_quarter_gave_out(tmp_path, si
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions("snapshots", [SNAPSHOT, next_quarter])
         materialize(instance, home, simulator.base_url, GOLDEN, SNAPSHOT)
-        this_quarter = dict(_query(home, "SELECT row_id, split FROM query_split WHERE snapshot_id = ?", [SNAPSHOT]))
+        this_quarter = dict(warehouse_rows(home, "SELECT row_id, split FROM query_split WHERE snapshot_id = ?", [SNAPSHOT]))
         grown = demo_golden_rows(rows_per_stratum=18)
         assert set(this_quarter) < {r.id for r in grown}
         fresh = assign_split(grown, DEMO_SPLIT_KEY.encode())
@@ -154,7 +145,7 @@ def test_next_quarters_split_keeps_every_side_this_quarter_gave_out(tmp_path, si
             "the scenario no longer exercises a split that would reveal a holdout row"
 
         materialize(instance, home, simulator.base_url, GOLDEN, next_quarter)
-        q4 = dict(_query(home, "SELECT row_id, split FROM query_split WHERE snapshot_id = ?", [next_quarter]))
+        q4 = dict(warehouse_rows(home, "SELECT row_id, split FROM query_split WHERE snapshot_id = ?", [next_quarter]))
     assert {r: q4[r] for r in this_quarter} == this_quarter
     public_q4 = (home / "data" / "snapshots" / next_quarter / "public_split.jsonl").read_text()
     assert not any(f'"id": "{r}"' in public_q4 for r, s in this_quarter.items() if s == "holdout")
