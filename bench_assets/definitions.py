@@ -1,10 +1,12 @@
 """Entry point of the Dagster code location: everything under `bench_assets/defs`."""
 
-from __future__ import annotations
-
 from pathlib import Path
 
 import dagster as dg
+
+from bench_assets.defs import agent_ready, aggregate, fetch, golden, publish, review, score, sentinels, snapshots, split
+
+ASSET_MODULES = (snapshots, golden, split, fetch, score, agent_ready, sentinels, aggregate, publish, review)
 
 
 @dg.definitions
@@ -20,10 +22,6 @@ def defs() -> dg.Definitions:
 def unbound_assets(*names: str) -> list[dg.AssetsDefinition]:
     """The asset definitions themselves, without the location's resources bound, for
     `dg.materialize(..., resources=...)` in the CLI and the tests."""
-    from bench_assets.defs import (agent_trials, fetch, golden, integrity, leaderboard, publication, scores, sentinels,
-                                   split)
-
-    by_name = {a.key.to_user_string(): a for m in (golden, split, fetch, scores, leaderboard, publication, agent_trials,
-                                                   integrity, sentinels)
-               for a in vars(m).values() if isinstance(a, dg.AssetsDefinition)}
+    by_name = {a.key.to_user_string(): a for m in ASSET_MODULES for a in vars(m).values()
+               if isinstance(a, dg.AssetsDefinition)}
     return [by_name[n] for n in names]

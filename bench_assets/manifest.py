@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
+import hashlib
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError
@@ -17,7 +18,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 from bench_assets.adapters import available_adapters, default_key_env
 from bench_assets.errors import BenchInputError
 
-# `-e1`, `-e2`, … are errata versions of a published snapshot (see bench_assets.integrity.errata).
+# `-e1`, `-e2`, … are errata versions of a published snapshot (see bench_assets.publish.errata).
 SNAPSHOT_ID_PATTERN = r"^[a-z][a-z0-9_]*-20[0-9]{2}-q[1-4](-e[1-9][0-9]*)?$"
 DEFAULT_FIDELITY_WEIGHTS = {
     "title": 0.15,
@@ -336,3 +337,8 @@ def load_manifest(path: str | Path) -> Manifest:
                          f"{manifest.snapshot_id!r} does not match its folder {path.parent.name!r}")]
         )
     return manifest
+
+
+def manifest_sha256(path: str | Path) -> str:
+    """The SHA-256 of the manifest file's bytes, recorded with the snapshot so every figure traces to it."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()

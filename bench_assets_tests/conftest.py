@@ -55,7 +55,7 @@ def published_site(tmp_path_factory, simulator):
 
     import dagster as dg
 
-    from bench_assets.defs.sentinels import simulate_probe_cycle
+    from bench_assets.cli.sentinel_cycle import simulate_probe_cycle
     from bench_assets_tests.helpers import (GOLDEN_STAGES, RESULT_STAGES, SNAPSHOT, VENDOR_STAGES, make_home,
                                             materialize, resources, vendor_key)
 

@@ -10,7 +10,7 @@ import duckdb
 import pytest
 import yaml
 
-from bench_assets.defs.resources import BenchPaths, VendorGateway, VendorKeys
+from bench_assets.defs.resources import BenchPaths, VendorGateway, VendorKeys, WarehouseResource
 
 REPO = Path(__file__).resolve().parent.parent
 DEMO_MANIFEST = REPO / "data" / "snapshots" / "web_search-2026-q3" / "manifest.yaml"
@@ -63,8 +63,10 @@ def make_home(tmp: Path, vendors: list[str], rows_per_stratum: int = 15, snapsho
     return tmp
 
 
-def resources(home: Path, sim_url: str) -> dict:
-    return {"paths": BenchPaths(root=str(home)), "gateway": VendorGateway(simulator_url=sim_url),
+def resources(home: Path, sim_url: str, private_dir: str = "", lake_url: str = "") -> dict:
+    paths = BenchPaths(root=str(home), private_dir=private_dir)
+    warehouse = WarehouseResource(database=str(paths.default_warehouse_file()), lake_url=lake_url)
+    return {"paths": paths, "duckdb": warehouse, "gateway": VendorGateway(simulator_url=sim_url),
             "vendor_keys": VendorKeys()}
 
 
@@ -94,3 +96,8 @@ def run_whole_snapshot(instance, home: Path, sim_url: str, vendors: list[str], s
 
 def env_for(home: Path, sim_url: str) -> dict[str, str]:
     return {**os.environ, "BENCH_HOME": str(home), "BENCH_SIMULATOR_URL": sim_url}
+
+
+def warehouse_of(home: Path, lake_url: str = ""):
+    """The warehouse of a bench home, opened as the code location opens it."""
+    return resources(home, "", lake_url=lake_url)["duckdb"].warehouse()

@@ -23,17 +23,17 @@ import httpx
 import pytest
 import yaml
 
-from bench_assets import agent_trials as harness
+from bench_assets.agent_ready import harness
 from bench_assets.adapters import get_adapter
 from bench_assets.adapters.base import VendorTask
-from bench_assets.agent_ready import TrialRecord, agent_ready_summary, load_hand_entered
-from bench_assets.agent_trials import (
+from bench_assets.agent_ready.records import TrialRecord, agent_ready_summary, load_hand_entered
+from bench_assets.agent_ready.harness import (
     Mailbox, SearchProbe, register_mailbox_with_simulator, run_device_code_trial, run_keyless_trial,
     run_otp_email_trial, run_planned_trials, simulated_plan,
 )
 from bench_assets.errors import BenchInputError
 from bench_assets.manifest import load_manifest
-from bench_assets.rescore import rescore_snapshot
+from bench_assets.rescore.snapshot import rescore_snapshot
 from bench_assets.simulator.app import simulated_url
 from bench_assets.simulator.signup_config import KEYLESS_ROUTES
 from bench_assets_tests.helpers import (DEMO_MANIFEST, GOLDEN_STAGES, SNAPSHOT, VENDOR_STAGES, make_home, materialize,

@@ -10,10 +10,10 @@ import pandas as pd
 import pytest
 from statsmodels.stats.proportion import proportion_confint
 
-from bench_assets.aggregate import METRIC_COLUMNS, RANKING_SCOPE, shared_task_types, vendor_metrics
-from bench_assets.classify import RESPONSE_CLASSES
+from bench_assets.aggregate.figures import METRIC_COLUMNS, RANKING_SCOPE, shared_task_types, vendor_metrics
+from bench_assets.fetch.classify import RESPONSE_CLASSES
 from bench_assets.metrics import cost_per_correct_interval, percentile_interval
-from bench_assets.scoring import SCORE_COLUMNS, SCORE_DTYPES
+from bench_assets.score.partition import SCORE_COLUMNS, SCORE_DTYPES
 
 SNAP = "web_search-2026-q3"
 

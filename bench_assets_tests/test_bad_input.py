@@ -19,10 +19,10 @@ import duckdb
 import pytest
 import yaml
 
-from bench_assets import cli
+from bench_assets.cli import main as cli
 from bench_assets.errors import BenchInputError
 from bench_assets.simulator.server import start_simulator
-from bench_assets.warehouse import TABLES
+from bench_assets.storage.warehouse import TABLES
 from bench_assets_tests.helpers import GOLDEN_STAGES, SNAPSHOT, VENDOR_STAGES, make_home, materialize, vendor_key
 
 VENDOR = "brave"

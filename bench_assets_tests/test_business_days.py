@@ -8,9 +8,9 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bench_assets.business_days import (add_business_days, business_days_between, clock_is_fixed, fixed_today, review_clock,
+from bench_assets.review.business_days import (add_business_days, business_days_between, clock_is_fixed, fixed_today, review_clock,
                                         today, us_federal_holidays)
-from bench_assets.integrity.review import review_gate
+from bench_assets.review.gate import review_gate
 
 
 def test_ten_business_days_skip_the_observed_independence_day():

@@ -11,8 +11,8 @@ import json
 import pytest
 
 from bench_assets.adapters import get_adapter
-from bench_assets.classify import RESPONSE_CLASSES, classify_response, is_challenge, looks_like_challenge
-from bench_assets.fetch import SPEND_CEILING_REACHED
+from bench_assets.fetch.classify import RESPONSE_CLASSES, classify_response, is_challenge, looks_like_challenge
+from bench_assets.fetch.classify import SPEND_CEILING_REACHED
 from bench_assets.simulator.faults import CHALLENGE_HTML
 
 JSON = {"content-type": "application/json"}

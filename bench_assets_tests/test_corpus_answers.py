@@ -9,13 +9,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from bench_assets.simulator import corpus as corpus_module
-from bench_assets.simulator.corpus import (ANSWER_KINDS, STRATA, build_corpus, demo_golden_rows, page_rows,
+from bench_assets.golden import planted as corpus_module
+from bench_assets.golden.planted import (ANSWER_KINDS, STRATA, build_corpus, demo_golden_rows, page_rows,
                                            reserve_rows)
 from bench_assets.simulator.index import SearchIndex
 from bench_assets.simulator.profiles import PROFILES
-from bench_assets.scoring import score_answer
-from bench_assets.verify import PageFetch, check_row, page_text
+from bench_assets.golden.verdicts import score_answer
+from bench_assets.golden.verify import PageFetch, check_row, page_text
 
 ANSWER_FIELDS = {"paragraphs", "question", "exact_answer", "number_answer", "answer_type", "cue", "range_low",
                  "range_high", "plausible_low", "plausible_high", "percentage", "fabrications"}

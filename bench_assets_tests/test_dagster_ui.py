@@ -36,7 +36,7 @@ from bench_assets.defs.jobs import (SNAPSHOT_SELECTION_QUERY, VENDOR_RERUN_ASSET
                                     backfill_params, snapshot_selection)
 from bench_assets.defs.partitions import VENDORS
 from bench_assets.manifest import load_manifest
-from bench_assets.sentinels import PROBE_CRON, latest_tick
+from bench_assets.sentinels.pages import PROBE_CRON, latest_tick
 from bench_assets_tests.dagster_services import DagsterServices, services_env
 from bench_assets_tests.helpers import CHROMIUM, CHROMIUM_ARGS, REPO, SNAPSHOT, assets, make_home, require, resources
 

@@ -23,9 +23,9 @@ import yaml
 from selectolax.lexbor import LexborHTMLParser as HTMLParser
 
 from bench_assets.errors import BenchInputError
-from bench_assets.estimate import estimate_spend
+from bench_assets.fetch.estimate import estimate_spend
 from bench_assets.manifest import load_manifest
-from bench_assets.simulator.corpus import demo_golden_rows
+from bench_assets.golden.planted import demo_golden_rows
 from bench_assets_tests.helpers import DEMO_MANIFEST, SNAPSHOT, make_home, run_whole_snapshot
 
 REASON = "The plan's terms forbid publishing benchmark results (clause 7.3)."

@@ -23,8 +23,8 @@ import pandas as pd
 import pytest
 
 from bench_assets.adapters import get_adapter
-from bench_assets.classify import RESPONSE_CLASSES
-from bench_assets.fetch import archived_spend
+from bench_assets.fetch.classify import RESPONSE_CLASSES
+from bench_assets.fetch.spend import archived_spend
 from bench_assets.manifest import load_manifest
 from bench_assets.simulator.faults import FAULT_KINDS
 from bench_assets.simulator.server import start_simulator

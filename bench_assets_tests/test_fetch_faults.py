@@ -19,10 +19,11 @@ import pytest
 import yaml
 
 from bench_assets.adapters import get_adapter
-from bench_assets.classify import classify_response
+from bench_assets.fetch.classify import classify_response
 from bench_assets.errors import BenchInputError
-from bench_assets.fetch import (FetchItem, FetchSettings, PartitionArchive, archived_spend, fetch_partition,
-                                retry_after_seconds)
+from bench_assets.fetch.engine import FetchItem, FetchSettings, fetch_partition, retry_after_seconds
+from bench_assets.fetch.spend import archived_spend
+from bench_assets.storage.archive import PartitionArchive
 from bench_assets.simulator.app import sim_key, simulated_url
 from bench_assets.simulator.faults import FAULT_KINDS, FaultPlan, fault_plan_from_env, parse_fault_plan
 from bench_assets_tests.helpers import DEMO_MANIFEST

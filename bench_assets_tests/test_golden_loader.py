@@ -11,8 +11,8 @@ import json
 import pytest
 
 from bench_assets.errors import BenchInputError
-from bench_assets.golden import load_golden_file, load_numbered_golden_file
-from bench_assets.simulator.corpus import demo_golden_rows
+from bench_assets.golden.rows import load_golden_file, load_numbered_golden_file
+from bench_assets.golden.planted import demo_golden_rows
 
 GOOD = {
     "id": "docs-001-s", "cohort": "2026-q3", "stratum": "docs", "provenance": "hand_verified",
@@ -97,7 +97,7 @@ def test_range_and_not_available_rows_load_and_precise_rows_are_unchanged(tmp_pa
     assert rows[3].task.plausible_low is None
     assert rows[4].task.number == 3 and rows[4].task.cue is None and rows[4].task.range_low is None
     # a written-out file reads back the same
-    from bench_assets.golden import dump_golden_rows
+    from bench_assets.golden.rows import dump_golden_rows
     dump_golden_rows(rows, tmp_path / "again.jsonl")
     assert load_golden_file(tmp_path / "again.jsonl") == rows
 

@@ -32,17 +32,18 @@ from scipy.stats import kendalltau, ks_2samp, mannwhitneyu
 
 from bench_assets.adapters import get_adapter
 from bench_assets.defs.resources import BenchPaths, VendorGateway, VendorKeys
-from bench_assets.golden import GoldenRow
-from bench_assets.publish import find_holdout_leaks
-from bench_assets.verify import row_urls
-from bench_assets.integrity.decoys import interleaved_items, select_decoys
-from bench_assets.integrity import leaks
-from bench_assets.integrity.leaks import LeakGuard
+from bench_assets.golden.rows import GoldenRow
+from bench_assets.publish.inputs import find_holdout_leaks
+from bench_assets.golden.verify import row_urls
+from bench_assets.fetch.plan import interleaved_items
+from bench_assets.split.decoys import select_decoys
+from bench_assets.split import leaks
+from bench_assets.split.leaks import LeakGuard
 from bench_assets.metrics import normalize_text
-from bench_assets.simulator.corpus import demo_golden_rows, reserve_rows
-from bench_assets.split import assign_split, split_key
+from bench_assets.golden.planted import demo_golden_rows, reserve_rows
+from bench_assets.split.assign import assign_split, split_key
 from bench_assets_tests.helpers import (REPO, GOLDEN_STAGES, assets, RESULT_STAGES, SNAPSHOT, VENDOR_STAGES, make_home, materialize,
-                                        vendor_key)
+                                        resources, vendor_key)
 
 VENDORS = ["brave", "exa"]  # a GET API with parameters, and a POST API with a JSON body and an extract endpoint
 
@@ -238,7 +239,7 @@ def test_decoys_mirror_the_holdout_per_stratum_and_never_overlap_golden_rows():
 
 
 def _groups(rows) -> set[str]:
-    from bench_assets.split import split_groups
+    from bench_assets.golden.rows import split_groups
 
     return set(split_groups(list(rows)).values())
 
@@ -321,9 +322,8 @@ def test_the_holdout_lives_only_in_the_private_store_and_duckdb(fetched, simulat
     before = public_file.read_bytes()
     # re-running the split with the private store elsewhere ($BENCH_PRIVATE_DIR) gives the same split there
     elsewhere = tmp_path / "vault"
-    result = dg.materialize(assets("query_split"), instance=fetched.instance, partition_key=SNAPSHOT, resources={
-        "paths": BenchPaths(root=str(home), private_dir=str(elsewhere)),
-        "gateway": VendorGateway(simulator_url=simulator.base_url), "vendor_keys": VendorKeys()})
+    result = dg.materialize(assets("query_split"), instance=fetched.instance, partition_key=SNAPSHOT,
+                            resources=resources(home, simulator.base_url, private_dir=str(elsewhere)))
     assert result.success
     assert (elsewhere / "holdout" / f"{SNAPSHOT}.jsonl").read_bytes() == \
         (home / "data" / "private" / "holdout" / f"{SNAPSHOT}.jsonl").read_bytes()

@@ -15,12 +15,12 @@ import dagster as dg
 import pandas as pd
 import yaml
 
-from bench_assets.business_days import fixed_today
-from bench_assets.defs.integrity import dead_rows_job, dead_rows_schedule
-from bench_assets.golden import GoldenRow, dump_golden_rows
-from bench_assets.integrity.dead_rows import dead_row_check
-from bench_assets.simulator.corpus import demo_golden_rows
-from bench_assets.split import DEMO_SPLIT_KEY, assign_split
+from bench_assets.review.business_days import fixed_today
+from bench_assets.defs.golden import dead_rows_job, dead_rows_schedule
+from bench_assets.golden.rows import GoldenRow, dump_golden_rows
+from bench_assets.golden.dead_rows import dead_row_check
+from bench_assets.golden.planted import demo_golden_rows
+from bench_assets.split.assign import DEMO_SPLIT_KEY, assign_split
 from bench_assets_tests.helpers import (RESULT_STAGES, SNAPSHOT, VENDOR_STAGES, assets, make_home, materialize,
                                         resources, vendor_key, warehouse_rows)
 
@@ -147,7 +147,7 @@ def test_a_daily_schedule_evaluates_the_dead_row_check_of_unpublished_snapshots(
     sim = simulator.base_url
     located = code_location()  # the schedule is part of the code location, running by default
     assert located.resolve_schedule_def("dead_rows_schedule").default_status == dg.DefaultScheduleStatus.RUNNING
-    schedule = dead_rows_schedule(resources(home, sim)["paths"])
+    schedule = dead_rows_schedule(resources(home, sim)["duckdb"])
     definitions = dg.Definitions(assets=assets(*GOLDEN, "dead_golden_rows"), jobs=[dead_rows_job],
                                  schedules=[schedule], resources=resources(home, sim))
     job = definitions.resolve_job_def("dead_rows_job")

@@ -8,13 +8,13 @@ import pandas as pd
 import pytest
 import yaml
 
-from bench_assets import charts
-from bench_assets.aggregate import vendor_metrics
-from bench_assets.integrity.declaration import declaration_reasons, disclosures_markdown
-from bench_assets.integrity.eligibility import snapshot_reasons
-from bench_assets.leaderboard import build_leaderboard, leaderboard_rows
+from bench_assets.publish import charts
+from bench_assets.aggregate.figures import vendor_metrics
+from bench_assets.aggregate.declaration import declaration_reasons, disclosures_markdown
+from bench_assets.aggregate.eligibility import snapshot_reasons
+from bench_assets.aggregate.leaderboard import build_leaderboard, leaderboard_rows
 from bench_assets.manifest import parse_manifest
-from bench_assets.warehouse import Warehouse
+from bench_assets.storage.warehouse import Warehouse
 from bench_assets_tests.helpers import DEMO_MANIFEST
 
 SNAP = "web_search-2026-q3"

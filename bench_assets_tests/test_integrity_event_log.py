@@ -8,10 +8,10 @@ from itertools import combinations
 
 import dagster as dg
 
-from bench_assets.business_days import fixed_today
-from bench_assets.golden import dump_golden_rows
-from bench_assets.simulator.corpus import demo_golden_rows
-from bench_assets.split import DEMO_SPLIT_KEY, assign_split
+from bench_assets.review.business_days import fixed_today
+from bench_assets.golden.rows import dump_golden_rows
+from bench_assets.golden.planted import demo_golden_rows
+from bench_assets.split.assign import DEMO_SPLIT_KEY, assign_split
 from bench_assets_tests.helpers import SNAPSHOT, make_home, materialize, warehouse_rows
 
 

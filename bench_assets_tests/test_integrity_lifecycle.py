@@ -24,16 +24,16 @@ import yaml
 
 from selectolax.lexbor import LexborHTMLParser
 
-from bench_assets.business_days import fixed_today
+from bench_assets.review.business_days import fixed_today
 from bench_assets.defs.resources import BenchPaths
-from bench_assets.integrity.commitments import commitment_key, verify_commitments
-from bench_assets.integrity.errata import apply_erratum, copy_rows
-from bench_assets.integrity.publication import version_problems
-from bench_assets.integrity.replies import file_reply
+from bench_assets.split.commitments import commitment_key, verify_commitments
+from bench_assets.publish.errata import apply_erratum, copy_rows
+from bench_assets.publish.guard import version_problems
+from bench_assets.publish.replies import file_reply
 from bench_assets.manifest import load_manifest
-from bench_assets.split import DEMO_SPLIT_KEY
+from bench_assets.split.assign import DEMO_SPLIT_KEY
 from bench_assets_tests.helpers import (RESULT_STAGES, SNAPSHOT, make_home, materialize, run_whole_snapshot,
-                                        vendor_key, warehouse_rows)
+                                        vendor_key, warehouse_of, warehouse_rows)
 
 VENDORS = ["brave", "serper"]
 SENT, BEFORE_HOLIDAY_GAP, OPENS = "2026-06-26", "2026-07-10", "2026-07-13"
@@ -129,20 +129,20 @@ def lifecycle(tmp_path_factory, simulator):
             instance.add_dynamic_partitions("snapshots", [snapshot])
 
         httpx.post(f"{sim}/_sim/reset", timeout=5)
-        seen.e1 = apply_erratum(paths, SNAPSHOT, "E1", run, lambda s, v: vendor_key(v, s), register)
+        seen.e1 = apply_erratum(paths, warehouse_of(home), SNAPSHOT, "E1", run, lambda s, v: vendor_key(v, s), register)
         seen.calls_for_rescore = len(httpx.get(f"{sim}/_sim/requests", timeout=5).json())
-        seen.e2 = apply_erratum(paths, SNAPSHOT, "E2", run, lambda s, v: vendor_key(v, s), register)
+        seen.e2 = apply_erratum(paths, warehouse_of(home), SNAPSHOT, "E2", run, lambda s, v: vendor_key(v, s), register)
         seen.calls_for_refetch = {e["vendor"] for e in httpx.get(f"{sim}/_sim/requests", timeout=5).json()}
         seen.files_after_errata = tree_bytes(out)
         with pytest.raises(Exception, match="already applied"):
-            apply_erratum(paths, SNAPSHOT, "E1", run, lambda s, v: vendor_key(v, s), register)
+            apply_erratum(paths, warehouse_of(home), SNAPSHOT, "E1", run, lambda s, v: vendor_key(v, s), register)
 
         # a vendor replies after publication: published byte for byte as a new version, nothing re-run
         e2_files = tree_bytes(home / "data" / "publish" / E2)
         reply_file = home / "incoming-brave-reply.txt"
         reply_file.write_bytes(REPLY_BYTES)
         httpx.post(f"{sim}/_sim/reset", timeout=5)
-        seen.reply = file_reply(paths, SNAPSHOT, "brave", reply_file, date(2026, 7, 24), lambda: (run, register))
+        seen.reply = file_reply(paths, warehouse_of(home), SNAPSHOT, "brave", reply_file, date(2026, 7, 24), lambda: (run, register))
         seen.calls_for_reply = len(httpx.get(f"{sim}/_sim/requests", timeout=5).json())
         seen.e2_files_after_reply = tree_bytes(home / "data" / "publish" / E2)
         seen.e2_files = e2_files
@@ -154,7 +154,7 @@ def lifecycle(tmp_path_factory, simulator):
         (home / "data" / "snapshots" / FORGED / "manifest.yaml").write_text(yaml.safe_dump(forged, sort_keys=False))
         register(FORGED)
         materialize(instance, home, sim, ("snapshot_manifest",), FORGED)
-        copy_rows(paths.warehouse(), SNAPSHOT, FORGED, None, refetch=False)
+        copy_rows(warehouse_of(home), SNAPSHOT, FORGED, None, refetch=False)
         forged_run = materialize(instance, home, sim, RESULT_STAGES, FORGED, raise_on_error=False)
         seen.forged_message = None if forged_run.success else failure_message(forged_run)
         seen.forged_published = (home / "data" / "publish" / FORGED).exists()
@@ -335,7 +335,7 @@ def test_supersedes_alone_never_skips_the_vendor_review(lifecycle):
     assert f"{FORGED} supersedes {SNAPSHOT} but cannot be published without its own vendor review" \
         in lifecycle.forged_message
     assert "no applied erratum or filed reply stands behind" in lifecycle.forged_message
-    warehouse = lifecycle.paths.warehouse()
+    warehouse = warehouse_of(lifecycle.home)
 
     def problems(snapshot_id, supersedes):
         return "; ".join(version_problems(warehouse, load_manifest(lifecycle.home / "data" / "snapshots" / snapshot_id /

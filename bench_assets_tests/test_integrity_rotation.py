@@ -9,10 +9,11 @@ from collections import defaultdict
 
 import pandas as pd
 
-from bench_assets.golden import GoldenRow
-from bench_assets.integrity.rotation import plan_rotation, saturation_by_stratum
-from bench_assets.simulator.corpus import demo_golden_rows, reserve_rows
-from bench_assets.split import assign_split, split_groups
+from bench_assets.golden.rows import GoldenRow
+from bench_assets.review.rotation import plan_rotation, saturation_by_stratum
+from bench_assets.golden.planted import demo_golden_rows, reserve_rows
+from bench_assets.golden.rows import split_groups
+from bench_assets.split.assign import assign_split
 
 SNAP = "web_search-2026-q3"
 SATURATED = {"finance", "docs"}
@@ -111,7 +112,7 @@ def test_the_rotation_plan_asset_writes_a_private_plan_and_shows_dagster_only_co
     import dagster as dg
     import yaml
 
-    from bench_assets.simulator.corpus import reserve_size
+    from bench_assets.golden.planted import reserve_size
     from bench_assets_tests.helpers import (GOLDEN_STAGES, SNAPSHOT, VENDOR_STAGES, make_home, materialize,
                                             vendor_key)
 

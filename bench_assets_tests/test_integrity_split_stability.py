@@ -9,9 +9,10 @@ import json
 
 import dagster as dg
 
-from bench_assets.golden import GoldenRow, dump_golden_rows
-from bench_assets.simulator.corpus import demo_golden_rows, reserve_rows
-from bench_assets.split import DEMO_SPLIT_KEY, assign_split, split_groups
+from bench_assets.golden.rows import GoldenRow, dump_golden_rows
+from bench_assets.golden.planted import demo_golden_rows, reserve_rows
+from bench_assets.golden.rows import split_groups
+from bench_assets.split.assign import DEMO_SPLIT_KEY, assign_split
 from bench_assets_tests.helpers import SNAPSHOT, make_home, materialize, warehouse_rows
 
 GOLDEN = ("snapshot_manifest", "golden_rows", "golden_verifications", "query_split")

@@ -22,7 +22,7 @@ import dagster as dg
 import duckdb
 import pandas as pd
 
-from bench_assets.warehouse import Warehouse
+from bench_assets.storage.warehouse import Warehouse
 from bench_assets_tests.helpers import GOLDEN_STAGES, SNAPSHOT, VENDOR_STAGES, make_home, materialize, vendor_key
 
 VENDOR = "exa"

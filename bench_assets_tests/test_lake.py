@@ -19,12 +19,11 @@ import duckdb
 import pandas as pd
 import pytest
 
-from bench_assets.defs.resources import BenchPaths, VendorGateway, VendorKeys
-from bench_assets.lake import LAKE_TABLES, LakeLayoutError, ParquetLake, table_columns
-from bench_assets.rescore import rescore_snapshot
-from bench_assets.warehouse import SnapshotImmutableError, Warehouse
+from bench_assets.storage.lake import LAKE_TABLES, LakeLayoutError, ParquetLake, table_columns
+from bench_assets.rescore.snapshot import rescore_snapshot
+from bench_assets.storage.warehouse import SnapshotImmutableError, Warehouse
 from bench_assets_tests.helpers import (GOLDEN_STAGES, RESULT_STAGES, SNAPSHOT, VENDOR_STAGES, assets, make_home,
-                                        run_whole_snapshot, vendor_key)
+                                        resources, run_whole_snapshot, vendor_key)
 
 VENDORS = ["brave", "exa", "tavily"]
 
@@ -150,8 +149,7 @@ def test_a_missing_local_archive_is_restored_from_the_lake(tmp_path):
 
 
 def lake_resources(home: Path, sim_url: str, lake_url: str) -> dict:
-    return {"paths": BenchPaths(root=str(home), lake_url=lake_url), "gateway": VendorGateway(simulator_url=sim_url),
-            "vendor_keys": VendorKeys()}
+    return resources(home, sim_url, lake_url=lake_url)
 
 
 @pytest.mark.slow
@@ -200,7 +198,7 @@ def test_a_snapshot_on_the_parquet_data_path_publishes_the_same_leaderboard(tmp_
             con.close()
 
     assert counts(lake_home) == {t: 0 for t in LAKE_TABLES}
-    lake_view = resources["paths"].warehouse()
+    lake_view = resources["duckdb"].warehouse()
     assert {t: lake_view.query_df(f"SELECT count(*) AS n FROM {t}")["n"][0] for t in LAKE_TABLES} == counts(single)
     assert min(counts(single).values()) > 0
 
@@ -218,12 +216,12 @@ def test_a_vendor_partition_re_run_on_a_fresh_machine_reuses_the_lake(tmp_path, 
                               resources=resources).success
         paid = len(sim_logs.billing())
         assert paid > 0
-        before = resources["paths"].warehouse().query_df("SELECT * FROM row_scores ORDER BY row_id")
+        before = resources["duckdb"].warehouse().query_df("SELECT * FROM row_scores ORDER BY row_id")
         shutil.rmtree(home / "data" / "warehouse" / "partitions")  # the new machine has no local archive
         assert dg.materialize(assets(*VENDOR_STAGES), instance=instance, partition_key=vendor_key("exa"),
                               resources=resources).success
         meta = instance.get_latest_materialization_event(dg.AssetKey("vendor_responses")).asset_materialization.metadata
         assert meta["sent_this_run"].value == 0 and meta["reused_from_archive"].value > 0
     assert len(sim_logs.billing()) == paid
-    after = resources["paths"].warehouse().query_df("SELECT * FROM row_scores ORDER BY row_id")
+    after = resources["duckdb"].warehouse().query_df("SELECT * FROM row_scores ORDER BY row_id")
     pd.testing.assert_frame_equal(before, after)

@@ -16,15 +16,17 @@ import pandas as pd
 import pytest
 import yaml
 
-from bench_assets.aggregate import vendor_metrics
-from bench_assets.classify import RESPONSE_CLASSES
-from bench_assets.leaderboard import BASE_METRIC, HEADLINE_METRICS, RANK_METRIC, build_leaderboard
+from bench_assets.aggregate.figures import vendor_metrics
+from bench_assets.fetch.classify import RESPONSE_CLASSES
+from bench_assets.aggregate.leaderboard import BASE_METRIC, HEADLINE_METRICS, RANK_METRIC, build_leaderboard
 from bench_assets.manifest import parse_manifest
-from bench_assets.aggregate import METRIC_COLUMNS
+from bench_assets.aggregate.figures import METRIC_COLUMNS
 from bench_assets.metrics import rank_ranges
-from bench_assets.publish import SCHEMA_FILE, leaderboard_csv, leaderboard_markdown, render_site
-from bench_assets.publish import _label as publish_label
-from bench_assets.scoring import SCORE_COLUMNS, SCORE_DTYPES
+from bench_assets.publish.files import SCHEMA_FILE, leaderboard_csv
+from bench_assets.publish.format import leaderboard_markdown
+from bench_assets.publish.site import render_site
+from bench_assets.publish.format import metric_label as publish_label
+from bench_assets.score.partition import SCORE_COLUMNS, SCORE_DTYPES
 from bench_assets_tests.helpers import DEMO_MANIFEST
 
 SNAP = "web_search-2026-q3"

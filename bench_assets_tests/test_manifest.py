@@ -103,7 +103,7 @@ def test_an_unknown_adapter_is_named_with_its_line_and_the_available_ones(tmp_pa
 
 def test_k_values_outside_the_scored_ones_are_refused_with_the_supported_ones():
     from bench_assets.manifest import SUPPORTED_K_VALUES
-    from bench_assets.warehouse import TABLES
+    from bench_assets.storage.warehouse import TABLES
 
     data = demo_data()
     data["k_values"] = [1, 20]
@@ -113,7 +113,7 @@ def test_k_values_outside_the_scored_ones_are_refused_with_the_supported_ones():
     data["k_values"] = [10, 1]  # a subset is fine, in any order
     assert parse_manifest(yaml.safe_dump(data), "m.yaml").k_values == [1, 10]
     # the supported k are the ones the score table has a column for
-    assert {f"hit_at_{k}" for k in SUPPORTED_K_VALUES} == set(re.findall(r"hit_at_\d+", TABLES["row_scores"][1]))
+    assert {f"hit_at_{k}" for k in SUPPORTED_K_VALUES} == set(re.findall(r"hit_at_\d+", TABLES["row_scores"].ddl()))
 
 
 def test_key_env_defaults_to_the_adapters_usual_variable_and_can_be_renamed():

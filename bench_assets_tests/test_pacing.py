@@ -16,9 +16,10 @@ import httpx
 import pytest
 
 from bench_assets.adapters import get_adapter
-from bench_assets.fetch import FetchItem, FetchSettings, PartitionArchive, fetch_partition
+from bench_assets.fetch.engine import FetchItem, FetchSettings, fetch_partition
+from bench_assets.storage.archive import PartitionArchive
 from bench_assets.manifest import VendorSpec
-from bench_assets.pacing import window_rate
+from bench_assets.fetch.pacing import window_rate
 from bench_assets.simulator.app import sim_key, simulated_url
 from bench_assets_tests.helpers import DEMO_MANIFEST
 

@@ -18,8 +18,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from bench_assets import cli
-from bench_assets.rescore import (Difference, compare_csv, compare_frames, compare_json, first_difference,
+from bench_assets.cli import main as cli
+from bench_assets.rescore.snapshot import (Difference, compare_csv, compare_frames, compare_json, first_difference,
                                   rescore_snapshot, same_value)
 
 
@@ -95,7 +95,7 @@ def rescore(site) -> list[str]:
 
 
 def test_an_untouched_site_re_renders_byte_for_byte_without_network(published_site, no_network):
-    from bench_assets.business_days import fixed_today
+    from bench_assets.review.business_days import fixed_today
 
     # another day and another clock: nothing the site states depends on when rescore runs
     with fixed_today("2031-02-03"):

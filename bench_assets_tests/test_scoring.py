@@ -17,12 +17,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bench_assets.adapters import get_adapter
-from bench_assets.aggregate import vendor_metrics
-from bench_assets.fetch import SPEND_CEILING_REACHED
-from bench_assets.golden import AnswerTask, ExtractTask, GoldenRow, SearchTask, Verification
+from bench_assets.aggregate.figures import vendor_metrics
+from bench_assets.fetch.classify import SPEND_CEILING_REACHED
+from bench_assets.golden.rows import AnswerTask, ExtractTask, GoldenRow, SearchTask, Verification
 from bench_assets.manifest import load_manifest
 from bench_assets.metrics import first_hit_rank
-from bench_assets.scoring import SCORE_COLUMNS, score_partition
+from bench_assets.score.partition import SCORE_COLUMNS, score_partition
 from bench_assets_tests.helpers import DEMO_MANIFEST
 
 MANIFEST = load_manifest(DEMO_MANIFEST)

@@ -34,16 +34,19 @@ import httpx
 import pytest
 import yaml
 
-from bench_assets.business_days import add_business_days, business_days_between
+from bench_assets.review.business_days import add_business_days, business_days_between
 from bench_assets.defs.partitions import VENDORS
 from bench_assets.adapters import get_adapter
 from bench_assets.adapters.base import VendorTask, scrub_secrets
+from bench_assets.errors import BenchInputError
 from bench_assets.defs.resources import BenchPaths, VendorGateway, VendorKeys, vendor_keys_from_env
-from bench_assets.fetch import FetchItem, FetchSettings, PartitionArchive, fetch_partition
+from bench_assets.fetch.engine import FetchItem, FetchSettings, fetch_partition
+from bench_assets.storage.archive import PartitionArchive
 from bench_assets.simulator.app import simulated_url
 from bench_assets.simulator.server import start_simulator
-from bench_assets.warehouse import Warehouse
+from bench_assets.storage.warehouse import Warehouse
 from bench_assets_tests.helpers import GOLDEN_STAGES, SNAPSHOT, VENDOR_STAGES, assets, make_home, vendor_key
+from bench_assets_tests.helpers import resources as bench_resources
 
 # Every vendor, so every way a key is sent (see the module docstring).
 KEYS = {"exa": "exa-PLANTED-9f3c1d2e7a4b", "serpapi": "serpapi-PLANTED-5e8a0b6c2d1f",
@@ -107,8 +110,7 @@ def test_live_keys_never_reach_storage_logs_or_published_files(tmp_path, monkeyp
     dagster_home.mkdir()
     with dg.instance_for_test(temp_dir=str(dagster_home)) as instance:
         instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
-        resources = {"paths": BenchPaths(root=str(home)), "gateway": VendorGateway(simulator_url=sim),
-                     "vendor_keys": vendor_keys_from_env(home / "data" / "snapshots")}
+        resources = {**bench_resources(home, sim), "vendor_keys": vendor_keys_from_env(home / "data" / "snapshots")}
         # Golden stages verify the planted pages through the simulator (simulated mode) ...
         assert dg.materialize(assets(*GOLDEN_STAGES), instance=instance, partition_key=SNAPSHOT,
                               resources=resources).success
@@ -194,9 +196,9 @@ def test_a_key_that_would_not_travel_as_it_is_is_refused_naming_the_variable_onl
     keys = vendor_keys_from_env()  # no manifest names EXA_TEAM_B_KEY: not bound
     assert "EXA_TEAM_B_KEY" not in keys.by_env
     keys = VendorKeys(by_env={"EXA_TEAM_B_KEY": dg.EnvVar("EXA_TEAM_B_KEY")})
-    with pytest.raises(dg.Failure) as refused:
+    with pytest.raises(BenchInputError) as refused:  # an asset's step fails with it as a dg.Failure
         VendorGateway(simulator_url="http://127.0.0.1:1").api_key("exa", "live", keys, key_env="EXA_TEAM_B_KEY")
-    message = str(refused.value.description)
+    message = str(refused.value)
     assert message.startswith("$EXA_TEAM_B_KEY: field 'EXA_TEAM_B_KEY': the API key for exa") and problem in message
     assert "PLANTED" not in message
 
@@ -216,7 +218,7 @@ def test_the_key_comes_from_the_variable_the_manifest_names(tmp_path, monkeypatc
     assert exa.key_env == "EXA_TEAM_B_KEY" and kagi.key_env == "KAGI_API_KEY"  # the default name
     assert keys.process_config_and_initialize().key_in("EXA_TEAM_B_KEY") == KEYS["exa"]  # as a run resolves it
     assert gateway.api_key("exa", "live", keys, key_env=exa.key_env) == KEYS["exa"]
-    with pytest.raises(dg.Failure, match=r"\$KAGI_API_KEY: field 'KAGI_API_KEY': no API key for kagi in live mode"):
+    with pytest.raises(BenchInputError, match=r"\$KAGI_API_KEY: field 'KAGI_API_KEY': no API key for kagi in live mode"):
         gateway.api_key("kagi", "live", keys, key_env=kagi.key_env)
     assert gateway.api_key("kagi", "simulated", keys, key_env=kagi.key_env) == "sim-kagi-key"  # no key needed
 

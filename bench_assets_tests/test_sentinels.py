@@ -38,10 +38,11 @@ import pytest
 
 from bench_assets.definitions import defs as location_defs
 from bench_assets.defs.resources import BenchPaths
-from bench_assets.defs.sentinels import ProbeDaemon, probe_schedule, sentinel_pages, sentinel_probes, simulate_probe_cycle
-from bench_assets.rescore import rescore_snapshot
-from bench_assets.sentinels import PROBE_CRON, make_batch, page_records, probe_ticks, tick_key
-from bench_assets.ttr import sentinel_durations
+from bench_assets.cli.sentinel_cycle import ProbeDaemon, simulate_probe_cycle
+from bench_assets.defs.sentinels import probe_schedule, sentinel_pages, sentinel_probes
+from bench_assets.rescore.snapshot import rescore_snapshot
+from bench_assets.sentinels.pages import PROBE_CRON, make_batch, page_records, probe_ticks, tick_key
+from bench_assets.sentinels.ttr import sentinel_durations
 from bench_assets_tests.helpers import (GOLDEN_STAGES, RESULT_STAGES, SNAPSHOT, VENDOR_STAGES, make_home, materialize,
                                         resources, vendor_key)
 
@@ -208,7 +209,7 @@ def test_the_schedule_runs_every_6_hours_by_default():
 
 def test_a_tick_requests_one_run_keyed_by_snapshot_and_tick(tmp_path, sim):
     home = make_home(tmp_path, ["serper"])
-    schedule = probe_schedule(BenchPaths(root=str(home)))
+    schedule = probe_schedule(BenchPaths(root=str(home)), resources(home, "")["duckdb"])
     repository = dg.Definitions(assets=[sentinel_pages, sentinel_probes], schedules=[schedule],
                                 resources=resources(home, sim.base_url)).get_repository_def()
     with dg.instance_for_test() as instance:
@@ -534,7 +535,7 @@ def test_live_pages_are_deployed_then_probed_from_the_confirmed_publish_time(tmp
         assert page.phrase in html and page.url in html
     assert table(home, "SELECT count(*) AS n FROM sentinel_pages WHERE published_at IS NULL")["n"][0] == 3
     assert "deploy it" in run.asset_materializations_for_node("sentinel_pages")[0].metadata["status"].value
-    schedule = probe_schedule(BenchPaths(root=str(home)))
+    schedule = probe_schedule(BenchPaths(root=str(home)), resources(home, "")["duckdb"])
     now = datetime.now(timezone.utc).replace(microsecond=0)
     with dg.build_schedule_context(scheduled_execution_time=now + timedelta(hours=6)) as context:
         assert isinstance(schedule(context), dg.SkipReason)  # unconfirmed pages are never probed

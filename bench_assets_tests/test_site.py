@@ -24,10 +24,15 @@ import jsonschema
 import pytest
 from selectolax.lexbor import LexborHTMLParser as HTMLParser
 
-from bench_assets import charts, metrics, publish
-from bench_assets.leaderboard import HEADLINE_METRICS, NOT_REACHED_METRICS
+from bench_assets import metrics
+from bench_assets.publish import charts
+from bench_assets.publish import format as publish_format
+from bench_assets.publish import inputs as publish_inputs
+from bench_assets.publish import methodology as publish_methodology
+from bench_assets.aggregate.leaderboard import HEADLINE_METRICS, NOT_REACHED_METRICS
 from bench_assets.manifest import load_manifest
-from bench_assets.publish import format_interval, format_number, render_site
+from bench_assets.publish.format import format_interval, format_number
+from bench_assets.publish.site import render_site
 from bench_assets_tests.helpers import REPO, RESULT_STAGES, materialize
 
 # ##### HELPERS
@@ -221,7 +226,7 @@ def test_html_json_csv_and_dagster_metadata_carry_the_same_figures(published_sit
             (str(ranks["best"]), str(ranks["worst"]))
 
     # CSV: each figure's own eligibility, and the response-class counts
-    from bench_assets.classify import RESPONSE_CLASSES
+    from bench_assets.fetch.classify import RESPONSE_CLASSES
     for vendor, e in entries.items():
         for name in HEADLINE_METRICS:
             verdict = e["metric_eligibility"].get(name) if name in e["metrics"] else None
@@ -254,7 +259,7 @@ def test_html_json_csv_and_dagster_metadata_carry_the_same_figures(published_sit
         assert shown_classes == {c: n for c, n in e["response_classes"].items() if n}, vendor
         doc = json.loads((out / "vendors" / f"{vendor}.json").read_text())
         assert doc["entry"] == e and doc["snapshot_id"] == board["snapshot_id"]
-    assert compared_cells >= len(entries) * 5 * len(publish.SCOPE_COLUMNS)
+    assert compared_cells >= len(entries) * 5 * len(publish_format.SCOPE_COLUMNS)
 
     # Dagster: the vendor_leaderboard materialization and the publication's preview
     meta = latest_metadata(published_site.instance, "vendor_leaderboard")
@@ -269,7 +274,7 @@ def test_html_json_csv_and_dagster_metadata_carry_the_same_figures(published_sit
             assert (table[vendor]["#"], table[vendor]["group"]) == (str(e["position"]), str(e["rank_group"]))
             assert table[vendor]["Correct"] == format_number("correct_rate", cr["value"])
             # the ranking figure with its n and interval
-            assert table[vendor][publish._label(rank)] == format_number(rank, e["metrics"][rank]["value"])
+            assert table[vendor][publish_format.metric_label(rank)] == format_number(rank, e["metrics"][rank]["value"])
             assert table[vendor]["n"] == str(e["metrics"][rank]["n"])
             assert table[vendor]["95 % interval"] == format_interval(rank, e["metrics"][rank])
             for metric, column in (("hit_at_1", "hit@1"), ("hit_at_10", "hit@10"), ("fidelity_mean", "Fidelity"),
@@ -370,11 +375,11 @@ def test_only_public_rows_are_drilled_down_and_nothing_of_the_holdout_is_publish
     holdout = [json.loads(line) for line in (published_site.home / "data" / "private" / "holdout" /
                                               f"{published_site.snapshot}.jsonl").read_text().splitlines()]
     assert holdout
-    from bench_assets.golden import GoldenRow
-    from bench_assets.verify import row_urls
+    from bench_assets.golden.rows import GoldenRow
+    from bench_assets.golden.verify import row_urls
     needles = [{"row_id": r["id"], "request_text": GoldenRow.model_validate(r).request_text,
                 "golden_urls": row_urls(GoldenRow.model_validate(r))} for r in holdout]
-    assert publish.find_holdout_leaks(out, needles) == []
+    assert publish_inputs.find_holdout_leaks(out, needles) == []
     # results that are holdout pages were withheld, not dropped: their rank is still shown
     withheld = sum(len(html(p).css("li.withheld")) for p in (out / "queries").glob("*-*.html"))
     meta = latest_metadata(published_site.instance, "published_snapshot")
@@ -404,7 +409,7 @@ def test_a_reply_quoting_a_holdout_query_stops_publication(published_site, simul
 
 
 def test_holdout_guard_catches_a_holdout_page_in_any_spelling():
-    from bench_assets.drilldown import HoldoutGuard
+    from bench_assets.publish.drilldown import HoldoutGuard
 
     guard = HoldoutGuard([{"row_id": "news-007-s", "request_text": "Quarterly flood report Velmora",
                            "golden_urls": ["https://gov.velmora.test/reports/flood-q2"]}])
@@ -433,13 +438,14 @@ def test_drilldown_shows_how_each_row_was_scored(published_site):
 
 def test_rederived_fidelity_equals_the_scored_fidelity(published_site):
     """The drill-down re-reads extraction fields from the archive; it must agree with scoring."""
-    from bench_assets.defs.golden import load_golden_from_warehouse
     from bench_assets.defs.resources import BenchPaths
-    from bench_assets.drilldown import HoldoutGuard, query_drilldowns
+    from bench_assets.golden.store import load_golden_rows
+    from bench_assets.publish.drilldown import HoldoutGuard, query_drilldowns
+    from bench_assets_tests.helpers import warehouse_of
 
     paths = BenchPaths(root=str(published_site.home))
-    warehouse, snapshot = paths.warehouse(), published_site.snapshot
-    rows = load_golden_from_warehouse(paths, snapshot)
+    warehouse, snapshot = warehouse_of(published_site.home), published_site.snapshot
+    rows = load_golden_rows(warehouse, snapshot)
     split_df = warehouse.query_df("SELECT row_id, split FROM query_split WHERE snapshot_id = ?", [snapshot])
     split = dict(zip(split_df["row_id"], split_df["split"]))
     queries = query_drilldowns(paths.manifest(snapshot), rows, split,
@@ -559,7 +565,7 @@ def test_methodology_is_generated_from_the_code(published_site, tmp_path, monkey
     out = published_site.out
     page = html(out / "methodology.html")
     text = page.text()
-    for name in publish.DEFINITIONS:
+    for name in publish_methodology.DEFINITIONS:
         block = page.css_first(f"div#{name}")
         assert block is not None, name
         func = getattr(metrics, name)
@@ -573,12 +579,12 @@ def test_methodology_is_generated_from_the_code(published_site, tmp_path, monkey
                for tr in page.css("#fidelity-weights-table tr[data-field]")}
     assert weights == {k: str(v) for k, v in manifest.fidelity_weights.items()}
     assert str(metrics.DEFAULT_CENSOR_AT_HOURS) in text and str(metrics.CORRECT_THRESHOLD) in text
-    from bench_assets.classify import RESPONSE_CLASSES
+    from bench_assets.fetch.classify import RESPONSE_CLASSES
     classes = {tr.css("td")[0].text(strip=True): tr.css("td")[1].text(strip=True)
                for tr in page.css("#response-classes-table tbody tr")}
     assert list(classes) == list(RESPONSE_CLASSES) and all(classes.values())
     # the eligibility thresholds are stated as the rules use them
-    from bench_assets.integrity import eligibility
+    from bench_assets.aggregate import eligibility
     rules = " ".join(page.css_first("#eligibility + div").text().split())
     assert f"n ≥ {eligibility.AGGREGATE_MIN_N} behind an aggregate claim" in rules
     assert f"n ≥ {eligibility.CHART_MIN_N} behind a per-stratum figure" in rules

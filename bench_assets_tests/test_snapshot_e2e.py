@@ -22,7 +22,7 @@ import duckdb
 import httpx
 import pytest
 
-from bench_assets.rescore import rescore_snapshot
+from bench_assets.rescore.snapshot import rescore_snapshot
 from bench_assets_tests.helpers import (GOLDEN_STAGES, SNAPSHOT, VENDOR_STAGES, make_home, materialize,
                                         run_whole_snapshot, vendor_key)
 
@@ -118,7 +118,7 @@ def test_rescore_reproduces_published_figures_without_network(snapshot_run, simu
     home, _ = snapshot_run
     import socket
 
-    from bench_assets.cli import main as bench
+    from bench_assets.cli.main import main as bench
 
     def requests_seen() -> list[dict]:
         return httpx.get(f"{simulator.base_url}/_sim/requests", timeout=5).json()
@@ -277,8 +277,8 @@ def test_failed_verification_blocks_the_fetch(tmp_path, simulator):
         data["golden"] = {"source": "file", "path": "golden/broken.jsonl"}
 
     home = make_home(tmp_path, ["brave"], edit=break_one_row)
-    from bench_assets.golden import dump_golden_rows
-    from bench_assets.simulator.corpus import demo_golden_rows
+    from bench_assets.golden.rows import dump_golden_rows
+    from bench_assets.golden.planted import demo_golden_rows
 
     rows = demo_golden_rows(rows_per_stratum=6)
     bad = rows[1].model_copy(update={"task": rows[1].task.model_copy(update={"anchor_phrases": ["words never planted"]})})

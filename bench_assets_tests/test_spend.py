@@ -23,7 +23,7 @@ import duckdb
 import httpx
 import pytest
 
-from bench_assets import cli
+from bench_assets.cli import main as cli
 from bench_assets.adapters import get_adapter
 from bench_assets.adapters.base import VendorTask
 from bench_assets.defs.partitions import VENDORS
@@ -37,7 +37,7 @@ USAGE_BILLED = {"jina"}  # bills usage (tokens) no one knows before the call
 
 def decoy_calls_and_spend(home, vendor: str) -> tuple[dict[str, int], float]:
     """Decoy queries are sent and billed like any other, but never scored: read them from the archive."""
-    from bench_assets.fetch import archived_spend
+    from bench_assets.fetch.spend import archived_spend
 
     manifest = load_manifest(home / "data" / "snapshots" / SNAPSHOT / "manifest.yaml")
     con = duckdb.connect(str(home / "data" / "warehouse" / "bench.duckdb"), read_only=True)

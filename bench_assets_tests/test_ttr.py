@@ -12,15 +12,15 @@ from datetime import datetime, timedelta, timezone
 import pandas as pd
 import pytest
 
-from bench_assets.leaderboard import build_leaderboard, leaderboard_rows
+from bench_assets.aggregate.leaderboard import build_leaderboard, leaderboard_rows
 from bench_assets.manifest import load_manifest
 from bench_assets.metrics import km_median_interval
-from bench_assets.publish import format_figure
-from bench_assets.sentinels import (SIMULATED_SITE, due_probes, latest_tick, make_batch, parse_utc, probe_ticks,
-                                    tick_key)
-from bench_assets.simulator.corpus import build_corpus
+from bench_assets.publish.format import format_figure
+from bench_assets.sentinels.pages import SIMULATED_SITE, latest_tick, make_batch, parse_utc, probe_ticks, tick_key
+from bench_assets.sentinels.probes import due_probes
+from bench_assets.golden.planted import build_corpus
 from bench_assets.simulator.index import tokenize
-from bench_assets.ttr import AS_OF_METRIC, sentinel_durations, snapshot_ttr_metrics, ttr_figures
+from bench_assets.sentinels.ttr import AS_OF_METRIC, sentinel_durations, snapshot_ttr_metrics, ttr_figures
 from bench_assets_tests.helpers import DEMO_MANIFEST
 
 T0 = datetime(2026, 7, 1, tzinfo=timezone.utc)

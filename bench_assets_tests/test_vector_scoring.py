@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bench_assets.metrics import first_hit_rank, hit_at_k, normalize_url
-from bench_assets.vector_scoring import hit_at_k_frame, hit_rates, normalize_distinct_urls, score_result_lists
+from bench_assets.score.vector import hit_at_k_frame, hit_rates, normalize_distinct_urls, score_result_lists
 
 schemes = st.sampled_from(["https://", "http://", "HTTPS://", "Http://", "ftp://", "", "//", "mailto:", " https://"])
 hosts = st.sampled_from(["example.com", "Example.COM", "www.example.com", "WWW.www.example.com", "www.com",

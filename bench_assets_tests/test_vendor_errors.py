@@ -24,10 +24,11 @@ import yaml
 
 from bench_assets.adapters import get_adapter
 from bench_assets.adapters.base import VendorTask
-from bench_assets.classify import classify_response
-from bench_assets.fetch import FetchItem, FetchSettings, PartitionArchive, fetch_partition
+from bench_assets.fetch.classify import classify_response
+from bench_assets.fetch.engine import FetchItem, FetchSettings, fetch_partition
+from bench_assets.storage.archive import PartitionArchive
 from bench_assets.simulator.app import build_app, create_simulator, sim_key, simulated_url
-from bench_assets.simulator.corpus import build_corpus
+from bench_assets.golden.planted import build_corpus
 from bench_assets.simulator.profiles import PROFILES
 from bench_assets_tests.helpers import (DEMO_MANIFEST, GOLDEN_STAGES, SNAPSHOT, VENDOR_STAGES, make_home, materialize,
                                         vendor_key)

@@ -15,7 +15,7 @@ from bench_assets.adapters.base import MalformedResponse, VendorTask
 from bench_assets.adapters.parallel import MANIFEST_DEFAULTS, ParallelAdapter
 from bench_assets.metrics import normalize_url
 from bench_assets.simulator.app import sim_key, simulated_url
-from bench_assets.simulator.corpus import build_corpus
+from bench_assets.golden.planted import build_corpus
 from bench_assets.simulator.index import SearchIndex, tokenize, unit_hash
 from bench_assets.simulator.profiles import PROFILES
 

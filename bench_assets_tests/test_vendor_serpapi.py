@@ -15,7 +15,7 @@ from bench_assets.adapters.base import HttpRequest, MalformedResponse, VendorTas
 from bench_assets.adapters.serpapi import MANIFEST_DEFAULTS, SerpApiAdapter
 from bench_assets.metrics import normalize_url
 from bench_assets.simulator.app import sim_key, simulated_url
-from bench_assets.simulator.corpus import Page, build_corpus
+from bench_assets.golden.planted import Page, build_corpus
 from bench_assets.simulator.index import SearchIndex
 from bench_assets.simulator.profiles import PROFILES
 

@@ -15,7 +15,7 @@ from bench_assets.adapters.base import HttpRequest, MalformedResponse, VendorTas
 from bench_assets.adapters.tavily import MANIFEST_DEFAULTS, TavilyAdapter
 from bench_assets.metrics import normalize_url
 from bench_assets.simulator.app import sim_key, simulated_url
-from bench_assets.simulator.corpus import NOISE_STRINGS, Page, build_corpus
+from bench_assets.golden.planted import NOISE_STRINGS, Page, build_corpus
 from bench_assets.simulator.index import SearchIndex
 from bench_assets.simulator.profiles import PROFILES
 

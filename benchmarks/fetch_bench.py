@@ -1,6 +1,6 @@
 """Fetch benchmarks: throughput against a vendor's rate limit, and every vendor partition in parallel.
 
-Both drive the real fetch engine (`bench_assets.fetch.fetch_partition`: pacing, retries, one
+Both drive the real fetch engine (`bench_assets.fetch.engine.fetch_partition`: pacing, retries, one
 DuckDB insert per attempt) against the real simulator over a real socket.
 """
 
@@ -17,11 +17,12 @@ from typing import Any
 import yaml
 
 from bench_assets.adapters import get_adapter
-from bench_assets.fetch import FetchItem, FetchSettings, PartitionArchive, fetch_partition
+from bench_assets.fetch.engine import FetchItem, FetchSettings, fetch_partition
+from bench_assets.storage.archive import PartitionArchive
 from bench_assets.manifest import VendorSpec
-from bench_assets.scoring import capability_of
+from bench_assets.golden.rows import capability_of
 from bench_assets.simulator.app import sim_key, simulated_url
-from bench_assets.simulator.corpus import demo_golden_rows
+from bench_assets.golden.planted import demo_golden_rows
 from bench_assets.simulator.profiles import PROFILES
 from bench_assets.simulator.server import start_simulator
 from benchmarks.common import REPO

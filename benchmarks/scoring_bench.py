@@ -7,9 +7,9 @@ utm parameters, with www., with a trailing slash, over http), and 2 % in a shape
 leaves to `normalize_url` (a percent-escape or a dot segment). About 65 % of queries have a
 golden page somewhere in their 10 results; 10 % of queries have two golden URLs.
 
-Ours: what the pipeline runs. `bench_assets.scoring.score_partition` parses each archived body with
+Ours: what the pipeline runs. `bench_assets.score.partition.score_partition` parses each archived body with
 its adapter into result lists, then hands them, in memory, to
-`bench_assets.vector_scoring.score_result_lists` (hit@k, first-hit rank and every result URL's
+`bench_assets.score.vector.score_result_lists` (hit@k, first-hit rank and every result URL's
 normalized form, in DuckDB). The benchmark times that call on the result lists read from the
 file on disk (the read is timed too), URL normalization included.
 ranx: given pre-normalized ids (normalized by us beforehand, untimed), Qrels + Run built from
@@ -91,7 +91,7 @@ def _ours(path: str, out) -> None:
 
     import duckdb
 
-    from bench_assets.vector_scoring import normalize_distinct_urls, score_result_lists
+    from bench_assets.score.vector import normalize_distinct_urls, score_result_lists
 
     t0 = time.perf_counter()
     cpu0 = time.process_time()
@@ -115,7 +115,7 @@ def _prepare_ranx_input(path: str) -> tuple[Any, Any]:
     list positions, and therefore hit@k, are the same as ours."""
     import duckdb
 
-    from bench_assets.vector_scoring import normalize_distinct_urls
+    from bench_assets.score.vector import normalize_distinct_urls
 
     con = duckdb.connect(path, read_only=True)
     con.execute("SET enable_progress_bar = false")

@@ -1,77 +1,45 @@
-"""Golden truth: the snapshot's manifest, its golden rows, and their verification."""
+"""Golden truth: the snapshot's golden rows, their verification, and dead rows' replacement (with
+the daily schedule that keeps replacing them)."""
 
 
-import hashlib
-import json
-from datetime import datetime, timezone
+from datetime import date, datetime, timezone
 
 import dagster as dg
 import pandas as pd
 
+from bench_assets.defs.errors import reports_bench_errors
 from bench_assets.defs.partitions import snapshots_partitions_def
-from bench_assets.defs.resources import BenchPaths, VendorGateway, input_errors_as_failures
-from bench_assets.golden import GoldenRow, dump_golden_rows, load_numbered_golden_file
-from bench_assets.integrity.lifecycle import refuse_if_published, snapshot_status
-from bench_assets.simulator.corpus import demo_golden_rows
-from bench_assets.split import recorded_split
-from bench_assets.verify import failure_report, verify_rows
+from bench_assets.defs.resources import (BenchPaths, VendorGateway, WarehouseResource, bench_paths_from_env,
+                                         warehouse_from_env)
+from bench_assets.defs.snapshots import snapshot_manifest
+from bench_assets.golden.dead_rows import snapshots_awaiting_replacement
+from bench_assets.golden.sources import golden_source_rows
+from bench_assets.golden.store import golden_frame, load_golden_rows
+from bench_assets.golden.verify import failure_report, verification_frame, verify_rows
+from bench_assets.review.business_days import today
+from bench_assets.split.replacements import replace_dead_rows
+from bench_assets.storage.lifecycle import refuse_if_published
+
+VERIFIED_CHECK = "every_golden_row_verified"
+DEAD_ROW_CHECK = "dead_rows_replaced_within_7_days"
 
 
-def load_golden_from_warehouse(paths: BenchPaths, snapshot_id: str) -> list[GoldenRow]:
-    df = paths.warehouse().query_df(
-        "SELECT row_id, cohort, stratum, provenance, task_json, verification_json FROM golden_rows "
-        "WHERE snapshot_id = ? ORDER BY source_line", [snapshot_id])
-    if df.empty:
-        raise dg.Failure(f"no golden rows for {snapshot_id}: materialize golden_rows first")
-    return [GoldenRow.model_validate({"id": r.row_id, "cohort": r.cohort, "stratum": r.stratum,
-                                      "provenance": r.provenance, "task": json.loads(r.task_json),
-                                      "verification": json.loads(r.verification_json)})
-            for r in df.itertuples(index=False)]
-
-
-@dg.asset(partitions_def=snapshots_partitions_def, group_name="golden", kinds={"duckdb", "yaml"})
-def snapshot_manifest(context: dg.AssetExecutionContext, paths: BenchPaths) -> dg.MaterializeResult:
-    """The snapshot's pinned manifest (mode, vendors, plans, prices, limits, exclusions, k values,
-    fidelity weights), validated and recorded with its SHA-256 so every number traces back to it."""
-    snapshot_id = context.partition_key
-    refuse_if_published(paths.warehouse(), snapshot_id, "snapshot_manifest")
-    path = paths.manifest_path(snapshot_id)
-    manifest = paths.manifest(snapshot_id)
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    df = pd.DataFrame([{"snapshot_id": snapshot_id, "mode": manifest.mode, "manifest_path": str(path),
-                        "manifest_sha256": digest, "manifest_json": manifest.model_dump_json(),
-                        "status": snapshot_status(paths.warehouse(), snapshot_id),  # lifecycle state is kept
-                        "registered_at": datetime.now(timezone.utc)}])
-    paths.warehouse().replace_rows("snapshots", df, {"snapshot_id": snapshot_id})
-    return dg.MaterializeResult(metadata={
-        "mode": manifest.mode, "manifest_sha256": digest, "vendors": dg.MetadataValue.json(sorted(manifest.vendors)),
-        "excluded": dg.MetadataValue.json([e.vendor for e in manifest.excluded]),
-    })
+def _md(df: pd.DataFrame, empty: str = "none") -> dg.MetadataValue:
+    return dg.MetadataValue.md(df.to_markdown(index=False) if len(df) else empty)
 
 
 @dg.asset(partitions_def=snapshots_partitions_def, group_name="golden", deps=[snapshot_manifest], kinds={"duckdb"})
-def golden_rows(context: dg.AssetExecutionContext, paths: BenchPaths) -> dg.MaterializeResult:
+@reports_bench_errors
+def golden_rows(context: dg.AssetExecutionContext, paths: BenchPaths, duckdb: WarehouseResource) -> dg.MaterializeResult:
     """Golden truth rows of the snapshot (registry, hand-verified or planted), each with stratum,
     cohort, provenance, verification record and task. A malformed row fails the load with its
     file, line and field, and nothing is written."""
     snapshot_id = context.partition_key
-    refuse_if_published(paths.warehouse(), snapshot_id, "golden_rows")  # before the private golden file is rewritten
-    manifest = paths.manifest(snapshot_id)
-    if manifest.golden.source == "planted_demo":
-        # The demo golden set is generated from the planted corpus into the private store, so the
-        # rows, the pages and the facts come from one source and the holdout never enters git.
-        path = paths.private / "golden" / f"{snapshot_id}.jsonl"
-        dump_golden_rows(demo_golden_rows(rows_per_stratum=manifest.golden.rows_per_stratum), path)
-    else:
-        path = paths.private / manifest.golden.path
-    with input_errors_as_failures():
-        numbered = load_numbered_golden_file(path)
-    df = pd.DataFrame([{
-        "snapshot_id": snapshot_id, "row_id": r.id, "cohort": r.cohort, "stratum": r.stratum,
-        "provenance": r.provenance, "task_type": r.task_type, "request_text": r.request_text,
-        "task_json": r.task.model_dump_json(), "verification_json": r.verification.model_dump_json(),
-        "source_file": str(path), "source_line": line} for line, r in numbered])
-    paths.warehouse().replace_rows("golden_rows", df, {"snapshot_id": snapshot_id})
+    warehouse = duckdb.warehouse()
+    refuse_if_published(warehouse, snapshot_id, "golden_rows")  # before the private golden file is rewritten
+    path, numbered = golden_source_rows(paths.manifest(snapshot_id), paths.private)
+    df = golden_frame(snapshot_id, numbered, str(path))
+    warehouse.replace_rows("golden_rows", df, {"snapshot_id": snapshot_id})
     counts = df.groupby(["stratum", "task_type"]).size().unstack(fill_value=0)
     return dg.MaterializeResult(metadata={
         "dagster/row_count": len(df), "strata": len(counts), "source": str(path),
@@ -80,42 +48,113 @@ def golden_rows(context: dg.AssetExecutionContext, paths: BenchPaths) -> dg.Mate
 
 
 @dg.asset(partitions_def=snapshots_partitions_def, group_name="golden", deps=[golden_rows], kinds={"duckdb"},
-          check_specs=[dg.AssetCheckSpec("every_golden_row_verified", asset="golden_verifications", blocking=True,
+          check_specs=[dg.AssetCheckSpec(VERIFIED_CHECK, asset="golden_verifications", blocking=True,
                                          description="Every golden row was fetched and its facts found on its page.")])
-def golden_verifications(context: dg.AssetExecutionContext, paths: BenchPaths, gateway: VendorGateway) -> dg.MaterializeResult:
+@reports_bench_errors
+def golden_verifications(context: dg.AssetExecutionContext, paths: BenchPaths, duckdb: WarehouseResource,
+                         gateway: VendorGateway) -> dg.MaterializeResult:
     """Each golden row checked against its live page before any vendor is called: the page
     answers 200 and carries the row's title, phrases, cells, numbers or answer. Failures are
     recorded as evidence; the blocking check stops the fetch while any row fails."""
     snapshot_id = context.partition_key
-    refuse_if_published(paths.warehouse(), snapshot_id, "golden_verifications")  # before any page is fetched
-    manifest = paths.manifest(snapshot_id)
-    rows = load_golden_from_warehouse(paths, snapshot_id)
-    results = verify_rows(rows, lambda url: gateway.url(url, manifest.mode))
-    df = pd.DataFrame([{"snapshot_id": snapshot_id, "row_id": v.row_id, "checked_at": v.checked_at,
-                        "checked_url": v.checked_url, "http_status": v.http_status, "content_sha256": v.content_sha256,
-                        "passed": v.passed, "failures_json": json.dumps(v.failures)} for v in results])
-    paths.warehouse().replace_rows("golden_verifications", df, {"snapshot_id": snapshot_id})
-    failed = [v for v in results if not v.passed]
-    # Dagster's event log is not the private store: public rows by id, holdout rows (and rows
-    # not yet split: verification comes first) only as counts; the rest stays in DuckDB
-    public, counts = failure_report(results, {r.id: r.stratum for r in rows},
-                                    recorded_split(paths.warehouse(), snapshot_id))
-    failure_meta = {"failed_rows": "none"}
-    if failed:
-        by_stratum = pd.DataFrame(counts).fillna(0)
-        failure_meta = {
-            "failed_by_stratum": dg.MetadataValue.md(by_stratum.astype({c: int for c in by_stratum.columns[2:]})
-                                                     .to_markdown(index=False)),
-            "failed_public_rows": dg.MetadataValue.md(pd.DataFrame(public[:20]).to_markdown(index=False)) if public
-            else "none (holdout rows, and rows before the split, are counted only)",
-            "details": f"every failed row with its failures: DuckDB table golden_verifications "
-                       f"(snapshot_id = '{snapshot_id}' AND NOT passed)"}
+    warehouse = duckdb.warehouse()
+    refuse_if_published(warehouse, snapshot_id, "golden_verifications")  # before any page is fetched
+    mode = paths.manifest(snapshot_id).mode
+    rows = load_golden_rows(warehouse, snapshot_id)
+    results = verify_rows(rows, lambda url: gateway.url(url, mode))
+    warehouse.replace_rows("golden_verifications", verification_frame(snapshot_id, results),
+                           {"snapshot_id": snapshot_id})
+    failed = sum(not v.passed for v in results)
+    # Dagster's event log is not the private store: public rows by id, holdout rows (and rows not
+    # yet split: verification comes first) only as counts; the rest stays in DuckDB
+    public, counts = failure_report(results, {r.id: r.stratum for r in rows}, warehouse.split(snapshot_id))
+    details = {"failed_rows": "none"} if not failed else {
+        "failed_by_stratum": _md(pd.DataFrame(counts).fillna(0).convert_dtypes()),
+        "failed_public_rows": _md(pd.DataFrame(public[:20]), "none (holdout rows, and rows before the split, are "
+                                                             "counted only)"),
+        "details": f"every failed row with its failures: DuckDB table golden_verifications "
+                   f"(snapshot_id = '{snapshot_id}' AND NOT passed)"}
     return dg.MaterializeResult(
-        metadata={"dagster/row_count": len(df), "passed": len(results) - len(failed), "failed": len(failed)},
+        metadata={"dagster/row_count": len(results), "passed": len(results) - failed, "failed": failed},
         check_results=[dg.AssetCheckResult(
-            check_name="every_golden_row_verified", passed=not failed,
-            severity=dg.AssetCheckSeverity.ERROR,
-            description=f"{len(failed)} of {len(results)} golden rows failed verification" if failed else
-            f"all {len(results)} golden rows verified",
-            metadata=failure_meta)],
+            check_name=VERIFIED_CHECK, passed=not failed, severity=dg.AssetCheckSeverity.ERROR, metadata=details,
+            description=f"{failed} of {len(results)} golden rows failed verification" if failed else
+            f"all {len(results)} golden rows verified")],
     )
+
+
+@dg.asset(partitions_def=snapshots_partitions_def, group_name="golden", deps=[golden_verifications, "query_split"],
+          kinds={"duckdb"},
+          check_specs=[dg.AssetCheckSpec(DEAD_ROW_CHECK, asset="dead_golden_rows",
+                                         description="Every dead golden row is replaced: a warning from day 5 "
+                                                     "without a replacement, a failure after day 7.")])
+@reports_bench_errors
+def dead_golden_rows(context: dg.AssetExecutionContext, paths: BenchPaths, duckdb: WarehouseResource,
+                     gateway: VendorGateway) -> dg.MaterializeResult:
+    """Golden rows that failed verification, marked dead with the date, each replaced by a verified
+    candidate of the same stratum and task type that takes its side of the split. The replacement
+    is adopted into the snapshot's golden rows, verification and split (and the exported public
+    split), so the fetch can go ahead; re-running re-applies recorded replacements, never redraws.
+    Materialize it after a failed verification, and daily while rows wait for a replacement."""
+    snapshot_id = context.partition_key
+    warehouse = duckdb.warehouse()
+    refuse_if_published(warehouse, snapshot_id, "dead_golden_rows")
+    manifest = paths.manifest(snapshot_id)
+    outcome = replace_dead_rows(warehouse, manifest, paths.private, paths.snapshots_dir,
+                                lambda rows: verify_rows(rows, lambda url: gateway.url(url, manifest.mode)), today())
+    dead, check, shown = outcome.dead, outcome.check, outcome.shown  # Dagster shows public rows only
+    return dg.MaterializeResult(
+        metadata={"dagster/row_count": len(dead), "replaced": int(dead["replacement_row_id"].notna().sum()),
+                  "waiting": int(dead["replacement_row_id"].isna().sum()), "note": outcome.note or "—",
+                  "dead_rows_by_stratum": _md(shown.by_stratum), "public_dead_rows": _md(shown.public),
+                  "details": f"every dead row: DuckDB table dead_rows (snapshot_id = '{snapshot_id}')"},
+        check_results=[dg.AssetCheckResult(
+            check_name=DEAD_ROW_CHECK, passed=check.passed, description=check.description,
+            severity=dg.AssetCheckSeverity.ERROR if check.severity == "ERROR" else dg.AssetCheckSeverity.WARN,
+            metadata={"days_without_replacement": dg.MetadataValue.json(shown.public_days),
+                      "holdout_days_without_replacement_by_stratum": dg.MetadataValue.json(
+                          shown.private_days_by_stratum)})])
+
+
+# ##### THE DAILY DEAD-ROW CHECK
+
+DEAD_ROWS_CRON = "0 6 * * *"  # daily, 06:00 UTC
+
+dead_rows_job = dg.define_asset_job(
+    "dead_rows_job", selection=[dead_golden_rows], partitions_def=snapshots_partitions_def,
+    description="One snapshot's dead golden rows: replacements drawn, and the day-5 warn / day-7 fail check "
+                "evaluated (launched daily by dead_rows_schedule).")
+
+
+def dead_row_run_requests(duckdb: WarehouseResource, day: date, known: set[str] | None = None) -> list[dg.RunRequest]:
+    """One run request per snapshot not yet published that has a dead row without a replacement,
+    or a golden row failing verification (not yet recorded as dead), keyed by snapshot and day.
+    `known`: the registered `snapshots` partitions (others cannot be launched)."""
+    return [dg.RunRequest(run_key=f"{snapshot_id}@{day.isoformat()}", partition_key=snapshot_id,
+                          tags={"bench/dead_rows_check": day.isoformat()})
+            for snapshot_id in snapshots_awaiting_replacement(duckdb.warehouse())
+            if known is None or snapshot_id in known]
+
+
+def dead_rows_schedule(duckdb: WarehouseResource) -> dg.ScheduleDefinition:
+    """The daily dead-row schedule, reading the warehouse `duckdb` (bound when defined, as the
+    sentinel probe schedule's is: the code location binds the same warehouse as its assets')."""
+
+    @dg.schedule(name="dead_rows_schedule", cron_schedule=DEAD_ROWS_CRON, job=dead_rows_job,
+                 execution_timezone="UTC", default_status=dg.DefaultScheduleStatus.RUNNING,
+                 description="Daily: materializes dead_golden_rows for every snapshot not yet published with a dead "
+                             "golden row awaiting its replacement, so the check warns from day 5 and fails after "
+                             "day 7 without anyone having to remember. Running by default.")
+    def dead_rows_daily(context: dg.ScheduleEvaluationContext) -> list[dg.RunRequest] | dg.SkipReason:
+        tick = context.scheduled_execution_time or datetime.now(timezone.utc)
+        try:
+            known = set(context.instance.get_dynamic_partitions(snapshots_partitions_def.name))
+        except dg.DagsterInvariantViolationError:  # evaluated without an instance: launch what the warehouse says
+            known = None
+        requests = dead_row_run_requests(duckdb, tick.date(), known)
+        return requests or dg.SkipReason(f"no snapshot awaiting a dead-row replacement on {tick.date().isoformat()}")
+
+    return dead_rows_daily
+
+
+dead_rows_daily = dead_rows_schedule(warehouse_from_env(bench_paths_from_env()))

@@ -2,12 +2,14 @@
 
 
 import os
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
 import dagster as dg
+import duckdb
 import yaml
+from dagster_duckdb import DuckDBResource
 from pydantic import PrivateAttr
 
 from bench_assets.adapters import available_adapters, default_key_env
@@ -15,47 +17,21 @@ from bench_assets.adapters.base import key_problem
 from bench_assets.errors import BenchInputError
 from bench_assets.manifest import Manifest, load_manifest
 from bench_assets.simulator.app import sim_key, simulated_url
-from bench_assets.warehouse import SnapshotImmutableError, Warehouse
+from bench_assets.storage.warehouse import Warehouse
 
 # The variable each vendor's key is read from unless its manifest entry names another (`key_env`).
 KEY_ENVS = {vendor: default_key_env(vendor) for vendor in sorted(available_adapters())}
-
-
-@contextmanager
-def input_errors_as_failures():
-    """Bad operator input fails the step with the message naming file, line and field, not a stack trace."""
-    try:
-        yield
-    except BenchInputError as exc:
-        raise dg.Failure(description=str(exc), metadata={"input": exc.source}) from None
 
 
 def _root() -> Path:
     return Path(os.environ.get("BENCH_HOME", os.getcwd())).resolve()
 
 
-class StepWarehouse(Warehouse):
-    """The warehouse as an asset uses it: a write to a published snapshot fails the step with a
-    dg.Failure naming the errata process (the warehouse itself refuses such writes)."""
-
-    def replace_rows(self, table: str, df: Any, where: dict[str, str]) -> int:
-        try:
-            return super().replace_rows(table, df, where)
-        except SnapshotImmutableError as exc:
-            raise dg.Failure(str(exc)) from None
-
-
 class BenchPaths(dg.ConfigurableResource):
-    """Where the snapshot manifests, the private store, the warehouse and published files live.
-
-    `lake_url` switches the data path: empty keeps every table in the single DuckDB file; a local
-    directory or an fsspec URL (s3://bucket/bench) stores each vendor partition's raw responses,
-    results and scores there as Parquet, read back through DuckDB views (`bench_assets.lake`)."""
+    """Where the snapshot manifests, the private store and the published files live."""
 
     root: str = ""
     private_dir: str = ""
-    warehouse_path: str = ""
-    lake_url: str = ""
 
     def _root(self) -> Path:
         return Path(self.root).resolve() if self.root else _root()
@@ -76,12 +52,30 @@ class BenchPaths(dg.ConfigurableResource):
         return self.snapshots_dir / snapshot_id / "manifest.yaml"
 
     def manifest(self, snapshot_id: str) -> Manifest:
-        with input_errors_as_failures():
-            return load_manifest(self.manifest_path(snapshot_id))
+        return load_manifest(self.manifest_path(snapshot_id))
+
+    def default_warehouse_file(self) -> Path:
+        return self._root() / "data" / "warehouse" / "bench.duckdb"
+
+
+class WarehouseResource(DuckDBResource):
+    """The warehouse: the central DuckDB file (`database`) and the partition archives beside it,
+    opened through dagster-duckdb (its back-off while another process holds a file) and used
+    through `bench_assets.storage.warehouse.Warehouse`, which adds what DuckDBResource does not:
+    a cross-process lock around every read-write connection, the schema, transactions,
+    read-only connections for schedules and sensors, and the Parquet data path.
+
+    `lake_url` switches the data path: empty keeps every table in the single DuckDB file; a local
+    directory or an fsspec URL (s3://bucket/bench) stores each vendor partition's raw responses,
+    results and scores there as Parquet, read back through DuckDB views (`bench_assets.storage.lake`)."""
+
+    lake_url: str = ""
 
     def warehouse(self) -> Warehouse:
-        path = Path(self.warehouse_path).resolve() if self.warehouse_path else self._root() / "data" / "warehouse" / "bench.duckdb"
-        return StepWarehouse(path, lake_url=self.lake_url or None)
+        return Warehouse(Path(self.database).resolve(), lake_url=self.lake_url or None, connector=self._connect)
+
+    def _connect(self, path: str) -> AbstractContextManager[duckdb.DuckDBPyConnection]:
+        return DuckDBResource(database=path, connection_config=self.connection_config).get_connection()
 
 
 class VendorKeys(dg.ConfigurableResource):
@@ -157,29 +151,34 @@ class VendorGateway(dg.ConfigurableResource):
             return sim_key(vendor)
         env = key_env or default_key_env(vendor)
         key = keys.key_in(env)
-        with input_errors_as_failures():
-            if not key:
-                raise BenchInputError(f"${env}", [(None, env, f"no API key for {vendor} in live mode: set ${env} in "
-                                                              "the environment of the code location (never commit it)")])
-            problem = key_problem(key)
-            if problem:
-                raise BenchInputError(f"${env}", [(None, env, f"the API key for {vendor} {problem}; fix the variable "
-                                                              "(the key was not sent)")])
+        if not key:
+            raise BenchInputError(f"${env}", [(None, env, f"no API key for {vendor} in live mode: set ${env} in "
+                                                          "the environment of the code location (never commit it)")])
+        problem = key_problem(key)
+        if problem:
+            raise BenchInputError(f"${env}", [(None, env, f"the API key for {vendor} {problem}; fix the variable "
+                                                          "(the key was not sent)")])
         return key
 
 
 def bench_paths_from_env() -> BenchPaths:
-    """The paths the code location binds ($BENCH_HOME, $BENCH_PRIVATE_DIR, $BENCH_WAREHOUSE, and
-    $BENCH_LAKE_URL, the switch to the Parquet data path)."""
-    return BenchPaths(root=os.environ.get("BENCH_HOME", ""), private_dir=os.environ.get("BENCH_PRIVATE_DIR", ""),
-                      warehouse_path=os.environ.get("BENCH_WAREHOUSE", ""),
-                      lake_url=os.environ.get("BENCH_LAKE_URL", ""))
+    """The paths the code location binds ($BENCH_HOME, $BENCH_PRIVATE_DIR)."""
+    return BenchPaths(root=os.environ.get("BENCH_HOME", ""), private_dir=os.environ.get("BENCH_PRIVATE_DIR", ""))
+
+
+def warehouse_from_env(paths: BenchPaths | None = None) -> WarehouseResource:
+    """The warehouse the code location binds ($BENCH_WAREHOUSE, default data/warehouse/bench.duckdb
+    under the bench home; $BENCH_LAKE_URL, the switch to the Parquet data path)."""
+    default = (paths or bench_paths_from_env()).default_warehouse_file()
+    return WarehouseResource(database=str(Path(os.environ.get("BENCH_WAREHOUSE") or default).resolve()),
+                             lake_url=os.environ.get("BENCH_LAKE_URL", ""))
 
 
 @dg.definitions
 def resources() -> dg.Definitions:
     return dg.Definitions(resources={
         "paths": bench_paths_from_env(),
+        "duckdb": warehouse_from_env(),
         "gateway": VendorGateway(simulator_url=os.environ.get("BENCH_SIMULATOR_URL", "")),
         "vendor_keys": vendor_keys_from_env(),
     })

@@ -1,13 +1,40 @@
-"""Registering snapshots: a manifest written under data/snapshots/<id>/ becomes a partition."""
+"""The snapshot's pinned manifest, and the sensor that registers each new manifest as a partition."""
 
-from __future__ import annotations
+
+from datetime import datetime, timezone
 
 import dagster as dg
+import pandas as pd
 
+from bench_assets.defs.errors import reports_bench_errors
 from bench_assets.defs.partitions import snapshots_partitions_def
-from bench_assets.defs.resources import BenchPaths, bench_paths_from_env
+from bench_assets.defs.resources import BenchPaths, WarehouseResource, bench_paths_from_env
 from bench_assets.errors import BenchInputError
-from bench_assets.manifest import load_manifest
+from bench_assets.manifest import load_manifest, manifest_sha256
+from bench_assets.storage.lifecycle import refuse_if_published, snapshot_status
+
+
+@dg.asset(partitions_def=snapshots_partitions_def, group_name="golden", kinds={"duckdb", "yaml"})
+@reports_bench_errors
+def snapshot_manifest(context: dg.AssetExecutionContext, paths: BenchPaths,
+                      duckdb: WarehouseResource) -> dg.MaterializeResult:
+    """The snapshot's pinned manifest (mode, vendors, plans, prices, limits, exclusions, k values,
+    fidelity weights), validated and recorded with its SHA-256 so every number traces back to it."""
+    snapshot_id = context.partition_key
+    warehouse = duckdb.warehouse()
+    refuse_if_published(warehouse, snapshot_id, "snapshot_manifest")
+    path = paths.manifest_path(snapshot_id)
+    manifest = paths.manifest(snapshot_id)
+    digest = manifest_sha256(path)
+    warehouse.replace_rows("snapshots", pd.DataFrame([{
+        "snapshot_id": snapshot_id, "mode": manifest.mode, "manifest_path": str(path), "manifest_sha256": digest,
+        "manifest_json": manifest.model_dump_json(),
+        "status": snapshot_status(warehouse, snapshot_id),  # the lifecycle state is kept
+        "registered_at": datetime.now(timezone.utc)}]), {"snapshot_id": snapshot_id})
+    return dg.MaterializeResult(metadata={
+        "mode": manifest.mode, "manifest_sha256": digest, "vendors": dg.MetadataValue.json(sorted(manifest.vendors)),
+        "excluded": dg.MetadataValue.json([e.vendor for e in manifest.excluded]),
+    })
 
 
 def manifest_review(paths: BenchPaths, registered: set[str]) -> tuple[list[str], dict[str, str]]:
@@ -37,7 +64,7 @@ def snapshot_sensor(paths: BenchPaths) -> dg.SensorDefinition:
                            "partition (as `bench snapshot add ID` does), so a snapshot appears in the UI's "
                            "partition pickers. Registering runs nothing. A manifest that does not validate is "
                            "reported, file and field, and registered once fixed. Running by default.")
-    def snapshot_manifests(context: dg.SensorEvaluationContext):
+    def snapshot_manifests(context: dg.SensorEvaluationContext) -> dg.SensorResult | dg.SkipReason:
         registered = set(context.instance.get_dynamic_partitions(snapshots_partitions_def.name))
         new, problems = manifest_review(paths, registered)
         for snapshot_id, problem in problems.items():
@@ -52,8 +79,3 @@ def snapshot_sensor(paths: BenchPaths) -> dg.SensorDefinition:
 
 
 snapshot_manifests_sensor = snapshot_sensor(bench_paths_from_env())
-
-
-@dg.definitions
-def defs() -> dg.Definitions:
-    return dg.Definitions(sensors=[snapshot_manifests_sensor])

@@ -388,7 +388,7 @@ def score_cell(
     A.3's default rule and needs judgement, so it is not scored here. Per-cell overrides
     are expressed by passing a tighter ``rubric``.
 
-    Applied to a vendor's results (``bench_assets.scoring.score_answer``, top ``answer_k``
+    Applied to a vendor's results (``bench_assets.golden.verdicts.score_answer``, top ``answer_k``
     results): a range or not-available row is scored on the answer the cell reader
     (:func:`bench_assets.metrics.read_cell_answer`) reads about the row's cue. A precise row
     scores 1 when its answer appears in those results (:func:`answer_in_text`, within the

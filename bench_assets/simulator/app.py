@@ -38,12 +38,13 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from bench_assets.simulator import vendors as vendor_package
-from bench_assets.simulator.corpus import Corpus, Page, build_corpus
+from bench_assets.golden.planted import Corpus, Page, build_corpus
 from bench_assets.simulator.faults import FaultableStarlette, FaultState, fault_plan_from_env, parse_fault_plan, request_key
 from bench_assets.simulator.index import Hit, SearchIndex, extract_page, styled_url
 from bench_assets.simulator.profiles import PROFILES, VendorProfile
-from bench_assets.simulator.sentinels import SentinelRegistry, SimClock
-from bench_assets.simulator.sentinels import routes as sentinel_routes
+from bench_assets.simulator.request import SimRequest
+from bench_assets.simulator.fresh_pages import SentinelRegistry, SimClock
+from bench_assets.simulator.fresh_pages import routes as sentinel_routes
 from bench_assets.simulator.signup import SignupService
 
 SIM_PREFIX = "/h"
@@ -58,23 +59,6 @@ def simulated_url(real_url: str, sim_base: str) -> str:
     """Rewrite a real https URL to the simulator: https://host/path -> {sim_base}/h/host/path."""
     rest = real_url.split("://", 1)[1]
     return f"{sim_base.rstrip('/')}{SIM_PREFIX}/{rest}"
-
-
-@dataclass
-class SimRequest:
-    vendor: str
-    method: str
-    host: str
-    path: str
-    params: dict[str, str]
-    headers: dict[str, str]  # lower-cased names
-    body: bytes
-
-    def json(self) -> Any:
-        try:
-            return json.loads(self.body or b"null")
-        except json.JSONDecodeError:
-            return None
 
 
 Handler = Callable[["Simulator", SimRequest], Awaitable[Response]]

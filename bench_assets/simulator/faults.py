@@ -48,7 +48,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from email.utils import formatdate
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from starlette.applications import Starlette
@@ -57,9 +57,8 @@ from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingR
 from bench_assets.errors import BenchInputError
 from bench_assets.simulator.index import unit_hash
 from bench_assets.simulator.profiles import PROFILES
+from bench_assets.simulator.request import SimRequest
 
-if TYPE_CHECKING:
-    from bench_assets.simulator.app import SimRequest
 
 FAULTS_ENV = "BENCH_SIM_FAULTS"
 # Before the vendor's handler runs (never billed), then after it (the vendor has billed).
@@ -155,7 +154,7 @@ def fault_plan_from_env(environ: dict[str, str] | None = None) -> FaultPlan:
     return parse_fault_plan(text, f"${FAULTS_ENV}") if text else FaultPlan()
 
 
-def request_key(req: "SimRequest", auth_param: str | None) -> str:
+def request_key(req: SimRequest, auth_param: str | None) -> str:
     """What identifies a request for fault draws: method, host, path, parameters (not the key), body."""
     params = sorted((k, v) for k, v in req.params.items() if k != auth_param)
     text = json.dumps([req.method, req.host, req.path, params]) + "\n" + req.body.decode("utf-8", "replace")

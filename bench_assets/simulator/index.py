@@ -10,7 +10,7 @@ from functools import lru_cache
 from rank_bm25 import BM25Okapi
 from selectolax.lexbor import LexborHTMLParser as HTMLParser
 
-from bench_assets.simulator.corpus import Corpus, Page
+from bench_assets.golden.planted import Corpus, Page
 from bench_assets.simulator.profiles import VendorProfile
 
 _TOKEN = re.compile(r"[a-z0-9]+")

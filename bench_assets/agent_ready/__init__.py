@@ -1,0 +1,1 @@
+"""Agent-ready trials: can an autonomous agent obtain a working key with no human in the loop."""

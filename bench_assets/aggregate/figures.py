@@ -1,0 +1,143 @@
+"""Aggregates per vendor and per stratum, task type, cohort and split: every figure with n and a 95 % interval.
+
+Input is the `row_scores` table of a snapshot; output is the long `vendor_metrics` table
+(vendor, scope, scope_value, metric, value, n, low, high) from which every published surface is
+rendered, so the HTML, the JSON and the CSV cannot disagree.
+
+Every figure's `n` is the rows behind it: the vendor's rows other than `unsupported` (failures
+included, counted as not correct), the search rows for hit@k, the extract rows for fidelity,
+the rows with a recorded latency for the latency percentiles. Intervals are 95 %: Wilson for
+proportions (correct rate, coverage, hit@k), Newcombe for the overfit gap, the normal
+approximation for mean fidelity, the Wilson bounds of the correct rate carried through to cost
+per correct (`cost_per_correct_interval`), and the order-statistic interval for latency p50/p95
+(`percentile_interval`). Billed spend is a total of archived, billed calls, not an estimate:
+it is exact, published with `low = high = value`. The ranking figure (`scope = "ranking"`) is
+the correct rate over the task types every scored vendor supports (`shared_task_types`).
+The mean answer score (`answer_score_mean`, over answer rows, failures scoring 0) has the Wilson
+interval with the Bernoulli variance bound (`rubric_mean_interval`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from bench_assets.fetch.classify import RESPONSE_CLASSES
+from bench_assets.metrics import cost_per_correct_interval, overfit_gap, percentile_interval, wilson_interval
+from bench_assets.metrics import rubric_mean_interval
+from bench_assets.sentinels.ttr import ttr_metrics
+from bench_assets.storage.warehouse import Warehouse
+
+METRIC_COLUMNS = ["snapshot_id", "vendor", "scope", "scope_value", "metric", "value", "n", "low", "high"]
+HEADLINE_MIN_N = 10
+CHART_MIN_N = 20
+RANKING_SCOPE = "ranking"
+
+
+def _prop(rows: list, snapshot: str, vendor: str, scope: str, value: str, metric: str, successes: int, n: int) -> None:
+    iv = wilson_interval(int(successes), int(n))
+    rows.append([snapshot, vendor, scope, value, metric, iv.value, int(n), iv.low, iv.high])
+
+
+def _mean_interval(values: pd.Series) -> tuple[float | None, float | None, float | None]:
+    """Mean with a normal-approximation 95 % interval clipped to [0, 1] (fidelity is bounded)."""
+    n = len(values)
+    if n == 0:
+        return None, None, None
+    mean = float(values.mean())
+    if n == 1:
+        return mean, None, None
+    half = 1.959963984540054 * float(values.std(ddof=1)) / math.sqrt(n)
+    return mean, max(0.0, mean - half), min(1.0, mean + half)
+
+
+def _scope_metrics(rows: list, snapshot: str, vendor: str, scope: str, value: str, df: pd.DataFrame) -> None:
+    scored = df[df["response_class"] != "unsupported"]
+    if scored.empty:
+        return
+    _prop(rows, snapshot, vendor, scope, value, "correct_rate", int(scored["correct"].fillna(False).sum()), len(scored))
+    _prop(rows, snapshot, vendor, scope, value, "coverage", int((scored["response_class"] == "ok").sum()), len(scored))
+    search = scored[scored["task_type"] == "search"]
+    for k in (1, 3, 5, 10):
+        if len(search):
+            _prop(rows, snapshot, vendor, scope, value, f"hit_at_{k}", int(search[f"hit_at_{k}"].fillna(False).sum()), len(search))
+    extract = scored[scored["task_type"] == "extract"]
+    if len(extract):
+        mean, low, high = _mean_interval(extract["fidelity"].fillna(0.0).astype(float))
+        rows.append([snapshot, vendor, scope, value, "fidelity_mean", mean, len(extract), low, high])
+    answer = scored[scored["task_type"] == "answer"]
+    if len(answer) and "answer_score" in answer:
+        # Mean per-cell rubric score (0 / 0.5 / 1) of answer rows; failures score 0 and stay in n.
+        iv = rubric_mean_interval(answer["answer_score"].fillna(0.0).astype(float))
+        rows.append([snapshot, vendor, scope, value, "answer_score_mean", iv.value, len(answer), iv.low, iv.high])
+
+
+def shared_task_types(scores: pd.DataFrame) -> list[str]:
+    """The ranking basis: the task types every scored vendor of the snapshot supports.
+
+    A vendor is scored when it has at least one row other than `unsupported`; it supports a
+    task type when it has a row of that type other than `unsupported` (a vendor with no
+    extraction endpoint has every extract row `unsupported`). Vendors are ranked, and put in
+    tie groups, by their correct rate over the rows of these task types only, so every vendor
+    is compared on the same row set: the overall correct rate of a vendor without an extraction
+    endpoint leaves the extract rows out of its denominator, while the others carry them, so
+    the overall rates are not comparable. The overall correct rate is still published for
+    each vendor. Returns the shared task types sorted by name; empty when no task type is
+    supported by every scored vendor (the leaderboard then ranks by the overall correct rate
+    and says so).
+    """
+    scored = scores[scores["response_class"] != "unsupported"]
+    if scored.empty:
+        return []
+    per_vendor = [set(part["task_type"]) for _, part in scored.groupby("vendor", sort=True)]
+    return sorted(set.intersection(*per_vendor))
+
+
+def vendor_metrics(snapshot_id: str, scores: pd.DataFrame) -> pd.DataFrame:
+    """Compute the long metrics table of a snapshot from its row scores."""
+    rows: list = []
+    shared = shared_task_types(scores)
+    for vendor, df in scores.groupby("vendor", sort=True):
+        _scope_metrics(rows, snapshot_id, vendor, "overall", "all", df)
+        for scope in ("task_type", "stratum", "cohort", "split"):
+            for value, part in df.groupby(scope, sort=True):
+                _scope_metrics(rows, snapshot_id, vendor, scope, str(value), part)
+        scored = df[df["response_class"] != "unsupported"]
+        n = len(scored)
+        correct = int(scored["correct"].fillna(False).sum())
+        spend = float(scored["billed_usd"].fillna(0.0).sum())
+        # Spend is exact (a sum of billed calls): its interval is the value itself.
+        rows.append([snapshot_id, vendor, "overall", "all", "spend_usd", spend, n, spend, spend])
+        cpc = cost_per_correct_interval(spend, correct, n)
+        rows.append([snapshot_id, vendor, "overall", "all", "cost_per_correct_usd", cpc.value, n, cpc.low, cpc.high])
+        latencies = scored["latency_ms"].dropna().astype(float).tolist()
+        for q in (50, 95):
+            lat = percentile_interval(latencies, q)
+            rows.append([snapshot_id, vendor, "overall", "all", f"latency_p{q}_ms", lat.value, len(latencies),
+                         lat.low, lat.high])
+        basis = scored[scored["task_type"].isin(shared)]
+        if shared and len(basis):
+            _prop(rows, snapshot_id, vendor, RANKING_SCOPE, ",".join(shared), "correct_rate",
+                  int(basis["correct"].fillna(False).sum()), len(basis))
+        for cls in RESPONSE_CLASSES:
+            count = int((df["response_class"] == cls).sum())
+            rows.append([snapshot_id, vendor, "response_class", cls, "count", float(count), len(df), None, None])
+        pub = scored[scored["split"] == "public"]
+        hold = scored[scored["split"] == "holdout"]
+        if len(pub) and len(hold):
+            gap = overfit_gap(int(pub["correct"].fillna(False).sum()), len(pub),
+                              int(hold["correct"].fillna(False).sum()), len(hold))
+            rows.append([snapshot_id, vendor, "overall", "all", "overfit_gap", gap.value, len(pub) + len(hold),
+                         gap.low, gap.high])
+    out = pd.DataFrame(rows, columns=METRIC_COLUMNS)
+    return out.astype({"value": "float64", "low": "float64", "high": "float64", "n": "int64"})
+
+
+def snapshot_metrics(warehouse: Warehouse, snapshot_id: str) -> pd.DataFrame:
+    """Every `vendor_metrics` row of the snapshot: the vendors' figures from their row scores, and
+    time-to-retrievability from the sentinel probes so far."""
+    scores = warehouse.rows("row_scores", snapshot_id)
+    metrics = vendor_metrics(snapshot_id, scores) if len(scores) else pd.DataFrame()
+    ttr = ttr_metrics(warehouse, snapshot_id)
+    return pd.concat([metrics, ttr], ignore_index=True) if len(ttr) else metrics

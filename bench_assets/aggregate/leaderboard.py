@@ -1,0 +1,230 @@
+"""The leaderboard record: built once from `vendor_metrics` and rendered to every surface.
+
+Headline eligibility follows the methodology (`bench_assets.aggregate.eligibility`); the rules as
+published, their thresholds read from the constants the rules use, are `eligibility_rules()`.
+Every vendor entry carries `headline_eligible` and its reasons, `metric_eligibility` for each of
+its figures and `breakdown_eligibility` for each breakdown group; anything not eligible is
+labelled illustrative on every surface. Beside its position and tie group each ranked vendor has
+a `rank_range` (`metrics.rank_ranges`): the ranks it could hold given the intervals that lie
+entirely above and below its own.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+from bench_assets.agent_ready.records import TrialRecord, agent_ready_summary, load_trial_records
+from bench_assets.aggregate.figures import RANKING_SCOPE
+from bench_assets.fetch.classify import RESPONSE_CLASSES
+from bench_assets.aggregate import eligibility
+from bench_assets.manifest import Manifest
+from bench_assets.metrics import rank_ranges, tie_groups
+from bench_assets.storage.warehouse import Warehouse
+
+HEADLINE_METRICS = ["correct_rate", "correct_rate_shared", "hit_at_1", "hit_at_3", "hit_at_5", "hit_at_10",
+                    "fidelity_mean", "answer_score_mean", "coverage", "cost_per_correct_usd", "spend_usd", "overfit_gap",
+                    "latency_p50_ms", "latency_p95_ms", "ttr_median_hours", "ttr_probes"]
+# A Kaplan–Meier median that never falls to 1/2 is "not reached": its figure has value null and
+# n > 0 (a vendor with no sentinel subject has no figure at all). The CSV spells the flag out.
+NOT_REACHED_METRICS = ["ttr_median_hours"]
+# Positions and tie groups: the correct rate over the task types every scored vendor supports
+# (`aggregate.shared_task_types`), so every vendor is compared on the same rows; the record's
+# `ranking` names the metric used, its task types and a note.
+RANK_METRIC = "correct_rate_shared"
+# The overall correct rate: published for every vendor, and the ranking fallback when no task type is shared.
+BASE_METRIC = "correct_rate"
+
+
+def eligibility_rules() -> str:
+    """The headline-eligibility rules in words (markdown) for the methodology page, with every
+    threshold read from the constant the rules themselves use, so the page cannot drift from them."""
+    no_rule = ", ".join(f"`{m}`" for m in sorted(eligibility.NO_N_RULE))
+    chart_scopes = ", ".join(sorted(eligibility.CHART_SCOPES))
+    return "\n".join([
+        "A figure is headline-eligible only when every rule holds; otherwise it is illustrative and carries the "
+        "reasons:",
+        "",
+        "- **Live mode only**: simulated and replay runs are never headline figures.",
+        "- **An operator declaration**: a live snapshot needs the operator's conflict-of-interest declaration filed "
+        "and valid.",
+        f"- **Enough rows behind the figure itself**: n ≥ {eligibility.AGGREGATE_MIN_N} behind an aggregate claim "
+        f"(a vendor's overall figures, its task-type, cohort and split breakdowns), n ≥ {eligibility.CHART_MIN_N} "
+        f"behind a per-stratum figure (breakdown by {chart_scopes}, drawn in the charts). The n is the figure's "
+        "own: hit@k counts search rows, fidelity extract rows, latency the responses timed, time-to-retrievability "
+        f"the sentinel pages, and the overfit gap needs n ≥ {eligibility.AGGREGATE_MIN_N} on both sides (public and "
+        f"holdout). Totals ({no_rule}) have no n rule.",
+        "- **Adapter and plan pinned**: the manifest pins the adapter version the code implements, names the plan, "
+        "and (outside simulated mode) archives the pricing page its prices were read from.",
+        "- **The first full run is complete** for the vendor: every golden row scored.",
+        "",
+        "A vendor's position rests on its ranking figure and its overall correct rate: the vendor is "
+        "headline-eligible when both are. Each figure is judged by its own n, so an eligible vendor can still have "
+        "an illustrative figure (a stratum with few rows, a median over few sentinel pages): every surface marks it "
+        "(the site with an *illustrative* tag whose title gives the reason, leaderboard.csv in "
+        "`<metric>_headline_eligible`, leaderboard.json in `metric_eligibility` and `breakdown_eligibility`). "
+        "A chart is headline-eligible only when every figure it draws is.",
+    ])
+
+
+def _clean(x: Any) -> Any:
+    if x is None:
+        return None
+    if isinstance(x, float) and (math.isnan(x) or math.isinf(x)):
+        return None
+    return x
+
+
+def _figure(rec: pd.Series) -> dict[str, Any]:
+    value = _clean(float(rec["value"])) if rec["value"] is not None else None
+    return {"value": None if value is None else round(value, 6), "n": int(rec["n"]),
+            "low": None if _clean(rec["low"]) is None else round(float(rec["low"]), 6),
+            "high": None if _clean(rec["high"]) is None else round(float(rec["high"]), 6)}
+
+
+def _ranking(entries: list[dict[str, Any]], shared: list[str] | None, all_types: set[str]) -> dict[str, Any]:
+    """Which figure ranks the scored vendors, over which task types, and why (the record's `ranking`)."""
+    scored = [e for e in entries if e["status"] == "scored" and BASE_METRIC in e["metrics"]]
+    if shared and all(RANK_METRIC in e["metrics"] for e in scored):
+        left_out = sorted(all_types - set(shared))
+        note = (f"Ranked by the correct rate over the task types every scored vendor supports "
+                f"({', '.join(shared)}), so every vendor is compared on the same rows. ")
+        note += (f"The overall correct rate also counts {', '.join(left_out)} rows, which not every vendor "
+                 "supports; it is published beside the ranking figure but does not set the order."
+                 if left_out else "Every scored vendor supports every task type: the ranking figure equals the "
+                                  "overall correct rate.")
+        return {"metric": RANK_METRIC, "base_metric": BASE_METRIC, "task_types": list(shared),
+                "task_types_left_out": left_out, "note": note}
+    if not scored:
+        return {"metric": BASE_METRIC, "base_metric": BASE_METRIC, "task_types": [], "task_types_left_out": [],
+                "note": "No vendor is scored yet."}
+    return {"metric": BASE_METRIC, "base_metric": BASE_METRIC, "task_types": sorted(all_types),
+            "task_types_left_out": [],
+            "note": "No task type is supported by every scored vendor: ranked by the overall correct rate, whose "
+                    "rows differ between vendors (each counts only the task types it supports)."}
+
+
+def build_leaderboard(manifest: Manifest, metrics: pd.DataFrame, complete_vendors: set[str],
+                      agent_trials: list[TrialRecord] | None = None,
+                      snapshot_reasons: list[str] | None = None) -> dict[str, Any]:
+    """The leaderboard as a plain JSON-ready dict (the schema of leaderboard.json). `agent_trials`
+    are the snapshot's agent-ready trial records (each vendor's `agent_ready` summarizes its own)."""
+    entries: list[dict[str, Any]] = []
+    shared: list[str] | None = None
+    all_types: set[str] = set()
+    for vendor, spec in sorted(manifest.vendors.items()):
+        m = metrics[metrics["vendor"] == vendor]
+        overall = {r["metric"]: _figure(r) for _, r in m[(m["scope"] == "overall")].iterrows()}
+        for _, r in m[(m["scope"] == RANKING_SCOPE) & (m["metric"] == BASE_METRIC)].iterrows():
+            overall[RANK_METRIC] = _figure(r)
+            shared = str(r["scope_value"]).split(",")
+        breakdown: dict[str, dict[str, dict[str, Any]]] = {}
+        for scope in ("task_type", "stratum", "cohort", "split"):
+            part = m[m["scope"] == scope]
+            breakdown[scope] = {}
+            for value, grp in part.groupby("scope_value", sort=True):
+                breakdown[scope][value] = {r["metric"]: _figure(r) for _, r in grp.iterrows()}
+        all_types |= {t for t, figs in breakdown["task_type"].items() if BASE_METRIC in figs}
+        classes = {r["scope_value"]: int(r["value"]) for _, r in m[m["scope"] == "response_class"].iterrows()}
+        # The rows behind the vendor's claims: its overall rate, and the ranking figure its position rests on.
+        n = overall.get(BASE_METRIC, {}).get("n", 0)
+        if RANK_METRIC in overall:
+            n = min(n, overall[RANK_METRIC]["n"])
+        reasons = eligibility.vendor_reasons(manifest.mode, spec, n, vendor in complete_vendors, snapshot_reasons or ())
+        status = "scored" if overall else "not_run"
+        entries.append({
+            "vendor": vendor, "status": status, "reason": None if overall else "no scores yet",
+            "adapter": spec.adapter, "adapter_version": spec.adapter_version, "plan": spec.plan,
+            "metrics": {k: overall[k] for k in HEADLINE_METRICS if k in overall},
+            "breakdown": breakdown, "response_classes": classes,
+            "headline_eligible": not reasons, "reasons": reasons,
+            # each figure by its own n (aggregate.eligibility); snapshot_reasons: e.g. no operator declaration
+            "metric_eligibility": eligibility.metric_eligibility(manifest.mode, spec, vendor in complete_vendors,
+                                                                 overall, breakdown, snapshot_reasons or ()),
+            "breakdown_eligibility": eligibility.breakdown_eligibility(manifest.mode, spec, vendor in complete_vendors,
+                                                                      breakdown, BASE_METRIC, snapshot_reasons or ()),
+            "agent_ready": agent_ready_summary([t for t in agent_trials or [] if t.vendor == vendor]),
+        })
+    ranking = _ranking(entries, shared, all_types)
+    rank = ranking["metric"]
+    scored = [e for e in entries if e["status"] == "scored" and rank in e["metrics"]]
+    # An undefined ranking figure (no rows) sorts last, in a group of its own.
+    ordered = sorted(scored, key=lambda e: (e["metrics"][rank]["value"] is None, -(e["metrics"][rank]["value"] or 0.0),
+                                            e["vendor"]))
+    groups = tie_groups([(e["vendor"], float("-inf") if e["metrics"][rank]["value"] is None
+                          else e["metrics"][rank]["value"], e["metrics"][rank]["low"], e["metrics"][rank]["high"])
+                         for e in ordered])
+    ranges = rank_ranges([(e["vendor"], e["metrics"][rank]["value"], e["metrics"][rank]["low"],
+                           e["metrics"][rank]["high"]) for e in ordered])
+    for position, (e, g, r) in enumerate(zip(ordered, groups, ranges), start=1):
+        e["position"], e["rank_group"] = position, g
+        # an undefined ranking figure has no interval, hence no rank range (it sorts last)
+        e["rank_range"] = {"best": r[0], "worst": r[1]} if r else None
+    for e in manifest.excluded:
+        entries.append({"vendor": e.vendor, "status": "excluded", "reason": e.reason, "reason_code": e.reason_code,
+                        "evidence": e.evidence, "metrics": {}, "headline_eligible": False,
+                        "reasons": ["excluded: never called, never scored"]})
+    entries.sort(key=lambda e: (e.get("position") or 10_000, e["vendor"]))
+    return {
+        "schema_version": 1,
+        "snapshot_id": manifest.snapshot_id,
+        "mode": manifest.mode,
+        "title": manifest.title,
+        "rank_metric": rank,
+        "ranking": ranking,
+        "k_values": manifest.k_values,
+        "headline_eligible": any(e["headline_eligible"] for e in entries),
+        "vendors": entries,
+    }
+
+
+def leaderboard_rows(board: dict[str, Any]) -> list[dict[str, Any]]:
+    """Flat rows (one per vendor) for the CSV: position, rank group and rank range with the ranking
+    basis, every headline figure as value, n, low, high and whether it is headline-eligible on its
+    own, and the count of rows in each response class."""
+    out = []
+    for e in board["vendors"]:
+        ranks = e.get("rank_range") or {}
+        row: dict[str, Any] = {"vendor": e["vendor"], "status": e["status"], "position": e.get("position"),
+                               "rank_group": e.get("rank_group"), "rank_best": ranks.get("best"),
+                               "rank_worst": ranks.get("worst"), "rank_metric": board["rank_metric"],
+                               "rank_task_types": " ".join((board.get("ranking") or {}).get("task_types") or []),
+                               "plan": e.get("plan"), "headline_eligible": e["headline_eligible"]}
+        for name in HEADLINE_METRICS:
+            fig = e["metrics"].get(name) or {}
+            row[name] = fig.get("value")
+            row[f"{name}_n"] = fig.get("n")
+            row[f"{name}_low"] = fig.get("low")
+            row[f"{name}_high"] = fig.get("high")
+            if name in NOT_REACHED_METRICS:
+                row[f"{name}_not_reached"] = (fig.get("value") is None) if fig else None
+            verdict = (e.get("metric_eligibility") or {}).get(name) if fig else None
+            row[f"{name}_headline_eligible"] = None if verdict is None else verdict["headline_eligible"]
+        classes = e.get("response_classes")
+        for cls in RESPONSE_CLASSES:
+            row[f"class_{cls}"] = None if classes is None else int(classes.get(cls, 0))
+        row["reasons"] = "; ".join(e["reasons"])
+        agent = e.get("agent_ready") or {}
+        row["agent_ready"], row["agent_ready_method"], row["agent_ready_date"] = (
+            agent.get("ready"), agent.get("method"), agent.get("trial_date"))
+        out.append(row)
+    return out
+
+
+def complete_vendors(warehouse: Warehouse, snapshot_id: str) -> set[str]:
+    """Vendors whose scores cover every golden row of the snapshot (the full run is complete)."""
+    df = warehouse.query_df("SELECT vendor, count(*) AS n FROM row_scores WHERE snapshot_id = ? GROUP BY 1",
+                            [snapshot_id])
+    total = warehouse.query_df("SELECT count(*) AS n FROM golden_rows WHERE snapshot_id = ?", [snapshot_id])["n"][0]
+    return set(df.loc[df["n"] == total, "vendor"])
+
+
+def current_leaderboard(warehouse: Warehouse, manifest: Manifest) -> dict[str, Any]:
+    """The leaderboard record of the snapshot as the warehouse holds it now (`vendor_metrics`,
+    complete vendors, agent-ready trials, eligibility): what every surface is rendered from."""
+    metrics = warehouse.rows("vendor_metrics", manifest.snapshot_id)
+    return build_leaderboard(manifest, metrics, complete_vendors(warehouse, manifest.snapshot_id),
+                             load_trial_records(warehouse, manifest.snapshot_id),
+                             snapshot_reasons=eligibility.snapshot_reasons(warehouse, manifest))

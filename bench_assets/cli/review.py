@@ -1,0 +1,142 @@
+"""`bench errata …`, `bench review …` and `bench rotation …`: the integrity commands of the bench CLI."""
+
+from __future__ import annotations
+
+import argparse
+from datetime import date
+from pathlib import Path
+
+
+def _paths_and_warehouse():
+    from bench_assets.cli.runs import _resources
+
+    resources = _resources()
+    return resources["paths"], resources["duckdb"].warehouse()
+
+
+def _materializer(launched_by: str):
+    """(materialize(names, partition_key), vendor_key, register) on the persistent Dagster instance."""
+    import dagster as dg
+
+    from bench_assets.cli.runs import QUIET, _assets, _resources, ensure_dagster_home, register_snapshot
+
+    ensure_dagster_home()
+    instance = dg.DagsterInstance.get()
+
+    def materialize(names: tuple[str, ...], partition_key) -> None:
+        result = dg.materialize(_assets(*names), instance=instance, partition_key=partition_key, resources=_resources(),
+                                raise_on_error=False, tags={"bench/launched_by": launched_by}, run_config=QUIET)
+        if not result.success:
+            failure = next((e for e in result.all_events if e.event_type_value == "STEP_FAILURE"), None)
+            detail = failure.event_specific_data.error.message.strip() if failure else "see the run in the Dagster UI"
+            raise SystemExit(f"materializing {', '.join(names)} for {partition_key} failed: {detail}")
+
+    def vendor_key(snapshot: str, vendor: str):
+        return dg.MultiPartitionKey({"snapshot": snapshot, "vendor": vendor})
+
+    return materialize, vendor_key, register_snapshot
+
+
+def cmd_errata_apply(args: argparse.Namespace) -> int:
+    from bench_assets.publish.errata import apply_erratum
+
+    materialize, vendor_key, register = _materializer("bench errata apply")
+    entry = apply_erratum(*_paths_and_warehouse(), args.snapshot, args.erratum_id, materialize, vendor_key, register)
+    print(entry["summary"])
+    print(f"published {entry['version']} (corrects {entry['corrects']}, which is kept unchanged): "
+          f"data/publish/{entry['version']}/errata.json")
+    return 0
+
+
+def cmd_review_send(args: argparse.Namespace) -> int:
+    materialize, _, register = _materializer("bench review send")
+    register(args.snapshot)
+    materialize(("review_packets",), args.snapshot)
+    return cmd_review_status(args)
+
+
+def cmd_review_status(args: argparse.Namespace) -> int:
+    from bench_assets.aggregate.leaderboard import current_leaderboard
+    from bench_assets.golden.store import load_golden_rows
+    from bench_assets.review.business_days import today
+    from bench_assets.review.gate import evaluate_review_gate
+    from bench_assets.storage.lifecycle import snapshot_status
+
+    paths, warehouse = _paths_and_warehouse()
+    manifest = paths.manifest(args.snapshot)
+    status = snapshot_status(warehouse, args.snapshot)
+    on = date.fromisoformat(args.on) if getattr(args, "on", None) else today()
+    print(f"{args.snapshot}: {status} ({manifest.mode} mode)")
+    if status != "frozen":
+        return 0
+    gate = evaluate_review_gate(warehouse, manifest, current_leaderboard(warehouse, manifest),
+                                load_golden_rows(warehouse, args.snapshot), warehouse.split(args.snapshot), on)
+    for vendor, v in gate.vendors.items():
+        print(f"  {vendor:<11} sent {v['sent_on']}  {v['business_days_elapsed']:>2}/{manifest.review.business_days} "
+              f"business days  publishable from {v['opens_on']}")
+    print(gate.summary())
+    return 0 if gate.passed else 1
+
+
+def cmd_review_reply(args: argparse.Namespace) -> int:
+    """Store a vendor's reply verbatim. Before publication it goes with the snapshot; after, it is
+    published at once as a new version (nothing re-run; the published version is kept unchanged)."""
+    from bench_assets.review.business_days import today
+    from bench_assets.publish.replies import file_reply
+
+    def materializer():
+        materialize, _, register = _materializer("bench review reply")
+        return materialize, register
+
+    received = date.fromisoformat(args.received_on) if args.received_on else today()
+    done = file_reply(*_paths_and_warehouse(), args.snapshot, args.vendor, Path(args.file), received, materializer)
+    print(f"stored {args.vendor}'s reply verbatim: {done['path']} (received {received}, sha256 {done['sha256']})")
+    if done["new_version"]:
+        print(f"{args.snapshot} is published: published the reply as {done['version']} (supersedes "
+              f"{done['corrects']}, which is kept unchanged): data/publish/{done['version']}/replies/")
+    return 0
+
+
+def cmd_rotation_plan(args: argparse.Namespace) -> int:
+    materialize, _, register = _materializer("bench rotation plan")
+    register(args.snapshot)
+    materialize(("rotation_plan",), args.snapshot)
+    paths, _ = _paths_and_warehouse()
+    plan = paths.private / "rotation" / f"{args.snapshot}.yaml"
+    print(f"rotation plan for the next quarter (review it; nothing is rewritten): {plan}")
+    return 0
+
+
+def add_integrity_commands(sub: argparse._SubParsersAction) -> None:
+    errata = sub.add_parser("errata", help="corrections to a published snapshot, as new versions")
+    errata_sub = errata.add_subparsers(dest="errata_command", required=True)
+    apply = errata_sub.add_parser("apply", help="re-run an erratum's vendor partition into a new version and publish it")
+    apply.add_argument("snapshot")
+    apply.add_argument("erratum_id")
+    apply.set_defaults(func=cmd_errata_apply)
+
+    review = sub.add_parser("review", help="vendor review: packets, the publication gate, replies")
+    review_sub = review.add_subparsers(dest="review_command", required=True)
+    send = review_sub.add_parser("send", help="write every vendor's review packet (freezes the snapshot)")
+    send.add_argument("snapshot")
+    send.set_defaults(func=cmd_review_send, on=None)
+    status = review_sub.add_parser("status", help="lifecycle state and the review gate (exit 1 while it is closed)")
+    status.add_argument("snapshot")
+    status.add_argument("--on", help="evaluate the gate on this date (YYYY-MM-DD); default today")
+    status.set_defaults(func=cmd_review_status)
+    reply = review_sub.add_parser("reply", help="store a vendor's reply verbatim (published, linked from its row; "
+                                               "after publication, as a new version)")
+    reply.add_argument("snapshot")
+    reply.add_argument("vendor")
+    reply.add_argument("file")
+    reply.add_argument("--received-on", help="date received (YYYY-MM-DD); default today")
+    reply.set_defaults(func=cmd_review_reply)
+
+    rotation = sub.add_parser("rotation", help="plan the next quarter's rotation")
+    rotation_sub = rotation.add_subparsers(dest="rotation_command", required=True)
+    plan = rotation_sub.add_parser("plan", help="write the reviewable rotation plan (retirements and replacements)")
+    plan.add_argument("snapshot")
+    plan.set_defaults(func=cmd_rotation_plan)
+
+
+__all__ = ["add_integrity_commands"]

@@ -1,0 +1,40 @@
+"""Aggregates of a snapshot: every vendor's figures with n and a 95 % interval, and rank groups."""
+
+
+import dagster as dg
+
+from bench_assets.aggregate.figures import snapshot_metrics
+from bench_assets.aggregate.leaderboard import current_leaderboard
+from bench_assets.defs.agent_ready import agent_trials
+from bench_assets.defs.errors import reports_bench_errors
+from bench_assets.defs.partitions import snapshots_partitions_def
+from bench_assets.defs.resources import BenchPaths, WarehouseResource
+from bench_assets.defs.score import vendor_scores
+from bench_assets.defs.sentinels import sentinel_probes
+from bench_assets.publish.format import leaderboard_markdown
+
+
+@dg.asset(partitions_def=snapshots_partitions_def, group_name="results",
+          deps=[vendor_scores, sentinel_probes, agent_trials], kinds={"duckdb"},
+          tags={"bench/stage": "aggregate"})
+@reports_bench_errors
+def vendor_leaderboard(context: dg.AssetExecutionContext, paths: BenchPaths,
+                       duckdb: WarehouseResource) -> dg.MaterializeResult:
+    """The snapshot's aggregates per vendor and per stratum, task type, cohort and split: correct
+    rate, hit@k, fidelity, coverage, cost per correct, overfit gap, latency, response classes and
+    time-to-retrievability (from the sentinel probes so far), each with n and a 95 % interval;
+    vendors whose intervals overlap share a rank group."""
+    snapshot_id = context.partition_key
+    manifest = paths.manifest(snapshot_id)
+    warehouse = duckdb.warehouse()
+    metrics = snapshot_metrics(warehouse, snapshot_id)
+    warehouse.replace_rows("vendor_metrics", metrics, {"snapshot_id": snapshot_id})
+    board = current_leaderboard(warehouse, manifest)
+    scored = [e for e in board["vendors"] if e["status"] == "scored"]
+    return dg.MaterializeResult(metadata={
+        "dagster/row_count": len(metrics), "vendors_scored": len(scored),
+        "headline_eligible": board["headline_eligible"], "mode": manifest.mode,
+        "leaderboard": dg.MetadataValue.md(leaderboard_markdown(board)),
+        **{f"correct_rate/{e['vendor']}": e["metrics"]["correct_rate"]["value"] for e in scored
+           if e["metrics"].get("correct_rate", {}).get("value") is not None},
+    })

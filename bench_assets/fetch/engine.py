@@ -1,0 +1,262 @@
+"""Sending the queries of one vendor partition and archiving every attempt as evidence.
+
+The fetcher records evidence, never a verdict: status, headers, body, latency, time. Every
+attempt is committed to the partition's own DuckDB file as soon as it completes (attempts that
+complete together share one commit), before the query moves on, so a crash loses at most the
+calls in flight, and a re-run skips every query that already has a final response (it never pays
+twice for a response it has).
+
+Pacing and retries, so that a run survives every fault and never wedges:
+- requests are paced by `fetch.pacing.VendorPacer`: evenly at each endpoint's limit, and within the
+  vendor's account-wide limit across every process that shares the pacing directory; at most
+  `concurrency` are in flight;
+- each attempt has one deadline (`timeout_seconds`) for connecting, headers and the whole body,
+  so a body that drips forever ends as a timeout;
+- a 408/429/5xx (but not a vendor's out-of-credit answer), a transport error, a 2xx challenge
+  page and a 2xx body that cannot be read (truncated, malformed) are retried, at most
+  `max_attempts` times, after exponential backoff with jitter; a `Retry-After` (seconds or
+  HTTP-date) is honoured as a minimum wait and pauses every request of that capability; one
+  longer than `retry_after_max` ends the query at once rather than holding the run;
+- whatever happens, each (query, capability) ends with one attempt marked `final`.
+
+Spend counts every attempt the vendor bills, retries included (`SpendLedger`, `archived_spend`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from email.utils import parsedate_to_datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+from tenacity import AsyncRetrying, retry_if_result, stop_after_attempt, wait_exponential_jitter
+
+from bench_assets.adapters.base import Adapter, VendorTask, scrub_secrets
+from bench_assets.fetch.classify import RETRYABLE_STATUSES, SPEND_CEILING_REACHED
+from bench_assets.fetch.pacing import VendorPacer
+from bench_assets.fetch.spend import ledger_of, read_attempt
+from bench_assets.storage.archive import PartitionArchive
+
+
+@dataclass(frozen=True)
+class FetchItem:
+    """One call to make: a golden row (or decoy) sent to one vendor capability."""
+
+    query_id: str
+    role: str  # public | holdout | decoy
+    capability: str
+    text: str
+    num_results: int = 10
+
+
+@dataclass(frozen=True)
+class FetchSettings:
+    endpoints: dict[str, str]
+    api_key: str
+    options: dict[str, Any]
+    rate_limits_per_second: dict[str, float]  # per capability (endpoint)
+    concurrency: int
+    timeout_seconds: float  # one deadline per attempt: connect, headers and the whole body
+    max_attempts: int
+    prices_usd: dict[str, float]
+    spend_ceiling_usd: float | None = None
+    backoff_initial: float = 0.5
+    backoff_max: float = 30.0
+    retry_after_max: float = 120.0  # a vendor asking for a longer pause ends the query instead
+    vendor_rate_per_second: float | None = None  # the account-wide limit, all endpoints together
+    pacing_dir: Path | None = None  # shared by every process calling this vendor (None: this one only)
+
+
+@dataclass
+class FetchStats:
+    sent: int = 0
+    skipped_archived: int = 0
+    attempts: int = 0
+    retries: int = 0
+    final_by_status: dict[str, int] = field(default_factory=dict)
+    spend_usd: float = 0.0
+    ceiling_stops: int = 0
+    wall_seconds: float = 0.0
+    cpu_seconds: float = 0.0
+    waits: list[float] = field(default_factory=list)  # every wait before a retry (backoff or Retry-After), s
+    pauses: list[float] = field(default_factory=list)  # waits for a capability paused by a Retry-After, s
+
+
+# ------------------------------------------------------------------------------------- pacing
+
+
+def retry_after_seconds(headers: httpx.Headers | dict[str, str] | None, now: datetime | None = None) -> float | None:
+    """The wait a `Retry-After` header asks for (delay-seconds or an HTTP-date), or None."""
+    value = None
+    if headers:
+        value = headers.get("retry-after") if isinstance(headers, httpx.Headers) else \
+            next((v for k, v in headers.items() if k.lower() == "retry-after"), None)
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return max(0.0, (when - (now or datetime.now(timezone.utc))).total_seconds())
+
+
+@dataclass
+class _Outcome:
+    retry: bool
+    retry_after: float | None
+    status: int | None
+
+
+@dataclass
+class _Received:
+    status: int | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    body: str | None = None
+    error: str | None = None
+
+
+async def _receive(client: httpx.AsyncClient, request: Any, deadline: float) -> _Received:
+    """Send one request and read its whole body within `deadline` seconds; keep what arrived."""
+    got = _Received()
+    chunks: list[bytes] = []
+    try:
+        async with asyncio.timeout(deadline):
+            async with client.stream(request.method, request.url, headers=request.headers,
+                                     params=request.params or None, json=request.json_body) as response:
+                got.status = response.status_code
+                got.headers = dict(response.headers)
+                async for chunk in response.aiter_bytes():
+                    chunks.append(chunk)
+    except (TimeoutError, httpx.TimeoutException) as exc:
+        got.error = f"timeout: {type(exc).__name__}" + (" after headers" if got.status is not None else "")
+    except httpx.RequestError as exc:  # connection refused or reset, protocol error, undecodable body
+        got.error = f"connection_error: {type(exc).__name__}: {str(exc)[:200]}"
+    if got.status is not None:
+        got.body = b"".join(chunks).decode("utf-8", "replace")
+    return got
+
+
+async def fetch_partition(adapter: Adapter, items: list[FetchItem], settings: FetchSettings,
+                          archive: PartitionArchive, log: Callable[[str], None] = lambda m: None,
+                          transport: httpx.AsyncBaseTransport | None = None,
+                          sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> FetchStats:
+    """Send every item not yet archived with a final response, archiving each attempt."""
+    stats = FetchStats()
+    started, cpu_started = time.monotonic(), time.process_time()
+    settled = archive.settled()
+    previous_attempts = archive.attempts_so_far()
+    todo = [i for i in items if (i.query_id, i.capability) not in settled]
+    stats.skipped_archived = len(items) - len(todo)
+    ledger = ledger_of(adapter, settings.prices_usd, archive.frame())
+    pacer = VendorPacer(archive.vendor, settings.rate_limits_per_second, settings.vendor_rate_per_second,
+                        settings.pacing_dir)
+    paused_until: dict[str, float] = {}
+    semaphore = asyncio.Semaphore(settings.concurrency)
+    backoff = wait_exponential_jitter(initial=settings.backoff_initial, max=settings.backoff_max,
+                                      jitter=settings.backoff_initial)
+
+    def wait_strategy(retry_state: Any) -> float:
+        outcome: _Outcome = retry_state.outcome.result()
+        wait = backoff(retry_state)
+        if outcome.retry_after is not None:
+            wait = max(wait, outcome.retry_after)
+        stats.waits.append(wait)
+        return wait
+
+    async def respect_pause(capability: str) -> None:
+        for _ in range(3):  # re-check: another Retry-After may have extended the pause meanwhile
+            remaining = paused_until.get(capability, 0.0) - time.monotonic()
+            if remaining <= 0:
+                return
+            stats.pauses.append(remaining)
+            await sleep(remaining)
+
+    async with httpx.AsyncClient(timeout=settings.timeout_seconds, transport=transport,
+                                 limits=httpx.Limits(max_connections=settings.concurrency * 2)) as client:
+
+        secrets = (settings.api_key,)
+
+        async def one_attempt(item: FetchItem, attempt_no: list[int]) -> _Outcome:
+            attempt_no[0] += 1
+            attempt = attempt_no[0]
+            is_last = attempt - attempt_no[1] >= settings.max_attempts
+            base_row = {"snapshot_id": archive.snapshot_id, "vendor": archive.vendor, "query_id": item.query_id,
+                        "role": item.role, "capability": item.capability, "attempt": attempt,
+                        "adapter_version": adapter.version}
+            request = adapter.build(VendorTask(item.capability, item.text, item.num_results),
+                                    settings.endpoints[item.capability], settings.api_key, settings.options)
+            async with semaphore:
+                await respect_pause(item.capability)
+                async with pacer.slot(item.capability):
+                    # Checked at the moment of sending (not when the task was queued), so no more
+                    # than `concurrency` calls in flight can cross the ceiling.
+                    if settings.spend_ceiling_usd is not None and ledger.running_usd >= settings.spend_ceiling_usd:
+                        stats.ceiling_stops += 1
+                        await archive.save({**base_row, "started_at": datetime.now(timezone.utc), "latency_ms": 0.0,
+                                            "request_json": None, "http_status": None, "response_headers_json": None,
+                                            "body": None, "body_sha256": None,
+                                            "transport_error": SPEND_CEILING_REACHED, "final": True})
+                        return _Outcome(False, None, None)
+                    at = datetime.now(timezone.utc)
+                    t0 = time.perf_counter()
+                    got = await _receive(client, request, settings.timeout_seconds)
+                    latency = (time.perf_counter() - t0) * 1000.0
+            stats.attempts += 1
+            # Nothing that echoes the key is kept: an error message quoting the header, a vendor
+            # body or header repeating it. Read and archived alike, so a rescore reads what we read.
+            got = _Received(got.status, {k: scrub_secrets(v, secrets) for k, v in got.headers.items()},
+                            scrub_secrets(got.body, secrets), scrub_secrets(got.error, secrets))
+            retry_after = retry_after_seconds(got.headers)
+            if retry_after is not None and got.status in RETRYABLE_STATUSES:
+                paused_until[item.capability] = max(paused_until.get(item.capability, 0.0),
+                                                    time.monotonic() + min(retry_after, settings.retry_after_max))
+            reading = read_attempt(adapter, settings.prices_usd, item.capability, got.status, got.headers,
+                                   got.body, got.error)
+            final = (not reading.retry) or is_last or (retry_after or 0.0) > settings.retry_after_max
+            ledger.add(item.query_id, item.capability, reading)  # spent once answered, before the archive write
+            await archive.save({**base_row, "started_at": at, "latency_ms": latency,
+                                "request_json": scrub_secrets(json.dumps(request.redacted(), sort_keys=True), secrets),
+                                "http_status": got.status,
+                                "response_headers_json": json.dumps(got.headers, sort_keys=True), "body": got.body,
+                                "body_sha256": hashlib.sha256(got.body.encode()).hexdigest() if got.body is not None
+                                else None, "transport_error": got.error, "final": final})
+            if final:
+                key = str(got.status) if got.error is None else (got.error or "error").split(":")[0]
+                stats.final_by_status[key] = stats.final_by_status.get(key, 0) + 1
+            else:
+                stats.retries += 1
+            return _Outcome(not final, retry_after, got.status)
+
+        async def run(item: FetchItem) -> None:
+            before = previous_attempts.get((item.query_id, item.capability), 0)
+            attempt_no = [before, before]  # [last attempt number, attempts before this run]
+            retrying = AsyncRetrying(stop=stop_after_attempt(settings.max_attempts), wait=wait_strategy,
+                                     retry=retry_if_result(lambda o: o.retry), reraise=True, sleep=sleep,
+                                     retry_error_callback=lambda state: state.outcome.result())
+            await retrying(one_attempt, item, attempt_no)
+            stats.sent += 1
+
+        try:
+            await asyncio.gather(*(run(i) for i in todo))
+        finally:
+            pacer.close()
+    stats.spend_usd = ledger.total()
+    stats.wall_seconds = time.monotonic() - started
+    stats.cpu_seconds = time.process_time() - cpu_started
+    log(f"fetched {stats.sent} queries ({stats.attempts} attempts, {stats.retries} retries), "
+        f"{stats.skipped_archived} already archived, spend ${stats.spend_usd:.4f}")
+    return stats

@@ -1,0 +1,58 @@
+"""One vendor partition's fetch, end to end: its items, the engine run, the archived attempts."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from bench_assets.adapters import get_adapter
+from bench_assets.fetch.engine import FetchItem, FetchSettings, FetchStats, fetch_partition
+from bench_assets.fetch.plan import fetch_settings, interleaved_items
+from bench_assets.golden.store import load_golden_rows
+from bench_assets.golden.verify import require_verified
+from bench_assets.manifest import Manifest
+from bench_assets.split.assign import split_key
+from bench_assets.split.decoys import decoys_for_snapshot
+from bench_assets.storage.archive import PartitionArchive
+from bench_assets.storage.warehouse import Warehouse
+
+
+@dataclass(frozen=True)
+class PartitionFetch:
+    """What a partition's fetch sent and archived: every attempt (`raw`), its items, its statistics."""
+
+    raw: pd.DataFrame
+    items: list[FetchItem]
+    stats: FetchStats
+    settings: FetchSettings
+
+
+def fetch_vendor_partition(warehouse: Warehouse, manifest: Manifest, vendor: str, private_dir: Path,
+                           url: Callable[[str], str], api_key: str,
+                           log: Callable[[str], None] = lambda m: None) -> PartitionFetch:
+    """Send every golden row (and the decoys hiding the holdout) to `vendor`, archiving each attempt
+    in the partition's own DuckDB file; items already answered are not sent again (never paid
+    twice). Refused (NotReadyError) while any golden row is unverified."""
+    snapshot_id = manifest.snapshot_id
+    require_verified(warehouse, snapshot_id)
+    spec = manifest.vendors[vendor]
+    adapter = get_adapter(spec.adapter)
+    rows = load_golden_rows(warehouse, snapshot_id)
+    split = warehouse.split(snapshot_id)
+    # holdout queries go out hidden among decoys, in a keyed order
+    decoys = decoys_for_snapshot(manifest, rows, split, private_dir)
+    items = interleaved_items(rows, split, decoys, adapter.capabilities, manifest.results_per_query,
+                              split_key(manifest.split.key_env, manifest.mode), snapshot_id, vendor)
+    settings = fetch_settings(spec, url, api_key, warehouse.pacing_dir)
+    archive = PartitionArchive(warehouse.partition_file(snapshot_id, vendor), snapshot_id, vendor,
+                               connector=warehouse.connector)
+    try:
+        stats = asyncio.run(fetch_partition(adapter, items, settings, archive, log=log))
+        raw = archive.frame()
+    finally:
+        archive.close()
+    return PartitionFetch(raw, items, stats, settings)

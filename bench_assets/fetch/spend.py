@@ -1,0 +1,140 @@
+"""What a vendor billed, attempt by attempt, read from the archived responses.
+
+A vendor bills a 2xx it sent, readable or not; it bills no error status, no request that never
+got a response, and no challenge page (that comes from a CDN in front of it). Spend counts every
+attempt the vendor bills, retries included (`SpendLedger`, `archived_spend`); the same reading
+decides whether an attempt is worth retrying (`read_attempt`).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from dataclasses import dataclass
+
+import pandas as pd
+
+from bench_assets.adapters.base import Adapter, MalformedResponse, VendorTask
+from bench_assets.fetch.classify import RETRYABLE_STATUSES, looks_like_challenge
+
+
+
+
+def _usd(units: dict[str, float] | None, prices: dict[str, float]) -> float:
+    return sum(prices.get(unit, 0.0) * count for unit, count in (units or {}).items())
+
+
+def _nominal_usd(adapter: Adapter, prices: dict[str, float], capability: str) -> float:
+    """What the plan charges for a call whose body could not be read, when nothing better is known:
+    the adapter's documented expectation for a full result page."""
+    try:
+        return _usd(adapter.expected_units(VendorTask(capability, ""), {}), prices)
+    except (KeyError, TypeError, AttributeError, ValueError):
+        return 0.0
+
+
+def _out_of_credit(adapter: Adapter, capability: str, status: int, headers: dict[str, str], body: str | None) -> bool:
+    """The vendor's own code says the account has no credit left (the adapter's class `quota`)."""
+    try:
+        return adapter.parse(VendorTask(capability, ""), status, headers, body or "").error_class == "quota"
+    except MalformedResponse:
+        return False
+
+
+@dataclass(frozen=True)
+class AttemptReading:
+    """What one archived attempt means for retrying and for spend (read once, parsed once)."""
+
+    retry: bool  # worth another attempt: a transient failure
+    billed_usd: float | None  # None: the vendor billed a response whose body we could not read
+    readable: bool  # a 2xx vendor response that parsed
+
+
+def read_attempt(adapter: Adapter, prices: dict[str, float], capability: str, status: int | None,
+                 headers: dict[str, str], body: str | None, transport_error: str | None) -> AttemptReading:
+    """Read one attempt. A vendor bills a 2xx it sent, readable or not (truncated, malformed, cut
+    off by the network); it bills no error status, no request that never got a response, and no
+    challenge page (that comes from a CDN in front of it). Retried: 408/429/5xx, no response, a
+    challenge page, a 2xx body we could not read."""
+    if status is None:
+        return AttemptReading(True, 0.0, False)
+    if not (200 <= status < 300):
+        # An account out of credit is final even where its status is retryable (SerpApi's and
+        # Linkup's 429): no retry helps until someone pays.
+        return AttemptReading(status in RETRYABLE_STATUSES and not _out_of_credit(adapter, capability, status, headers,
+                                                                                   body), 0.0, False)
+    if looks_like_challenge(body):
+        return AttemptReading(True, 0.0, False)
+    if transport_error:
+        return AttemptReading(True, None, False)
+    try:
+        parsed = adapter.parse(VendorTask(capability, ""), status, headers, body or "")
+    except MalformedResponse:
+        return AttemptReading(True, None, False)
+    return AttemptReading(False, _usd(parsed.billed_units, prices), True)
+
+
+def read_billed_usd(adapter: Adapter, prices: dict[str, float], capability: str, status: int | None,
+                    headers: dict[str, str], body: str | None, transport_error: str | None) -> float | None:
+    """USD the vendor billed for one attempt: 0.0 when it bills nothing, None when it billed a
+    response whose body we could not read (see `read_attempt`)."""
+    return read_attempt(adapter, prices, capability, status, headers, body, transport_error).billed_usd
+
+
+class SpendLedger:
+    """Spend of a partition, attempt by attempt, every attempt the vendor bills (retries included).
+
+    A billed response whose body could not be read is charged like the same query's readable
+    response when one exists (the vendor answers the same request the same way), else like the
+    median readable response of the same capability in the partition, else at the adapter's
+    documented price for a full result page.
+    """
+
+    def __init__(self, adapter: Adapter, prices: dict[str, float]):
+        self.adapter = adapter
+        self.prices = prices
+        self.entries: list[tuple[str, str, float | None]] = []
+        self.readable_by_query: dict[tuple[str, str], float] = {}
+        self.readable_by_capability: dict[str, list[float]] = {}
+        self.running_usd = 0.0  # estimates as known when each attempt was added (for the spend ceiling)
+
+    def add(self, query_id: str, capability: str, reading: AttemptReading) -> None:
+        self.entries.append((query_id, capability, reading.billed_usd))
+        if reading.readable and reading.billed_usd is not None:
+            self.readable_by_query.setdefault((query_id, capability), reading.billed_usd)
+            self.readable_by_capability.setdefault(capability, []).append(reading.billed_usd)
+        self.running_usd += self._priced(query_id, capability, reading.billed_usd)
+
+    def _priced(self, query_id: str, capability: str, billed: float | None) -> float:
+        if billed is not None:
+            return billed
+        same_query = self.readable_by_query.get((query_id, capability))
+        if same_query is not None:
+            return same_query
+        same_capability = self.readable_by_capability.get(capability)
+        if same_capability:
+            return float(statistics.median(same_capability))
+        return _nominal_usd(self.adapter, self.prices, capability)
+
+    def per_attempt(self) -> list[float]:
+        return [self._priced(q, c, b) for q, c, b in self.entries]
+
+    def total(self) -> float:
+        return float(sum(self.per_attempt()))
+
+
+def ledger_of(adapter: Adapter, prices: dict[str, float], raw: pd.DataFrame) -> SpendLedger:
+    ledger = SpendLedger(adapter, prices)
+    for rec in raw.itertuples(index=False):
+        status = None if pd.isna(rec.http_status) else int(rec.http_status)
+        headers = json.loads(rec.response_headers_json) if isinstance(rec.response_headers_json, str) else {}
+        ledger.add(rec.query_id, rec.capability,
+                   read_attempt(adapter, prices, rec.capability, status, headers,
+                                rec.body if isinstance(rec.body, str) else None,
+                                rec.transport_error if isinstance(rec.transport_error, str) else None))
+    return ledger
+
+
+def archived_spend(adapter: Adapter, prices: dict[str, float], raw: pd.DataFrame) -> pd.Series:
+    """USD billed per archived attempt (aligned with `raw`'s index), priced as `SpendLedger` says."""
+    return pd.Series(ledger_of(adapter, prices, raw).per_attempt(), index=raw.index, dtype="float64")

@@ -1,0 +1,36 @@
+"""Row pools beside the golden set: decoys sent with the holdout, and candidates that replace
+dead or rotated rows. The planted demo draws them from its reserve pages (same templates, their
+own random streams); a live snapshot from private JSONL files in the golden-row format."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bench_assets.errors import BenchInputError
+from bench_assets.golden.rows import GoldenRow, load_golden_file
+from bench_assets.manifest import Manifest, RowPool
+from bench_assets.golden.verify import row_urls
+
+
+def load_pool(manifest: Manifest, pool: RowPool, kind: str, private_dir: Path,
+              golden: list[GoldenRow]) -> list[GoldenRow]:
+    """The pool's rows (`kind` is "decoy" or "candidate"), minus any that share an id, a request
+    text or a URL with a golden row. A file pool without a path is an input error."""
+    source = manifest.pool_source(pool)
+    if source == "planted_demo":
+        from bench_assets.golden.planted import reserve_rows, reserve_size
+
+        # exactly the reserve pages a simulator serving this golden set serves (see build_corpus)
+        cohort = golden[0].cohort if golden else "2026-q3"
+        rows = reserve_rows(kind, reserve_size(max(1, manifest.golden.rows_per_stratum // 3)), cohort=cohort)
+    else:
+        if not pool.path:
+            field = "decoys.path" if kind == "decoy" else "candidates.path"
+            raise BenchInputError(f"manifest of {manifest.snapshot_id}", [(None, field, (
+                f"a {kind} pool is needed: set {field} (a JSONL file of golden-row records in the private "
+                "directory)" + (", or decoys.ratio: 0 to send the holdout without decoys" if kind == "decoy" else "")))])
+        rows = load_golden_file(private_dir / pool.path)
+    ids = {r.id for r in golden}
+    texts = {r.request_text for r in golden}
+    urls = {u for r in golden for u in row_urls(r)}
+    return [r for r in rows if r.id not in ids and r.request_text not in texts and not (set(row_urls(r)) & urls)]

@@ -1,0 +1,281 @@
+"""Golden truth rows: the pydantic records and the JSONL loader.
+
+A golden row is one question we ask every vendor, with the answer we verified ourselves.
+Rows come from a registry, from a person who checked them by hand, or from pages we planted.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Literal, Union
+
+from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator,
+                      model_validator)
+
+from bench_assets.errors import BenchInputError
+
+ID_PATTERN = r"^[a-z0-9][a-z0-9_.-]{0,127}$"
+TaskType = Literal["search", "extract", "answer"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Verification(_Strict):
+    """Who or what verified the row, when, and the evidence they kept."""
+
+    verified_by: str = Field(min_length=1)
+    verified_at: datetime
+    evidence: str = Field(min_length=1, description="archived copy, hash or note that proves the answer")
+
+
+def _check_url(url: str) -> str:
+    if not (url.startswith("http://") or url.startswith("https://")) or len(url) < 12:
+        raise ValueError(f"not an absolute http(s) URL: {url!r}")
+    return url
+
+
+HttpUrl = Annotated[str, AfterValidator(_check_url)]
+
+
+class SearchTask(_Strict):
+    """A query and the URLs that count as a correct hit."""
+
+    type: Literal["search"]
+    query: str = Field(min_length=1, max_length=400)
+    golden_urls: list[HttpUrl] = Field(min_length=1)
+
+
+class ExtractTask(_Strict):
+    """A page and the fields a faithful extraction of it must contain (or leave out)."""
+
+    type: Literal["extract"]
+    url: HttpUrl
+    title: str | None = None
+    anchor_phrases: list[str] = []
+    table_cells: list[str] = []
+    numeric_facts: list[float] = []
+    numeric_tolerance: float = Field(default=0.0, ge=0.0, le=1.0)
+    noise: list[str] = []
+
+    @model_validator(mode="after")
+    def _defines_a_field(self) -> "ExtractTask":
+        if not (self.title or self.anchor_phrases or self.table_cells or self.numeric_facts or self.noise):
+            raise ValueError("an extract row must define at least one of title, anchor_phrases, "
+                             "table_cells, numeric_facts, noise")
+        return self
+
+
+class AnswerTask(_Strict):
+    """A question and its reference answer, of one of three types (DeepWeb-Bench A.3).
+
+    * ``precise``: an exact answer (``exact_answer``) or a number with a relative tolerance
+      (``number``, ``tolerance``); correct when it appears in the vendor's top results.
+    * ``range``: the reference range ``range_low`` ≤ ``range_high``; the vendor's text is read
+      for a range (or value) with its method and scored by the per-cell rubric.
+    * ``not_available``: no authoritative figure exists; the right answer is an explicit
+      not-available statement with its justification. ``plausible_low``/``plausible_high``
+      optionally give the interval a range estimate must bracket for half credit.
+
+    ``cue`` is the phrase that names the quantity in returned text, best with its entity
+    ("customer churn rate of Acme"); the reader (:func:`bench_assets.metrics.read_cell_answer`)
+    reads the first sentence that contains it, so range and not-available rows need one. ``percentage`` says the quantity's unit is percent (the rubric
+    then uses tolerances in percentage points).
+    """
+
+    type: Literal["answer"]
+    question: str = Field(min_length=1, max_length=400)
+    answer_type: Literal["precise", "range", "not_available"] = "precise"
+    exact_answer: str | None = None
+    number: float | None = Field(default=None, allow_inf_nan=False)
+    tolerance: float = Field(default=0.0, ge=0.0, le=1.0)
+    range_low: float | None = Field(default=None, allow_inf_nan=False, validate_default=True)
+    range_high: float | None = Field(default=None, allow_inf_nan=False, validate_default=True)
+    plausible_low: float | None = Field(default=None, allow_inf_nan=False, validate_default=True)
+    plausible_high: float | None = Field(default=None, allow_inf_nan=False, validate_default=True)
+    percentage: bool = False
+    cue: str | None = Field(default=None, max_length=200, validate_default=True)
+    source_urls: list[HttpUrl] = []
+
+    # Cross-field checks are field validators (fields validate in declaration order, so
+    # `info.data` holds the answer type and the lower bound), so an error names its field.
+    @field_validator("exact_answer", "number")
+    @classmethod
+    def _precise_only(cls, value: object, info: ValidationInfo) -> object:
+        kind = info.data.get("answer_type")
+        if value is not None and kind in ("range", "not_available"):
+            raise ValueError(f"{info.field_name} is only for precise rows; this row's answer_type is {kind}")
+        return value
+
+    @field_validator("range_low", "range_high")
+    @classmethod
+    def _range_bounds(cls, value: float | None, info: ValidationInfo) -> float | None:
+        kind = info.data.get("answer_type")
+        if kind == "range" and value is None:
+            raise ValueError(f"a range row needs {info.field_name} (the reference range)")
+        if kind in ("precise", "not_available") and value is not None:
+            raise ValueError(f"{info.field_name} is only for range rows; this row's answer_type is {kind}")
+        low = info.data.get("range_low")
+        if info.field_name == "range_high" and value is not None and low is not None and value < low:
+            raise ValueError(f"range_high ({value:g}) must be >= range_low ({low:g})")
+        return value
+
+    @field_validator("plausible_low", "plausible_high")
+    @classmethod
+    def _plausible_bounds(cls, value: float | None, info: ValidationInfo) -> float | None:
+        kind = info.data.get("answer_type")
+        if value is not None and kind in ("precise", "range"):
+            raise ValueError(f"{info.field_name} is only for not_available rows; this row's answer_type is {kind}")
+        if info.field_name == "plausible_high" and kind == "not_available":
+            low = info.data.get("plausible_low")
+            given = (low is not None, value is not None)
+            if given[0] != given[1] and "plausible_low" in info.data:
+                raise ValueError("give both plausible_low and plausible_high, or neither")
+            if value is not None and low is not None and value < low:
+                raise ValueError(f"plausible_high ({value:g}) must be >= plausible_low ({low:g})")
+        return value
+
+    @field_validator("cue")
+    @classmethod
+    def _cue(cls, value: str | None, info: ValidationInfo) -> str | None:
+        kind = info.data.get("answer_type")
+        if kind in ("range", "not_available") and (value is None or not value.strip()):
+            raise ValueError(f"a {kind} row needs a cue: the phrase that names the quantity in returned text")
+        if value is not None and not value.strip():
+            raise ValueError("cue must not be blank")
+        return value
+
+    @model_validator(mode="after")
+    def _has_answer(self) -> "AnswerTask":
+        if self.answer_type == "precise" and (self.exact_answer is None) == (self.number is None):
+            raise ValueError("a precise answer row needs exactly one of exact_answer or number")
+        return self
+
+
+Task = Annotated[Union[SearchTask, ExtractTask, AnswerTask], Field(discriminator="type")]
+
+
+class GoldenRow(_Strict):
+    """One verified golden row."""
+
+    id: str = Field(pattern=ID_PATTERN)
+    cohort: str = Field(min_length=1)
+    stratum: str = Field(pattern=r"^[a-z0-9_]+$")
+    provenance: Literal["registry", "hand_verified", "planted"]
+    verification: Verification
+    task: Task
+
+    @property
+    def task_type(self) -> str:
+        return self.task.type
+
+    @property
+    def urls(self) -> list[str]:
+        """Every URL the row asserts something about: golden URLs, the page to extract, or answer sources."""
+        t = self.task
+        return list(t.golden_urls) if t.type == "search" else [t.url] if t.type == "extract" else list(t.source_urls)
+
+    @property
+    def request_text(self) -> str:
+        """What is sent to a vendor: the query, the question, or the URL to extract."""
+        t = self.task
+        return t.query if t.type == "search" else t.question if t.type == "answer" else t.url
+
+
+def capability_of(row: GoldenRow) -> str:
+    """The vendor capability a row is sent to: extract rows to `extract`, the others to `search`."""
+    return "extract" if row.task_type == "extract" else "search"
+
+
+def split_groups(rows: list[GoldenRow]) -> dict[str, str]:
+    """Map each row id to its group id (the smallest row id among rows linked by shared URLs): rows
+    about the same page are split, retired and replaced together."""
+    parent = {r.id: r.id for r in rows}
+
+    def find(x: str) -> str:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    owner: dict[str, str] = {}
+    for row in rows:
+        for url in row.urls:
+            if url in owner:
+                a, b = find(owner[url]), find(row.id)
+                if a != b:
+                    parent[max(a, b)] = min(a, b)
+            else:
+                owner[url] = row.id
+    return {r.id: find(r.id) for r in rows}
+
+
+def _field_path(loc: tuple) -> str:
+    # pydantic puts the discriminator tag in the location ("task.search.query"); readers want "task.query".
+    parts = [str(p) for p in loc if p not in ("search", "extract", "answer")]
+    return ".".join(parts) or "<row>"
+
+
+def parse_golden_lines(lines: list[str], source: str) -> list[GoldenRow]:
+    """Validate JSONL text: every problem is reported with its line and field; any problem fails all."""
+    return [row for _, row in parse_numbered_golden_lines(lines, source)]
+
+
+def parse_numbered_golden_lines(lines: list[str], source: str) -> list[tuple[int, GoldenRow]]:
+    """As `parse_golden_lines`, each row with the line it is on (blank lines counted)."""
+    rows: list[tuple[int, GoldenRow]] = []
+    problems: list[tuple[int | None, str, str]] = []
+    seen: dict[str, int] = {}
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            problems.append((number, "<json>", f"not valid JSON: {exc.msg} at column {exc.colno}"))
+            continue
+        if not isinstance(data, dict):
+            problems.append((number, "<row>", "each line must be a JSON object"))
+            continue
+        try:
+            row = GoldenRow.model_validate(data)
+        except ValidationError as exc:
+            for err in exc.errors():
+                problems.append((number, _field_path(err["loc"]), err["msg"]))
+            continue
+        if row.id in seen:
+            problems.append((number, "id", f"duplicate id {row.id!r} (first on line {seen[row.id]})"))
+            continue
+        seen[row.id] = number
+        rows.append((number, row))
+    if problems:
+        raise BenchInputError(source, problems)
+    if not rows:
+        raise BenchInputError(source, [(None, "<file>", "no golden rows")])
+    return rows
+
+
+def load_golden_file(path: str | Path) -> list[GoldenRow]:
+    """Load and validate a golden JSONL file; raises BenchInputError naming file, line and field."""
+    return [row for _, row in load_numbered_golden_file(path)]
+
+
+def load_numbered_golden_file(path: str | Path) -> list[tuple[int, GoldenRow]]:
+    """As `load_golden_file`, each row with its line in the file."""
+    path = Path(path)
+    if not path.exists():
+        raise BenchInputError(str(path), [(None, "<file>", "golden file not found")])
+    return parse_numbered_golden_lines(path.read_text(encoding="utf-8").splitlines(), str(path))
+
+
+def dump_golden_rows(rows: list[GoldenRow], path: str | Path) -> None:
+    """Write rows as JSONL (stable key order so the file diff-reviews well)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = "".join(json.dumps(r.model_dump(mode="json", exclude_defaults=False), sort_keys=True) + "\n" for r in rows)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)

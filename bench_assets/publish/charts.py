@@ -1,0 +1,361 @@
+"""The published pictures, drawn from the leaderboard record with matplotlib.
+
+Every chart is a pure function of the record (and, for time-to-retrievability, of the sentinel
+observations), so the pictures show the same numbers as the tables. A chart is headline-eligible
+only when every figure it draws is (`aggregate.eligibility.figures_eligibility`, each figure by
+its own n: the hit@k panels by each stratum's search rows); otherwise the picture itself says
+"Illustrative" with the reasons, and so does its caption. Figures are built with the
+object-oriented API (`matplotlib.figure.Figure`, no pyplot): no GUI backend, no global figure
+state. SVG output is reproducible byte for byte: a fixed `svg.hashsalt` for element ids and no
+creation date in the metadata. Text stays text (`svg.fonttype = none`), so it is searchable and
+takes the page's font.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import matplotlib
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.ticker import FuncFormatter, NullFormatter, PercentFormatter
+
+from bench_assets.aggregate.eligibility import figures_eligibility
+from bench_assets.metrics import DEFAULT_CENSOR_AT_HOURS, km_estimate
+
+INK = "#1f2933"
+MUTED = "#8a94a0"
+GRID = "#e4e7eb"
+ACCENT = "#1d4ed8"
+WARN = "#b42318"
+# Okabe–Ito plus darker tones: distinguishable for colour-blind readers, print well in grey.
+PALETTE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#8C564B",
+           "#7F3C8D", "#11A579", "#3969AC", "#F2B701", "#E73F74", "#80BA5A"]
+
+STYLE: dict[str, Any] = {
+    "svg.hashsalt": "bench",
+    "svg.fonttype": "none",
+    "font.family": "sans-serif",
+    "font.sans-serif": ["DejaVu Sans", "Arial", "Helvetica"],
+    "font.size": 9,
+    "axes.edgecolor": MUTED,
+    "axes.labelcolor": INK,
+    "axes.titlesize": 10,
+    "axes.titleweight": "bold",
+    "axes.titlecolor": INK,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "grid.color": GRID,
+    "grid.linewidth": 0.8,
+    "xtick.color": INK,
+    "ytick.color": INK,
+    "legend.frameon": False,
+    "figure.facecolor": "white",
+    "axes.facecolor": "white",
+}
+
+
+@dataclass(frozen=True)
+class Chart:
+    """A chart of the site: its file stem, title, caption (alt text), builder, and whether every
+    figure it draws is headline-eligible (with the reasons when not)."""
+
+    name: str
+    title: str
+    caption: str
+    build: Callable[[], Figure | None]
+    headline_eligible: bool = False
+    reasons: tuple[str, ...] = ()
+
+    @property
+    def label(self) -> str:
+        return "headline" if self.headline_eligible else "illustrative"
+
+
+def _short(reasons: Sequence[str], limit: int = 2) -> str:
+    shown = "; ".join(reasons[:limit])
+    return shown + (f"; and {len(reasons) - limit} more" if len(reasons) > limit else "")
+
+
+def illustrative_note(reasons: Sequence[str]) -> str:
+    """The label an illustrative chart carries, in the picture and in its caption."""
+    return "Illustrative, not headline-eligible: " + (_short(reasons) or "no figure drawn")
+
+
+def _stamp(fig: Figure, eligible: tuple[bool, list[str]]) -> Figure:
+    """Write "Illustrative …" at the top of a chart whose figures are not all headline-eligible."""
+    ok, reasons = eligible
+    if not ok:
+        with matplotlib.rc_context(STYLE):
+            fig.suptitle(illustrative_note(reasons), x=0.01, ha="left", fontsize=7.5, fontweight="normal",
+                         color=WARN, wrap=True)
+    return fig
+
+
+def cost_accuracy_eligibility(board: Mapping[str, Any]) -> tuple[bool, list[str]]:
+    return figures_eligibility(board, [(e["vendor"], m, None) for e in _scored(board)
+                                       if _value(e, "cost_per_correct_usd") and _value(e, "correct_rate")
+                                       for m in ("correct_rate", "cost_per_correct_usd")])
+
+
+def overfit_gap_eligibility(board: Mapping[str, Any]) -> tuple[bool, list[str]]:
+    return figures_eligibility(board, [(e["vendor"], "overfit_gap", None) for e in _scored(board)
+                                       if _value(e, "overfit_gap")])
+
+
+def hit_at_k_eligibility(board: Mapping[str, Any]) -> tuple[bool, list[str]]:
+    return figures_eligibility(board, [(e["vendor"], m, s) for e in _scored(board) for s in _strata(board)
+                                       for m in ("hit_at_1", "hit_at_10") if _value_in(e, s, m)])
+
+
+def ttr_eligibility(board: Mapping[str, Any] | None, vendors: Sequence[str]) -> tuple[bool, list[str]]:
+    if board is None:
+        return False, ["no leaderboard record to judge the curves by"]
+    return figures_eligibility(board, [(v, "ttr_median_hours", None) for v in vendors])
+
+
+def render(figure: Figure, fmt: str = "svg", dpi: int = 110) -> bytes:
+    """The figure as SVG (reproducible) or PNG bytes."""
+    buf = io.BytesIO()
+    with matplotlib.rc_context(STYLE):
+        if fmt == "svg":
+            figure.savefig(buf, format="svg", metadata={"Date": None})
+        else:
+            figure.savefig(buf, format=fmt, dpi=dpi)
+    return buf.getvalue()
+
+
+def _scored(board: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Scored vendors in leaderboard order."""
+    return [e for e in board["vendors"] if e.get("status") == "scored"]
+
+
+def _value(entry: Mapping[str, Any], metric: str) -> dict[str, Any] | None:
+    fig = (entry.get("metrics") or {}).get(metric)
+    return fig if fig and fig.get("value") is not None else None
+
+
+def _new_figure(width: float, height: float) -> Figure:
+    with matplotlib.rc_context(STYLE):
+        return Figure(figsize=(width, height), layout="constrained")
+
+
+def pareto_front(points: Sequence[tuple[str, float, float]]) -> list[str]:
+    """Names on the cost/accuracy Pareto front, cheapest first.
+
+    ``points`` are ``(name, cost, accuracy)``; a point is on the front when no other point
+    is at most as expensive and at least as accurate, and strictly better in one of the two.
+    """
+    front = []
+    for name, cost, acc in points:
+        dominated = any((c <= cost and a >= acc) and (c < cost or a > acc) for n, c, a in points if n != name)
+        if not dominated:
+            front.append((cost, -acc, name))
+    return [name for _, _, name in sorted(front)]
+
+
+def cost_accuracy_figure(board: Mapping[str, Any]) -> Figure | None:
+    """Cost per correct answer (log scale) against correct rate with its 95 % interval; the
+    Pareto front (nobody both cheaper and more accurate) is drawn and its vendors named in colour."""
+    points = []
+    for e in _scored(board):
+        cost, acc = _value(e, "cost_per_correct_usd"), _value(e, "correct_rate")
+        if cost and acc and cost["value"] > 0:
+            points.append((e["vendor"], cost["value"], acc["value"], acc.get("low"), acc.get("high")))
+    if not points:
+        return None
+    front = pareto_front([(n, c, a) for n, c, a, _, _ in points])
+    with matplotlib.rc_context(STYLE):
+        fig = _new_figure(7.2, 4.4)
+        ax = fig.add_subplot()
+        ax.set_xscale("log")
+        # Fixed limits with room for the labels: with one vendor (or one cost) autoscaling a log
+        # axis would collapse to a single point.
+        costs = [p[1] for p in points]
+        ax.set_xlim(min(costs) / 1.8, max(costs) * 1.8)
+        ax.autoscale(enable=False, axis="x")
+        by_name = {p[0]: p for p in points}
+        fx = [by_name[n][1] for n in front]
+        fy = [by_name[n][2] for n in front]
+        ax.step(fx, fy, where="post", color=ACCENT, alpha=0.35, linewidth=2, zorder=1)
+        for name, cost, acc, low, high in points:
+            on_front = name in front
+            color = ACCENT if on_front else MUTED
+            if low is not None and high is not None:
+                ax.errorbar([cost], [acc], yerr=[[acc - low], [high - acc]], fmt="none", ecolor=color,
+                            elinewidth=1, capsize=2.5, alpha=0.8, zorder=2)
+            ax.scatter([cost], [acc], s=36, color=color, edgecolor="white", linewidth=0.8, zorder=3)
+            ax.annotate(name, (cost, acc), xytext=(6, 3), textcoords="offset points", fontsize=8.5,
+                        color=INK if on_front else "#4b5563", fontweight="bold" if on_front else "normal")
+        dollars = FuncFormatter(lambda x, _: f"${x:g}")
+        ax.xaxis.set_major_formatter(dollars)
+        # within about a decade there are few major ticks: label the minor ones too
+        ax.xaxis.set_minor_formatter(dollars if max(costs) / min(costs) < 12 else NullFormatter())
+        ax.yaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
+        ax.set_xlabel("cost per correct answer (USD, billed on the pinned plan; log scale)")
+        ax.set_ylabel("correct rate")
+        ax.legend(handles=[Line2D([], [], color=ACCENT, marker="o", linewidth=2, alpha=0.6, label="Pareto front"),
+                           Line2D([], [], color=MUTED, marker="o", linewidth=0, label="dominated"),
+                           Line2D([], [], color=MUTED, marker="|", linewidth=0, markersize=10,
+                                  label="95 % interval")], loc="lower left", fontsize=8)
+        undefined = [e["vendor"] for e in _scored(board) if not _value(e, "cost_per_correct_usd")]
+        if undefined:
+            ax.set_title("cost per correct undefined (zero correct): " + ", ".join(undefined),
+                         fontsize=8, fontweight="normal", loc="left", color=MUTED)
+    return _stamp(fig, cost_accuracy_eligibility(board))
+
+
+def overfit_gap_figure(board: Mapping[str, Any]) -> Figure | None:
+    """Public minus holdout accuracy per vendor with Newcombe 95 % intervals; an interval
+    entirely above zero (public clearly better) is drawn in red."""
+    rows = [(e["vendor"], f) for e in _scored(board) if (f := _value(e, "overfit_gap"))]
+    if not rows:
+        return None
+    rows.sort(key=lambda r: (r[1]["value"], r[0]))
+    with matplotlib.rc_context(STYLE):
+        fig = _new_figure(7.2, 0.8 + 0.32 * len(rows))
+        ax = fig.add_subplot()
+        ax.grid(axis="y", visible=False)
+        ax.axvline(0, color=INK, linewidth=0.9, zorder=1)
+        for y, (name, f) in enumerate(rows):
+            flagged = f.get("low") is not None and f["low"] > 0
+            color = WARN if flagged else ACCENT
+            if f.get("low") is not None and f.get("high") is not None:
+                ax.hlines(y, f["low"], f["high"], color=color, linewidth=2, alpha=0.55, zorder=2)
+            ax.plot([f["value"]], [y], "o", color=color, markersize=5.5, zorder=3)
+        ax.set_yticks(range(len(rows)), [r[0] for r in rows])
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: "0" if abs(x) < 1e-12 else f"{x * 100:+.0f} pt"))
+        ax.set_xlabel("public accuracy − holdout accuracy (percentage points; 95 % Newcombe interval)")
+        lo, hi = ax.get_xlim()
+        span = max(abs(lo), abs(hi))
+        ax.set_xlim(-span, span)
+        ax.text(0.99, 1.0, "public better →", transform=ax.transAxes, ha="right", va="bottom", color=MUTED,
+                fontsize=8)
+        ax.text(0.01, 1.0, "← holdout better", transform=ax.transAxes, ha="left", va="bottom", color=MUTED,
+                fontsize=8)
+    return _stamp(fig, overfit_gap_eligibility(board))
+
+
+def _strata(board: Mapping[str, Any]) -> list[str]:
+    names: set[str] = set()
+    for e in _scored(board):
+        names.update((e.get("breakdown") or {}).get("stratum", {}))
+    return sorted(names)
+
+
+def hit_at_k_by_stratum_figure(board: Mapping[str, Any]) -> Figure | None:
+    """One panel per stratum: every vendor's hit@1 (with its 95 % interval) and hit@10."""
+    strata = _strata(board)
+    vendors = [e for e in _scored(board) if any(
+        _value_in(e, s, "hit_at_1") for s in strata)]
+    if not strata or not vendors:
+        return None
+    cols = min(3, len(strata))
+    nrows = math.ceil(len(strata) / cols)
+    with matplotlib.rc_context(STYLE):
+        fig = _new_figure(3.0 * cols + 0.6, 0.9 + nrows * (0.5 + 0.24 * len(vendors)))
+        axes = fig.subplots(nrows, cols, sharex=True, sharey=True, squeeze=False)
+        names = [e["vendor"] for e in vendors][::-1]
+        for i, stratum in enumerate(strata):
+            ax = axes[i // cols][i % cols]
+            ax.grid(axis="y", visible=False)
+            ns = set()
+            for y, e in enumerate(vendors[::-1]):
+                h1, h10 = _value_in(e, stratum, "hit_at_1"), _value_in(e, stratum, "hit_at_10")
+                if h1:
+                    ns.add(h1["n"])
+                    if h1.get("low") is not None:
+                        ax.hlines(y, h1["low"], h1["high"], color=ACCENT, alpha=0.3, linewidth=3)
+                    ax.plot([h1["value"]], [y], "o", color=ACCENT, markersize=4.5)
+                if h10:
+                    ax.plot([h10["value"]], [y], "o", markerfacecolor="white", markeredgecolor=INK,
+                            markersize=4.5)
+            ax.set_title(f"{stratum}  (n={'/'.join(str(n) for n in sorted(ns))})", loc="left")
+            ax.set_yticks(range(len(names)), names)
+            ax.set_xlim(-0.03, 1.03)
+            ax.xaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
+        for j in range(len(strata), nrows * cols):
+            axes[j // cols][j % cols].set_visible(False)
+        fig.legend(handles=[Line2D([], [], color=ACCENT, marker="o", linewidth=3, alpha=0.6,
+                                   label="hit@1 with 95 % interval"),
+                            Line2D([], [], color=INK, marker="o", markerfacecolor="white", linewidth=0,
+                                   label="hit@10")], loc="outside lower center", ncols=2, fontsize=8.5)
+    return _stamp(fig, hit_at_k_eligibility(board))
+
+
+def _value_in(entry: Mapping[str, Any], stratum: str, metric: str) -> dict[str, Any] | None:
+    fig = (((entry.get("breakdown") or {}).get("stratum") or {}).get(stratum) or {}).get(metric)
+    return fig if fig and fig.get("value") is not None else None
+
+
+def km_figure(observations: Mapping[str, tuple[Sequence[float], Sequence[bool]]],
+              censor_at_hours: float = DEFAULT_CENSOR_AT_HOURS, board: Mapping[str, Any] | None = None) -> Figure | None:
+    """Kaplan–Meier curves of time-to-retrievability: the share of sentinel pages a vendor
+    has not yet returned, by hours since publication; `+` marks a censored page (not found
+    by the last probe, or censored at 30 days); the dashed line is the median's 50 %."""
+    curves = {v: obs for v, obs in sorted(observations.items()) if len(obs[0])}
+    if not curves:
+        return None
+    with matplotlib.rc_context(STYLE):
+        fig = _new_figure(7.2, 4.4)
+        ax = fig.add_subplot()
+        ax.axhline(0.5, color=MUTED, linestyle="--", linewidth=0.9)
+        for i, (vendor, (durations, observed)) in enumerate(curves.items()):
+            color = PALETTE[i % len(PALETTE)]
+            curve = km_estimate(list(durations), list(observed), censor_at_hours=censor_at_hours)
+            xs, ys = [0.0], [1.0]
+            for t, s in zip(curve.times, curve.survival):
+                xs.append(t)
+                ys.append(s)
+            xs.append(censor_at_hours)
+            ys.append(ys[-1])
+            ax.step(xs, ys, where="post", color=color, linewidth=1.6, label=vendor)
+            censored = [min(float(d), censor_at_hours) for d, o in zip(durations, observed)
+                        if not o or float(d) > censor_at_hours]
+            for t in censored:
+                s = 1.0
+                for et, es in zip(curve.times, curve.survival):
+                    if et <= t:
+                        s = es
+                ax.plot([t], [s], marker="+", color=color, markersize=7, linewidth=0)
+        ax.set_xlim(0, censor_at_hours * 1.01)
+        ax.set_ylim(-0.02, 1.02)
+        ax.set_xticks([0, 72, 168, 336, 504, 720], ["0", "3 d", "7 d", "14 d", "21 d", "30 d"])
+        ax.yaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
+        ax.set_xlabel("time since the sentinel page was published (right-censored at 30 days)")
+        ax.set_ylabel("pages not yet retrievable")
+        fig.legend(loc="outside right upper", fontsize=8.5)
+    return _stamp(fig, ttr_eligibility(board, list(curves)))
+
+
+def site_charts(board: Mapping[str, Any],
+                ttr_observations: Mapping[str, tuple[Sequence[float], Sequence[bool]]] | None = None) -> list[Chart]:
+    """The snapshot-level charts of the site, in the order they are shown, each with its
+    eligibility (an illustrative chart's caption starts with the label and the reasons)."""
+    observations = ttr_observations or {}
+    specs = [
+        ("ttr_km", "Time to retrievability (Kaplan–Meier)",
+         "Share of freshly published sentinel pages each vendor has not yet returned, by hours since "
+         "publication; median where a curve crosses 50 %.",
+         lambda: km_figure(observations, board=board),
+         ttr_eligibility(board, [v for v, obs in sorted(observations.items()) if len(obs[0])])),
+        ("cost_vs_accuracy", "Cost per correct answer against accuracy",
+         "Each vendor's correct rate (with 95 % interval) against its cost per correct answer on the "
+         "pinned plan; the line joins the Pareto front.",
+         lambda: cost_accuracy_figure(board), cost_accuracy_eligibility(board)),
+        ("overfit_gap", "Overfit gap: public minus holdout accuracy",
+         "Per vendor, public-split accuracy minus holdout accuracy with a 95 % Newcombe interval; "
+         "red where the interval lies entirely above zero.",
+         lambda: overfit_gap_figure(board), overfit_gap_eligibility(board)),
+        ("hit_at_k_by_stratum", "hit@k by stratum",
+         "Per stratum, each vendor's hit@1 (filled, with 95 % interval) and hit@10 (hollow); n is the "
+         "stratum's search rows.",
+         lambda: hit_at_k_by_stratum_figure(board), hit_at_k_eligibility(board)),
+    ]
+    return [Chart(name, title, caption if ok else f"{illustrative_note(reasons)}. {caption}", build, ok, tuple(reasons))
+            for name, title, caption, build, (ok, reasons) in specs]

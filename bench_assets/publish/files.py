@@ -1,0 +1,162 @@
+"""The machine-readable published files: leaderboard CSV and JSON Schema, a JSON per vendor,
+every public row's verdicts, llms.txt; and writing a file atomically."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from bench_assets import metrics
+from bench_assets.aggregate.leaderboard import leaderboard_rows
+from bench_assets.manifest import Manifest
+from bench_assets.publish.format import figure_verdict, format_rank_range
+
+TEMPLATES = Path(__file__).parent / "templates"
+SCHEMA_FILE = TEMPLATES / "leaderboard.schema.json"
+STATIC_FILES = ("style.css", "sort.js")
+
+def write_file(path: Path, text: str | bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    if isinstance(text, bytes):
+        tmp.write_bytes(text)
+    else:
+        tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+
+
+# ##### MACHINE-READABLE FILES
+
+
+def leaderboard_csv(board: dict[str, Any]) -> str:
+    rows = leaderboard_rows(board)
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=list(rows[0].keys()), lineterminator="\n")
+    writer.writeheader()
+    for r in rows:
+        writer.writerow({k: ("" if v is None else v) for k, v in r.items()})
+    return buf.getvalue()
+
+
+def leaderboard_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of leaderboard.json, published beside it."""
+    return json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
+
+
+def vendor_json(board: Mapping[str, Any], entry: Mapping[str, Any], verdicts: list[dict[str, Any]]) -> str:
+    """One vendor's file: its leaderboard entry as published, and its verdict on every public row."""
+    doc = {"snapshot_id": board["snapshot_id"], "mode": board["mode"], "rank_metric": board["rank_metric"],
+           "ranking": board.get("ranking"), "entry": entry, "public_rows": verdicts}
+    return json.dumps(doc, indent=2, sort_keys=True) + "\n"
+
+
+def public_row_scores_csv(queries: Sequence[Mapping[str, Any]]) -> str:
+    """Every vendor's verdict on every public row, one line each (a researcher's re-scoring check)."""
+    cols = ["row_id", "stratum", "task_type", "vendor", "response_class", "correct", "first_hit_rank", "hit_at_1",
+            "hit_at_3", "hit_at_5", "hit_at_10", "fidelity", "fidelity_label", "answer_score", "answer_rule",
+            "billed_usd", "latency_ms", "attempts"]
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=cols, lineterminator="\n")
+    writer.writeheader()
+    for q in queries:
+        for e in q["vendors"]:
+            row = {"row_id": q["row_id"], "stratum": q["stratum"], "task_type": q["task_type"]}
+            row.update({c: e.get(c) for c in cols if c not in row})
+            writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
+    return buf.getvalue()
+
+
+def llms_txt(board: Mapping[str, Any], manifest: Manifest, has_queries: bool,
+             extra: Mapping[str, str] | None = None) -> str:
+    """llms.txt (llmstxt.org): what the benchmark measures and where the data is, for an agent."""
+    scored = [e for e in board["vendors"] if e["status"] == "scored"]
+    lines = [
+        f"# bench · {board.get('title') or board['snapshot_id']}",
+        "",
+        "> An open, reproducible benchmark of web-search and page-extraction APIs for AI agents. Each vendor "
+        "answers the same verified golden rows (search: is a golden URL in the top k; extract: how faithfully "
+        "the page's title, phrases, table cells and numbers come back; answer: is the verified answer in the "
+        "results, or for range and not-available rows, what the results state, scored 0 / 0.5 / 1 by the "
+        "per-cell rubric). Scores are deterministic (no LLM judge); every figure has its n and a 95 % interval.",
+        "",
+        f"Snapshot `{board['snapshot_id']}`, mode `{board['mode']}`. "
+        + ("Some figures are headline-eligible." if board["headline_eligible"] else
+           "Nothing in this snapshot is headline-eligible: the figures are illustrative "
+           f"({board['mode']} mode) and must not be quoted as a comparison of real vendors."),
+        f"Vendors are ranked by `{board['rank_metric']}`; vendors whose 95 % intervals overlap (directly or "
+        "through a chain of overlapping intervals) share a `rank_group`, and their order within it is not "
+        "significant. Each vendor's `rank_range` (best, worst) is narrower: 1 + the vendors whose interval lies "
+        "entirely above its own, to the number whose interval does not lie entirely below it. "
+        + ((board.get("ranking") or {}).get("note") or ""),
+        "",
+        "## Data",
+        "",
+        "- [leaderboard.json](leaderboard.json): the record every page is rendered from. `vendors[]` has "
+        "`vendor`, `status` (`scored` / `excluded` / `not_run`) and `reason`, `position`, `rank_group`, "
+        "`rank_range{best, worst}`, `metrics{name: {value, n, low, high}}`, `breakdown{scope: {value: metrics}}`, "
+        "`headline_eligible` and `reasons` (the vendor's ranking claim), `metric_eligibility{name: "
+        "{headline_eligible, reasons}}` and `breakdown_eligibility` (each figure by its own n).",
+        "- [leaderboard.schema.json](leaderboard.schema.json): its JSON Schema (draft 2020-12).",
+        "- [leaderboard.csv](leaderboard.csv): one line per vendor; `position`, `rank_group`, `rank_best`, "
+        "`rank_worst`; each metric as `name`, `name_n`, `name_low`, `name_high` (billed spend is exact: low = high "
+        "= value) and `name_headline_eligible`; `class_<name>` counts the rows of each response class.",
+        "- [public_split.jsonl](public_split.jsonl): the public golden rows (the holdout is never published).",
+    ]
+    if has_queries:
+        lines.append("- [public_row_scores.csv](public_row_scores.csv): every vendor's class and verdict on every "
+                     "public row.")
+    lines.append("- [errata.json](errata.json): corrections to this snapshot.")
+    for rel, note in (extra or {}).items():
+        lines.append(f"- [{rel}]({rel})" + (f": {note}" if note else ""))
+    lines += ["", "## Vendors", ""]
+    quoted = list(dict.fromkeys([board["rank_metric"], "correct_rate"]))
+    for e in scored:
+        figures = []
+        for name in quoted:
+            cr = (e["metrics"].get(name) or {})
+            verdict = figure_verdict(board, e, name)
+            figures.append(f"{name} " + ("undefined" if cr.get("value") is None else (
+                f"{cr['value']} (n={cr['n']}, 95 % interval {cr.get('low')} to {cr.get('high')})"))
+                + (f" [illustrative: {'; '.join(verdict['reasons'])}]" if verdict and not verdict["headline_eligible"]
+                   else ""))
+        lines.append(f"- [{e['vendor']}](vendors/{e['vendor']}.json): position {e.get('position')} (plausible "
+                     f"ranks {format_rank_range(e)}), group {e.get('rank_group')}, {', '.join(figures)}; plan: "
+                     f"{e.get('plan')}")
+    for e in board["vendors"]:
+        if e["status"] == "excluded":
+            lines.append(f"- {e['vendor']}: excluded, never called or scored: {e.get('reason')}")
+    lines += ["", "## Pages", "",
+              "- [Leaderboard](index.html)",
+              "- [Methodology](methodology.html): metric definitions generated from the code",
+              "- [Limitations](limitations.html), [Disclosures](disclosures.html), [Errata](errata.html), "
+              "[Exclusions](exclusions.html)"]
+    if has_queries:
+        lines.append("- [Public queries](queries/index.html): per-row drill-down of what each vendor returned")
+    lines += ["", "## Optional", "",
+              "- Metric definitions: hit@k uses normalized URLs (host case-folded, `www.`, default port, "
+              "fragment, trailing slash and `utm_*` removed; path case kept). Extraction fidelity weights: "
+              + ", ".join(f"{k} {v}" for k, v in manifest.fidelity_weights.items())
+              + f"; correct ≥ {metrics.CORRECT_THRESHOLD}. Cost per correct is undefined (null) at zero "
+              "correct, never 0. Time-to-retrievability is a Kaplan–Meier median right-censored at "
+              f"{metrics.DEFAULT_CENSOR_AT_HOURS:g} h; null means not reached."]
+    return "\n".join(lines) + "\n"
+
+
+# What the files other stages add to the publication hold (shown on the Data page and in llms.txt).
+EXTRA_FILE_NOTES = {
+    "holdout_commitments.json": "keyed digests (HMAC-SHA-256) of every archived holdout response: the holdout "
+                                "can be audited when it is retired without being revealed now",
+    "exclusions.json": "the exclusions ledger: excluded vendors, rows a vendor cannot serve, dead golden rows, "
+                       "decoys, vendors not run, each with its reason and effect on the denominators",
+    "exclusions.csv": "the exclusions ledger as CSV",
+    "review.json": "the vendor-review record: when each vendor got its rows, when publication opened, replies",
+}
+def file_digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+

@@ -1,0 +1,232 @@
+"""Rendering a snapshot's published files from one leaderboard record.
+
+`data/publish/<snapshot_id>/` holds, for a person: index.html (the leaderboard and its charts),
+a page per vendor, a page per public golden row (what each vendor returned, how it was scored),
+methodology (generated from the code's own definitions and constants), exclusions, errata,
+known limitations and disclosures; for a program: leaderboard.json with its JSON Schema beside
+it, leaderboard.csv, one JSON per vendor, the public split, public row scores, errata.json and
+llms.txt. Every figure on every surface is read from the same record (`build_leaderboard`), so
+they cannot disagree; a figure that is not headline-eligible on its own is marked illustrative
+wherever it is shown. Everything works offline: no CDN, every asset is in the directory (a
+reader may follow a link out, e.g. to a vendor's documentation cited as evidence, but nothing a
+page loads comes from elsewhere). The holdout never reaches these files: `find_holdout_leaks`
+scans them before they are kept.
+
+`SiteInputs` is everything the files are rendered from; `site_inputs` gathers it from the
+warehouse's tables and the files beside the manifest. The publication asset and `bench rescore`
+both go through it, so rescore re-renders exactly what publication rendered.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from jinja2 import (
+    Environment,
+    FileSystemLoader,
+    StrictUndefined,
+    select_autoescape,
+)
+from markupsafe import Markup
+
+from bench_assets import metrics
+from bench_assets.aggregate import eligibility
+from bench_assets.manifest import Manifest
+from bench_assets.publish import charts
+from bench_assets.publish.drilldown import vendor_row_verdicts
+from bench_assets.publish.files import (
+    EXTRA_FILE_NOTES,
+    SCHEMA_FILE,
+    STATIC_FILES,
+    TEMPLATES,
+    leaderboard_csv,
+    llms_txt,
+    public_row_scores_csv,
+    vendor_json,
+    write_file,
+)
+from bench_assets.publish.format import (
+    CLASS_MEANINGS,
+    KEY_FIGURES,
+    LEADERBOARD_COLUMNS,
+    MARKDOWN,
+    SCOPE_COLUMNS,
+    external_href,
+    format_figure,
+    format_interval,
+    format_number,
+    format_rank_range,
+    illustrative_marker,
+    metric_description,
+    metric_label,
+    sort_value,
+    verdict_in_context,
+)
+from bench_assets.publish.methodology import known_limitations, methodology_context
+
+
+def _environment() -> Environment:
+    env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html", "j2"]),
+                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env.globals.update(fmt=format_figure, num=format_number, interval=format_interval, sortval=sort_value,
+                       label=metric_label, describe=metric_description, class_meanings=CLASS_MEANINGS, verdict=verdict_in_context,
+                       mark=illustrative_marker, ranks=format_rank_range, external=external_href,
+                       correct_threshold=metrics.CORRECT_THRESHOLD, aggregate_min_n=eligibility.AGGREGATE_MIN_N,
+                       chart_min_n=eligibility.CHART_MIN_N)
+    env.filters["markdown"] = lambda text: Markup(MARKDOWN.render(text or ""))
+    return env
+
+
+# ##### THE SITE
+
+
+def _leaderboard_columns(board: Mapping[str, Any]) -> list[str]:
+    present = {m for e in board["vendors"] for m in (e.get("metrics") or {})}
+    return [m for m in LEADERBOARD_COLUMNS if m in present]
+
+
+def _agent_ready(entry: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The agent-ready record of a vendor in one shape, whatever the record carries."""
+    raw = entry.get("agent_ready")
+    if raw is None:
+        return None
+    if isinstance(raw, bool):
+        return {"ready": raw, "details": {}}
+    if isinstance(raw, Mapping):
+        ready = next((raw[k] for k in ("ready", "value", "agent_ready", "passed") if k in raw), None)
+        return {"ready": ready, "details": {k: v for k, v in raw.items() if k not in ("ready", "value", "agent_ready",
+                                                                                      "passed")}}
+    return {"ready": None, "details": {"record": raw}}
+
+
+def render_site(out_dir: Path, board: dict[str, Any], manifest: Manifest, public_rows: list[dict[str, Any]],
+                errata: list[dict[str, Any]], *, queries: Sequence[dict[str, Any]] = (),
+                ttr_observations: Mapping[str, tuple[Sequence[float], Sequence[bool]]] | None = None,
+                replies: Mapping[str, Reply] | None = None, disclosures: str | None = None,
+                split_counts: Mapping[str, int] | None = None,
+                extra_files: Mapping[str, str] | None = None) -> list[Path]:
+    """Write every published file of the snapshot; returns the paths written.
+
+    `queries` are the public rows' drill-down records (`drilldown.query_drilldowns`),
+    `ttr_observations` the sentinel observations per vendor for the Kaplan–Meier chart,
+    `replies` each vendor's reply (published verbatim under its own file name, and as a page),
+    `disclosures` the operator's conflict-of-interest declaration (markdown), `split_counts` the
+    public and holdout row counts, `extra_files` further published files (relative path → text,
+    e.g. integrity's holdout commitments), listed on the Data page and in llms.txt.
+    """
+    env = _environment()
+    if out_dir.exists():
+        shutil.rmtree(out_dir)
+    out_dir.mkdir(parents=True)
+    written: list[Path] = []
+    replies = dict(replies or {})
+    scored = [e for e in board["vendors"] if e["status"] == "scored"]
+    extra = {rel: EXTRA_FILE_NOTES.get(rel, "") for rel in sorted(extra_files or {})}
+
+    def put(rel: str, text: str | bytes) -> None:
+        write_file(out_dir / rel, text)
+        written.append(out_dir / rel)
+
+    def page(rel: str, template: str, **context: Any) -> None:
+        depth = rel.count("/")
+        put(rel, env.get_template(template).render(board=board, manifest=manifest, root="../" * depth,
+                                                   active=context.pop("active", ""), **context))
+
+    site_charts = []
+    for chart in charts.site_charts(board, ttr_observations):
+        figure = chart.build()
+        if figure is not None:
+            put(f"charts/{chart.name}.svg", charts.render(figure))
+            site_charts.append(chart)
+    verdicts_by_vendor = {e["vendor"]: vendor_row_verdicts(list(queries), e["vendor"]) for e in scored}
+    replied = set()
+    for vendor, reply in sorted(replies.items()):
+        if vendor in manifest.vendors:
+            put(f"replies/{reply.filename}", reply.data)
+            page(f"replies/{vendor}.html", "reply.html.j2", vendor=vendor, reply=reply, active="")
+            replied.add(vendor)
+
+    page("index.html", "index.html.j2", columns=_leaderboard_columns(board), charts=site_charts, replied=replied,
+         split_counts=dict(split_counts or {}), has_queries=bool(queries), agent=_agent_ready, active="leaderboard")
+    for e in scored:
+        page(f"vendors/{e['vendor']}.html", "vendor.html.j2", e=e, spec=manifest.vendors.get(e["vendor"]),
+             key_figures=[m for m in KEY_FIGURES if m in e["metrics"]], scope_columns=SCOPE_COLUMNS,
+             verdicts=verdicts_by_vendor[e["vendor"]],
+             agent=_agent_ready(e), has_reply=e["vendor"] in replied, active="leaderboard")
+        put(f"vendors/{e['vendor']}.json", vendor_json(board, e, verdicts_by_vendor[e["vendor"]]))
+    page("queries/index.html", "queries.html.j2", queries=queries, active="queries")
+    for q in queries:
+        page(f"queries/{q['row_id']}.html", "query.html.j2", q=q, active="queries")
+    if queries:
+        put("public_row_scores.csv", public_row_scores_csv(queries))
+    page("methodology.html", "methodology.html.j2", m=methodology_context(manifest), active="methodology")
+    page("exclusions.html", "exclusions.html.j2", extra=extra, active="exclusions")
+    errata_keys = list(dict.fromkeys(k for item in errata for k in item))
+    page("errata.html", "errata.html.j2", errata=errata, errata_keys=errata_keys, active="errata")
+    page("limitations.html", "limitations.html.j2", limitations=known_limitations(board, manifest),
+         active="limitations")
+    page("disclosures.html", "disclosures.html.j2", disclosures=disclosures, active="disclosures")
+    for rel, text in sorted((extra_files or {}).items()):
+        put(rel, text)
+    page("data.html", "data.html.j2", has_queries=bool(queries), extra=extra, active="data")
+    put("leaderboard.json", json.dumps(board, indent=2, sort_keys=True) + "\n")
+    put("leaderboard.schema.json", SCHEMA_FILE.read_text(encoding="utf-8"))
+    put("leaderboard.csv", leaderboard_csv(board))
+    put("public_split.jsonl", "".join(json.dumps(r, sort_keys=True) + "\n" for r in public_rows))
+    put("errata.json", json.dumps(errata, indent=2) + "\n")
+    put("llms.txt", llms_txt(board, manifest, bool(queries), extra))
+    for asset in STATIC_FILES:
+        put(asset, (TEMPLATES / asset).read_text(encoding="utf-8"))
+    return written
+
+
+class Reply(NamedTuple):
+    """A vendor's reply as filed: its file name (kept when published) and its bytes, published as
+    they are (so the SHA-256 in review.json is the published file's); its page shows the text."""
+
+    filename: str
+    data: bytes
+
+    @property
+    def encoding(self) -> str:
+        """How the page shows the text: UTF-8 if it is, else Windows-1252, else Latin-1 (which
+        decodes any byte); the published file itself is the bytes, unchanged."""
+        from bench_assets.split.leaks import text_encoding
+
+        return text_encoding(self.data)
+
+    @property
+    def text(self) -> str:
+        return self.data.decode(self.encoding)
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.data).hexdigest()
+
+
+@dataclass
+class SiteInputs:
+    """Everything a snapshot's published files are rendered from: the leaderboard record and what
+    `render_site` takes beside it. Rendering the same inputs gives the same bytes (no clock is read)."""
+
+    board: dict[str, Any]
+    manifest: Manifest
+    public_rows: list[dict[str, Any]]
+    errata: list[dict[str, Any]]
+    queries: list[dict[str, Any]] = field(default_factory=list)
+    ttr_observations: dict[str, tuple[list[float], list[bool]]] = field(default_factory=dict)
+    replies: dict[str, Reply] = field(default_factory=dict)
+    disclosures: str | None = None
+    split_counts: dict[str, int] = field(default_factory=dict)
+    extra_files: dict[str, str] = field(default_factory=dict)
+
+    def render(self, out_dir: Path) -> list[Path]:
+        return render_site(out_dir, self.board, self.manifest, self.public_rows, self.errata, queries=self.queries,
+                           ttr_observations=self.ttr_observations, replies=self.replies, disclosures=self.disclosures,
+                           split_counts=self.split_counts, extra_files=self.extra_files)

@@ -1,0 +1,114 @@
+"""Publishing a snapshot: render every file into a staging directory, scan it for the holdout,
+move it into place, and record each file's SHA-256; nothing is kept if the scan finds a leak.
+
+The order matters for integrity: the lifecycle and review gate are decided first (a published
+snapshot is never re-rendered), the holdout scan covers every byte before anything is visible,
+and the lifecycle moves to `published` only once the files are in place.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from bench_assets.aggregate.leaderboard import current_leaderboard
+from bench_assets.errors import HoldoutLeakError
+from bench_assets.golden.store import load_golden_rows
+from bench_assets.manifest import Manifest
+from bench_assets.publish.files import file_digest
+from bench_assets.publish.guard import PublicationGuard
+from bench_assets.publish.inputs import private_terms, site_inputs, ttr_as_of
+from bench_assets.publish.site import SiteInputs
+from bench_assets.sentinels.ttr import sentinel_tables
+from bench_assets.split.leaks import LeakGuard
+from bench_assets.storage.warehouse import Warehouse
+
+
+@dataclass(frozen=True)
+class Publication:
+    """A snapshot as published: where, which files, from which inputs, and what guarded it."""
+
+    out_dir: Path
+    files: list[Path]
+    inputs: SiteInputs
+    guard: PublicationGuard
+    leak_guard_counts: dict[str, Any]
+
+
+def publication_inputs(warehouse: Warehouse, manifest: Manifest, snapshots_dir: Path, private_dir: Path
+                       ) -> tuple[SiteInputs, PublicationGuard, LeakGuard, dict[str, int]]:
+    """Decide whether the snapshot may be published now (PublicationRefused if not), then gather
+    what its files are rendered from and the leak guard that scans them."""
+    snapshot_id = manifest.snapshot_id
+    board = current_leaderboard(warehouse, manifest)
+    rows = load_golden_rows(warehouse, snapshot_id)
+    split = warehouse.split(snapshot_id)
+    # lifecycle and review gate first (a published snapshot is never re-rendered), then the inputs
+    guard = PublicationGuard.begin(warehouse, manifest, board, rows, split, private_dir)
+    terms, term_counts = private_terms(private_dir, manifest, warehouse, rows, split)
+    leak_guard = LeakGuard(terms + guard.leak_needles)  # decoys are private like the holdout
+    public = warehouse.query_df(
+        "SELECT r.* FROM response_results r JOIN query_split q USING (snapshot_id, row_id) "
+        "WHERE r.snapshot_id = ? AND q.split = 'public'", [snapshot_id])
+    pages, probes = sentinel_tables(warehouse, snapshot_id)
+    inputs = site_inputs(
+        manifest, board, rows, split, snapshot_dir=snapshots_dir / snapshot_id,
+        scores=warehouse.rows("row_scores", snapshot_id, split="public"), results=public,
+        raw=warehouse.rows("raw_responses", snapshot_id, role="public"), sentinel_pages=pages,
+        sentinel_probes=probes,
+        # the Kaplan–Meier chart draws the probes the leaderboard's time-to-retrievability figure includes
+        as_of=ttr_as_of(warehouse.rows("vendor_metrics", snapshot_id, columns=["metric", "value"])),
+        recorded_replies=warehouse.rows("vendor_replies", snapshot_id, columns=["vendor", "path", "sha256"]),
+        leak_guard=leak_guard,
+        extra_files=guard.files())  # holdout commitments, exclusions ledger, review record
+    return inputs, guard, leak_guard, term_counts
+
+
+def publish_snapshot(warehouse: Warehouse, manifest: Manifest, snapshots_dir: Path, publish_dir: Path,
+                     private_dir: Path) -> Publication:
+    """Render, scan, move into place and record the snapshot's published files (see the module).
+    A leak raises HoldoutLeakError: which rows only in the private store, nothing published."""
+    snapshot_id = manifest.snapshot_id
+    inputs, guard, leak_guard, term_counts = publication_inputs(warehouse, manifest, snapshots_dir, private_dir)
+    out_dir = publish_dir / snapshot_id
+    publish_dir.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{snapshot_id}-", dir=publish_dir))
+    try:
+        inputs.render(staging / snapshot_id)
+        started = time.perf_counter()
+        leaks = leak_guard.scan(staging / snapshot_id)
+        scan_seconds = time.perf_counter() - started
+        if leaks:
+            raise _leak_error(leaks, leak_guard, private_dir, snapshot_id)
+        if out_dir.exists():
+            shutil.rmtree(out_dir)
+        shutil.move(str(staging / snapshot_id), str(out_dir))
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    now = datetime.now(timezone.utc)
+    files = sorted(p for p in out_dir.rglob("*") if p.is_file())
+    warehouse.replace_rows("publications", pd.DataFrame([{
+        "snapshot_id": snapshot_id, "path": str(p.relative_to(out_dir)), "sha256": file_digest(p),
+        "bytes": p.stat().st_size, "published_at": now} for p in files]), {"snapshot_id": snapshot_id})
+    guard.finish()
+    return Publication(out_dir, files, inputs, guard, {**term_counts, "decoys": len(guard.leak_needles),
+                                                       "scan_seconds": round(scan_seconds, 3)})
+
+
+def _leak_error(leaks: list[Any], leak_guard: LeakGuard, private_dir: Path, snapshot_id: str) -> HoldoutLeakError:
+    """Which rows leaked, only in the private store: Dagster's event log may not name the holdout."""
+    leaks_file = private_dir / "leaks" / f"{snapshot_id}.publication.txt"
+    leaks_file.parent.mkdir(parents=True, exist_ok=True)
+    leaks_file.write_text("".join(f"{x}\n" for x in leaks))
+    counts = "\n".join(f"| {where} | {kind} | {n} |" for (where, kind), n in sorted(leak_guard.scan_counts(leaks).items()))
+    return HoldoutLeakError(f"holdout leak: {len(leaks)} occurrences in the files to publish; nothing was published "
+                            f"(which rows: {leaks_file})",
+                            {"leaks": f"| file | kind | occurrences |\n| --- | --- | --- |\n{counts}",
+                             "which_rows": str(leaks_file)})

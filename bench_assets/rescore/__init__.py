@@ -1,0 +1,1 @@
+"""Re-deriving every published figure from the archive (`bench rescore`)."""

@@ -1,0 +1,181 @@
+"""Rotation: plan which golden rows retire next quarter, and what replaces them.
+
+25 % of each cohort retires every quarter. The draw is biased toward strata where vendor scores
+saturate (where the mean correct rate across vendors is high, a row tells vendors apart least):
+each group of rows (rows sharing a URL retire together, as they were split together) gets weight
+exp(bias × saturation of its stratum), and groups are drawn without replacement by weighted
+random keys (Efraimidis–Spirakis), the randomness keyed by the split secret so the plan is
+reproducible by the operator and unpredictable to anyone else.
+
+Rotation keeps the holdout's share (30 % of every cohort is private):
+- a retiring cohort keeps its share: each side of the split retires its own 25 % (the next
+  group drawn comes from the side furthest behind its share, in the biased order of that side);
+- the incoming rows, which are next quarter's new cohort, are split by the key like any fresh
+  cohort, 70/30 within every stratum. They do not inherit the retired rows' sides: the bias
+  concentrates retirements in a few strata, where the retired mix of sides is whatever the draw
+  happened to give (an inherited new cohort drifted as far as 14 % holdout).
+Each retired group is replaced by a candidate group of its own stratum.
+
+The plan is a file for review (it names holdout rows, so it lives in the private store); nothing
+is rewritten until an operator applies it to the next quarter's golden set.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import yaml
+
+from bench_assets.golden.rows import GoldenRow
+from bench_assets.golden.rows import split_groups
+from bench_assets.golden.pools import load_pool
+from bench_assets.golden.store import load_golden_rows
+from bench_assets.manifest import Manifest
+from bench_assets.split.assign import assign_split, split_key
+from bench_assets.storage.warehouse import Warehouse
+
+RETIRE_SHARE = 0.25
+SATURATION_BIAS = 3.0  # weight = exp(bias × saturation): a saturated stratum (1.0) weighs e³ ≈ 20 × an unsolved one
+
+
+def saturation_by_stratum(scores: pd.DataFrame) -> dict[str, float]:
+    """Per stratum, the mean over vendors of the vendor's correct rate (rows a vendor cannot serve left out)."""
+    if scores.empty:
+        return {}
+    served = scores[scores["response_class"] != "unsupported"]
+    per_vendor = served.assign(correct=served["correct"].fillna(False).astype(float)) \
+        .groupby(["stratum", "vendor"])["correct"].mean()
+    return {str(s): float(v) for s, v in per_vendor.groupby(level=0).mean().items()}
+
+
+def _uniform(key: bytes, *parts: str) -> float:
+    digest = hmac.new(key, "\x1f".join(parts).encode(), hashlib.sha256).digest()
+    return (int.from_bytes(digest[:8], "big") + 0.5) / 2**64
+
+
+@dataclass(frozen=True)
+class RotationPlan:
+    retire: list[dict[str, Any]]
+    replacements: list[dict[str, Any]]
+    cohorts: dict[str, dict[str, Any]]
+    saturation: dict[str, float]
+
+
+def plan_rotation(rows: list[GoldenRow], split: dict[str, str], saturation: dict[str, float],
+                  candidates: list[GoldenRow], key: bytes, snapshot_id: str, share: float = RETIRE_SHARE,
+                  bias: float = SATURATION_BIAS, used_candidates: frozenset[str] = frozenset(),
+                  public_share: float = 0.7) -> RotationPlan:
+    """Choose share × rows rows to retire in every cohort (in whole groups, to within half a group;
+    each side of the split its own share, to within a group), biased toward saturated strata, and
+    a replacement group of the same stratum for each; the replacements (next quarter's new cohort)
+    are split `public_share` / rest within every stratum by the key."""
+    groups = split_groups(rows)
+
+    def side_of(gid: str) -> str:
+        return split.get(members[gid][0].id) or "public"
+
+    members: dict[str, list[GoldenRow]] = defaultdict(list)
+    for row in rows:
+        members[groups[row.id]].append(row)
+    by_cohort: dict[str, list[str]] = defaultdict(list)
+    for gid, group in members.items():
+        by_cohort[group[0].cohort].append(gid)
+    cand_groups = split_groups(candidates)
+    cand_members: dict[str, list[GoldenRow]] = defaultdict(list)
+    for row in candidates:
+        if row.id not in used_candidates:
+            cand_members[cand_groups[row.id]].append(row)
+    pool: dict[str, list[str]] = defaultdict(list)
+    for gid in sorted(cand_members, key=lambda g: _uniform(key, "candidate", snapshot_id, g)):
+        pool[cand_members[gid][0].stratum].append(gid)
+
+    retire, incoming, cohorts = [], [], {}
+    for cohort in sorted(by_cohort):
+        gids = by_cohort[cohort]
+        n_rows = sum(len(members[g]) for g in gids)
+
+        def weighted_key(gid: str) -> float:  # Efraimidis–Spirakis: u^(1/w), the largest keys are drawn
+            weight = math.exp(bias * saturation.get(members[gid][0].stratum, 0.0))
+            return math.log(_uniform(key, "rotation", snapshot_id, cohort, gid)) / weight
+
+        # Each side of the split retires its own share, so the cohort keeps its 70/30: the next
+        # group comes from the side furthest behind its share (within a side, the biased order).
+        target = share * n_rows
+        order = {side: sorted((g for g in gids if side_of(g) == side), key=weighted_key, reverse=True)
+                 for side in ("public", "holdout")}
+        side_target = {side: share * sum(len(members[g]) for g in mine) for side, mine in order.items()}
+        side_taken = {side: 0 for side in order}
+        chosen, taken = [], 0
+        while taken < target - 0.5 and any(order.values()):
+            side = max((s for s in order if order[s]), key=lambda s: (side_target[s] - side_taken[s], s))
+            gid = order[side].pop(0)
+            size = len(members[gid])
+            if taken + size <= target + size / 2:  # whole groups, to within half a group
+                chosen.append(gid)
+                taken += size
+                side_taken[side] += size
+        by_stratum: dict[str, int] = defaultdict(int)
+        for gid in sorted(chosen):
+            group = members[gid]
+            stratum = group[0].stratum
+            by_stratum[stratum] += len(group)
+            replacement = pool[stratum].pop(0) if pool[stratum] else None
+            new_rows = cand_members[replacement] if replacement else []
+            for row in group:
+                retire.append({"row_id": row.id, "cohort": cohort, "stratum": stratum, "task_type": row.task_type,
+                               "split": split.get(row.id), "group": gid,
+                               "replaced_by": [r.id for r in new_rows] or None})
+            incoming += [(row, gid) for row in new_rows]
+        cohorts[cohort] = {"rows": n_rows, "retire_target": round(target, 2), "retire_rows": taken,
+                           "retire_share": round(taken / n_rows, 4) if n_rows else 0.0,
+                           "holdout_rows": sum(len(members[g]) for g in gids if side_of(g) == "holdout"),
+                           "retire_holdout_rows": side_taken["holdout"],
+                           "retired_by_stratum": dict(sorted(by_stratum.items())),
+                           "unreplaced_groups": len({r["group"] for r in retire
+                                                     if r["cohort"] == cohort and not r["replaced_by"]})}
+    # the incoming rows are next quarter's new cohort: split by the key like any fresh cohort
+    # (70/30 within every stratum), not by the sides of the rows they replace, which the saturation
+    # bias leaves at whatever mix it drew
+    sides = assign_split([row for row, _ in incoming], key, public_share)
+    replacements = [{"row_id": row.id, "stratum": row.stratum, "task_type": row.task_type,
+                     "takes_split": sides[row.id], "replaces_group": gid} for row, gid in incoming]
+    return RotationPlan(retire=retire, replacements=replacements, cohorts=cohorts, saturation=saturation)
+
+
+def plan_next_quarter(warehouse: Warehouse, manifest: Manifest, private_dir: Path, on: date) -> tuple[RotationPlan, Path]:
+    """Plan next quarter's rotation of the snapshot and write it, for review, to the private store
+    (it names holdout rows). Nothing is rewritten until an operator applies it."""
+    snapshot_id = manifest.snapshot_id
+    rows = load_golden_rows(warehouse, snapshot_id)
+    split = warehouse.split(snapshot_id)
+    scores = warehouse.rows("row_scores", snapshot_id, columns=["vendor", "stratum", "response_class", "correct"])
+    used = warehouse.query_df("SELECT replacement_row_id FROM dead_rows WHERE snapshot_id = ? AND "
+                              "replacement_row_id IS NOT NULL", [snapshot_id])["replacement_row_id"]
+    candidates = load_pool(manifest, manifest.candidates, "candidate", private_dir, rows)
+    key = split_key(manifest.split.key_env, manifest.mode)
+    saturation = saturation_by_stratum(scores)
+    plan = plan_rotation(rows, split, saturation, candidates, key, snapshot_id, used_candidates=frozenset(used),
+                         public_share=manifest.split.public_share)
+    record = {
+        "snapshot_id": snapshot_id, "plans_the_quarter_after": snapshot_id, "generated_on": str(on),
+        "retire_share": RETIRE_SHARE, "saturation_bias": SATURATION_BIAS,
+        "how": "per cohort and per side of the split (each side retires its own share, so the cohort keeps its "
+               "holdout share), whole groups drawn with weight exp(bias x stratum saturation), keyed by the split "
+               "secret; each replaced from its stratum's candidate pool; the replacements (the new cohort) split "
+               f"{manifest.split.public_share:.0%} public within every stratum by the key (takes_split)",
+        "saturation_by_stratum": {k: round(v, 4) for k, v in sorted(saturation.items())},
+        "cohorts": plan.cohorts, "retire": plan.retire, "replacements": plan.replacements,
+        "note": "A plan for review. Nothing is rewritten: apply it to the next snapshot's golden set by hand.",
+    }
+    path = private_dir / "rotation" / f"{snapshot_id}.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(record, sort_keys=False, allow_unicode=True))
+    return plan, path

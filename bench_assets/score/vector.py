@@ -1,0 +1,182 @@
+"""hit@k over many result rows at once: URL normalization and matching in DuckDB, not a Python loop.
+
+`metrics.normalize_url` and `metrics.hit_at_k` define the contract, one URL and one ranked list at
+a time. This module computes exactly the same thing for a whole table of (query, rank, url) rows:
+
+1. Each URL is normalized. URLs of the common shape (http or https, an ASCII
+   host name, an optional numeric port, a path and query of characters that need no
+   percent-encoding, no `.` or `..` segments, no `%` escapes; any fragment) are normalized by a
+   SQL expression that performs the steps of `normalize_url` for that shape: host lower-cased,
+   leading `www.` labels removed, default port dropped, trailing slashes removed, empty and
+   `utm_*` parameters dropped and the rest sorted, fragment dropped. Every other URL is
+   normalized by `normalize_url` itself, each distinct one once, so the two never disagree on
+   anything unusual.
+2. hit@k is a join of the results' normalized forms with the golden forms on (query, form),
+   grouped by query: the first hit's rank is the smallest matching rank.
+
+`bench_assets_tests/test_vector_scoring.py` checks agreement with `normalize_url` and `hit_at_k`
+on random data, including adversarial URLs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import duckdb
+import numpy as np
+import pandas as pd
+
+from bench_assets.metrics import normalize_url
+
+__all__ = ["SIMPLE_URL", "first_hit_ranks", "hit_at_k_frame", "hit_rates", "normalize_distinct_urls",
+           "normalize_url_column", "score_result_lists"]
+
+# The shape the SQL path normalizes; anything else goes to normalize_url. Groups: host, port,
+# path, query. Characters allowed raw are those normalize_url keeps raw (no '%').
+SIMPLE_URL = (r"^[Hh][Tt][Tt][Pp][Ss]?://([A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*)(?::([0-9]{1,5}))?"
+              r"(/[A-Za-z0-9._~!$&'()*+,;=:@/-]*)?(?:\?([A-Za-z0-9._~!$&'()*+,;=:@/?-]*))?(?:#.*)?$")
+
+
+def _sql_text(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _forms_sql(source: str, keep: Sequence[str] = ()) -> str:
+    """SELECT <keep>, url, form FROM source: the normalized form by SQL for the simple shape, NULL
+    where normalize_url must decide (a URL that does not match: the host group is then empty; a
+    path with a '.' or '..' segment; a host whose www. labels leave no dot, where normalize_url keeps
+    the last one: "www.www.com" -> "www.com"), and '' for a null URL (it never matches)."""
+    cols = "".join(f"{c}, " for c in keep)
+    return f"""
+    WITH parts AS (
+        SELECT {cols}url, regexp_extract(url, {_sql_text(SIMPLE_URL)}, ['host', 'port', 'path', 'query']) AS p
+        FROM {source}
+    ), shaped AS (
+        SELECT {cols}url, lower(p.host) AS given_host, p.port AS port, p.path AS path, p.query AS query FROM parts
+    ), stripped AS (
+        SELECT *, CASE WHEN starts_with(given_host, 'www.') THEN regexp_replace(given_host, '^(www\\.)+', '')
+                       ELSE given_host END AS host
+        FROM shaped
+    )
+    SELECT {cols}url,
+           CASE WHEN url IS NULL THEN ''
+                WHEN host = '' OR (contains(path, '/.') AND regexp_matches(path, '(^|/)\\.\\.?(/|$)'))
+                     OR (NOT contains(host, '.') AND starts_with(given_host, 'www.')) THEN NULL
+                ELSE host
+                     || CASE WHEN port = '' OR CAST(port AS INTEGER) IN (80, 443) THEN ''
+                             ELSE ':' || CAST(CAST(port AS INTEGER) AS VARCHAR) END
+                     || rtrim(path, '/')
+                     || CASE WHEN query = '' THEN '' ELSE coalesce('?' || nullif(array_to_string(list_sort(
+                            list_filter(string_split(query, '&'),
+                                        x -> x <> '' AND NOT starts_with(lower(split_part(x, '=', 1)), 'utm_'))),
+                            '&'), ''), '') END
+           END AS form
+    FROM stripped
+    """
+
+
+def normalize_url_column(con: duckdb.DuckDBPyConnection, source: str, target: str,
+                         keep: Sequence[str] = ()) -> dict:
+    """Create table `target(<keep>, url, form)` from the relation `source` (a table name or a
+    parenthesized query with a column `url`): `form` is `normalize_url(url)` for every row ('' for a
+    null URL). The SQL path normalizes row by row; the rest are normalized by `normalize_url`, each
+    distinct URL once. Returns counts: rows, and distinct URLs normalized in Python."""
+    con.execute(f"CREATE OR REPLACE TEMP TABLE {target} AS {_forms_sql(source, keep)}")
+    rest = con.execute(f"SELECT DISTINCT url FROM {target} WHERE form IS NULL").fetchnumpy()["url"]
+    if len(rest):
+        con.register("_slow_forms", pd.DataFrame({"url": rest, "form": [normalize_url(u) for u in rest]}))
+        con.execute(f"UPDATE {target} SET form = s.form FROM _slow_forms s "
+                    f"WHERE {target}.form IS NULL AND {target}.url = s.url")
+        con.unregister("_slow_forms")
+    rows = con.execute(f"SELECT count(*) FROM {target}").fetchone()[0]
+    return {"rows": int(rows), "normalized_in_python": int(len(rest))}
+
+
+def normalize_distinct_urls(con: duckdb.DuckDBPyConnection, source: str, target: str = "url_forms") -> dict:
+    """Create table `target(url, form)` with the normalized form of every distinct non-null `url`
+    of the relation `source`. Returns counts: distinct URLs, and how many went through Python."""
+    counts = normalize_url_column(con, f"(SELECT DISTINCT url FROM {source} WHERE url IS NOT NULL)", target)
+    return {"distinct_urls": counts["rows"], "normalized_in_python": counts["normalized_in_python"]}
+
+
+def first_hit_ranks(con: duckdb.DuckDBPyConnection, results: str, golden: str,
+                    forms_table: str | None = None, keep: Sequence[str] = ()) -> pd.DataFrame:
+    """Per golden query: the rank of its first result matching a golden URL (None when none does).
+
+    `results` has columns (query_id, rank, url) with rank the 1-based position in the vendor's
+    list (a null or unmatchable url still occupies its rank); `golden` has (query_id, url), one
+    row per golden URL. Every query of `golden` gets a row. With `forms_table`, the table
+    `forms_table(query_id, rank, <keep>, url, form)` of every result row's normalized URL is kept
+    on `con`.
+    """
+    result_forms = forms_table or "_result_forms"
+    normalize_url_column(con, results, result_forms, keep=("query_id", "rank", *keep))
+    normalize_url_column(con, golden, "_golden_forms", keep=("query_id",))
+    frame = con.execute(f"""
+        WITH golden_forms AS (SELECT DISTINCT query_id, form FROM _golden_forms WHERE form <> ''),
+        hits AS (
+            SELECT r.query_id, min(r.rank) AS first_hit_rank
+            FROM {result_forms} r JOIN golden_forms g ON g.query_id = r.query_id AND g.form = r.form
+            GROUP BY r.query_id
+        )
+        SELECT q.query_id, h.first_hit_rank
+        FROM (SELECT DISTINCT query_id FROM _golden_forms) q LEFT JOIN hits h USING (query_id)
+        ORDER BY q.query_id
+    """).df()
+    if forms_table is None:
+        con.execute(f"DROP TABLE {result_forms}")
+    con.execute("DROP TABLE _golden_forms")
+    return frame.astype({"first_hit_rank": "Int64"})
+
+
+def hit_at_k_frame(con: duckdb.DuckDBPyConnection, results: str, golden: str,
+                   ks: Iterable[int] = (1, 3, 5, 10), forms_table: str | None = None,
+                   keep: Sequence[str] = ()) -> pd.DataFrame:
+    """Per golden query: first_hit_rank and hit_at_<k> (bool) for each k, as `metrics.hit_at_k` gives them.
+    `forms_table` and `keep` keep the results' normalized URLs (see `first_hit_ranks`)."""
+    ks = list(ks)
+    for k in ks:
+        if isinstance(k, bool) or int(k) != k or k < 1:
+            raise ValueError(f"k must be a positive integer, got {k!r}")
+    frame = first_hit_ranks(con, results, golden, forms_table, keep)
+    for k in ks:
+        frame[f"hit_at_{k}"] = (frame["first_hit_rank"] <= k).fillna(False).astype(bool)
+    return frame
+
+
+def score_result_lists(results: pd.DataFrame, golden: pd.DataFrame,
+                       ks: Sequence[int] = (1, 3, 5, 10)) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """hit@k and URL normalization for ranked result lists held in memory: what scoring runs.
+
+    `results` has (query_id, rank, url), one row per returned result with rank its 1-based
+    position; `golden` has (query_id, url), one row per golden URL of each query scored. Both go
+    to an in-memory DuckDB connection. Returns `(hits, forms)`: `hits` has one row per query
+    of `golden` (query_id, first_hit_rank, hit_at_<k>), `forms` one row per result
+    (query_id, rank, url_normalized), in the order and with the index of `results`.
+    """
+    given = pd.DataFrame({"query_id": results["query_id"].astype("object"), "rank": results["rank"].astype("int64"),
+                          "url": results["url"].astype("object"), "pos": np.arange(len(results), dtype="int64")})
+    golden = pd.DataFrame({"query_id": golden["query_id"].astype("object"), "url": golden["url"].astype("object")})
+    con = duckdb.connect()
+    try:
+        con.execute("SET enable_progress_bar = false")
+        con.register("_results_df", given)
+        con.register("_golden_df", golden)
+        # Explicit column types: an empty or all-null pandas column would otherwise reach DuckDB untyped.
+        con.execute("CREATE TEMP VIEW _results AS SELECT CAST(query_id AS VARCHAR) AS query_id, "
+                    "CAST(rank AS BIGINT) AS rank, CAST(url AS VARCHAR) AS url, pos FROM _results_df")
+        con.execute("CREATE TEMP VIEW _golden AS SELECT CAST(query_id AS VARCHAR) AS query_id, "
+                    "CAST(url AS VARCHAR) AS url FROM _golden_df")
+        hits = hit_at_k_frame(con, "_results", "_golden", ks, forms_table="_forms", keep=("pos",))
+        normalized = con.execute("SELECT form FROM _forms ORDER BY pos").fetchnumpy()["form"]
+    finally:
+        con.close()
+    forms = pd.DataFrame({"query_id": given["query_id"].to_numpy(), "rank": given["rank"].to_numpy(),
+                          "url_normalized": np.asarray(normalized, dtype="object")}, index=results.index)
+    return hits, forms
+
+
+def hit_rates(con: duckdb.DuckDBPyConnection, results: str, golden: str, ks: Sequence[int] = (1, 3, 5, 10)) -> dict:
+    """hit@k for each k: the share of golden queries with a hit in the top k."""
+    frame = hit_at_k_frame(con, results, golden, ks)
+    return {k: float(frame[f"hit_at_{k}"].mean()) if len(frame) else float("nan") for k in ks}

@@ -1,0 +1,1 @@
+"""Sentinel pages and probes: time-to-retrievability of freshly published pages we control."""

@@ -1,0 +1,200 @@
+"""The Parquet data path: vendor partitions as Parquet objects on any fsspec filesystem.
+
+Runs of different vendor partitions may execute on different machines, which cannot share one
+DuckDB file. With a lake location set (`BenchPaths.lake_url`, `$BENCH_LAKE_URL`: `s3://bucket/bench`,
+`gs://…`, or a local directory, which stands in for object storage in the tests), each vendor
+partition's rows of the fan-out tables are one Parquet object per table,
+
+    <lake>/<table>/snapshot_id=<snapshot>/vendor=<vendor>/part.parquet
+
+(hive-partitioned), written to a temporary name beside it and renamed into place, so a reader
+sees the old partition or the new one and never half of one. Readers see each fan-out table as a
+DuckDB view over `read_parquet(...)` of every object, so scoring, aggregation and publication run
+from the lake unchanged. The snapshot-level tables stay in the central DuckDB file, written by
+one snapshot-level run at a time; a vendor run only reads them.
+
+Only DuckDB's built-in Parquet reader and writer are used (no extension to download): objects on
+a remote filesystem are read through fsspec, which DuckDB accepts as a registered filesystem.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import uuid
+from pathlib import Path
+
+import duckdb
+import fsspec
+import pandas as pd
+from fsspec.implementations.local import LocalFileSystem
+
+from bench_assets.storage.tables import LAKE_TABLES, TABLES
+
+PARTITION_KEYS = ("snapshot_id", "vendor")
+OBJECT_NAME = "part.parquet"
+
+
+def _table_ddl(table: str) -> str:
+    return TABLES[table].ddl()
+
+
+def table_columns(table: str) -> list[str]:
+    """The table's columns in definition order (as the central table has them)."""
+    return TABLES[table].column_names
+
+
+class LakeLayoutError(ValueError):
+    """A write the Parquet data path cannot store as one vendor partition."""
+
+
+class ParquetLake:
+    """The fan-out tables as hive-partitioned Parquet objects under one fsspec URL."""
+
+    def __init__(self, url: str):
+        if not url:
+            raise ValueError("a lake URL is required (a local directory or an fsspec URL such as s3://bucket/bench)")
+        self.url = url
+        self.fs, root = fsspec.core.url_to_fs(url)
+        self.root = root.rstrip("/")
+        self.local = isinstance(self.fs, LocalFileSystem)
+
+    def __repr__(self) -> str:
+        return f"ParquetLake({self.url!r})"
+
+    # ------------------------------------------------------------------ layout
+
+    def object_path(self, table: str, snapshot_id: str, vendor: str) -> str:
+        """Where the partition's object lives (filesystem path, without the protocol)."""
+        for name, value in (("snapshot_id", snapshot_id), ("vendor", vendor)):
+            if not value or "/" in value or "=" in value:
+                raise LakeLayoutError(f"{name} {value!r} cannot name a hive partition directory")
+        return f"{self.root}/{table}/snapshot_id={snapshot_id}/vendor={vendor}/{OBJECT_NAME}"
+
+    def objects(self, table: str) -> list[str]:
+        """Every partition object of `table`, as URLs DuckDB can read (sorted)."""
+        found = self.fs.glob(f"{self.root}/{table}/snapshot_id=*/vendor=*/{OBJECT_NAME}")
+        return sorted(self._readable(p) for p in found)
+
+    def _readable(self, path: str) -> str:
+        return path if self.local else self.fs.unstrip_protocol(path)
+
+    # ------------------------------------------------------------------ writes
+
+    def write_partition(self, table: str, df: pd.DataFrame, snapshot_id: str, vendor: str) -> int:
+        """Replace one vendor partition of `table` with `df` (no rows: the object is removed).
+
+        The rows are typed by the table's own definition (its primary key holds within the
+        partition), written to a temporary object beside the final one, then renamed over it."""
+        if table not in LAKE_TABLES:
+            raise LakeLayoutError(f"{table} is not stored in the lake (only {', '.join(LAKE_TABLES)})")
+        final = self.object_path(table, snapshot_id, vendor)
+        if df.empty:
+            if self.fs.exists(final):
+                self.fs.rm(final)
+            return 0
+        for column, expected in (("snapshot_id", snapshot_id), ("vendor", vendor)):
+            if column in df.columns and set(df[column].unique()) != {expected}:
+                raise LakeLayoutError(f"rows for {table} partition {snapshot_id}|{vendor} carry other "
+                                      f"{column} values: {sorted(set(df[column].unique()) - {expected})}")
+        directory = final.rsplit("/", 1)[0]
+        self.fs.makedirs(directory, exist_ok=True)
+        temporary = f"{directory}/.{OBJECT_NAME}.{uuid.uuid4().hex}.tmp"
+        try:
+            if self.local:
+                _write_parquet(table, df, temporary)
+            else:
+                with tempfile.TemporaryDirectory(prefix="bench-lake-") as scratch:
+                    local = str(Path(scratch) / OBJECT_NAME)
+                    _write_parquet(table, df, local)
+                    self.fs.put_file(local, temporary)
+            # A rename within a directory is atomic on a local or network filesystem; on an object
+            # store the final key appears whole when the copy behind `mv` completes.
+            self.fs.mv(temporary, final)
+        except BaseException:
+            if self.fs.exists(temporary):
+                self.fs.rm(temporary)
+            raise
+        return len(df)
+
+    # ------------------------------------------------------------------ reads
+
+    def attach(self, con: duckdb.DuckDBPyConnection) -> None:
+        """Shadow the fan-out tables on `con` with temporary views over the lake's objects.
+
+        A temporary view takes precedence over the table of the same name in the database file,
+        so every query of the connection reads the lake. A table with no object yet is an empty
+        temporary table of the same definition."""
+        if not self.local:
+            con.register_filesystem(self.fs)
+        for table in LAKE_TABLES:
+            objects = self.objects(table)
+            if not objects:
+                con.execute(f"CREATE TEMP TABLE {table} ({_table_ddl(table)})")
+                continue
+            columns = ", ".join(table_columns(table))
+            # The empty typed table fixes every column's type and order; UNION ALL BY NAME also keeps
+            # a column that objects written before it existed lack (as NULL).
+            con.execute(f"CREATE TEMP TABLE _lake_typed_{table} ({TABLES[table].column_ddl()})")
+            files = ", ".join("'" + o.replace("'", "''") + "'" for o in objects)
+            con.execute(
+                f"CREATE TEMP VIEW {table} AS SELECT {columns} FROM ("
+                f"SELECT * FROM temp._lake_typed_{table} UNION ALL BY NAME "
+                f"SELECT * FROM read_parquet([{files}], hive_partitioning = true, union_by_name = true, "
+                f"hive_types = {{'snapshot_id': VARCHAR, 'vendor': VARCHAR}}))")
+
+    def read_partition(self, table: str, snapshot_id: str, vendor: str) -> pd.DataFrame | None:
+        """The partition's rows with every column of the table, or None when it has no object."""
+        path = self.object_path(table, snapshot_id, vendor)
+        if not self.fs.exists(path):
+            return None
+        con = duckdb.connect()
+        try:
+            if not self.local:
+                con.register_filesystem(self.fs)
+            df = con.execute("SELECT * FROM read_parquet(?, hive_partitioning = false)", [self._readable(path)]).df()
+        finally:
+            con.close()
+        df.insert(0, "vendor", vendor)
+        df.insert(0, "snapshot_id", snapshot_id)
+        return df[[c for c in table_columns(table) if c in df.columns]]
+
+    def restore_archive(self, local_path: Path, snapshot_id: str, vendor: str) -> int:
+        """Rebuild a vendor partition's local raw-response archive from its lake object, so a fetch
+        re-run on a machine that never ran it pays nothing twice. Returns the rows restored (0: no object)."""
+        raw = self.read_partition("raw_responses", snapshot_id, vendor)
+        if raw is None or raw.empty:
+            return 0
+        local_path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = local_path.with_name(f".{local_path.name}.{uuid.uuid4().hex}.tmp")
+        con = duckdb.connect(str(temporary))
+        try:
+            con.execute(f"CREATE TABLE raw_responses ({_table_ddl('raw_responses')})")
+            con.register("restored", raw)
+            columns = ", ".join(raw.columns)
+            con.execute(f"INSERT INTO raw_responses ({columns}) SELECT {columns} FROM restored")
+            con.execute("CHECKPOINT")
+        finally:
+            con.close()
+        os.replace(temporary, local_path)
+        return len(raw)
+
+
+def _write_parquet(table: str, df: pd.DataFrame, path: str) -> None:
+    """`df` as a Parquet file typed by the table's definition, the partition columns left to the path."""
+    columns = table_columns(table)
+    unknown = set(df.columns) - set(columns)
+    if unknown:
+        raise LakeLayoutError(f"{table} has no column {sorted(unknown)}")
+    stored = [c for c in columns if c not in PARTITION_KEYS]
+    con = duckdb.connect()
+    try:
+        con.execute(f"CREATE TABLE incoming_rows ({_table_ddl(table)})")
+        con.register("incoming", df)
+        given = ", ".join(df.columns)
+        con.execute(f"INSERT INTO incoming_rows ({given}) SELECT {given} FROM incoming")
+        escaped = path.replace("'", "''")
+        con.execute(f"COPY (SELECT {', '.join(stored)} FROM incoming_rows) TO '{escaped}' "
+                    "(FORMAT parquet, COMPRESSION zstd)")
+    finally:
+        con.close()
