@@ -7,10 +7,10 @@ k values and the fidelity weights. A published number can always be traced back 
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Literal
 
-import hashlib
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench_assets.adapters.base import (Adapter, HttpRequest, NormalizedResult, ParsedResponse, VendorTask,
-                                        results_from)
+from bench_assets.adapters.base import Adapter, HttpRequest, NormalizedResult, ParsedResponse, VendorTask, results_from
 
 _QUOTA_CODES = ("INSUFFICIENT_FUNDS_CREDITS", "EXCEED_BUDGET_LIMIT")
 _RATE_CODES = ("TOO_MANY_REQUESTS", "TASKS_QUEUE_LIMIT_EXCEEDED")

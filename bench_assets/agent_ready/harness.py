@@ -28,10 +28,10 @@ import socket
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from email.message import EmailMessage
+from pathlib import Path
 from typing import Any, Callable
 
 import httpx

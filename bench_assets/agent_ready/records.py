@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from datetime import date as Date, datetime, timezone
+from datetime import date as Date
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
@@ -27,8 +28,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from bench_assets.errors import BenchInputError
-from bench_assets.storage.warehouse import Warehouse
 from bench_assets.manifest import _line_of
+from bench_assets.storage.warehouse import Warehouse
 
 Method = Literal["otp_email", "device_code", "keyless", "x402", "manual"]
 KEY_METHODS = ("otp_email", "device_code")

@@ -23,8 +23,11 @@ group and each figure in it; a chart is headline-eligible only when every figure
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
+from bench_assets.adapters import get_adapter
+from bench_assets.aggregate.declaration import declaration_reasons
 from bench_assets.aggregate.figures import CHART_MIN_N, HEADLINE_MIN_N
 
 AGGREGATE_MIN_N = HEADLINE_MIN_N
@@ -41,7 +44,6 @@ def mode_reasons(mode: str) -> list[str]:
 
 def pinning_reasons(spec: Any, mode: str) -> list[str]:
     """Why a vendor's adapter or plan is not pinned (empty when both are)."""
-    from bench_assets.adapters import get_adapter
 
     reasons = []
     try:
@@ -135,9 +137,7 @@ def snapshot_reasons(warehouse: Any, manifest: Any) -> list[str]:
     missing or invalid operator declaration (read beside the registered manifest)."""
     if manifest.mode != "live":
         return []
-    from pathlib import Path
 
-    from bench_assets.aggregate.declaration import declaration_reasons
 
     df = warehouse.query_df("SELECT manifest_path FROM snapshots WHERE snapshot_id = ?", [manifest.snapshot_id])
     snapshot_dir = Path(df["manifest_path"][0]).parent if len(df) and df["manifest_path"][0] else None

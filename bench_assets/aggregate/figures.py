@@ -24,8 +24,13 @@ import math
 import pandas as pd
 
 from bench_assets.fetch.classify import RESPONSE_CLASSES
-from bench_assets.metrics import cost_per_correct_interval, overfit_gap, percentile_interval, wilson_interval
-from bench_assets.metrics import rubric_mean_interval
+from bench_assets.metrics import (
+    cost_per_correct_interval,
+    overfit_gap,
+    percentile_interval,
+    rubric_mean_interval,
+    wilson_interval,
+)
 from bench_assets.sentinels.ttr import ttr_metrics
 from bench_assets.storage.warehouse import Warehouse
 

@@ -17,9 +17,9 @@ from typing import Any
 import pandas as pd
 
 from bench_assets.agent_ready.records import TrialRecord, agent_ready_summary, load_trial_records
+from bench_assets.aggregate import eligibility
 from bench_assets.aggregate.figures import RANKING_SCOPE
 from bench_assets.fetch.classify import RESPONSE_CLASSES
-from bench_assets.aggregate import eligibility
 from bench_assets.manifest import Manifest
 from bench_assets.metrics import rank_ranges, tie_groups
 from bench_assets.storage.warehouse import Warehouse

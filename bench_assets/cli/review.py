@@ -3,43 +3,48 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from datetime import date
 from pathlib import Path
+from typing import Any
+
+import dagster as dg
+
+from bench_assets.aggregate.leaderboard import current_leaderboard
+from bench_assets.cli.runs import bench_resources, ensure_dagster_home, materialize, register_snapshot
+from bench_assets.defs.resources import BenchPaths
+from bench_assets.golden.store import load_golden_rows
+from bench_assets.publish.errata import apply_erratum
+from bench_assets.review.business_days import today
+from bench_assets.review.gate import evaluate_review_gate
+from bench_assets.storage.lifecycle import snapshot_status
+from bench_assets.storage.warehouse import Warehouse
 
 
-def _paths_and_warehouse():
-    from bench_assets.cli.runs import _resources
-
-    resources = _resources()
+def _paths_and_warehouse() -> tuple[BenchPaths, Warehouse]:
+    resources = bench_resources()
     return resources["paths"], resources["duckdb"].warehouse()
 
 
-def _materializer(launched_by: str):
+def _materializer(launched_by: str) -> tuple[Callable[[tuple[str, ...], Any], None],
+                                               Callable[[str, str], dg.MultiPartitionKey], Callable[[str], None]]:
     """(materialize(names, partition_key), vendor_key, register) on the persistent Dagster instance."""
-    import dagster as dg
-
-    from bench_assets.cli.runs import QUIET, _assets, _resources, ensure_dagster_home, register_snapshot
-
     ensure_dagster_home()
-    instance = dg.DagsterInstance.get()
 
-    def materialize(names: tuple[str, ...], partition_key) -> None:
-        result = dg.materialize(_assets(*names), instance=instance, partition_key=partition_key, resources=_resources(),
-                                raise_on_error=False, tags={"bench/launched_by": launched_by}, run_config=QUIET)
+    def run(names: tuple[str, ...], partition_key: Any) -> None:
+        result = materialize(names, partition_key, launched_by)
         if not result.success:
             failure = next((e for e in result.all_events if e.event_type_value == "STEP_FAILURE"), None)
             detail = failure.event_specific_data.error.message.strip() if failure else "see the run in the Dagster UI"
             raise SystemExit(f"materializing {', '.join(names)} for {partition_key} failed: {detail}")
 
-    def vendor_key(snapshot: str, vendor: str):
+    def vendor_key(snapshot: str, vendor: str) -> dg.MultiPartitionKey:
         return dg.MultiPartitionKey({"snapshot": snapshot, "vendor": vendor})
 
-    return materialize, vendor_key, register_snapshot
+    return run, vendor_key, register_snapshot
 
 
 def cmd_errata_apply(args: argparse.Namespace) -> int:
-    from bench_assets.publish.errata import apply_erratum
-
     materialize, vendor_key, register = _materializer("bench errata apply")
     entry = apply_erratum(*_paths_and_warehouse(), args.snapshot, args.erratum_id, materialize, vendor_key, register)
     print(entry["summary"])
@@ -56,12 +61,6 @@ def cmd_review_send(args: argparse.Namespace) -> int:
 
 
 def cmd_review_status(args: argparse.Namespace) -> int:
-    from bench_assets.aggregate.leaderboard import current_leaderboard
-    from bench_assets.golden.store import load_golden_rows
-    from bench_assets.review.business_days import today
-    from bench_assets.review.gate import evaluate_review_gate
-    from bench_assets.storage.lifecycle import snapshot_status
-
     paths, warehouse = _paths_and_warehouse()
     manifest = paths.manifest(args.snapshot)
     status = snapshot_status(warehouse, args.snapshot)
@@ -81,10 +80,10 @@ def cmd_review_status(args: argparse.Namespace) -> int:
 def cmd_review_reply(args: argparse.Namespace) -> int:
     """Store a vendor's reply verbatim. Before publication it goes with the snapshot; after, it is
     published at once as a new version (nothing re-run; the published version is kept unchanged)."""
-    from bench_assets.review.business_days import today
     from bench_assets.publish.replies import file_reply
+    from bench_assets.review.business_days import today
 
-    def materializer():
+    def materializer() -> tuple[Callable[[tuple[str, ...], Any], None], Callable[[str], None]]:
         materialize, _, register = _materializer("bench review reply")
         return materialize, register
 
@@ -105,38 +104,3 @@ def cmd_rotation_plan(args: argparse.Namespace) -> int:
     plan = paths.private / "rotation" / f"{args.snapshot}.yaml"
     print(f"rotation plan for the next quarter (review it; nothing is rewritten): {plan}")
     return 0
-
-
-def add_integrity_commands(sub: argparse._SubParsersAction) -> None:
-    errata = sub.add_parser("errata", help="corrections to a published snapshot, as new versions")
-    errata_sub = errata.add_subparsers(dest="errata_command", required=True)
-    apply = errata_sub.add_parser("apply", help="re-run an erratum's vendor partition into a new version and publish it")
-    apply.add_argument("snapshot")
-    apply.add_argument("erratum_id")
-    apply.set_defaults(func=cmd_errata_apply)
-
-    review = sub.add_parser("review", help="vendor review: packets, the publication gate, replies")
-    review_sub = review.add_subparsers(dest="review_command", required=True)
-    send = review_sub.add_parser("send", help="write every vendor's review packet (freezes the snapshot)")
-    send.add_argument("snapshot")
-    send.set_defaults(func=cmd_review_send, on=None)
-    status = review_sub.add_parser("status", help="lifecycle state and the review gate (exit 1 while it is closed)")
-    status.add_argument("snapshot")
-    status.add_argument("--on", help="evaluate the gate on this date (YYYY-MM-DD); default today")
-    status.set_defaults(func=cmd_review_status)
-    reply = review_sub.add_parser("reply", help="store a vendor's reply verbatim (published, linked from its row; "
-                                               "after publication, as a new version)")
-    reply.add_argument("snapshot")
-    reply.add_argument("vendor")
-    reply.add_argument("file")
-    reply.add_argument("--received-on", help="date received (YYYY-MM-DD); default today")
-    reply.set_defaults(func=cmd_review_reply)
-
-    rotation = sub.add_parser("rotation", help="plan the next quarter's rotation")
-    rotation_sub = rotation.add_subparsers(dest="rotation_command", required=True)
-    plan = rotation_sub.add_parser("plan", help="write the reviewable rotation plan (retirements and replacements)")
-    plan.add_argument("snapshot")
-    plan.set_defaults(func=cmd_rotation_plan)
-
-
-__all__ = ["add_integrity_commands"]

@@ -9,8 +9,13 @@ import pandas as pd
 
 from bench_assets.defs.errors import reports_bench_errors
 from bench_assets.defs.partitions import snapshots_partitions_def
-from bench_assets.defs.resources import (BenchPaths, VendorGateway, WarehouseResource, bench_paths_from_env,
-                                         warehouse_from_env)
+from bench_assets.defs.resources import (
+    BenchPaths,
+    VendorGateway,
+    WarehouseResource,
+    bench_paths_from_env,
+    warehouse_from_env,
+)
 from bench_assets.defs.snapshots import snapshot_manifest
 from bench_assets.golden.dead_rows import snapshots_awaiting_replacement
 from bench_assets.golden.sources import golden_source_rows

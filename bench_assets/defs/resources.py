@@ -17,6 +17,7 @@ from bench_assets.adapters.base import key_problem
 from bench_assets.errors import BenchInputError
 from bench_assets.manifest import Manifest, load_manifest
 from bench_assets.simulator.app import sim_key, simulated_url
+from bench_assets.simulator.server import start_simulator
 from bench_assets.storage.warehouse import Warehouse
 
 # The variable each vendor's key is read from unless its manifest entry names another (`key_env`).
@@ -135,7 +136,6 @@ class VendorGateway(dg.ConfigurableResource):
         if self.simulator_url:
             return self.simulator_url
         if self._started is None:
-            from bench_assets.simulator.server import start_simulator
 
             self._started = start_simulator()
         return self._started.base_url

@@ -20,8 +20,14 @@ from pydantic import Field
 
 from bench_assets.defs.errors import reports_bench_errors
 from bench_assets.defs.partitions import snapshots_partitions_def
-from bench_assets.defs.resources import (BenchPaths, VendorGateway, VendorKeys, WarehouseResource, bench_paths_from_env,
-                                         warehouse_from_env)
+from bench_assets.defs.resources import (
+    BenchPaths,
+    VendorGateway,
+    VendorKeys,
+    WarehouseResource,
+    bench_paths_from_env,
+    warehouse_from_env,
+)
 from bench_assets.fetch.engine import FetchSettings
 from bench_assets.fetch.plan import fetch_settings
 from bench_assets.manifest import Manifest, load_manifest

@@ -16,9 +16,8 @@ from typing import Any
 
 from bench_assets.adapters import get_adapter
 from bench_assets.adapters.base import VendorTask
-from bench_assets.golden.rows import GoldenRow
+from bench_assets.golden.rows import GoldenRow, capability_of
 from bench_assets.manifest import Manifest
-from bench_assets.golden.rows import capability_of
 
 
 @dataclass

@@ -18,8 +18,6 @@ from bench_assets.adapters.base import Adapter, MalformedResponse, VendorTask
 from bench_assets.fetch.classify import RETRYABLE_STATUSES, looks_like_challenge
 
 
-
-
 def _usd(units: dict[str, float] | None, prices: dict[str, float]) -> float:
     return sum(prices.get(unit, 0.0) * count for unit, count in (units or {}).items())
 

@@ -7,9 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from bench_assets.errors import BenchInputError
+from bench_assets.golden.planted import reserve_rows, reserve_size
 from bench_assets.golden.rows import GoldenRow, load_golden_file
-from bench_assets.manifest import Manifest, RowPool
 from bench_assets.golden.verify import row_urls
+from bench_assets.manifest import Manifest, RowPool
 
 
 def load_pool(manifest: Manifest, pool: RowPool, kind: str, private_dir: Path,
@@ -18,7 +19,6 @@ def load_pool(manifest: Manifest, pool: RowPool, kind: str, private_dir: Path,
     text or a URL with a golden row. A file pool without a path is an input error."""
     source = manifest.pool_source(pool)
     if source == "planted_demo":
-        from bench_assets.golden.planted import reserve_rows, reserve_size
 
         # exactly the reserve pages a simulator serving this golden set serves (see build_corpus)
         cohort = golden[0].cohort if golden else "2026-q3"

@@ -11,8 +11,16 @@ from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Literal, Union
 
-from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator,
-                      model_validator)
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from bench_assets.errors import BenchInputError
 

@@ -14,8 +14,17 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from bench_assets.golden.rows import AnswerTask, ExtractTask
-from bench_assets.metrics import (DEFAULT_CELL_RUBRIC, CellAnswer, CellReading, CellRubric, FidelityScore,
-                                  answer_in_text, explain_cell, extraction_fidelity, locate_cell_answer)
+from bench_assets.metrics import (
+    DEFAULT_CELL_RUBRIC,
+    CellAnswer,
+    CellReading,
+    CellRubric,
+    FidelityScore,
+    answer_in_text,
+    explain_cell,
+    extraction_fidelity,
+    locate_cell_answer,
+)
 
 # What an extraction that returned no text earns: nothing, not even the credit for leaving noise out.
 NO_EXTRACTION = FidelityScore(score=0.0, label="incorrect", fields={}, weights={})

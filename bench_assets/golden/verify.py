@@ -25,7 +25,8 @@ from bench_assets.errors import NotReadyError
 from bench_assets.golden.rows import GoldenRow
 from bench_assets.golden.verdicts import score_answer
 from bench_assets.metrics import answer_in_text
-from bench_assets.metrics.text import contains_normalized as contains_text, contains_number
+from bench_assets.metrics.text import contains_normalized as contains_text
+from bench_assets.metrics.text import contains_number
 from bench_assets.storage.tables import TABLES
 from bench_assets.storage.warehouse import Warehouse
 

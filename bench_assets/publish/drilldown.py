@@ -24,9 +24,9 @@ import pandas as pd
 from bench_assets.adapters import get_adapter
 from bench_assets.fetch.classify import classify_response
 from bench_assets.golden.rows import GoldenRow
+from bench_assets.golden.verdicts import extract_fidelity, score_answer
 from bench_assets.manifest import Manifest
 from bench_assets.metrics import normalize_url
-from bench_assets.golden.verdicts import extract_fidelity, score_answer
 
 
 def _none(x: Any) -> Any:

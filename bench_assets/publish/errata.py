@@ -35,13 +35,12 @@ from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Literal
 
+import pandas as pd
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-import pandas as pd
-
-from bench_assets.errors import BenchInputError
 from bench_assets.aggregate.leaderboard import HEADLINE_METRICS, current_leaderboard
+from bench_assets.errors import BenchInputError
 from bench_assets.manifest import SNAPSHOT_ID_PATTERN, load_manifest
 from bench_assets.storage import lifecycle
 from bench_assets.storage.tables import TABLES

@@ -17,15 +17,20 @@ from typing import Any
 
 import pandas as pd
 
-from bench_assets.review.business_days import clock_is_fixed, today
-from bench_assets.golden.rows import GoldenRow
-from bench_assets.publish import exclusions
-from bench_assets.split import commitments
-from bench_assets.storage import lifecycle
-from bench_assets.review.gate import GateResult, evaluate_review_gate
+from bench_assets.adapters import get_adapter
 from bench_assets.errors import PublicationRefused
-from bench_assets.manifest import Manifest
+from bench_assets.fetch.spend import archived_spend
+from bench_assets.golden.rows import GoldenRow
 from bench_assets.golden.verify import row_urls
+from bench_assets.manifest import Manifest
+from bench_assets.publish import exclusions
+from bench_assets.publish.errata import applied_record, base_of
+from bench_assets.review.business_days import clock_is_fixed, today
+from bench_assets.review.gate import GateResult, evaluate_review_gate
+from bench_assets.split import commitments
+from bench_assets.split.assign import split_key
+from bench_assets.split.decoys import decoys_for_snapshot
+from bench_assets.storage import lifecycle
 from bench_assets.storage.warehouse import ERRATA_PROCESS, Warehouse
 
 
@@ -37,7 +42,6 @@ def version_problems(warehouse: Warehouse, manifest: Manifest) -> list[str]:
     """Why a manifest that `supersedes` another may not publish without its own review (empty:
     it may). The version it supersedes must exist and be published, and an applied erratum or a
     filed reply, recorded in the `errata` table for exactly this version, must stand behind it."""
-    from bench_assets.publish.errata import applied_record, base_of
 
     snapshot_id, source = manifest.snapshot_id, manifest.supersedes
     problems = []
@@ -83,8 +87,6 @@ class PublicationGuard:
     def begin(cls, warehouse: Warehouse, manifest: Manifest, board: dict[str, Any], rows: list[GoldenRow],
               split: dict[str, str], private_dir: Path) -> "PublicationGuard":
         """Decide whether the snapshot may be published now; raise PublicationRefused saying why not."""
-        from bench_assets.split.decoys import decoys_for_snapshot
-        from bench_assets.split.assign import split_key
 
         snapshot_id = manifest.snapshot_id
         status = lifecycle.snapshot_status(warehouse, snapshot_id)
@@ -120,7 +122,6 @@ class PublicationGuard:
         snapshot_id = self.manifest.snapshot_id
         raw_holdout = self.warehouse.query_df(
             "SELECT vendor, role, body FROM raw_responses WHERE snapshot_id = ? AND role = 'holdout'", [snapshot_id])
-        from bench_assets.publish.errata import base_of
 
         # one key per snapshot and its errata versions: the same response has the same commitment in each
         key = commitments.commitment_key(self.split_secret, base_of(snapshot_id))
@@ -138,8 +139,6 @@ class PublicationGuard:
 
     def decoy_spend(self) -> dict[str, tuple[int, float]]:
         """Per vendor: decoy queries archived, and what every decoy attempt was billed (as the fetch prices them)."""
-        from bench_assets.adapters import get_adapter
-        from bench_assets.fetch.spend import archived_spend
 
         raw = self.warehouse.query_df("SELECT * FROM raw_responses WHERE snapshot_id = ? AND role = 'decoy'",
                                       [self.manifest.snapshot_id])

@@ -6,17 +6,27 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from bench_assets.aggregate.declaration import (
+    DECLARATION_FILE,
+    disclosures_markdown,
+)
 from bench_assets.errors import BenchInputError
-from bench_assets.golden.rows import GoldenRow
+from bench_assets.golden.dead_rows import load_dead_rows
+from bench_assets.golden.rows import GoldenRow, load_golden_file
+from bench_assets.golden.verify import row_urls
 from bench_assets.manifest import Manifest
 from bench_assets.publish.drilldown import query_drilldowns
+from bench_assets.publish.errata import load_published_errata
+from bench_assets.publish.replies import REPLY_SUFFIXES
 from bench_assets.publish.site import Reply, SiteInputs
+from bench_assets.sentinels.ttr import AS_OF_METRIC, ttr_figures
+from bench_assets.split.leaks import LeakGuard
 
 # ##### THE INPUTS OF A PUBLICATION (read by the publication asset and by `bench rescore`)
 
@@ -25,7 +35,6 @@ def snapshot_replies(snapshot_dir: Path, recorded: pd.DataFrame) -> dict[str, Re
     """Vendors' replies filed beside the manifest (`replies/<vendor>.md` or `.txt`), as their bytes.
     A reply recorded in `vendor_replies` must still be the bytes recorded there (it is published
     as received): a changed file is an input error."""
-    from bench_assets.publish.replies import REPLY_SUFFIXES
 
     sha_of = {(r.vendor, Path(r.path).name): r.sha256 for r in recorded.itertuples(index=False)} if len(recorded) else {}
     replies = {}
@@ -44,9 +53,7 @@ def snapshot_replies(snapshot_dir: Path, recorded: pd.DataFrame) -> dict[str, Re
 def ttr_as_of(metrics_frame: pd.DataFrame) -> datetime | None:
     """The last probe tick the leaderboard's time-to-retrievability figures include (their
     `ttr_as_of` row in `vendor_metrics`), None before the first probe."""
-    from datetime import timezone
 
-    from bench_assets.sentinels.ttr import AS_OF_METRIC
 
     if metrics_frame.empty or "metric" not in metrics_frame:
         return None
@@ -59,7 +66,6 @@ def ttr_observations(pages: pd.DataFrame, probes: pd.DataFrame,
     """Each vendor's sentinel subjects (hours, found) for the Kaplan–Meier chart, derived by
     `ttr.ttr_figures` (the same derivation as the TTR figure) from the probes of ticks up to
     `as_of` (the ticks the leaderboard's figure includes), so the curve and the figure agree."""
-    from bench_assets.sentinels.ttr import ttr_figures
 
     if pages.empty or probes.empty:
         return {}
@@ -75,9 +81,6 @@ def private_terms(private_dir: Path, manifest: Manifest, warehouse: Any, rows: l
     """What must never be published, besides the decoys: every holdout row of the snapshot, and
     every holdout row that died and was replaced (no longer in the golden set, still private).
     Returns the terms and their counts."""
-    from bench_assets.golden.dead_rows import load_dead_rows
-    from bench_assets.golden.rows import load_golden_file
-    from bench_assets.golden.verify import row_urls
 
     def term(r: GoldenRow) -> dict[str, Any]:
         return {"row_id": r.id, "request_text": r.request_text, "golden_urls": row_urls(r)}
@@ -111,11 +114,6 @@ def site_inputs(manifest: Manifest, board: dict[str, Any], rows: list[GoldenRow]
     the sentinel pages and probes (up to the tick `as_of`) for the Kaplan–Meier chart;
     `recorded_replies` the `vendor_replies` table; `extra_files` integrity's published files. The
     errata, the replies and the operator's declaration are read from `snapshot_dir`."""
-    from bench_assets.aggregate.declaration import (
-        DECLARATION_FILE,
-        disclosures_markdown,
-    )
-    from bench_assets.publish.errata import load_published_errata
 
     public_ids = {r.id for r in rows if split.get(r.id) == "public"}
     queries = query_drilldowns(manifest, rows, dict(split),
@@ -138,6 +136,5 @@ def site_inputs(manifest: Manifest, board: dict[str, Any], rows: list[GoldenRow]
 def find_holdout_leaks(out_dir: Path, holdout: list[dict[str, Any]]) -> list[str]:
     """Every place a holdout id, query text or golden URL appears in a published file, in any
     spelling a reader would read as the same (see `bench_assets.split.leaks`)."""
-    from bench_assets.split.leaks import LeakGuard
 
     return LeakGuard(holdout).scan(out_dir)

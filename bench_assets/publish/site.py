@@ -69,6 +69,7 @@ from bench_assets.publish.format import (
     verdict_in_context,
 )
 from bench_assets.publish.methodology import known_limitations, methodology_context
+from bench_assets.split.leaks import text_encoding
 
 
 def _environment() -> Environment:
@@ -197,7 +198,6 @@ class Reply(NamedTuple):
     def encoding(self) -> str:
         """How the page shows the text: UTF-8 if it is, else Windows-1252, else Latin-1 (which
         decodes any byte); the published file itself is the bytes, unchanged."""
-        from bench_assets.split.leaks import text_encoding
 
         return text_encoding(self.data)
 

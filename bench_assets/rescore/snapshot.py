@@ -43,26 +43,26 @@ import pandas as pd
 from selectolax.lexbor import LexborHTMLParser
 
 from bench_assets.adapters import get_adapter
+from bench_assets.agent_ready.records import load_trial_records
+from bench_assets.aggregate import eligibility
 from bench_assets.aggregate.figures import METRIC_COLUMNS, vendor_metrics
+from bench_assets.aggregate.leaderboard import build_leaderboard
 from bench_assets.errors import BenchInputError
 from bench_assets.golden.rows import GoldenRow
-from bench_assets.aggregate import eligibility
-from bench_assets.aggregate.leaderboard import build_leaderboard
 from bench_assets.golden.store import load_golden_rows
-from bench_assets.agent_ready.records import load_trial_records
-from bench_assets.storage import lifecycle
-from bench_assets.split.decoys import decoys_for_snapshot
-from bench_assets.split.leaks import LeakGuard
-from bench_assets.publish.guard import PublicationGuard
-from bench_assets.split.assign import split_key
+from bench_assets.golden.verify import row_urls
 from bench_assets.manifest import Manifest, load_manifest
 from bench_assets.publish.files import EXTRA_FILE_NOTES
+from bench_assets.publish.guard import PublicationGuard
 from bench_assets.publish.inputs import private_terms, site_inputs, ttr_as_of
 from bench_assets.publish.site import SiteInputs
 from bench_assets.score.partition import RESULT_COLUMNS, SCORE_COLUMNS, score_partition
 from bench_assets.sentinels.probes import rederive_outcomes
 from bench_assets.sentinels.ttr import AS_OF_METRIC, snapshot_ttr_metrics
-from bench_assets.golden.verify import row_urls
+from bench_assets.split.assign import split_key
+from bench_assets.split.decoys import decoys_for_snapshot
+from bench_assets.split.leaks import LeakGuard
+from bench_assets.storage import lifecycle
 from bench_assets.storage.warehouse import Warehouse
 
 TOLERANCE = 1e-9

@@ -18,9 +18,9 @@ from typing import Any
 
 import pandas as pd
 
+from bench_assets.errors import HoldoutLeakError
 from bench_assets.golden.rows import GoldenRow
 from bench_assets.golden.store import load_golden_rows
-from bench_assets.errors import HoldoutLeakError
 from bench_assets.manifest import Manifest
 from bench_assets.review.business_days import review_clock
 from bench_assets.split.leaks import LeakGuard, readings

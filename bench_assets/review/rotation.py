@@ -34,9 +34,8 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from bench_assets.golden.rows import GoldenRow
-from bench_assets.golden.rows import split_groups
 from bench_assets.golden.pools import load_pool
+from bench_assets.golden.rows import GoldenRow, split_groups
 from bench_assets.golden.store import load_golden_rows
 from bench_assets.manifest import Manifest
 from bench_assets.split.assign import assign_split, split_key

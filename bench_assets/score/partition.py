@@ -29,10 +29,10 @@ from bench_assets.errors import NotReadyError
 from bench_assets.fetch.classify import classify_response
 from bench_assets.fetch.spend import archived_spend
 from bench_assets.golden.rows import GoldenRow, capability_of
-from bench_assets.manifest import SUPPORTED_K_VALUES, Manifest
-from bench_assets.golden.verdicts import NO_EXTRACTION, AnswerVerdict, extract_fidelity, score_answer
-from bench_assets.score.vector import score_result_lists
 from bench_assets.golden.store import load_golden_rows
+from bench_assets.golden.verdicts import NO_EXTRACTION, AnswerVerdict, extract_fidelity, score_answer
+from bench_assets.manifest import SUPPORTED_K_VALUES, Manifest
+from bench_assets.score.vector import score_result_lists
 from bench_assets.storage.tables import TABLES
 from bench_assets.storage.warehouse import Warehouse
 

@@ -30,8 +30,16 @@ from bench_assets.fetch.engine import FetchItem, FetchSettings, FetchStats, fetc
 from bench_assets.fetch.spend import archived_spend
 from bench_assets.manifest import Manifest
 from bench_assets.metrics import first_hit_rank
-from bench_assets.sentinels.pages import (WINDOW_HOURS, latest_tick, pages_from_rows, parse_utc, simulator_clock, sync_simulator,
-                                          tick_key, tls_context)
+from bench_assets.sentinels.pages import (
+    WINDOW_HOURS,
+    latest_tick,
+    pages_from_rows,
+    parse_utc,
+    simulator_clock,
+    sync_simulator,
+    tick_key,
+    tls_context,
+)
 from bench_assets.storage.archive import PartitionArchive
 from bench_assets.storage.tables import TABLES
 from bench_assets.storage.warehouse import Warehouse, insert_frame

@@ -37,14 +37,22 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from bench_assets.simulator import vendors as vendor_package
+from bench_assets.errors import BenchInputError
 from bench_assets.golden.planted import Corpus, Page, build_corpus
-from bench_assets.simulator.faults import FaultableStarlette, FaultState, fault_plan_from_env, parse_fault_plan, request_key
-from bench_assets.simulator.index import Hit, SearchIndex, extract_page, styled_url
-from bench_assets.simulator.profiles import PROFILES, VendorProfile
-from bench_assets.simulator.request import SimRequest
+from bench_assets.metrics import normalize_url
+from bench_assets.simulator import vendors as vendor_package
+from bench_assets.simulator.faults import (
+    FaultableStarlette,
+    FaultState,
+    fault_plan_from_env,
+    parse_fault_plan,
+    request_key,
+)
 from bench_assets.simulator.fresh_pages import SentinelRegistry, SimClock
 from bench_assets.simulator.fresh_pages import routes as sentinel_routes
+from bench_assets.simulator.index import Hit, SearchIndex, extract_page, styled_url, unit_hash
+from bench_assets.simulator.profiles import PROFILES, VendorProfile
+from bench_assets.simulator.request import SimRequest
 from bench_assets.simulator.signup import SignupService
 
 SIM_PREFIX = "/h"
@@ -147,7 +155,6 @@ class CreditAccounts:
 def parse_credits(text: bytes, vendors: set[str], source: str) -> dict[str, float | None]:
     """Validate a `POST /_sim/credits` body: {"vendor": USD >= 0 or null}; a bad one raises
     BenchInputError naming the field."""
-    from bench_assets.errors import BenchInputError
 
     try:
         data = json.loads(text or b"null")
@@ -202,7 +209,6 @@ class Simulator:
 
     def page(self, url: str) -> Page | None:
         """Find a planted page from any URL variant a caller might send."""
-        from bench_assets.metrics import normalize_url
 
         if self._pages_by_url is None:
             self._pages_by_url = {normalize_url(p.url): p for p in self.corpus.pages.values()}
@@ -229,7 +235,6 @@ class Simulator:
     async def delay(self, vendor: str, key: str) -> None:
         base = self.profiles[vendor].latency_ms * self.latency_scale
         if base > 0:  # deterministic jitter between 0.5x and 1.5x of the mean
-            from bench_assets.simulator.index import unit_hash
 
             await asyncio.sleep(base * (0.5 + unit_hash(vendor, "latency", key)) / 1000.0)
 
@@ -353,7 +358,6 @@ def build_app(sim: Simulator, unauthorized: dict[str, Callable[[SimRequest], Res
     async def credits(request: Request) -> Response:
         """GET: each vendor's balance (null: unlimited) and spend; POST {"vendor": USD or null}: set them."""
         if request.method == "POST":
-            from bench_assets.errors import BenchInputError
 
             try:
                 sim.credits.set(parse_credits(await request.body(), set(sim.profiles), "POST /_sim/credits"))
@@ -363,7 +367,6 @@ def build_app(sim: Simulator, unauthorized: dict[str, Callable[[SimRequest], Res
 
     async def faults(request: Request) -> Response:
         if request.method == "POST":
-            from bench_assets.errors import BenchInputError
 
             try:
                 sim.faults.set_plan(parse_fault_plan(await request.body(), "POST /_sim/faults"))
@@ -406,7 +409,6 @@ def create_simulator(pages_per_stratum: int | None = None, latency_scale: float 
 
 def _env_number(name: str, default: str, kind: type, minimum: float, environ: dict[str, str] | None = None) -> Any:
     """A number from the environment; a bad value is an input error naming the variable."""
-    from bench_assets.errors import BenchInputError
 
     text = (os.environ if environ is None else environ).get(name, "").strip() or default
     try:

@@ -59,7 +59,6 @@ from bench_assets.simulator.index import unit_hash
 from bench_assets.simulator.profiles import PROFILES
 from bench_assets.simulator.request import SimRequest
 
-
 FAULTS_ENV = "BENCH_SIM_FAULTS"
 # Before the vendor's handler runs (never billed), then after it (the vendor has billed).
 UNBILLED_FAULTS = ("rate_limited", "rate_limited_http_date", "rate_limited_no_retry_after", "server_error",

@@ -22,9 +22,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from bench_assets.golden.planted import Page
 from bench_assets.metrics import normalize_url
 from bench_assets.sentinels.pages import SentinelPage, parse_utc
-from bench_assets.golden.planted import Page
 from bench_assets.simulator.index import tokenize, unit_hash
 from bench_assets.simulator.profiles import VendorProfile
 

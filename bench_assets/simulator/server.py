@@ -15,6 +15,10 @@ from typing import IO
 
 import httpx
 
+from bench_assets.errors import BenchInputError
+from bench_assets.simulator.app import _env_number, build_app, create_simulator
+from bench_assets.simulator.faults import fault_plan_from_env
+
 
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
@@ -23,9 +27,7 @@ def free_port() -> int:
 
 
 def serve(port: int, host: str = "127.0.0.1", quiet: bool = False) -> None:
-    import uvicorn
-
-    from bench_assets.simulator.app import build_app, create_simulator
+    import uvicorn  # only the process that serves needs the server (start_simulator's parent does not)
 
     sim = create_simulator()
     app = build_app(sim)
@@ -106,9 +108,6 @@ def start_simulator(port: int | None = None, env: dict[str, str] | None = None, 
 
 def _check_environment(environ: dict[str, str]) -> None:
     """Raise BenchInputError for a malformed simulator variable (the child would refuse it anyway)."""
-    from bench_assets.simulator.app import _env_number
-    from bench_assets.simulator.faults import fault_plan_from_env
-
     fault_plan_from_env(environ)
     _env_number("BENCH_SIM_PAGES_PER_STRATUM", "14", int, 1, environ)
     _env_number("BENCH_SIM_LATENCY_SCALE", "1.0", float, 0.0, environ)
@@ -120,8 +119,6 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args(argv)
-    from bench_assets.errors import BenchInputError
-
     try:
         serve(args.port, args.host, args.quiet)
     except BenchInputError as exc:

@@ -40,7 +40,13 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from bench_assets.simulator.signup_config import (
-    AUTH_HOSTS, BEHAVIOURS, DEFAULT_TIME_SCALE, DEMO_OFFERS, KEYLESS_ROUTES, KeylessRoute, SignupOffer,
+    AUTH_HOSTS,
+    BEHAVIOURS,
+    DEFAULT_TIME_SCALE,
+    DEMO_OFFERS,
+    KEYLESS_ROUTES,
+    KeylessRoute,
+    SignupOffer,
 )
 
 DEVICE_GRANT_TYPE = "urn:ietf:params:oauth:grant-type:device_code"

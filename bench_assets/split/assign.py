@@ -16,8 +16,8 @@ a new benchmark has nothing recorded and gets the plain keyed split.
 from __future__ import annotations
 
 import hashlib
-import json
 import hmac
+import json
 import os
 import re
 from collections.abc import Mapping

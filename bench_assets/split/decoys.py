@@ -27,7 +27,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 from collections import defaultdict
-
 from pathlib import Path
 
 import pandas as pd

@@ -18,8 +18,15 @@ from pathlib import Path
 import pandas as pd
 
 from bench_assets.errors import BenchInputError
-from bench_assets.golden.dead_rows import (DeadRowCheck, DeadRowsShown, dead_row_check, dead_rows_file,
-                                           dead_rows_shown, draw_replacement, load_dead_rows)
+from bench_assets.golden.dead_rows import (
+    DeadRowCheck,
+    DeadRowsShown,
+    dead_row_check,
+    dead_rows_file,
+    dead_rows_shown,
+    draw_replacement,
+    load_dead_rows,
+)
 from bench_assets.golden.pools import load_pool
 from bench_assets.golden.rows import GoldenRow
 from bench_assets.golden.store import golden_frame, load_golden_rows

@@ -1,0 +1,64 @@
+"""`bench rescore`, `bench estimate`, `bench simulator` and `bench snapshot add`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+
+from bench_assets.cli.home import bench_home
+from bench_assets.cli.runs import bench_resources, ensure_dagster_home, register_snapshot
+from bench_assets.fetch.estimate import estimate_spend, format_estimates
+from bench_assets.golden.rows import GoldenRow
+from bench_assets.manifest import load_manifest
+from bench_assets.rescore.snapshot import rescore_snapshot
+from bench_assets.simulator.server import serve
+from bench_assets.split.decoys import expected_decoy_calls
+
+
+def cmd_rescore(args: argparse.Namespace) -> int:
+    report = rescore_snapshot(bench_home(), args.snapshot, bench_resources()["duckdb"].warehouse())
+    print(report.summary())
+    return 0 if not report.differences else 1
+
+
+def golden_rows_for(snapshot_id: str) -> list[GoldenRow]:
+    """The snapshot's golden rows from its source (nothing is called or written)."""
+    from bench_assets.golden.planted import demo_golden_rows
+    from bench_assets.golden.rows import load_golden_file
+    from bench_assets.manifest import load_manifest
+
+    manifest = load_manifest(bench_home() / "data" / "snapshots" / snapshot_id / "manifest.yaml")
+    if manifest.golden.source == "planted_demo":
+        return demo_golden_rows(rows_per_stratum=manifest.golden.rows_per_stratum)
+    private = Path(os.environ.get("BENCH_PRIVATE_DIR") or bench_home() / "data" / "private")
+    return load_golden_file(private / manifest.golden.path)
+
+
+def cmd_estimate(args: argparse.Namespace) -> int:
+    manifest = load_manifest(bench_home() / "data" / "snapshots" / args.snapshot / "manifest.yaml")
+    rows = golden_rows_for(args.snapshot)
+    decoys = expected_decoy_calls(manifest, rows, Path(os.environ.get("BENCH_PRIVATE_DIR") or bench_home() / "data" / "private"))
+    estimates = estimate_spend(manifest, rows, extra_calls=decoys)
+    if args.json:
+        print(json.dumps({"snapshot_id": args.snapshot, "mode": manifest.mode, "golden_rows": len(rows),
+                          "decoy_calls": decoys, "total_usd": sum(e.usd for e in estimates),
+                          "vendors": [e.as_json() for e in estimates]}, indent=2))
+        return 0
+    print(f"expected billed spend of {args.snapshot} ({manifest.mode} mode, {len(rows)} golden rows and "
+          f"{sum(decoys.values())} decoy calls), before anything is called:")
+    print(format_estimates(estimates))
+    return 0
+
+
+def cmd_simulator(args: argparse.Namespace) -> int:
+    serve(args.port, args.host)
+    return 0
+
+
+def cmd_snapshot_add(args: argparse.Namespace) -> int:
+    ensure_dagster_home()
+    register_snapshot(args.snapshot_id)
+    print(f"registered snapshot partition {args.snapshot_id!r} in {os.environ['DAGSTER_HOME']}")
+    return 0
