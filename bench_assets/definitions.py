@@ -22,6 +22,7 @@ def defs() -> dg.Definitions:
 def unbound_assets(*names: str) -> list[dg.AssetsDefinition]:
     """The asset definitions themselves, without the location's resources bound, for
     `dg.materialize(..., resources=...)` in the CLI and the tests."""
-    by_name = {a.key.to_user_string(): a for m in ASSET_MODULES for a in vars(m).values()
-               if isinstance(a, dg.AssetsDefinition)}
+    by_name = {
+        a.key.to_user_string(): a for m in ASSET_MODULES for a in vars(m).values() if isinstance(a, dg.AssetsDefinition)
+    }
     return [by_name[n] for n in names]

@@ -56,23 +56,35 @@ class VendorSpec(_Strict):
         min_length=1, description="USD per billed unit, e.g. {'request.search': 0.007, 'credit': 0.008}"
     )
     rate_limit_per_second: float = Field(
-        gt=0, description="the vendor's limit for the account or key: all its endpoints together, every process")
+        gt=0, description="the vendor's limit for the account or key: all its endpoints together, every process"
+    )
     capability_rate_limits: dict[Literal["search", "extract"], float] = Field(
-        default={}, description="per-endpoint limits where the vendor documents them (an endpoint is paced at "
-                                "the lower of its own and rate_limit_per_second)")
+        default={},
+        description="per-endpoint limits where the vendor documents them (an endpoint is paced at "
+        "the lower of its own and rate_limit_per_second)",
+    )
     concurrency: int = Field(ge=1, le=64)
-    key_env: str | None = Field(default=None, pattern=r"^[A-Z][A-Z0-9_]*$", description=(
-        "the environment variable holding the live key; default: the adapter's usual one (EXA_API_KEY, …)"))
+    key_env: str | None = Field(
+        default=None,
+        pattern=r"^[A-Z][A-Z0-9_]*$",
+        description=(
+            "the environment variable holding the live key; default: the adapter's usual one (EXA_API_KEY, …)"
+        ),
+    )
     spend_ceiling_usd: float | None = Field(default=None, gt=0)
     timeout_seconds: float = Field(default=30.0, gt=0)
     max_attempts: int = Field(default=4, ge=1, le=10)
-    backoff_initial_seconds: float = Field(default=0.5, gt=0, le=60, description="first retry wait (doubles, with jitter)")
+    backoff_initial_seconds: float = Field(
+        default=0.5, gt=0, le=60, description="first retry wait (doubles, with jitter)"
+    )
     backoff_max_seconds: float = Field(default=30.0, gt=0, le=600, description="longest backoff between attempts")
     retry_after_max_seconds: float = Field(
-        default=120.0, gt=0, le=3600, description="a Retry-After longer than this ends the query instead of waiting")
+        default=120.0, gt=0, le=3600, description="a Retry-After longer than this ends the query instead of waiting"
+    )
     options: dict[str, object] = {}
     pricing_source: PricingSource | None = Field(
-        default=None, description="the archived pricing text the prices were read from; required in live mode")
+        default=None, description="the archived pricing text the prices were read from; required in live mode"
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -139,7 +151,7 @@ class GoldenSource(_Strict):
     rows_per_stratum: int = Field(default=40, ge=5, le=10_000)
 
     @model_validator(mode="after")
-    def _path_for_files(self) -> "GoldenSource":
+    def _path_for_files(self) -> GoldenSource:
         if self.source == "file" and not self.path:
             raise ValueError("a golden source of type 'file' needs a path")
         return self
@@ -178,7 +190,9 @@ class Manifest(_Strict):
     golden: GoldenSource
     split: SplitSpec = SplitSpec()
     k_values: list[int] = list(SUPPORTED_K_VALUES)
-    answer_k: int = Field(default=5, ge=1, le=100, description="answer rows are correct when the answer is in the top answer_k results")
+    answer_k: int = Field(
+        default=5, ge=1, le=100, description="answer rows are correct when the answer is in the top answer_k results"
+    )
     results_per_query: int = Field(default=10, ge=1, le=100)
     fidelity_weights: dict[str, float] = DEFAULT_FIDELITY_WEIGHTS
     vendors: dict[str, VendorSpec] = Field(min_length=1)
@@ -186,15 +200,18 @@ class Manifest(_Strict):
     decoys: DecoySpec = DecoySpec()
     candidates: RowPool = Field(default=RowPool(), description="replacements for dead rows and rotation")
     review: ReviewSpec = ReviewSpec()
-    supersedes: str | None = Field(default=None, pattern=SNAPSHOT_ID_PATTERN,
-                                   description="the published version this errata version corrects")
+    supersedes: str | None = Field(
+        default=None, pattern=SNAPSHOT_ID_PATTERN, description="the published version this errata version corrects"
+    )
 
     @field_validator("k_values")
     @classmethod
     def _k(cls, ks: list[int]) -> list[int]:
         if not ks or len(set(ks)) != len(ks) or not set(ks) <= set(SUPPORTED_K_VALUES):
-            raise ValueError(f"k_values must be distinct values among the k that hit@k is scored at: "
-                             f"{', '.join(map(str, SUPPORTED_K_VALUES))}")
+            raise ValueError(
+                f"k_values must be distinct values among the k that hit@k is scored at: "
+                f"{', '.join(map(str, SUPPORTED_K_VALUES))}"
+            )
         return sorted(ks)
 
     @field_validator("fidelity_weights")
@@ -216,59 +233,99 @@ class Manifest(_Strict):
         return vendors
 
     @model_validator(mode="after")
-    def _excluded_not_called(self) -> "Manifest":
+    def _excluded_not_called(self) -> Manifest:
         """An excluded vendor is never called: it may not also be configured in `vendors`."""
-        problems = [InitErrorDetails(type=PydanticCustomError(
-            "excluded_and_configured", "'{vendor}' is excluded but also configured in `vendors`; an excluded vendor "
-                                       "is never called, so remove it from one of the two", {"vendor": e.vendor}),
-            loc=("excluded", i, "vendor"), input=e.vendor)
-            for i, e in enumerate(self.excluded) if e.vendor in self.vendors]
+        problems = [
+            InitErrorDetails(
+                type=PydanticCustomError(
+                    "excluded_and_configured",
+                    "'{vendor}' is excluded but also configured in `vendors`; an excluded vendor "
+                    "is never called, so remove it from one of the two",
+                    {"vendor": e.vendor},
+                ),
+                loc=("excluded", i, "vendor"),
+                input=e.vendor,
+            )
+            for i, e in enumerate(self.excluded)
+            if e.vendor in self.vendors
+        ]
         if problems:  # field errors, so the message names excluded.<n>.vendor and its line
             raise ValidationError.from_exception_data(type(self).__name__, problems)
         return self
 
     @model_validator(mode="after")
-    def _split_key_stays_home(self) -> "Manifest":
+    def _split_key_stays_home(self) -> Manifest:
         """The split secret never leaves the operator: no vendor's key may be read from its variable."""
-        problems = [InitErrorDetails(type=PydanticCustomError(
-            "split_key_sent", "'{env}' holds the split secret (split.key_env); a vendor key must come from another "
-                              "variable", {"env": spec.key_env}), loc=("vendors", name, "key_env"), input=spec.key_env)
-            for name, spec in sorted(self.vendors.items()) if spec.key_env == self.split.key_env]
+        problems = [
+            InitErrorDetails(
+                type=PydanticCustomError(
+                    "split_key_sent",
+                    "'{env}' holds the split secret (split.key_env); a vendor key must come from another variable",
+                    {"env": spec.key_env},
+                ),
+                loc=("vendors", name, "key_env"),
+                input=spec.key_env,
+            )
+            for name, spec in sorted(self.vendors.items())
+            if spec.key_env == self.split.key_env
+        ]
         if problems:
             raise ValidationError.from_exception_data(type(self).__name__, problems)
         return self
 
     @model_validator(mode="after")
-    def _live_integrity(self) -> "Manifest":
+    def _live_integrity(self) -> Manifest:
         """A live snapshot may not switch off what keeps it honest: decoys hide the holdout on the
         wire, and vendors get their rows at least 10 business days before publication."""
         if self.mode != "live":
             return self
         problems = []
         if self.decoys.ratio <= 0:
-            problems.append(InitErrorDetails(type=PydanticCustomError(
-                "live_rule", "must be > 0 in live mode: the holdout is never sent without decoys"),
-                loc=("decoys", "ratio"), input=self.decoys.ratio))
+            problems.append(
+                InitErrorDetails(
+                    type=PydanticCustomError(
+                        "live_rule", "must be > 0 in live mode: the holdout is never sent without decoys"
+                    ),
+                    loc=("decoys", "ratio"),
+                    input=self.decoys.ratio,
+                )
+            )
         if self.review.business_days < LIVE_MIN_REVIEW_BUSINESS_DAYS:
-            problems.append(InitErrorDetails(type=PydanticCustomError(
-                "live_rule", "must be at least {minimum} in live mode: every vendor gets its rows {minimum} US "
-                             "business days before publication", {"minimum": LIVE_MIN_REVIEW_BUSINESS_DAYS}),
-                loc=("review", "business_days"), input=self.review.business_days))
+            problems.append(
+                InitErrorDetails(
+                    type=PydanticCustomError(
+                        "live_rule",
+                        "must be at least {minimum} in live mode: every vendor gets its rows {minimum} US "
+                        "business days before publication",
+                        {"minimum": LIVE_MIN_REVIEW_BUSINESS_DAYS},
+                    ),
+                    loc=("review", "business_days"),
+                    input=self.review.business_days,
+                )
+            )
         if problems:  # raised as field errors, so the message names decoys.ratio / review.business_days
             raise ValidationError.from_exception_data(type(self).__name__, problems)
         return self
 
     @model_validator(mode="after")
-    def _live_prices_pinned(self) -> "Manifest":
+    def _live_prices_pinned(self) -> Manifest:
         """A live figure is billed money: every vendor's prices must trace to the archived pricing
         text they were read from (`pricing_source`)."""
         if self.mode != "live":
             return self
-        problems = [InitErrorDetails(type=PydanticCustomError(
-            "live_rule", "required in live mode: the archived pricing text the prices were read from "
-                         "(its file under data/pricing/, sha256 and archived_on)"),
-            loc=("vendors", name, "pricing_source"), input=None)
-            for name, spec in sorted(self.vendors.items()) if spec.pricing_source is None]
+        problems = [
+            InitErrorDetails(
+                type=PydanticCustomError(
+                    "live_rule",
+                    "required in live mode: the archived pricing text the prices were read from "
+                    "(its file under data/pricing/, sha256 and archived_on)",
+                ),
+                loc=("vendors", name, "pricing_source"),
+                input=None,
+            )
+            for name, spec in sorted(self.vendors.items())
+            if spec.pricing_source is None
+        ]
         if problems:  # field errors, so the message names vendors.<name>.pricing_source and its line
             raise ValidationError.from_exception_data(type(self).__name__, problems)
         return self
@@ -333,8 +390,14 @@ def load_manifest(path: str | Path) -> Manifest:
     manifest = parse_manifest(path.read_text(encoding="utf-8"), str(path))
     if path.parent.name != manifest.snapshot_id:
         raise BenchInputError(
-            str(path), [(_line_of(path.read_text(), ("snapshot_id",)), "snapshot_id",
-                         f"{manifest.snapshot_id!r} does not match its folder {path.parent.name!r}")]
+            str(path),
+            [
+                (
+                    _line_of(path.read_text(), ("snapshot_id",)),
+                    "snapshot_id",
+                    f"{manifest.snapshot_id!r} does not match its folder {path.parent.name!r}",
+                )
+            ],
         )
     return manifest
 

@@ -6,6 +6,8 @@ its process id, so every test that talks to a "vendor" goes over a real socket.
 
 from __future__ import annotations
 
+from datetime import UTC
+
 import httpx
 import pytest
 
@@ -50,34 +52,69 @@ def published_site(tmp_path_factory, simulator):
     a short simulated sentinel cycle (the probe schedule evaluated at every tick, its runs on the
     instance), the agent-ready trials, then the leaderboard and the publication."""
     import json
-    from datetime import datetime, timezone
+    from datetime import datetime
     from types import SimpleNamespace
 
     import dagster as dg
 
     from bench_assets.cli.sentinel_cycle import simulate_probe_cycle
-    from bench_assets_tests.helpers import (GOLDEN_STAGES, RESULT_STAGES, SNAPSHOT, VENDOR_STAGES, make_home,
-                                            materialize, resources, vendor_key)
+    from bench_assets_tests.helpers import (
+        GOLDEN_STAGES,
+        RESULT_STAGES,
+        SNAPSHOT,
+        VENDOR_STAGES,
+        make_home,
+        materialize,
+        resources,
+        vendor_key,
+    )
 
     home = make_home(tmp_path_factory.mktemp("site"), SITE_VENDORS)
     snapshot_dir = home / "data" / "snapshots" / SNAPSHOT
     (snapshot_dir / "replies").mkdir()
-    (snapshot_dir / "replies" / "tavily.md").write_text("We believe the extraction rubric penalises our markdown.\n"
-                                                        "  <b>kept verbatim</b>\n")
-    (snapshot_dir / "errata.json").write_text(json.dumps([{  # a valid entry (errata.json is validated)
-        "id": "E1", "date": "2026-07-02", "vendor": "exa", "action": "rescore", "what": "price table corrected",
-        "why": "the vendor's invoice", "who": "bench maintainers", "snapshot": SNAPSHOT, "corrects": SNAPSHOT,
-        "version": f"{SNAPSHOT}-e1", "summary": "exa rescore: price table corrected"}]))
+    (snapshot_dir / "replies" / "tavily.md").write_text(
+        "We believe the extraction rubric penalises our markdown.\n  <b>kept verbatim</b>\n"
+    )
+    (snapshot_dir / "errata.json").write_text(
+        json.dumps(
+            [
+                {  # a valid entry (errata.json is validated)
+                    "id": "E1",
+                    "date": "2026-07-02",
+                    "vendor": "exa",
+                    "action": "rescore",
+                    "what": "price table corrected",
+                    "why": "the vendor's invoice",
+                    "who": "bench maintainers",
+                    "snapshot": SNAPSHOT,
+                    "corrects": SNAPSHOT,
+                    "version": f"{SNAPSHOT}-e1",
+                    "summary": "exa rescore: price table corrected",
+                }
+            ]
+        )
+    )
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
         materialize(instance, home, simulator.base_url, GOLDEN_STAGES, SNAPSHOT)
         for vendor in SITE_VENDORS:
             materialize(instance, home, simulator.base_url, VENDOR_STAGES, vendor_key(vendor))
-        cycle = simulate_probe_cycle(SNAPSHOT, resources(home, simulator.base_url), instance,
-                                     published_at=datetime(2026, 7, 1, tzinfo=timezone.utc), days=SITE_SENTINEL_DAYS,
-                                     count=SITE_SENTINEL_PAGES)
+        cycle = simulate_probe_cycle(
+            SNAPSHOT,
+            resources(home, simulator.base_url),
+            instance,
+            published_at=datetime(2026, 7, 1, tzinfo=UTC),
+            days=SITE_SENTINEL_DAYS,
+            count=SITE_SENTINEL_PAGES,
+        )
         assert cycle.summary["failed_runs"] == 0 and cycle.summary["probes"] > 0, cycle.summary
         materialize(instance, home, simulator.base_url, ("agent_trials", *RESULT_STAGES), SNAPSHOT)
-        yield SimpleNamespace(home=home, instance=instance, out=home / "data" / "publish" / SNAPSHOT,
-                              vendors=SITE_VENDORS, snapshot=SNAPSHOT, sentinel_pages=SITE_SENTINEL_PAGES,
-                              sentinel_ticks=len(cycle.ticks))
+        yield SimpleNamespace(
+            home=home,
+            instance=instance,
+            out=home / "data" / "publish" / SNAPSHOT,
+            vendors=SITE_VENDORS,
+            snapshot=SNAPSHOT,
+            sentinel_pages=SITE_SENTINEL_PAGES,
+            sentinel_ticks=len(cycle.ticks),
+        )

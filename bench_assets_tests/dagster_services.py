@@ -34,7 +34,7 @@ class DagsterServices:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = workdir / "dagster.log"
-        self._log = open(self.log_path, "ab")
+        self._log = open(self.log_path, "ab")  # noqa: SIM115 (the services write to it until stop())
         self.webserver: subprocess.Popen | None = None
         self.daemon: subprocess.Popen | None = None
 
@@ -43,7 +43,11 @@ class DagsterServices:
     def start_webserver(self, timeout: float = 180.0) -> None:
         self.webserver = subprocess.Popen(
             [str(BIN / "dagster-webserver"), "-h", "127.0.0.1", "-p", str(self.port), "-w", str(self.workspace)],
-            env=self.env, cwd=self.cwd, stdout=self._log, stderr=subprocess.STDOUT)
+            env=self.env,
+            cwd=self.cwd,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+        )
         deadline = time.monotonic() + timeout
         while True:
             try:
@@ -56,20 +60,30 @@ class DagsterServices:
             time.sleep(1)
         # the code location loads after the server answers: wait until its assets are served
         while True:
-            data = self.graphql("{ workspaceOrError { ... on Workspace { locationEntries { name "
-                                "locationOrLoadError { __typename } } } } }")
+            data = self.graphql(
+                "{ workspaceOrError { ... on Workspace { locationEntries { name "
+                "locationOrLoadError { __typename } } } } }"
+            )
             entries = data["workspaceOrError"]["locationEntries"]
-            if entries and all(e["locationOrLoadError"] and e["locationOrLoadError"]["__typename"] == "RepositoryLocation"
-                               for e in entries):
+            if entries and all(
+                e["locationOrLoadError"] and e["locationOrLoadError"]["__typename"] == "RepositoryLocation"
+                for e in entries
+            ):
                 return
-            assert not any(e["locationOrLoadError"] and e["locationOrLoadError"]["__typename"] == "PythonError"
-                           for e in entries), f"code location failed to load:\n{self.log_tail()}"
+            assert not any(
+                e["locationOrLoadError"] and e["locationOrLoadError"]["__typename"] == "PythonError" for e in entries
+            ), f"code location failed to load:\n{self.log_tail()}"
             assert time.monotonic() < deadline, f"code location not loaded in {timeout}s:\n{self.log_tail()}"
             time.sleep(1)
 
     def start_daemon(self) -> None:
-        self.daemon = subprocess.Popen([str(BIN / "dagster-daemon"), "run", "-w", str(self.workspace)],
-                                       env=self.env, cwd=self.cwd, stdout=self._log, stderr=subprocess.STDOUT)
+        self.daemon = subprocess.Popen(
+            [str(BIN / "dagster-daemon"), "run", "-w", str(self.workspace)],
+            env=self.env,
+            cwd=self.cwd,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+        )
 
     def stop(self) -> None:
         for proc in (self.daemon, self.webserver):
@@ -122,5 +136,10 @@ class DagsterServices:
 
 def services_env(dagster_home: Path, home: Path, **extra: str) -> dict[str, str]:
     """The environment of the webserver, the daemon and the runs they launch."""
-    return {**os.environ, "DAGSTER_HOME": str(dagster_home), "BENCH_HOME": str(home),
-            "DAGSTER_DISABLE_TELEMETRY": "yes", **extra}
+    return {
+        **os.environ,
+        "DAGSTER_HOME": str(dagster_home),
+        "BENCH_HOME": str(home),
+        "DAGSTER_DISABLE_TELEMETRY": "yes",
+        **extra,
+    }

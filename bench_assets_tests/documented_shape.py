@@ -26,8 +26,11 @@ def json_kind(value: Any) -> str:
 
 def _same_kind(example: Any, actual: Any) -> bool:
     # null in the example: the field is documented as nullable, any value fits; an integer is a number
-    return example is None or json_kind(example) == json_kind(actual) or \
-        (json_kind(example), json_kind(actual)) == ("number", "integer")
+    return (
+        example is None
+        or json_kind(example) == json_kind(actual)
+        or (json_kind(example), json_kind(actual)) == ("number", "integer")
+    )
 
 
 def _item_shape(items: list[Any]) -> tuple[Any, set[str]]:
@@ -44,8 +47,9 @@ def _item_shape(items: list[Any]) -> tuple[Any, set[str]]:
     return merged, set(merged) - on_every
 
 
-def shape_differences(example: Any, actual: Any, optional: frozenset[str] | set[str] = frozenset(),
-                      path: str = "") -> list[str]:
+def shape_differences(
+    example: Any, actual: Any, optional: frozenset[str] | set[str] = frozenset(), path: str = ""
+) -> list[str]:
     """Where `actual` departs from the shape of a documented `example`: a key the example shows
     that `actual` lacks, or a value of another JSON type, at every level the example shows.
 

@@ -15,16 +15,30 @@ from bench_assets.defs.resources import BenchPaths, VendorGateway, VendorKeys, W
 REPO = Path(__file__).resolve().parent.parent
 DEMO_MANIFEST = REPO / "data" / "snapshots" / "web_search-2026-q3" / "manifest.yaml"
 SNAPSHOT = "web_search-2026-q3"
-GOLDEN_STAGES = ("snapshot_manifest", "golden_rows", "golden_verifications", "query_split", "dead_golden_rows",
-                 "decoy_queries")
+GOLDEN_STAGES = (
+    "snapshot_manifest",
+    "golden_rows",
+    "golden_verifications",
+    "query_split",
+    "dead_golden_rows",
+    "decoy_queries",
+)
 VENDOR_STAGES = ("vendor_responses", "vendor_scores")
 RESULT_STAGES = ("vendor_leaderboard", "published_snapshot")
 
 
 CHROMIUM = Path("/usr/bin/chromium")
 # The flags this machine's closed network needs (no background connections, no QUIC).
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def require(available: bool, what: str) -> None:
@@ -47,13 +61,11 @@ def warehouse_rows(home: Path, sql: str, params=()) -> list[tuple]:
         con.close()
 
 
-def make_home(tmp: Path, vendors: list[str], rows_per_stratum: int = 15, snapshot: str = SNAPSHOT,
-              edit=None) -> Path:
+def make_home(tmp: Path, vendors: list[str], rows_per_stratum: int = 15, snapshot: str = SNAPSHOT, edit=None) -> Path:
     """A bench home under tmp with the demo manifest cut down to `vendors` and fast pacing."""
     data = yaml.safe_load(DEMO_MANIFEST.read_text())
     data["snapshot_id"] = snapshot
-    data["vendors"] = {v: {**data["vendors"][v], "rate_limit_per_second": 200, "concurrency": 8}
-                       for v in vendors}
+    data["vendors"] = {v: {**data["vendors"][v], "rate_limit_per_second": 200, "concurrency": 8} for v in vendors}
     data["golden"]["rows_per_stratum"] = rows_per_stratum
     if edit:
         edit(data)
@@ -66,8 +78,12 @@ def make_home(tmp: Path, vendors: list[str], rows_per_stratum: int = 15, snapsho
 def resources(home: Path, sim_url: str, private_dir: str = "", lake_url: str = "") -> dict:
     paths = BenchPaths(root=str(home), private_dir=private_dir)
     warehouse = WarehouseResource(database=str(paths.default_warehouse_file()), lake_url=lake_url)
-    return {"paths": paths, "duckdb": warehouse, "gateway": VendorGateway(simulator_url=sim_url),
-            "vendor_keys": VendorKeys()}
+    return {
+        "paths": paths,
+        "duckdb": warehouse,
+        "gateway": VendorGateway(simulator_url=sim_url),
+        "vendor_keys": VendorKeys(),
+    }
 
 
 def assets(*names: str) -> list:
@@ -77,8 +93,13 @@ def assets(*names: str) -> list:
 
 
 def materialize(instance, home: Path, sim_url: str, names, partition_key, raise_on_error=True):
-    return dg.materialize(assets(*names), instance=instance, partition_key=partition_key,
-                          resources=resources(home, sim_url), raise_on_error=raise_on_error)
+    return dg.materialize(
+        assets(*names),
+        instance=instance,
+        partition_key=partition_key,
+        resources=resources(home, sim_url),
+        raise_on_error=raise_on_error,
+    )
 
 
 def vendor_key(vendor: str, snapshot: str = SNAPSHOT) -> dg.MultiPartitionKey:

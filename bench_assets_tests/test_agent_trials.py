@@ -23,28 +23,50 @@ import httpx
 import pytest
 import yaml
 
-from bench_assets.agent_ready import harness
 from bench_assets.adapters import get_adapter
 from bench_assets.adapters.base import VendorTask
-from bench_assets.agent_ready.records import TrialRecord, agent_ready_summary, load_hand_entered
+from bench_assets.agent_ready import harness
 from bench_assets.agent_ready.harness import (
-    Mailbox, SearchProbe, register_mailbox_with_simulator, run_device_code_trial, run_keyless_trial,
-    run_otp_email_trial, run_planned_trials, simulated_plan,
+    Mailbox,
+    SearchProbe,
+    register_mailbox_with_simulator,
+    run_device_code_trial,
+    run_keyless_trial,
+    run_otp_email_trial,
+    run_planned_trials,
+    simulated_plan,
 )
+from bench_assets.agent_ready.records import TrialRecord, agent_ready_summary, load_hand_entered
 from bench_assets.errors import BenchInputError
 from bench_assets.manifest import load_manifest
 from bench_assets.rescore.snapshot import rescore_snapshot
 from bench_assets.simulator.app import simulated_url
 from bench_assets.simulator.signup_config import KEYLESS_ROUTES
-from bench_assets_tests.helpers import (DEMO_MANIFEST, GOLDEN_STAGES, SNAPSHOT, VENDOR_STAGES, make_home, materialize,
-                                        vendor_key)
+from bench_assets_tests.helpers import (
+    DEMO_MANIFEST,
+    GOLDEN_STAGES,
+    SNAPSHOT,
+    VENDOR_STAGES,
+    make_home,
+    materialize,
+    vendor_key,
+)
 
 DEMO = load_manifest(DEMO_MANIFEST)
 PROBES = {v: SearchProbe(s.adapter, s.endpoints["search"], dict(s.options)) for v, s in DEMO.vendors.items()}
-AUTH = {"exa": "https://auth.exa.ai", "tavily": "https://auth.tavily.com", "brave": "https://auth.search.brave.com",
-        "serper": "https://auth.serper.dev", "serpapi": "https://auth.serpapi.com", "kagi": "https://auth.kagi.com",
-        "parallel": "https://auth.parallel.ai", "perplexity": "https://auth.perplexity.ai",
-        "linkup": "https://auth.linkup.so", "jina": "https://auth.jina.ai", "firecrawl": "https://auth.firecrawl.dev"}
+AUTH = {
+    "exa": "https://auth.exa.ai",
+    "tavily": "https://auth.tavily.com",
+    "brave": "https://auth.search.brave.com",
+    "serper": "https://auth.serper.dev",
+    "serpapi": "https://auth.serpapi.com",
+    "kagi": "https://auth.kagi.com",
+    "parallel": "https://auth.parallel.ai",
+    "perplexity": "https://auth.perplexity.ai",
+    "linkup": "https://auth.linkup.so",
+    "jina": "https://auth.jina.ai",
+    "firecrawl": "https://auth.firecrawl.dev",
+}
 DEMO_TRIALS = DEMO_MANIFEST.parent / "agent_trials.yaml"
 
 
@@ -57,14 +79,19 @@ def offers(simulator):
     previous = {}
 
     def set_offer(vendor: str, method: str, behaviour: str, **fields) -> None:
-        r = httpx.post(f"{simulator.base_url}/_sim/signup/offers",
-                       json={"vendor": vendor, "method": method, "behaviour": behaviour, **fields}, timeout=5)
+        r = httpx.post(
+            f"{simulator.base_url}/_sim/signup/offers",
+            json={"vendor": vendor, "method": method, "behaviour": behaviour, **fields},
+            timeout=5,
+        )
         r.raise_for_status()
         previous.setdefault(vendor, r.json()["previous"])
 
     yield set_offer
     for vendor, old in previous.items():
-        httpx.post(f"{simulator.base_url}/_sim/signup/offers", json={"vendor": vendor, **old}, timeout=5).raise_for_status()
+        httpx.post(
+            f"{simulator.base_url}/_sim/signup/offers", json={"vendor": vendor, **old}, timeout=5
+        ).raise_for_status()
 
 
 @pytest.fixture()
@@ -105,8 +132,9 @@ def secrets_in(bodies) -> set[str]:
 
 
 def device_trial(vendor: str, resolve, **kwargs) -> TrialRecord:
-    return run_device_code_trial(vendor, AUTH[vendor], f"{vendor}-cli", PROBES[vendor], resolve=resolve,
-                                 snapshot_id=SNAPSHOT, **kwargs)
+    return run_device_code_trial(
+        vendor, AUTH[vendor], f"{vendor}-cli", PROBES[vendor], resolve=resolve, snapshot_id=SNAPSHOT, **kwargs
+    )
 
 
 def poll_steps(record: TrialRecord):
@@ -127,16 +155,24 @@ def test_device_code_trial_polls_through_pending_and_slow_down_and_gets_a_workin
     record = device_trial("exa", resolve, sleep=sleep)
 
     assert record.agent_ready and record.outcome == "key_works" and record.method == "device_code"
-    assert [s.outcome for s in poll_steps(record)] == ["slow_down", "authorization_pending",
-                                                       "authorization_pending", "ok"]
+    assert [s.outcome for s in poll_steps(record)] == [
+        "slow_down",
+        "authorization_pending",
+        "authorization_pending",
+        "ok",
+    ]
     # The harness waited the server's interval before every poll, and the larger one after slow_down.
     device = record.steps[0].response["body"]
     slowed = poll_steps(record)[0].response["body"]["interval"]
     assert slowed > device["interval"] > 0
     assert waits == [device["interval"], slowed, slowed, slowed]
-    assert [s.action for s in record.steps] == ["device authorization request", "open the verification page",
-                                                *["poll the token endpoint"] * 4, "create an API key",
-                                                "search with the issued key"]
+    assert [s.action for s in record.steps] == [
+        "device authorization request",
+        "open the verification page",
+        *["poll the token endpoint"] * 4,
+        "create an API key",
+        "search with the issued key",
+    ]
     assert record.steps[-1].response["status"] == 200 and record.steps[-1].response["results"] > 0
     assert record.key_fingerprint and len(record.key_fingerprint) == 12
     assert secrets_in(seen_bodies), "the spy saw the codes, token and key"
@@ -147,15 +183,22 @@ def test_polling_faster_than_the_interval_is_answered_slow_down(offers, simulato
     offers("exa", "device_code", "success", client_id="exa-cli", interval_seconds=50)  # a second here
     auth = resolve(AUTH["exa"])
     grant = httpx.post(f"{auth}/oauth/device/code", data={"client_id": "exa-cli"}, timeout=5).json()
-    token_request = {"grant_type": "urn:ietf:params:oauth:grant-type:device_code",
-                     "device_code": grant["device_code"], "client_id": "exa-cli"}
+    token_request = {
+        "grant_type": "urn:ietf:params:oauth:grant-type:device_code",
+        "device_code": grant["device_code"],
+        "client_id": "exa-cli",
+    }
     r = httpx.post(f"{auth}/oauth/token", data=token_request, timeout=5)
     assert r.status_code == 400 and r.json()["error"] == "slow_down"
     assert r.json()["interval"] > grant["interval"]
-    assert httpx.post(f"{auth}/oauth/token", data={**token_request, "grant_type": "password"},
-                      timeout=5).json()["error"] == "unsupported_grant_type"
-    assert httpx.post(f"{auth}/oauth/token", data={**token_request, "device_code": "forged"},
-                      timeout=5).json()["error"] == "invalid_grant"
+    assert (
+        httpx.post(f"{auth}/oauth/token", data={**token_request, "grant_type": "password"}, timeout=5).json()["error"]
+        == "unsupported_grant_type"
+    )
+    assert (
+        httpx.post(f"{auth}/oauth/token", data={**token_request, "device_code": "forged"}, timeout=5).json()["error"]
+        == "invalid_grant"
+    )
 
 
 # ##### OTP E-MAIL
@@ -163,8 +206,9 @@ def test_polling_faster_than_the_interval_is_answered_slow_down(offers, simulato
 
 def test_otp_email_trial_reads_the_code_from_a_real_smtp_message(offers, resolve, mailbox, seen_bodies):
     offers("tavily", "otp_email", "success", key_prefix="tvly-")
-    record = run_otp_email_trial("tavily", AUTH["tavily"], mailbox, PROBES["tavily"], resolve=resolve,
-                                 snapshot_id=SNAPSHOT)
+    record = run_otp_email_trial(
+        "tavily", AUTH["tavily"], mailbox, PROBES["tavily"], resolve=resolve, snapshot_id=SNAPSHOT
+    )
 
     assert record.agent_ready and record.outcome == "key_works" and record.method == "otp_email"
     # The simulator delivered a real RFC 5322 message over SMTP to the harness's own mailbox.
@@ -186,18 +230,31 @@ def test_issued_key_works_for_one_search_and_a_bad_key_does_not(offers, resolve,
     assert httpx.post(f"{auth}/signup", json={"email": address}, timeout=5).status_code == 202
     message = mailbox.wait_for(address, timeout=5)
     code = re.search(r"\b(\d{6})\b", message.get_body(("plain",)).get_content()).group(1)
-    assert httpx.post(f"{auth}/signup/verify", json={"email": address, "code": "000000" if code != "000000" else "111111"},
-                      timeout=5).json()["error"] == "invalid_code"
+    assert (
+        httpx.post(
+            f"{auth}/signup/verify",
+            json={"email": address, "code": "000000" if code != "000000" else "111111"},
+            timeout=5,
+        ).json()["error"]
+        == "invalid_code"
+    )
     token = httpx.post(f"{auth}/signup/verify", json={"email": address, "code": code}, timeout=5).json()["access_token"]
     key = httpx.post(f"{auth}/api-keys", headers={"Authorization": f"Bearer {token}"}, json={}, timeout=5).json()["key"]
     assert key.startswith("tvly-")
 
     def search(vendor: str, api_key: str) -> int:
         spec = DEMO.vendors[vendor]
-        request = get_adapter(spec.adapter).build(VendorTask("search", "annual report", 3),
-                                                  resolve(spec.endpoints["search"]), api_key, {})
-        return httpx.request(request.method, request.url, headers=request.headers, params=request.params or None,
-                             json=request.json_body, timeout=10).status_code
+        request = get_adapter(spec.adapter).build(
+            VendorTask("search", "annual report", 3), resolve(spec.endpoints["search"]), api_key, {}
+        )
+        return httpx.request(
+            request.method,
+            request.url,
+            headers=request.headers,
+            params=request.params or None,
+            json=request.json_body,
+            timeout=10,
+        ).status_code
 
     assert search("tavily", key) == 200
     assert search("tavily", "tvly-" + "0" * 40) == 401  # a key nobody issued
@@ -207,27 +264,38 @@ def test_issued_key_works_for_one_search_and_a_bad_key_does_not(offers, resolve,
 # ##### FAILING PATHS: NOT AGENT-READY, WITH THE REASON
 
 
-@pytest.mark.parametrize("vendor, method, behaviour, extra, outcome, reason", [
-    ("serper", "otp_email", "needs_captcha", {}, "captcha_required", "CAPTCHA"),
-    ("serpapi", "device_code", "needs_captcha", {"client_id": "serpapi-cli"}, "captcha_required", "CAPTCHA"),
-    ("brave", "otp_email", "needs_card", {}, "card_required", "payment card"),
-    ("firecrawl", "device_code", "needs_login", {"client_id": "firecrawl-cli"}, "login_required", "sign in"),
-    ("serper", "otp_email", "needs_login", {}, "login_required", "browser"),
-    ("perplexity", "device_code", "needs_card", {"client_id": "perplexity-cli"}, "card_required", "payment card"),
-    ("kagi", "device_code", "denies", {"client_id": "kagi-cli"}, "access_denied", "access_denied"),
-    ("parallel", "device_code", "expires", {"client_id": "parallel-cli", "expires_in_seconds": 20},
-     "expired_token", "expired_token"),
-    ("jina", "otp_email", "denies", {}, "signup_rejected", "refused"),
-    ("linkup", "device_code", "not_offered", {"client_id": "linkup-cli"}, "not_offered", "404"),
-])
+@pytest.mark.parametrize(
+    "vendor, method, behaviour, extra, outcome, reason",
+    [
+        ("serper", "otp_email", "needs_captcha", {}, "captcha_required", "CAPTCHA"),
+        ("serpapi", "device_code", "needs_captcha", {"client_id": "serpapi-cli"}, "captcha_required", "CAPTCHA"),
+        ("brave", "otp_email", "needs_card", {}, "card_required", "payment card"),
+        ("firecrawl", "device_code", "needs_login", {"client_id": "firecrawl-cli"}, "login_required", "sign in"),
+        ("serper", "otp_email", "needs_login", {}, "login_required", "browser"),
+        ("perplexity", "device_code", "needs_card", {"client_id": "perplexity-cli"}, "card_required", "payment card"),
+        ("kagi", "device_code", "denies", {"client_id": "kagi-cli"}, "access_denied", "access_denied"),
+        (
+            "parallel",
+            "device_code",
+            "expires",
+            {"client_id": "parallel-cli", "expires_in_seconds": 20},
+            "expired_token",
+            "expired_token",
+        ),
+        ("jina", "otp_email", "denies", {}, "signup_rejected", "refused"),
+        ("linkup", "device_code", "not_offered", {"client_id": "linkup-cli"}, "not_offered", "404"),
+    ],
+)
 def test_a_flow_that_needs_a_human_ends_as_not_agent_ready_with_the_reason(
-        offers, resolve, mailbox, vendor, method, behaviour, extra, outcome, reason):
+    offers, resolve, mailbox, vendor, method, behaviour, extra, outcome, reason
+):
     offers(vendor, method, behaviour, **extra)
     if method == "device_code":
         record = device_trial(vendor, resolve)
     else:
-        record = run_otp_email_trial(vendor, AUTH[vendor], mailbox, PROBES[vendor], resolve=resolve,
-                                     snapshot_id=SNAPSHOT)
+        record = run_otp_email_trial(
+            vendor, AUTH[vendor], mailbox, PROBES[vendor], resolve=resolve, snapshot_id=SNAPSHOT
+        )
     assert not record.agent_ready
     assert record.outcome == outcome and reason in record.reason
     assert record.key_fingerprint is None and not any(s.action.startswith("search") for s in record.steps)
@@ -244,8 +312,9 @@ def test_a_flow_that_needs_a_human_ends_as_not_agent_ready_with_the_reason(
 def test_no_email_arriving_ends_the_trial(offers, resolve, simulator):
     offers("tavily", "otp_email", "success")
     with Mailbox(domain="unregistered.bench.test") as box:  # no MX record: the mail cannot arrive
-        record = harness.run_otp_email_trial("tavily", AUTH["tavily"], box, PROBES["tavily"], resolve=resolve,
-                                             mail_timeout=0.3)
+        record = harness.run_otp_email_trial(
+            "tavily", AUTH["tavily"], box, PROBES["tavily"], resolve=resolve, mail_timeout=0.3
+        )
     assert record.outcome == "no_email" and not record.agent_ready
 
 
@@ -269,20 +338,26 @@ def test_the_demo_world_agrees_with_what_is_known_of_each_vendor(simulator, reso
     sign-up API. A keyless route is a route, never agent-ready."""
     with Mailbox(domain="agent-world.bench.test") as box:
         register_mailbox_with_simulator(simulator.base_url, box)
-        records = run_planned_trials(simulated_plan(simulator.base_url), PROBES, resolve, snapshot_id=SNAPSHOT,
-                                     mode="simulated", mailbox=box)
+        records = run_planned_trials(
+            simulated_plan(simulator.base_url), PROBES, resolve, snapshot_id=SNAPSHOT, mode="simulated", mailbox=box
+        )
     by_route = {(r.vendor, r.method): r for r in records}
     assert len(by_route) == len(records) == len(DEMO.vendors) + 1  # one key flow each, and Tavily's keyless mode
     outcome = {key: r.outcome for key, r in by_route.items()}
     assert outcome == {
-        ("exa", "device_code"): "key_works", ("tavily", "otp_email"): "key_works",
+        ("exa", "device_code"): "key_works",
+        ("tavily", "otp_email"): "key_works",
         ("tavily", "keyless"): "route_works",
         ("firecrawl", "device_code"): "login_required",  # `firecrawl login --browser` needs a human
-        ("brave", "otp_email"): "card_required", ("perplexity", "device_code"): "card_required",
+        ("brave", "otp_email"): "card_required",
+        ("perplexity", "device_code"): "card_required",
         ("kagi", "device_code"): "card_required",
-        ("jina", "otp_email"): "not_offered", ("serper", "otp_email"): "not_offered",
-        ("serpapi", "device_code"): "not_offered", ("parallel", "device_code"): "not_offered",
-        ("linkup", "device_code"): "not_offered", ("youcom", "otp_email"): "not_offered",
+        ("jina", "otp_email"): "not_offered",
+        ("serper", "otp_email"): "not_offered",
+        ("serpapi", "device_code"): "not_offered",
+        ("parallel", "device_code"): "not_offered",
+        ("linkup", "device_code"): "not_offered",
+        ("youcom", "otp_email"): "not_offered",
     }
     assert {r.vendor for r in records if r.agent_ready} == {"exa", "tavily"}
     assert "slow_down" in [s.outcome for s in poll_steps(by_route[("exa", "device_code")])]
@@ -297,8 +372,13 @@ def test_every_documented_no_human_route_is_recorded_as_a_route():
     (Tavily's keyless mode) trialled by the harness; none of them counts as agent-ready."""
     records = load_hand_entered(DEMO_TRIALS, SNAPSHOT, set(DEMO.vendors))
     routes = {(r.vendor, r.method) for r in records}
-    assert routes == {("exa", "x402"), ("linkup", "x402"), ("firecrawl", "keyless"), ("youcom", "keyless"),
-                      ("jina", "keyless")}
+    assert routes == {
+        ("exa", "x402"),
+        ("linkup", "x402"),
+        ("firecrawl", "keyless"),
+        ("youcom", "keyless"),
+        ("jina", "keyless"),
+    }
     assert all(r.outcome == "route_documented" and not r.agent_ready and r.evidence_url for r in records)
     jina = next(r for r in records if r.vendor == "jina")
     assert "Reader" in jina.reason and "Search" in jina.reason  # keyless for reading pages only
@@ -311,8 +391,10 @@ def test_every_documented_no_human_route_is_recorded_as_a_route():
 def test_evidence_has_no_secrets(offers, resolve, mailbox, seen_bodies):
     offers("exa", "device_code", "success", client_id="exa-cli")
     offers("tavily", "otp_email", "success", key_prefix="tvly-")
-    records = [device_trial("exa", resolve),
-               run_otp_email_trial("tavily", AUTH["tavily"], mailbox, PROBES["tavily"], resolve=resolve)]
+    records = [
+        device_trial("exa", resolve),
+        run_otp_email_trial("tavily", AUTH["tavily"], mailbox, PROBES["tavily"], resolve=resolve),
+    ]
     secrets = secrets_in(seen_bodies)
     codes = {c for _, raw in mailbox._collector.messages for c in re.findall(rb"code is (\d{6})", raw)}
     secrets |= {c.decode() for c in codes}
@@ -334,20 +416,29 @@ def write(tmp_path: Path, trials) -> Path:
     return path
 
 
-GOOD = {"vendor": "brave", "method": "manual", "date": "2026-07-01", "outcome": "human_required",
-        "reason": "dashboard sign-up asks for a credit card", "evidence": "https://example.org/brave-trial.mp4",
-        "operator": "a. operator"}
+GOOD = {
+    "vendor": "brave",
+    "method": "manual",
+    "date": "2026-07-01",
+    "outcome": "human_required",
+    "reason": "dashboard sign-up asks for a credit card",
+    "evidence": "https://example.org/brave-trial.mp4",
+    "operator": "a. operator",
+}
 
 
-@pytest.mark.parametrize("change, field, words", [
-    ({"evidence": "my notes"}, "trials.0.evidence", "pattern"),
-    ({"method": "carrier_pigeon"}, "trials.0.method", "otp_email"),
-    ({"method": "x402", "outcome": "key_works"}, "trials.0.outcome", "cannot follow method 'x402'"),
-    ({"outcome": "captcha_required", "method": "otp_email", "reason": ""}, "trials.0.reason", "needs a reason"),
-    ({"date": "2999-01-01"}, "trials.0.date", "future"),
-    ({"vendor": "altavista"}, "trials.0.vendor", "not a vendor of snapshot"),
-    ({"verdict": "fine"}, "trials.0.verdict", "Extra inputs"),
-])
+@pytest.mark.parametrize(
+    "change, field, words",
+    [
+        ({"evidence": "my notes"}, "trials.0.evidence", "pattern"),
+        ({"method": "carrier_pigeon"}, "trials.0.method", "otp_email"),
+        ({"method": "x402", "outcome": "key_works"}, "trials.0.outcome", "cannot follow method 'x402'"),
+        ({"outcome": "captcha_required", "method": "otp_email", "reason": ""}, "trials.0.reason", "needs a reason"),
+        ({"date": "2999-01-01"}, "trials.0.date", "future"),
+        ({"vendor": "altavista"}, "trials.0.vendor", "not a vendor of snapshot"),
+        ({"verdict": "fine"}, "trials.0.verdict", "Extra inputs"),
+    ],
+)
 def test_a_bad_hand_entered_record_names_file_line_and_field(tmp_path, change, field, words):
     path = write(tmp_path, [{**GOOD, **change}])
     with pytest.raises(BenchInputError) as err:
@@ -360,10 +451,27 @@ def test_a_bad_hand_entered_record_names_file_line_and_field(tmp_path, change, f
 
 
 def test_a_good_hand_entered_record_becomes_a_live_trial(tmp_path):
-    path = write(tmp_path, [GOOD, {**GOOD, "vendor": "exa", "method": "device_code", "outcome": "key_works",
-                                   "reason": None, "date": "2026-07-02"}])
+    path = write(
+        tmp_path,
+        [
+            GOOD,
+            {
+                **GOOD,
+                "vendor": "exa",
+                "method": "device_code",
+                "outcome": "key_works",
+                "reason": None,
+                "date": "2026-07-02",
+            },
+        ],
+    )
     brave, exa = load_hand_entered(path, SNAPSHOT, set(DEMO.vendors))
-    assert (brave.mode, brave.recorded_by, brave.agent_ready, brave.outcome) == ("live", "hand", False, "human_required")
+    assert (brave.mode, brave.recorded_by, brave.agent_ready, brave.outcome) == (
+        "live",
+        "hand",
+        False,
+        "human_required",
+    )
     assert exa.agent_ready and exa.evidence_url == GOOD["evidence"] and exa.source.startswith(f"{path}:")
     summary = agent_ready_summary([exa])
     assert summary["ready"] is True and summary["trial_date"] == "2026-07-02"
@@ -379,8 +487,9 @@ def test_a_bad_hand_entered_file_fails_the_asset_naming_file_and_field(tmp_path,
     bad = write(home / "data" / "snapshots" / SNAPSHOT, [{**GOOD, "vendor": "exa", "outcome": "maybe"}])
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
-        result = materialize(instance, home, simulator.base_url, ("snapshot_manifest", "agent_trials"), SNAPSHOT,
-                             raise_on_error=False)
+        result = materialize(
+            instance, home, simulator.base_url, ("snapshot_manifest", "agent_trials"), SNAPSHOT, raise_on_error=False
+        )
     assert not result.success
     failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
     text = str(failure.event_specific_data.error)
@@ -401,16 +510,20 @@ def published(tmp_path_factory, simulator):
         materialize(instance, home, simulator.base_url, GOLDEN_STAGES, SNAPSHOT)
         # Only exa is fetched and scored (fast); serper's agent-ready record is on the leaderboard all the same.
         materialize(instance, home, simulator.base_url, VENDOR_STAGES, vendor_key("exa"))
-        materialize(instance, home, simulator.base_url, ("agent_trials", "vendor_leaderboard", "published_snapshot"),
-                    SNAPSHOT)
+        materialize(
+            instance, home, simulator.base_url, ("agent_trials", "vendor_leaderboard", "published_snapshot"), SNAPSHOT
+        )
     return home
 
 
 def test_agent_trials_table_holds_one_row_per_vendor_per_trial(published):
     con = duckdb.connect(str(published / "data" / "warehouse" / "bench.duckdb"), read_only=True)
     try:
-        rows = con.execute("SELECT vendor, method, recorded_by, mode, agent_ready, outcome, steps_json "
-                           "FROM agent_trials WHERE snapshot_id = ? ORDER BY vendor, method", [SNAPSHOT]).fetchall()
+        rows = con.execute(
+            "SELECT vendor, method, recorded_by, mode, agent_ready, outcome, steps_json "
+            "FROM agent_trials WHERE snapshot_id = ? ORDER BY vendor, method",
+            [SNAPSHOT],
+        ).fetchall()
     finally:
         con.close()
     assert [r[:6] for r in rows] == [
@@ -435,8 +548,11 @@ def test_leaderboard_shows_agent_ready_with_method_date_and_evidence(published):
     assert "sign in in a browser" in firecrawl["reason"]
     assert [r["method"] for r in firecrawl["other_routes"]] == ["keyless"]
     rows = {r["vendor"]: r for r in csv.DictReader(io.StringIO((out / "leaderboard.csv").read_text()))}
-    assert (rows["exa"]["agent_ready"], rows["exa"]["agent_ready_method"], rows["exa"]["agent_ready_date"]) == \
-        ("True", "device_code", today)
+    assert (rows["exa"]["agent_ready"], rows["exa"]["agent_ready_method"], rows["exa"]["agent_ready_date"]) == (
+        "True",
+        "device_code",
+        today,
+    )
     index = (out / "index.html").read_text()
     exa_row = re.search(r'<tr data-vendor="exa".*?</tr>', index, re.S).group(0)
     assert "device code" in exa_row and today in exa_row
@@ -459,8 +575,9 @@ def test_a_live_snapshot_loads_hand_entered_trials_and_runs_no_harness(tmp_path,
         materialize(instance, home, simulator.base_url, ("snapshot_manifest", "agent_trials"), SNAPSHOT)
     con = duckdb.connect(str(home / "data" / "warehouse" / "bench.duckdb"), read_only=True)
     try:
-        rows = con.execute("SELECT vendor, method, recorded_by, mode, agent_ready, trial_date, evidence_url "
-                           "FROM agent_trials").fetchall()
+        rows = con.execute(
+            "SELECT vendor, method, recorded_by, mode, agent_ready, trial_date, evidence_url FROM agent_trials"
+        ).fetchall()
     finally:
         con.close()
     assert [r[:5] for r in rows] == [("brave", "manual", "hand", "live", False)]

@@ -18,19 +18,47 @@ from bench_assets.score.partition import SCORE_COLUMNS, SCORE_DTYPES
 SNAP = "web_search-2026-q3"
 
 
-def score(vendor: str, row_id: str, task_type: str, response_class: str, correct: bool | None, *,
-          stratum: str = "finance", split: str = "public", billed: float = 0.01, latency: float | None = 100.0,
-          first_hit: int | None = None, fidelity: float | None = None) -> dict:
+def score(
+    vendor: str,
+    row_id: str,
+    task_type: str,
+    response_class: str,
+    correct: bool | None,
+    *,
+    stratum: str = "finance",
+    split: str = "public",
+    billed: float = 0.01,
+    latency: float | None = 100.0,
+    first_hit: int | None = None,
+    fidelity: float | None = None,
+) -> dict:
     """One row of `row_scores` as scoring writes it."""
     unsupported = response_class == "unsupported"
-    hit = {f"hit_at_{k}": (None if task_type != "search" or unsupported else first_hit is not None and first_hit <= k)
-           for k in (1, 3, 5, 10)}
-    return {"snapshot_id": SNAP, "vendor": vendor, "row_id": row_id, "split": split, "stratum": stratum,
-            "cohort": "head", "task_type": task_type, "response_class": response_class,
-            "n_results": 0 if response_class != "ok" else 5, "first_hit_rank": first_hit, **hit,
-            "fidelity": fidelity, "fidelity_label": None, "correct": None if unsupported else correct,
-            "billed_usd": 0.0 if unsupported else billed, "latency_ms": None if unsupported else latency,
-            "attempts": 0 if unsupported else 1, "request_id": None, "error_detail": None}
+    hit = {
+        f"hit_at_{k}": (None if task_type != "search" or unsupported else first_hit is not None and first_hit <= k)
+        for k in (1, 3, 5, 10)
+    }
+    return {
+        "snapshot_id": SNAP,
+        "vendor": vendor,
+        "row_id": row_id,
+        "split": split,
+        "stratum": stratum,
+        "cohort": "head",
+        "task_type": task_type,
+        "response_class": response_class,
+        "n_results": 0 if response_class != "ok" else 5,
+        "first_hit_rank": first_hit,
+        **hit,
+        "fidelity": fidelity,
+        "fidelity_label": None,
+        "correct": None if unsupported else correct,
+        "billed_usd": 0.0 if unsupported else billed,
+        "latency_ms": None if unsupported else latency,
+        "attempts": 0 if unsupported else 1,
+        "request_id": None,
+        "error_detail": None,
+    }
 
 
 def frame(rows: list[dict]) -> pd.DataFrame:
@@ -67,8 +95,12 @@ def metrics() -> pd.DataFrame:
 
 
 def figure(metrics: pd.DataFrame, vendor: str, metric: str, scope: str = "overall", value: str = "all") -> dict:
-    m = metrics[(metrics["vendor"] == vendor) & (metrics["scope"] == scope) & (metrics["scope_value"] == value)
-                & (metrics["metric"] == metric)]
+    m = metrics[
+        (metrics["vendor"] == vendor)
+        & (metrics["scope"] == scope)
+        & (metrics["scope_value"] == value)
+        & (metrics["metric"] == metric)
+    ]
     assert len(m) == 1, (vendor, metric, scope, value, len(m))
     r = m.iloc[0]
     clean = lambda x: None if pd.isna(x) else float(x)  # noqa: E731
@@ -99,8 +131,9 @@ def test_unsupported_rows_leave_the_denominator(metrics):
     assert (cr["value"], cr["n"]) == (0.0, 5)  # 3 extract rows unsupported: out of n, not failures
     assert cr["low"] == 0.0 and cr["high"] == pytest.approx(wilson(0, 5)[1], abs=1e-12)
     assert metrics[(metrics["vendor"] == "noext") & (metrics["metric"] == "fidelity_mean")].empty
-    assert "extract" not in set(metrics[(metrics["vendor"] == "noext") & (metrics["scope"] == "task_type")]
-                                ["scope_value"])
+    assert "extract" not in set(
+        metrics[(metrics["vendor"] == "noext") & (metrics["scope"] == "task_type")]["scope_value"]
+    )
 
 
 def test_coverage_is_the_share_of_ok_responses(metrics):
@@ -114,10 +147,17 @@ def test_response_class_counts(metrics):
     counts = metrics[(metrics["scope"] == "response_class")]
     assert set(counts["scope_value"]) == set(RESPONSE_CLASSES)  # every class, zeros included
     full = {r.scope_value: int(r.value) for r in counts[counts["vendor"] == "full"].itertuples()}
-    assert full == {**{c: 0 for c in RESPONSE_CLASSES}, "ok": 5, "timeout": 1, "blocked": 1, "empty": 1}
+    assert full == {**dict.fromkeys(RESPONSE_CLASSES, 0), "ok": 5, "timeout": 1, "blocked": 1, "empty": 1}
     noext = {r.scope_value: int(r.value) for r in counts[counts["vendor"] == "noext"].itertuples()}
-    assert noext == {**{c: 0 for c in RESPONSE_CLASSES}, "ok": 1, "quota": 1, "malformed": 1, "empty": 1,
-                     "server": 1, "unsupported": 3}
+    assert noext == {
+        **dict.fromkeys(RESPONSE_CLASSES, 0),
+        "ok": 1,
+        "quota": 1,
+        "malformed": 1,
+        "empty": 1,
+        "server": 1,
+        "unsupported": 3,
+    }
     assert set(counts["n"]) == {8}  # out of every row, unsupported included
 
 
@@ -168,15 +208,20 @@ def test_the_ranking_figure_counts_only_the_task_types_every_vendor_supports(met
 def test_with_every_task_type_shared_the_ranking_figure_is_the_overall_rate():
     alone = vendor_metrics(SNAP, frame(FULL))
     assert shared_task_types(frame(FULL)) == ["answer", "extract", "search"]
-    assert figure(alone, "full", "correct_rate", RANKING_SCOPE, "answer,extract,search") == \
-        figure(alone, "full", "correct_rate")
+    assert figure(alone, "full", "correct_rate", RANKING_SCOPE, "answer,extract,search") == figure(
+        alone, "full", "correct_rate"
+    )
 
 
 def test_no_shared_task_type_gives_no_ranking_figure():
-    only_extract = [score("x", "e1", "extract", "ok", True, fidelity=0.95),
-                    score("x", "s1", "search", "unsupported", None)]
-    only_search = [score("y", "s1", "search", "ok", True, first_hit=1),
-                   score("y", "e1", "extract", "unsupported", None)]
+    only_extract = [
+        score("x", "e1", "extract", "ok", True, fidelity=0.95),
+        score("x", "s1", "search", "unsupported", None),
+    ]
+    only_search = [
+        score("y", "s1", "search", "ok", True, first_hit=1),
+        score("y", "e1", "extract", "unsupported", None),
+    ]
     scores = frame(only_extract + only_search)
     assert shared_task_types(scores) == []
     assert vendor_metrics(SNAP, scores).query("scope == @RANKING_SCOPE").empty

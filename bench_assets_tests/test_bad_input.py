@@ -83,17 +83,23 @@ def failure_text(result) -> str:
 
 
 @pytest.mark.parametrize("stages, partition", [(GOLDEN_STAGES, SNAPSHOT), (VENDOR_STAGES, vendor_key(VENDOR))])
-@pytest.mark.parametrize("edit, field", [
-    (lambda d: d["vendors"][VENDOR].update(concurrency=0), "vendors.brave.concurrency"),
-    (lambda d: d["vendors"][VENDOR].update(timeout_seconds="soon"), "vendors.brave.timeout_seconds"),
-    (lambda d: d["vendors"][VENDOR]["endpoints"].update(search="api.search.brave.com/x"), "vendors.brave.endpoints"),
-    (lambda d: d.update(mode="production"), "mode"),
-    (lambda d: d["vendors"][VENDOR].update(adapter="bravee"), "vendors.brave.adapter"),  # no such adapter
-    (lambda d: d.update(k_values=[1, 20]), "k_values"),  # hit@k is not scored at 20
-    # a live snapshot may not switch off decoys or shorten the vendor review
-    (lambda d: d.update(mode="live", decoys={"ratio": 0}), "decoys.ratio"),
-    (lambda d: d.update(mode="live", review={"business_days": 5}), "review.business_days"),
-])
+@pytest.mark.parametrize(
+    "edit, field",
+    [
+        (lambda d: d["vendors"][VENDOR].update(concurrency=0), "vendors.brave.concurrency"),
+        (lambda d: d["vendors"][VENDOR].update(timeout_seconds="soon"), "vendors.brave.timeout_seconds"),
+        (
+            lambda d: d["vendors"][VENDOR]["endpoints"].update(search="api.search.brave.com/x"),
+            "vendors.brave.endpoints",
+        ),
+        (lambda d: d.update(mode="production"), "mode"),
+        (lambda d: d["vendors"][VENDOR].update(adapter="bravee"), "vendors.brave.adapter"),  # no such adapter
+        (lambda d: d.update(k_values=[1, 20]), "k_values"),  # hit@k is not scored at 20
+        # a live snapshot may not switch off decoys or shorten the vendor review
+        (lambda d: d.update(mode="live", decoys={"ratio": 0}), "decoys.ratio"),
+        (lambda d: d.update(mode="live", review={"business_days": 5}), "review.business_days"),
+    ],
+)
 def test_a_bad_manifest_field_is_named_and_changes_nothing(populated, simulator, stages, partition, edit, field):
     home, instance, before = populated
     with manifest_edited(home, edit) as path:
@@ -129,25 +135,46 @@ def test_a_malformed_golden_row_is_named_and_the_golden_rows_stay(populated, sim
 # ##### ERRATA FILES
 
 
-GOOD_ERRATUM = {"id": "E1", "date": "2026-07-20", "vendor": VENDOR, "action": "rescore", "what": "an outdated price",
-                "why": "the vendor's invoice", "who": "bench maintainers", "snapshot": SNAPSHOT, "corrects": SNAPSHOT,
-                "version": f"{SNAPSHOT}-e1", "summary": "brave rescore: price corrected"}
+GOOD_ERRATUM = {
+    "id": "E1",
+    "date": "2026-07-20",
+    "vendor": VENDOR,
+    "action": "rescore",
+    "what": "an outdated price",
+    "why": "the vendor's invoice",
+    "who": "bench maintainers",
+    "snapshot": SNAPSHOT,
+    "corrects": SNAPSHOT,
+    "version": f"{SNAPSHOT}-e1",
+    "summary": "brave rescore: price corrected",
+}
 
 
-@pytest.mark.parametrize("text, expected", [
-    ('[{"id": "E1",', "field '<json>': Expecting"),
-    ('{"errata": []}', "field '<file>': errata.json must be a list of entries"),
-    (json.dumps([{**GOOD_ERRATUM, "action": "rescored"}]), "field '[0].action': Input should be 'rescore'"),
-    (json.dumps([GOOD_ERRATUM, {k: v for k, v in GOOD_ERRATUM.items() if k != "what"}]), "field '[1].what': Field required"),
-    (json.dumps([{**GOOD_ERRATUM, "before": {"snapshot_id": "x", "metrics": []}}]), "field '[0].before.snapshot_id'"),
-    (json.dumps([GOOD_ERRATUM, GOOD_ERRATUM]), "field '[1].id': duplicate entry id 'E1'"),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ('[{"id": "E1",', "field '<json>': Expecting"),
+        ('{"errata": []}', "field '<file>': errata.json must be a list of entries"),
+        (json.dumps([{**GOOD_ERRATUM, "action": "rescored"}]), "field '[0].action': Input should be 'rescore'"),
+        (
+            json.dumps([GOOD_ERRATUM, {k: v for k, v in GOOD_ERRATUM.items() if k != "what"}]),
+            "field '[1].what': Field required",
+        ),
+        (
+            json.dumps([{**GOOD_ERRATUM, "before": {"snapshot_id": "x", "metrics": []}}]),
+            "field '[0].before.snapshot_id'",
+        ),
+        (json.dumps([GOOD_ERRATUM, GOOD_ERRATUM]), "field '[1].id': duplicate entry id 'E1'"),
+    ],
+)
 def test_a_bad_errata_json_is_named_with_its_entry_and_field_and_changes_nothing(populated, simulator, text, expected):
     home, instance, before = populated
     path = home / "data" / "snapshots" / SNAPSHOT / "errata.json"
     path.write_text(text)
     try:
-        result = materialize(instance, home, simulator.base_url, ("published_snapshot",), SNAPSHOT, raise_on_error=False)
+        result = materialize(
+            instance, home, simulator.base_url, ("published_snapshot",), SNAPSHOT, raise_on_error=False
+        )
     finally:
         path.unlink()
     assert not result.success
@@ -157,15 +184,33 @@ def test_a_bad_errata_json_is_named_with_its_entry_and_field_and_changes_nothing
     assert not (home / "data" / "publish" / SNAPSHOT).exists()
 
 
-@pytest.mark.parametrize("entries, expected", [
-    ([{"id": "E1", "date": "2026-07-20", "vendor": VENDOR, "action": "rescore", "what": "x", "why": "y"}],
-     "field '[0].who': Field required"),
-    ([{"id": "E1", "date": "last week", "vendor": VENDOR, "action": "rescore", "what": "x", "why": "y", "who": "z"}],
-     "field '[0].date'"),
-    ("not a list", "field '<file>': errata.yaml must be a list of entries"),
-])
-def test_a_bad_errata_yaml_is_named_by_bench_errata_apply_and_changes_nothing(populated, monkeypatch, capsys, tmp_path,
-                                                                             entries, expected):
+@pytest.mark.parametrize(
+    "entries, expected",
+    [
+        (
+            [{"id": "E1", "date": "2026-07-20", "vendor": VENDOR, "action": "rescore", "what": "x", "why": "y"}],
+            "field '[0].who': Field required",
+        ),
+        (
+            [
+                {
+                    "id": "E1",
+                    "date": "last week",
+                    "vendor": VENDOR,
+                    "action": "rescore",
+                    "what": "x",
+                    "why": "y",
+                    "who": "z",
+                }
+            ],
+            "field '[0].date'",
+        ),
+        ("not a list", "field '<file>': errata.yaml must be a list of entries"),
+    ],
+)
+def test_a_bad_errata_yaml_is_named_by_bench_errata_apply_and_changes_nothing(
+    populated, monkeypatch, capsys, tmp_path, entries, expected
+):
     home, _, before = populated
     path = home / "data" / "snapshots" / SNAPSHOT / "errata.yaml"
     path.write_text(yaml.safe_dump(entries))
@@ -207,18 +252,23 @@ def test_a_missing_vendor_key_in_live_mode_is_named_and_changes_nothing(populate
             data["vendors"][VENDOR]["key_env"] = key_env
 
     with manifest_edited(home, live):
-        result = materialize(instance, home, simulator.base_url, VENDOR_STAGES, vendor_key(VENDOR), raise_on_error=False)
+        result = materialize(
+            instance, home, simulator.base_url, VENDOR_STAGES, vendor_key(VENDOR), raise_on_error=False
+        )
     assert not result.success
     assert f"${env}: field '{env}': no API key for brave in live mode" in failure_text(result)
     assert fingerprint(home) == before
 
 
-@pytest.mark.parametrize("name, value, field", [
-    ("BENCH_SIM_FAULTS", '{"vendors": {"exa": {"timeout": 3}}}', "vendors.exa.timeout"),
-    ("BENCH_SIM_FAULTS", "{not json", "<json>"),
-    ("BENCH_SIM_LATENCY_SCALE", "fast", "BENCH_SIM_LATENCY_SCALE"),
-    ("BENCH_SIM_PAGES_PER_STRATUM", "0", "BENCH_SIM_PAGES_PER_STRATUM"),
-])
+@pytest.mark.parametrize(
+    "name, value, field",
+    [
+        ("BENCH_SIM_FAULTS", '{"vendors": {"exa": {"timeout": 3}}}', "vendors.exa.timeout"),
+        ("BENCH_SIM_FAULTS", "{not json", "<json>"),
+        ("BENCH_SIM_LATENCY_SCALE", "fast", "BENCH_SIM_LATENCY_SCALE"),
+        ("BENCH_SIM_PAGES_PER_STRATUM", "0", "BENCH_SIM_PAGES_PER_STRATUM"),
+    ],
+)
 def test_a_bad_simulator_variable_is_named_before_anything_starts(name, value, field):
     with pytest.raises(BenchInputError) as err:
         start_simulator(env={name: value})
@@ -228,20 +278,28 @@ def test_a_bad_simulator_variable_is_named_before_anything_starts(name, value, f
 # ##### CLI ARGUMENTS AND VARIABLES
 
 
-@pytest.mark.parametrize("argv, env, expected", [
-    (["rescore", "Bad ID"], {}, "argument snapshot: 'Bad ID' is not a snapshot id"),
-    (["rescore", "../web_search-2026-q3"], {}, "is not a snapshot id"),
-    (["rescore", "nosuch-2026-q1"], {}, "unknown snapshot 'nosuch-2026-q1'"),
-    (["estimate", "nosuch-2026-q1"], {}, "unknown snapshot 'nosuch-2026-q1'"),
-    (["snapshot", "add", "web_search-2026-q5"], {}, "is not a snapshot id"),
-    (["demo", "--snapshot", "nosuch-2026-q1"], {}, "unknown snapshot 'nosuch-2026-q1'"),
-    (["demo", "--workers", "0"], {}, "argument --workers: '0' is not a positive integer"),
-    (["demo"], {"BENCH_WORKERS": "many"}, "$BENCH_WORKERS: field 'BENCH_WORKERS': 'many' is not a positive integer"),
-    (["demo"], {"BENCH_SIM_FAULTS": '{"vendors": {"acme": {}}}'}, "$BENCH_SIM_FAULTS: field 'vendors'"),
-    (["simulator", "--port", "70000"], {}, "argument --port: '70000' is not a TCP port"),
-])
-def test_a_bad_cli_argument_or_variable_is_named_and_changes_nothing(populated, monkeypatch, capsys, tmp_path,
-                                                                    argv, env, expected):
+@pytest.mark.parametrize(
+    "argv, env, expected",
+    [
+        (["rescore", "Bad ID"], {}, "argument snapshot: 'Bad ID' is not a snapshot id"),
+        (["rescore", "../web_search-2026-q3"], {}, "is not a snapshot id"),
+        (["rescore", "nosuch-2026-q1"], {}, "unknown snapshot 'nosuch-2026-q1'"),
+        (["estimate", "nosuch-2026-q1"], {}, "unknown snapshot 'nosuch-2026-q1'"),
+        (["snapshot", "add", "web_search-2026-q5"], {}, "is not a snapshot id"),
+        (["demo", "--snapshot", "nosuch-2026-q1"], {}, "unknown snapshot 'nosuch-2026-q1'"),
+        (["demo", "--workers", "0"], {}, "argument --workers: '0' is not a positive integer"),
+        (
+            ["demo"],
+            {"BENCH_WORKERS": "many"},
+            "$BENCH_WORKERS: field 'BENCH_WORKERS': 'many' is not a positive integer",
+        ),
+        (["demo"], {"BENCH_SIM_FAULTS": '{"vendors": {"acme": {}}}'}, "$BENCH_SIM_FAULTS: field 'vendors'"),
+        (["simulator", "--port", "70000"], {}, "argument --port: '70000' is not a TCP port"),
+    ],
+)
+def test_a_bad_cli_argument_or_variable_is_named_and_changes_nothing(
+    populated, monkeypatch, capsys, tmp_path, argv, env, expected
+):
     home, _, before = populated
     monkeypatch.setenv("BENCH_HOME", str(home))
     monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "dagster_home"))

@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 
 import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bench_assets.review.business_days import (add_business_days, business_days_between, clock_is_fixed, fixed_today, review_clock,
-                                        today, us_federal_holidays)
+from bench_assets.review.business_days import (
+    add_business_days,
+    business_days_between,
+    clock_is_fixed,
+    fixed_today,
+    review_clock,
+    today,
+    us_federal_holidays,
+)
 from bench_assets.review.gate import review_gate
 
 
@@ -64,19 +71,23 @@ def test_a_holiday_on_a_weekend_is_skipped_on_its_observed_weekday():
 def test_the_bench_clock_is_the_real_date_and_only_a_test_can_fix_it(monkeypatch):
     # the old escape hatch is gone: no environment variable moves the clock
     monkeypatch.setenv("BENCH_TODAY", "2001-01-01")
-    assert today() == datetime.now(timezone.utc).date() and not clock_is_fixed()
+    assert today() == datetime.now(UTC).date() and not clock_is_fixed()
     with fixed_today("2026-07-13") as day:
         assert today() == day == date(2026, 7, 13) and clock_is_fixed()
         assert review_clock(date(2026, 6, 26), today()).passed
         with fixed_today(date(2026, 7, 1)):
             assert today() == date(2026, 7, 1)
         assert today() == date(2026, 7, 13)
-    assert today() == datetime.now(timezone.utc).date() and not clock_is_fixed()
+    assert today() == datetime.now(UTC).date() and not clock_is_fixed()
 
 
 def test_the_gate_needs_every_vendor_on_time_and_unchanged():
-    sent = pd.DataFrame([{"vendor": "exa", "sent_on": date(2026, 6, 26), "packet_sha256": "a"},
-                         {"vendor": "brave", "sent_on": date(2026, 6, 29), "packet_sha256": "b"}])
+    sent = pd.DataFrame(
+        [
+            {"vendor": "exa", "sent_on": date(2026, 6, 26), "packet_sha256": "a"},
+            {"vendor": "brave", "sent_on": date(2026, 6, 29), "packet_sha256": "b"},
+        ]
+    )
     current = {"exa": "a", "brave": "b"}
     assert not review_gate(["exa", "brave"], sent, current, date(2026, 7, 13), 10).passed  # brave: 9 days
     assert review_gate(["exa", "brave"], sent, current, date(2026, 7, 14), 10).passed

@@ -10,15 +10,26 @@ from types import SimpleNamespace
 import pytest
 
 from bench_assets.golden import planted as corpus_module
-from bench_assets.golden.planted import (ANSWER_KINDS, STRATA, build_corpus, demo_golden_rows, page_rows,
-                                           reserve_rows)
-from bench_assets.simulator.index import SearchIndex
-from bench_assets.simulator.profiles import PROFILES
+from bench_assets.golden.planted import ANSWER_KINDS, STRATA, build_corpus, demo_golden_rows, page_rows, reserve_rows
 from bench_assets.golden.verdicts import score_answer
 from bench_assets.golden.verify import PageFetch, check_row, page_text
+from bench_assets.simulator.index import SearchIndex
+from bench_assets.simulator.profiles import PROFILES
 
-ANSWER_FIELDS = {"paragraphs", "question", "exact_answer", "number_answer", "answer_type", "cue", "range_low",
-                 "range_high", "plausible_low", "plausible_high", "percentage", "fabrications"}
+ANSWER_FIELDS = {
+    "paragraphs",
+    "question",
+    "exact_answer",
+    "number_answer",
+    "answer_type",
+    "cue",
+    "range_low",
+    "range_high",
+    "plausible_low",
+    "plausible_high",
+    "percentage",
+    "fabrications",
+}
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +48,7 @@ def as_result(text: str, rank: int = 1) -> SimpleNamespace:
 def test_the_demo_set_keeps_its_size_and_has_range_and_not_available_rows_in_every_stratum():
     rows = demo_golden_rows()
     assert len(rows) == 252
-    assert Counter(r.stratum for r in rows) == {s: 42 for s in STRATA}
+    assert Counter(r.stratum for r in rows) == dict.fromkeys(STRATA, 42)
     kinds = Counter((r.stratum, r.task.answer_type) for r in rows if r.task_type == "answer")
     for stratum in STRATA:
         assert kinds[(stratum, "range")] == 2 and kinds[(stratum, "not_available")] == 2
@@ -46,26 +57,35 @@ def test_the_demo_set_keeps_its_size_and_has_range_and_not_available_rows_in_eve
     small = Counter(r.task.answer_type for r in demo_golden_rows(rows_per_stratum=6) if r.task_type == "answer")
     assert small == {"precise": 6, "range": 6}
     assert {r.task.answer_type for r in demo_golden_rows(rows_per_stratum=12) if r.task_type == "answer"} == {
-        "precise", "range", "not_available"}
+        "precise",
+        "range",
+        "not_available",
+    }
 
 
 def test_varying_the_answer_rows_draws_nothing_from_the_seeded_streams(monkeypatch):
     """With the variants switched off the corpus is the one made before they existed: every page,
     distractor and reserve page is the same except the answer fields of the varied pages."""
-    varied = {kind: corpus_module._stratum_pages.__wrapped__(stratum, kind, 14)
-              for stratum in STRATA for kind in ("golden", "decoy", "candidate")}
+    varied = {
+        kind: corpus_module._stratum_pages.__wrapped__(stratum, kind, 14)
+        for stratum in STRATA
+        for kind in ("golden", "decoy", "candidate")
+    }
     monkeypatch.setattr(corpus_module, "ANSWER_KINDS", {})
-    plain = {kind: corpus_module._stratum_pages.__wrapped__(stratum, kind, 14)
-             for stratum in STRATA for kind in ("golden", "decoy", "candidate")}
+    plain = {
+        kind: corpus_module._stratum_pages.__wrapped__(stratum, kind, 14)
+        for stratum in STRATA
+        for kind in ("golden", "decoy", "candidate")
+    }
     compared = 0
     for key in varied:
         for (page, distractors), (before, before_distractors) in zip(varied[key], plain[key], strict=True):
             for f in fields(page):
                 if f.name not in ANSWER_FIELDS:
                     assert getattr(page, f.name) == getattr(before, f.name), (page.url, f.name)
-            assert page.paragraphs[-len(before.paragraphs):] == before.paragraphs
-            assert list(distractors[:len(before_distractors)]) == list(before_distractors)
-            assert list(distractors[len(before_distractors):]) == list(page.fabrications)
+            assert page.paragraphs[-len(before.paragraphs) :] == before.paragraphs
+            assert list(distractors[: len(before_distractors)]) == list(before_distractors)
+            assert list(distractors[len(before_distractors) :]) == list(page.fabrications)
             compared += 1
     assert compared > 0
 
@@ -81,8 +101,13 @@ def test_verification_catches_a_range_or_statement_the_page_does_not_make(corpus
     pages = fetched(corpus)
     rows = {r.task.answer_type: r for r in demo_golden_rows() if r.task_type == "answer"}
     ranged = rows["range"]
-    wrong = ranged.model_copy(update={"task": ranged.task.model_copy(update={"range_low": ranged.task.range_high * 3,
-                                                                             "range_high": ranged.task.range_high * 4})})
+    wrong = ranged.model_copy(
+        update={
+            "task": ranged.task.model_copy(
+                update={"range_low": ranged.task.range_high * 3, "range_high": ranged.task.range_high * 4}
+            )
+        }
+    )
     assert check_row(wrong, pages).failures == [f"no source page states the range answer about {ranged.task.cue!r}"]
     # a not-available row whose source is a page that states a figure, not a statement
     na = rows["not_available"]
@@ -131,8 +156,10 @@ def test_simulated_vendors_differ_on_the_rubric_rows(corpus):
         scores = []
         for r in rows:
             hits = index.search(r.task.question, vendor, profile, 10)
-            results = [SimpleNamespace(rank=i, title=h.page.title, snippet=h.snippet, content=None)
-                       for i, h in enumerate(hits, start=1)]
+            results = [
+                SimpleNamespace(rank=i, title=h.page.title, snippet=h.snippet, content=None)
+                for i, h in enumerate(hits, start=1)
+            ]
             verdict = score_answer(r.task, results, 5)
             scores.append(verdict.score)
             if "precise value on a not-available cell" in verdict.rule:
@@ -146,4 +173,11 @@ def test_simulated_vendors_differ_on_the_rubric_rows(corpus):
 def test_answer_kinds_are_documented_positions():
     assert set(ANSWER_KINDS.values()) == {"range", "not_available"}
     assert [corpus_module.answer_kind(n) for n in range(1, 8)] == [
-        "precise", "range", "precise", "not_available", "precise", "precise", "precise"]
+        "precise",
+        "range",
+        "precise",
+        "not_available",
+        "precise",
+        "precise",
+        "precise",
+    ]

@@ -21,7 +21,7 @@ import shutil
 import subprocess
 import sys
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -32,8 +32,13 @@ import pytest
 from dagster._core.scheduler.instigation import InstigatorType, ScheduleInstigatorData
 
 from bench_assets.adapters import get_adapter
-from bench_assets.defs.jobs import (SNAPSHOT_SELECTION_QUERY, VENDOR_RERUN_ASSETS, VENDOR_RERUN_QUERY,
-                                    backfill_params, snapshot_selection)
+from bench_assets.defs.jobs import (
+    SNAPSHOT_SELECTION_QUERY,
+    VENDOR_RERUN_ASSETS,
+    VENDOR_RERUN_QUERY,
+    backfill_params,
+    snapshot_selection,
+)
 from bench_assets.defs.partitions import VENDORS
 from bench_assets.manifest import load_manifest
 from bench_assets.sentinels.pages import PROBE_CRON, latest_tick
@@ -77,15 +82,29 @@ def dagster_ui(tmp_path_factory, simulator):
     shutil.copy(REPO / "dagster.yaml", dagster_home / "dagster.yaml")
     env = services_env(dagster_home, home, BENCH_SIMULATOR_URL=simulator.base_url)
     # the operator registers the snapshot with the CLI
-    subprocess.run([str(Path(sys.executable).parent / "bench"), "snapshot", "add", SNAPSHOT], env=env, check=True,
-                   cwd=REPO, timeout=120)
+    subprocess.run(
+        [str(Path(sys.executable).parent / "bench"), "snapshot", "add", SNAPSHOT],
+        env=env,
+        check=True,
+        cwd=REPO,
+        timeout=120,
+    )
     # Sentinel pages went online an hour before the latest probe tick.
-    tick = latest_tick(datetime.now(timezone.utc))
+    tick = latest_tick(datetime.now(UTC))
     with dg.DagsterInstance.from_config(str(dagster_home)) as instance:
-        planted = dg.materialize(assets("sentinel_pages"), instance=instance, partition_key=SNAPSHOT,
-                                 resources=resources(home, simulator.base_url), run_config={"ops": {"sentinel_pages": {
-                                     "config": {"published_at": (tick - timedelta(hours=1)).isoformat(),
-                                                "count": PROBE_PAGES}}}})
+        planted = dg.materialize(
+            assets("sentinel_pages"),
+            instance=instance,
+            partition_key=SNAPSHOT,
+            resources=resources(home, simulator.base_url),
+            run_config={
+                "ops": {
+                    "sentinel_pages": {
+                        "config": {"published_at": (tick - timedelta(hours=1)).isoformat(), "count": PROBE_PAGES}
+                    }
+                }
+            },
+        )
         assert planted.success
     services = DagsterServices(root, env, REPO / "workspace.yaml", REPO)
     try:
@@ -96,13 +115,25 @@ def dagster_ui(tmp_path_factory, simulator):
         reset = services.graphql(RESET_SCHEDULE, {"s": SCHEDULE_SELECTOR})["resetSchedule"]
         assert reset["__typename"] == "ScheduleStateResult", reset
         with dg.DagsterInstance.from_config(str(dagster_home)) as instance:
-            state = next(s for s in instance.all_instigator_state(instigator_type=InstigatorType.SCHEDULE)
-                         if s.instigator_name == "sentinel_probe_schedule")
-            instance.update_instigator_state(state.with_data(ScheduleInstigatorData(
-                state.instigator_data.cron_schedule, start_timestamp=tick.timestamp() - 60)))
+            state = next(
+                s
+                for s in instance.all_instigator_state(instigator_type=InstigatorType.SCHEDULE)
+                if s.instigator_name == "sentinel_probe_schedule"
+            )
+            instance.update_instigator_state(
+                state.with_data(
+                    ScheduleInstigatorData(state.instigator_data.cron_schedule, start_timestamp=tick.timestamp() - 60)
+                )
+            )
         services.start_daemon()
-        yield SimpleNamespace(services=services, graphql=services.graphql, url=services.url, home=home,
-                              dagster_home=dagster_home, tick=tick)
+        yield SimpleNamespace(
+            services=services,
+            graphql=services.graphql,
+            url=services.url,
+            home=home,
+            dagster_home=dagster_home,
+            tick=tick,
+        )
     finally:
         services.stop()
 
@@ -134,8 +165,11 @@ def run_events(dagster_home: Path, run_id: str) -> list:
 
 
 def materializations(events: list) -> list:
-    return [e.dagster_event for e in events if e.dagster_event and e.dagster_event.event_type_value ==
-            "ASSET_MATERIALIZATION"]
+    return [
+        e.dagster_event
+        for e in events
+        if e.dagster_event and e.dagster_event.event_type_value == "ASSET_MATERIALIZATION"
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -144,10 +178,10 @@ def whole_snapshot(dagster_ui):
     from bench_assets.definitions import defs
 
     keys = dg.AssetSelection.from_string(SNAPSHOT_SELECTION_QUERY).resolve(defs().resolve_asset_graph())
-    backfill_id, status = dagster_ui.services.backfill(backfill_params(sorted(keys), [SNAPSHOT]),
-                                                       timeout=1300)
-    return SimpleNamespace(backfill_id=backfill_id, status=status, keys=keys,
-                           runs=backfill_runs(dagster_ui.dagster_home, backfill_id))
+    backfill_id, status = dagster_ui.services.backfill(backfill_params(sorted(keys), [SNAPSHOT]), timeout=1300)
+    return SimpleNamespace(
+        backfill_id=backfill_id, status=status, keys=keys, runs=backfill_runs(dagster_ui.dagster_home, backfill_id)
+    )
 
 
 # ##### TESTS
@@ -156,8 +190,15 @@ def whole_snapshot(dagster_ui):
 def test_ui_shows_every_stage_and_the_snapshot_registered_by_the_cli(dagster_ui):
     nodes = dagster_ui.graphql("{ assetNodes { assetKey { path } groupName } }")["assetNodes"]
     assert {n["assetKey"]["path"][0] for n in nodes} >= {
-        "snapshot_manifest", "golden_rows", "golden_verifications", "query_split", "vendor_responses",
-        "vendor_scores", "vendor_leaderboard", "published_snapshot"}
+        "snapshot_manifest",
+        "golden_rows",
+        "golden_verifications",
+        "query_split",
+        "vendor_responses",
+        "vendor_scores",
+        "vendor_leaderboard",
+        "published_snapshot",
+    }
     data = dagster_ui.graphql("""{ assetNodeOrError(assetKey: {path: ["vendor_responses"]}) {
         ... on AssetNode { partitionKeysByDimension { name partitionKeys } } } }""")
     dims = {d["name"]: d["partitionKeys"] for d in data["assetNodeOrError"]["partitionKeysByDimension"]}
@@ -198,9 +239,10 @@ def test_sentinel_probe_schedule_runs_on_the_live_daemon(dagster_ui):
     assert run["status"] == "SUCCESS"
     tags = {t["key"]: t["value"] for t in run["tags"]}
     assert tags["dagster/schedule_name"] == "sentinel_probe_schedule" and tags["dagster/partition"] == SNAPSHOT
-    probes = rows(dagster_ui.home, "SELECT vendor, count(*) FROM sentinel_probes WHERE tick_at = ? GROUP BY 1",
-                  [dagster_ui.tick])
-    assert dict(probes) == {v: PROBE_PAGES for v in UI_VENDORS}
+    probes = rows(
+        dagster_ui.home, "SELECT vendor, count(*) FROM sentinel_probes WHERE tick_at = ? GROUP BY 1", [dagster_ui.tick]
+    )
+    assert dict(probes) == dict.fromkeys(UI_VENDORS, PROBE_PAGES)
 
 
 @pytest.mark.timeout(1500)
@@ -211,8 +253,15 @@ def test_a_whole_snapshot_is_one_backfill_from_the_ui(whole_snapshot, dagster_ui
 
     assert whole_snapshot.keys == snapshot_selection.resolve(defs().resolve_asset_graph())
     assert {k.to_user_string() for k in whole_snapshot.keys} >= {
-        "snapshot_manifest", "golden_rows", "query_split", "vendor_responses", "vendor_scores", "agent_trials",
-        "vendor_leaderboard", "published_snapshot"}
+        "snapshot_manifest",
+        "golden_rows",
+        "query_split",
+        "vendor_responses",
+        "vendor_scores",
+        "agent_trials",
+        "vendor_leaderboard",
+        "published_snapshot",
+    }
     assert whole_snapshot.status in ("COMPLETED", "COMPLETED_SUCCESS"), whole_snapshot.status
     runs = whole_snapshot.runs
     assert runs and all(r.dagster_run.status == dg.DagsterRunStatus.SUCCESS for r in runs)
@@ -225,14 +274,17 @@ def test_a_whole_snapshot_is_one_backfill_from_the_ui(whole_snapshot, dagster_ui
             done.setdefault(event.asset_key.to_user_string(), set()).add(event.partition)
     for key in whole_snapshot.keys:
         name = key.to_user_string()
-        expected = {f"{SNAPSHOT}|{v}" for v in VENDORS} if name.startswith("vendor_") and name != "vendor_leaderboard" \
+        expected = (
+            {f"{SNAPSHOT}|{v}" for v in VENDORS}
+            if name.startswith("vendor_") and name != "vendor_leaderboard"
             else {SNAPSHOT}
+        )
         assert done.get(name) == expected, name
     # and the warehouse holds the snapshot, published
     home = dagster_ui.home
     n_golden = rows(home, "SELECT count(*) FROM golden_rows WHERE snapshot_id = ?", [SNAPSHOT])[0][0]
     assert n_golden == 36
-    assert dict(rows(home, "SELECT vendor, count(*) FROM row_scores GROUP BY 1")) == {v: n_golden for v in UI_VENDORS}
+    assert dict(rows(home, "SELECT vendor, count(*) FROM row_scores GROUP BY 1")) == dict.fromkeys(UI_VENDORS, n_golden)
     assert {v for (v,) in rows(home, "SELECT DISTINCT vendor FROM vendor_metrics")} == set(UI_VENDORS)
     assert {v for (v,) in rows(home, "SELECT DISTINCT vendor FROM agent_trials")} == set(UI_VENDORS)
     assert rows(home, "SELECT count(*) FROM publications WHERE snapshot_id = ?", [SNAPSHOT])[0][0] > 10
@@ -251,8 +303,9 @@ def test_every_vendor_partition_at_once_without_lock_errors_lost_or_duplicated_r
     # no run met DuckDB's lock, or failed a step
     for r in runs:
         events = run_events(dagster_ui.dagster_home, r.dagster_run.run_id)
-        text = "\n".join(str(e.user_message) + str(e.dagster_event.event_specific_data if e.dagster_event else "")
-                         for e in events)
+        text = "\n".join(
+            str(e.user_message) + str(e.dagster_event.event_specific_data if e.dagster_event else "") for e in events
+        )
         assert "Could not set lock" not in text and "Conflicting lock" not in text, r.dagster_run.run_id
         assert not [e for e in events if e.dagster_event and e.dagster_event.event_type_value == "STEP_FAILURE"]
 
@@ -261,8 +314,12 @@ def test_every_vendor_partition_at_once_without_lock_errors_lost_or_duplicated_r
     golden = frame(home, "SELECT row_id, task_type FROM golden_rows WHERE snapshot_id = ?", [SNAPSHOT])
     decoys = frame(home, "SELECT row_id, task_type FROM decoy_queries WHERE snapshot_id = ?", [SNAPSHOT])
     assert len(decoys) > 0
-    finals = frame(home, "SELECT vendor, query_id, capability, role, count(*) AS n FROM raw_responses "
-                         "WHERE snapshot_id = ? AND final GROUP BY ALL", [SNAPSHOT])
+    finals = frame(
+        home,
+        "SELECT vendor, query_id, capability, role, count(*) AS n FROM raw_responses "
+        "WHERE snapshot_id = ? AND final GROUP BY ALL",
+        [SNAPSHOT],
+    )
     assert (finals["n"] == 1).all(), finals[finals["n"] > 1]
     for vendor in VENDORS:
         got = finals[finals["vendor"] == vendor]
@@ -271,34 +328,41 @@ def test_every_vendor_partition_at_once_without_lock_errors_lost_or_duplicated_r
             continue
         capabilities = get_adapter(manifest.vendors[vendor].adapter).capabilities
 
-        def supported(df: pd.DataFrame) -> set[tuple[str, str]]:
+        def supported(df: pd.DataFrame, capabilities: frozenset[str] = capabilities) -> set[tuple[str, str]]:
             caps = df["task_type"].map(lambda t: "extract" if t == "extract" else "search")
             return {(q, c) for q, c in zip(df["row_id"], caps) if c in capabilities}
 
-        assert set(zip(got.loc[got["role"] != "decoy", "query_id"], got.loc[got["role"] != "decoy", "capability"])) \
-            == supported(golden), vendor
-        assert set(zip(got.loc[got["role"] == "decoy", "query_id"], got.loc[got["role"] == "decoy", "capability"])) \
-            == supported(decoys), vendor
+        assert set(
+            zip(got.loc[got["role"] != "decoy", "query_id"], got.loc[got["role"] != "decoy", "capability"])
+        ) == supported(golden), vendor
+        assert set(
+            zip(got.loc[got["role"] == "decoy", "query_id"], got.loc[got["role"] == "decoy", "capability"])
+        ) == supported(decoys), vendor
         # every attempt in the vendor's own archive reached the warehouse, and nothing else
-        archive = duckdb.connect(str(home / "data" / "warehouse" / "partitions" / SNAPSHOT / f"{vendor}.duckdb"),
-                                 read_only=True)
+        archive = duckdb.connect(
+            str(home / "data" / "warehouse" / "partitions" / SNAPSHOT / f"{vendor}.duckdb"), read_only=True
+        )
         try:
             archived = archive.execute("SELECT count(*) FROM raw_responses").fetchone()[0]
         finally:
             archive.close()
         assert rows(home, "SELECT count(*) FROM raw_responses WHERE vendor = ?", [vendor])[0][0] == archived
-    scores = frame(home, "SELECT vendor, row_id, count(*) AS n FROM row_scores WHERE snapshot_id = ? GROUP BY ALL",
-                   [SNAPSHOT])
+    scores = frame(
+        home, "SELECT vendor, row_id, count(*) AS n FROM row_scores WHERE snapshot_id = ? GROUP BY ALL", [SNAPSHOT]
+    )
     assert (scores["n"] == 1).all()
     assert {v: set(g["row_id"]) for v, g in scores.groupby("vendor")} == {v: set(golden["row_id"]) for v in UI_VENDORS}
 
 
 @pytest.mark.timeout(1500)
-def test_backfill_of_one_vendor_with_downstream_reuses_its_archive_and_touches_no_other(whole_snapshot, dagster_ui,
-                                                                                        sim_logs):
+def test_backfill_of_one_vendor_with_downstream_reuses_its_archive_and_touches_no_other(
+    whole_snapshot, dagster_ui, sim_logs
+):
     home = dagster_ui.home
-    tables = {t: f"SELECT * FROM {t} WHERE snapshot_id = ? ORDER BY ALL" for t in
-              ("raw_responses", "response_results", "row_scores")}
+    tables = {
+        t: f"SELECT * FROM {t} WHERE snapshot_id = ? ORDER BY ALL"
+        for t in ("raw_responses", "response_results", "row_scores")
+    }
     before = {t: frame(home, sql, [SNAPSHOT]) for t, sql in tables.items()}
     leaderboard_before = frame(home, "SELECT * FROM vendor_metrics WHERE snapshot_id = ?", [SNAPSHOT])
     assert not leaderboard_before.empty
@@ -309,7 +373,8 @@ def test_backfill_of_one_vendor_with_downstream_reuses_its_archive_and_touches_n
     keys = dg.AssetSelection.from_string(VENDOR_RERUN_QUERY).resolve(defs().resolve_asset_graph())
     assert {k.to_user_string() for k in keys} == set(VENDOR_RERUN_ASSETS)
     backfill_id, status = dagster_ui.services.backfill(
-        {**backfill_params(sorted(keys), [f"{SNAPSHOT}|exa"]), "title": "exa after a fix"}, timeout=900)
+        {**backfill_params(sorted(keys), [f"{SNAPSHOT}|exa"]), "title": "exa after a fix"}, timeout=900
+    )
     assert status in ("COMPLETED", "COMPLETED_SUCCESS"), status
 
     # nothing was sent to a vendor, nothing billed
@@ -322,8 +387,12 @@ def test_backfill_of_one_vendor_with_downstream_reuses_its_archive_and_touches_n
     for r in runs:
         for event in materializations(run_events(dagster_ui.dagster_home, r.dagster_run.run_id)):
             done[(event.asset_key.to_user_string(), event.partition)] = event.event_specific_data.materialization
-    assert set(done) == {("vendor_responses", f"{SNAPSHOT}|exa"), ("vendor_scores", f"{SNAPSHOT}|exa"),
-                         ("vendor_leaderboard", SNAPSHOT), ("published_snapshot", SNAPSHOT)}
+    assert set(done) == {
+        ("vendor_responses", f"{SNAPSHOT}|exa"),
+        ("vendor_scores", f"{SNAPSHOT}|exa"),
+        ("vendor_leaderboard", SNAPSHOT),
+        ("published_snapshot", SNAPSHOT),
+    }
     fetch = done[("vendor_responses", f"{SNAPSHOT}|exa")].metadata
     assert fetch["sent_this_run"].value == 0 and fetch["reused_from_archive"].value == fetch["queries"].value > 0
 
@@ -333,8 +402,10 @@ def test_backfill_of_one_vendor_with_downstream_reuses_its_archive_and_touches_n
         pd.testing.assert_frame_equal(before[table], after[table], obj=table)
     leaderboard_after = frame(home, "SELECT * FROM vendor_metrics WHERE snapshot_id = ?", [SNAPSHOT])
     key = ["vendor", "scope", "scope_value", "metric"]
-    pd.testing.assert_frame_equal(leaderboard_before.sort_values(key).reset_index(drop=True),
-                                  leaderboard_after.sort_values(key).reset_index(drop=True))
+    pd.testing.assert_frame_equal(
+        leaderboard_before.sort_values(key).reset_index(drop=True),
+        leaderboard_after.sort_values(key).reset_index(drop=True),
+    )
 
 
 def test_asset_graph_opens_in_a_real_browser(dagster_ui):
@@ -348,10 +419,16 @@ def test_asset_graph_opens_in_a_real_browser(dagster_ui):
         try:
             page = browser.new_page(viewport={"width": 1600, "height": 1000})
             # The vendors group's lineage shows the fan-out stages and, as links, the stages around them.
-            page.goto(f"{dagster_ui.url}/locations/bench/asset-groups/vendors", wait_until="domcontentloaded",
-                      timeout=60_000)
-            for stage in ("golden_verifications", "query_split", "vendor_responses", "vendor_scores",
-                          "vendor_leaderboard"):
+            page.goto(
+                f"{dagster_ui.url}/locations/bench/asset-groups/vendors", wait_until="domcontentloaded", timeout=60_000
+            )
+            for stage in (
+                "golden_verifications",
+                "query_split",
+                "vendor_responses",
+                "vendor_scores",
+                "vendor_leaderboard",
+            ):
                 page.get_by_text(stage, exact=True).first.wait_for(timeout=60_000)
             skip = page.get_by_role("button", name="Skip")
             if skip.count():

@@ -27,9 +27,11 @@ from dagster._core.instance.config import dagster_instance_config
 from bench_assets_tests.helpers import REPO, SNAPSHOT, make_home, require
 
 DEPLOY = REPO / "deploy"
-PG = {"DAGSTER_PG_HOST": os.environ.get("DAGSTER_PG_HOST", "127.0.0.1"),
-      "DAGSTER_PG_USER": os.environ.get("DAGSTER_PG_USER", "bench"),
-      "DAGSTER_PG_PASSWORD": os.environ.get("DAGSTER_PG_PASSWORD", "bench")}
+PG = {
+    "DAGSTER_PG_HOST": os.environ.get("DAGSTER_PG_HOST", "127.0.0.1"),
+    "DAGSTER_PG_USER": os.environ.get("DAGSTER_PG_USER", "bench"),
+    "DAGSTER_PG_PASSWORD": os.environ.get("DAGSTER_PG_PASSWORD", "bench"),
+}
 
 
 def _class(entry: dict):
@@ -84,8 +86,13 @@ def test_deploy_workspace_points_at_a_grpc_code_location():
 def postgres_database():
     psycopg2 = pytest.importorskip("psycopg2")
     try:
-        admin = psycopg2.connect(host=PG["DAGSTER_PG_HOST"], user=PG["DAGSTER_PG_USER"],
-                                 password=PG["DAGSTER_PG_PASSWORD"], dbname="postgres", connect_timeout=3)
+        admin = psycopg2.connect(
+            host=PG["DAGSTER_PG_HOST"],
+            user=PG["DAGSTER_PG_USER"],
+            password=PG["DAGSTER_PG_PASSWORD"],
+            dbname="postgres",
+            connect_timeout=3,
+        )
     except psycopg2.OperationalError as exc:
         require(False, f"PostgreSQL on {PG['DAGSTER_PG_HOST']} ({exc})")
     admin.autocommit = True
@@ -100,8 +107,9 @@ def postgres_database():
 
 @pytest.mark.slow
 @pytest.mark.timeout(1500)
-def test_a_snapshot_runs_through_the_daemon_on_postgres_with_the_parquet_data_path(tmp_path, simulator,
-                                                                                  postgres_database):
+def test_a_snapshot_runs_through_the_daemon_on_postgres_with_the_parquet_data_path(
+    tmp_path, simulator, postgres_database
+):
     """The step between `make dev` and Kubernetes, for real: Postgres instance storage, the webserver
     and the daemon as their own processes, the queued run coordinator, and the Parquet data path.
     The operator registers the snapshot with the CLI and backfills it over GraphQL, as the UI does."""
@@ -116,10 +124,21 @@ def test_a_snapshot_runs_through_the_daemon_on_postgres_with_the_parquet_data_pa
     shutil.copy(DEPLOY / "dagster-local-postgres.yaml", dagster_home / "dagster.yaml")
     home = make_home(tmp_path / "home", vendors, rows_per_stratum=6)
     lake = tmp_path / "object-store" / "bench"
-    env = services_env(dagster_home, home, BENCH_SIMULATOR_URL=simulator.base_url, BENCH_LAKE_URL=str(lake),
-                       **PG, DAGSTER_PG_DB=postgres_database)
-    subprocess.run([str(Path(sys.executable).parent / "bench"), "snapshot", "add", SNAPSHOT], env=env, check=True,
-                   cwd=REPO, timeout=120)
+    env = services_env(
+        dagster_home,
+        home,
+        BENCH_SIMULATOR_URL=simulator.base_url,
+        BENCH_LAKE_URL=str(lake),
+        **PG,
+        DAGSTER_PG_DB=postgres_database,
+    )
+    subprocess.run(
+        [str(Path(sys.executable).parent / "bench"), "snapshot", "add", SNAPSHOT],
+        env=env,
+        check=True,
+        cwd=REPO,
+        timeout=120,
+    )
     services = DagsterServices(tmp_path, env, REPO / "workspace.yaml", REPO)
     try:
         services.start_webserver()
@@ -132,16 +151,26 @@ def test_a_snapshot_runs_through_the_daemon_on_postgres_with_the_parquet_data_pa
 
     import psycopg2
 
-    con = psycopg2.connect(host=PG["DAGSTER_PG_HOST"], user=PG["DAGSTER_PG_USER"],
-                           password=PG["DAGSTER_PG_PASSWORD"], dbname=postgres_database)
+    con = psycopg2.connect(
+        host=PG["DAGSTER_PG_HOST"],
+        user=PG["DAGSTER_PG_USER"],
+        password=PG["DAGSTER_PG_PASSWORD"],
+        dbname=postgres_database,
+    )
     try:
         cur = con.cursor()
         # the runs, the backfill and the snapshot partition live in Postgres, not in a local SQLite file
-        cur.execute("SELECT r.status, count(*) FROM runs r JOIN run_tags t ON t.run_id = r.run_id "
-                    "WHERE t.key = 'dagster/backfill' AND t.value = %s GROUP BY 1", [backfill_id])
+        cur.execute(
+            "SELECT r.status, count(*) FROM runs r JOIN run_tags t ON t.run_id = r.run_id "
+            "WHERE t.key = 'dagster/backfill' AND t.value = %s GROUP BY 1",
+            [backfill_id],
+        )
         by_status = dict(cur.fetchall())
-        cur.execute("SELECT count(*) FROM runs r JOIN run_tags t ON t.run_id = r.run_id "
-                    "WHERE t.key = 'dagster/partition/vendor' AND t.value IN %s", [tuple(vendors)])
+        cur.execute(
+            "SELECT count(*) FROM runs r JOIN run_tags t ON t.run_id = r.run_id "
+            "WHERE t.key = 'dagster/partition/vendor' AND t.value IN %s",
+            [tuple(vendors)],
+        )
         vendor_runs = cur.fetchone()[0]
         # every run went through the queue the daemon drains (the queued run coordinator)
         cur.execute("SELECT count(DISTINCT run_id) FROM event_logs WHERE dagster_event_type = 'PIPELINE_ENQUEUED'")
@@ -158,7 +187,9 @@ def test_a_snapshot_runs_through_the_daemon_on_postgres_with_the_parquet_data_pa
 
     # the fan-out stages wrote Parquet objects, not the central file; the site was published from them
     objects = sorted(str(p.relative_to(lake)) for p in lake.rglob("*.parquet"))
-    assert objects == sorted(f"{t}/snapshot_id={SNAPSHOT}/vendor={v}/part.parquet" for t in LAKE_TABLES for v in vendors)
+    assert objects == sorted(
+        f"{t}/snapshot_id={SNAPSHOT}/vendor={v}/part.parquet" for t in LAKE_TABLES for v in vendors
+    )
     central = duckdb.connect(str(home / "data" / "warehouse" / "bench.duckdb"), read_only=True)
     try:
         assert [central.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in LAKE_TABLES] == [0, 0, 0]

@@ -24,8 +24,8 @@ from selectolax.lexbor import LexborHTMLParser as HTMLParser
 
 from bench_assets.errors import BenchInputError
 from bench_assets.fetch.estimate import estimate_spend
-from bench_assets.manifest import load_manifest
 from bench_assets.golden.planted import demo_golden_rows
+from bench_assets.manifest import load_manifest
 from bench_assets_tests.helpers import DEMO_MANIFEST, SNAPSHOT, make_home, run_whole_snapshot
 
 REASON = "The plan's terms forbid publishing benchmark results (clause 7.3)."
@@ -33,8 +33,15 @@ ROWS_PER_STRATUM = 5
 
 
 def exclude_kagi(data: dict) -> None:
-    data["excluded"].append({"vendor": "kagi", "reason_code": "terms_prohibit_evaluation", "reason": REASON,
-                             "evidence": "data/pricing/kagi.md, archived 2026-11-22", "decided_by": "test"})
+    data["excluded"].append(
+        {
+            "vendor": "kagi",
+            "reason_code": "terms_prohibit_evaluation",
+            "reason": REASON,
+            "evidence": "data/pricing/kagi.md, archived 2026-11-22",
+            "decided_by": "test",
+        }
+    )
 
 
 def test_a_vendor_both_configured_and_excluded_is_refused_naming_the_field(tmp_path):
@@ -56,8 +63,9 @@ def test_a_vendor_both_configured_and_excluded_is_refused_naming_the_field(tmp_p
 def excluded_run(tmp_path_factory, simulator):
     import httpx
 
-    home = make_home(tmp_path_factory.mktemp("excluded"), ["brave"], rows_per_stratum=ROWS_PER_STRATUM,
-                     edit=exclude_kagi)
+    home = make_home(
+        tmp_path_factory.mktemp("excluded"), ["brave"], rows_per_stratum=ROWS_PER_STRATUM, edit=exclude_kagi
+    )
     httpx.post(f"{simulator.base_url}/_sim/reset", timeout=5)
     with dg.instance_for_test() as instance:
         run_whole_snapshot(instance, home, simulator.base_url, ["brave", "kagi"])  # kagi's partition runs too
@@ -77,8 +85,10 @@ def test_an_excluded_vendor_is_never_scored_nor_estimated(excluded_run):
     home, _, _ = excluded_run
     con = duckdb.connect(str(home / "data" / "warehouse" / "bench.duckdb"), read_only=True)
     try:
-        counts = {table: con.execute(f"SELECT count(*) FROM {table} WHERE vendor = 'kagi'").fetchone()[0]
-                  for table in ("raw_responses", "row_scores", "vendor_metrics")}
+        counts = {
+            table: con.execute(f"SELECT count(*) FROM {table} WHERE vendor = 'kagi'").fetchone()[0]
+            for table in ("raw_responses", "row_scores", "vendor_metrics")
+        }
         brave = con.execute("SELECT count(*) FROM row_scores WHERE vendor = 'brave'").fetchone()[0]
     finally:
         con.close()

@@ -34,8 +34,13 @@ VENDORS = ["brave", "exa", "firecrawl"]
 # A slow body (0.2 s) finishes well inside the deadline (2.5 s) and a hang (3.5 s) well outside
 # it, so the outcome of each fault does not depend on how busy the machine is. Retry-After is 0
 # ("retry now") to keep the test fast; honouring a real wait is tested in test_fetch_faults.
-PLAN = {"seed": "soak-1", "retry_after_seconds": 0, "hang_seconds": 3.5, "slow_body_seconds": 0.2,
-        "vendors": {"*": {kind: 0.04 for kind in FAULT_KINDS}}}
+PLAN = {
+    "seed": "soak-1",
+    "retry_after_seconds": 0,
+    "hang_seconds": 3.5,
+    "slow_body_seconds": 0.2,
+    "vendors": {"*": dict.fromkeys(FAULT_KINDS, 0.04)},
+}
 # Ignored when comparing two runs: wall-clock latency, and ids the simulator numbers per process.
 NOT_DETERMINISTIC = ["latency_ms", "request_id"]
 
@@ -43,8 +48,13 @@ NOT_DETERMINISTIC = ["latency_ms", "request_id"]
 def fast_retries(data: dict) -> None:
     for spec in data["vendors"].values():
         spec.pop("capability_rate_limits", None)
-        spec.update(timeout_seconds=2.5, max_attempts=4, backoff_initial_seconds=0.05, backoff_max_seconds=0.4,
-                    retry_after_max_seconds=5)
+        spec.update(
+            timeout_seconds=2.5,
+            max_attempts=4,
+            backoff_initial_seconds=0.05,
+            backoff_max_seconds=0.4,
+            retry_after_max_seconds=5,
+        )
 
 
 def table(home: Path, sql: str) -> pd.DataFrame:
@@ -70,9 +80,13 @@ def soak(tmp_path_factory):
                 for vendor in VENDORS:
                     materialize(instance, home, sim.base_url, VENDOR_STAGES, vendor_key(vendor))
                 materialize(instance, home, sim.base_url, ("vendor_leaderboard",), SNAPSHOT)
-            runs.append({"home": home,
-                         "billing": httpx.get(f"{sim.base_url}/_sim/billing", timeout=5).json(),
-                         "faults": httpx.get(f"{sim.base_url}/_sim/faults", timeout=5).json()["injected"]})
+            runs.append(
+                {
+                    "home": home,
+                    "billing": httpx.get(f"{sim.base_url}/_sim/billing", timeout=5).json(),
+                    "faults": httpx.get(f"{sim.base_url}/_sim/faults", timeout=5).json()["injected"],
+                }
+            )
     finally:
         sim.stop()
     return runs
@@ -131,11 +145,15 @@ def test_billed_retries_are_counted(soak):
 
 
 def test_scores_are_the_same_in_both_runs(soak):
-    first, second = (table(r["home"], "SELECT * FROM row_scores ORDER BY vendor, row_id").drop(columns=NOT_DETERMINISTIC)
-                     for r in soak)
+    first, second = (
+        table(r["home"], "SELECT * FROM row_scores ORDER BY vendor, row_id").drop(columns=NOT_DETERMINISTIC)
+        for r in soak
+    )
     pd.testing.assert_frame_equal(first, second)
-    metrics = [table(r["home"], "SELECT * FROM vendor_metrics WHERE metric NOT LIKE '%latency%' "
-                                "ORDER BY ALL") for r in soak]
+    metrics = [
+        table(r["home"], "SELECT * FROM vendor_metrics WHERE metric NOT LIKE '%latency%' ORDER BY ALL") for r in soak
+    ]
     pd.testing.assert_frame_equal(*metrics)
-    assert [f["fault"] for f in soak[0]["faults"]].count("timeout") == \
-        [f["fault"] for f in soak[1]["faults"]].count("timeout")
+    assert [f["fault"] for f in soak[0]["faults"]].count("timeout") == [f["fault"] for f in soak[1]["faults"]].count(
+        "timeout"
+    )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from datetime import UTC
 from pathlib import Path
 
 import httpx
@@ -19,13 +20,13 @@ import pytest
 import yaml
 
 from bench_assets.adapters import get_adapter
-from bench_assets.fetch.classify import classify_response
 from bench_assets.errors import BenchInputError
+from bench_assets.fetch.classify import classify_response
 from bench_assets.fetch.engine import FetchItem, FetchSettings, fetch_partition, retry_after_seconds
 from bench_assets.fetch.spend import archived_spend
-from bench_assets.storage.archive import PartitionArchive
 from bench_assets.simulator.app import sim_key, simulated_url
 from bench_assets.simulator.faults import FAULT_KINDS, FaultPlan, fault_plan_from_env, parse_fault_plan
+from bench_assets.storage.archive import PartitionArchive
 from bench_assets_tests.helpers import DEMO_MANIFEST
 
 SPEC = yaml.safe_load(DEMO_MANIFEST.read_text())["vendors"]
@@ -52,10 +53,18 @@ def billing(simulator) -> list[dict]:
 
 def settings(simulator, vendor: str, **overrides) -> FetchSettings:
     spec = SPEC[vendor]
-    values = dict(endpoints={c: simulated_url(u, simulator.base_url) for c, u in spec["endpoints"].items()},
-                  api_key=sim_key(vendor), options={}, rate_limits_per_second={c: 500.0 for c in spec["endpoints"]},
-                  concurrency=4, timeout_seconds=2.0, max_attempts=3, prices_usd=spec["prices_usd"],
-                  backoff_initial=0.01, backoff_max=0.05)
+    values = {
+        "endpoints": {c: simulated_url(u, simulator.base_url) for c, u in spec["endpoints"].items()},
+        "api_key": sim_key(vendor),
+        "options": {},
+        "rate_limits_per_second": dict.fromkeys(spec["endpoints"], 500.0),
+        "concurrency": 4,
+        "timeout_seconds": 2.0,
+        "max_attempts": 3,
+        "prices_usd": spec["prices_usd"],
+        "backoff_initial": 0.01,
+        "backoff_max": 0.05,
+    }
     return FetchSettings(**{**values, **overrides})
 
 
@@ -70,8 +79,9 @@ class RecordedSleep:
         await asyncio.sleep(0)
 
 
-def fetch(tmp_path: Path, vendor: str, items: list[FetchItem], fetch_settings: FetchSettings,
-          sleep=asyncio.sleep) -> tuple[object, pd.DataFrame]:
+def fetch(
+    tmp_path: Path, vendor: str, items: list[FetchItem], fetch_settings: FetchSettings, sleep=asyncio.sleep
+) -> tuple[object, pd.DataFrame]:
     archive = PartitionArchive(tmp_path / f"{vendor}.duckdb", "web_search-2026-q3", vendor)
     try:
         stats = asyncio.run(fetch_partition(get_adapter(vendor), items, fetch_settings, archive, sleep=sleep))
@@ -89,8 +99,9 @@ def final_classes(vendor: str, raw: pd.DataFrame) -> dict[str, str]:
     out = {}
     for r in raw[raw["final"]].itertuples(index=False):
         status = None if pd.isna(r.http_status) else int(r.http_status)
-        out[r.query_id] = classify_response(adapter, r.capability, status, json.loads(r.response_headers_json or "{}"),
-                                            r.body, r.transport_error).response_class
+        out[r.query_id] = classify_response(
+            adapter, r.capability, status, json.loads(r.response_headers_json or "{}"), r.body, r.transport_error
+        ).response_class
     return out
 
 
@@ -128,8 +139,13 @@ def test_retry_after_is_honoured_as_the_minimum_wait(tmp_path, simulator, faults
 def test_no_retry_after_falls_back_to_bounded_backoff(tmp_path, simulator, faults):
     faults({"max_faults_per_request": 2, "vendors": {"brave": {"rate_limited_no_retry_after": 1.0}}})
     items = searches(3)
-    stats, raw = fetch(tmp_path, "brave", items, settings(simulator, "brave", backoff_initial=0.5, backoff_max=3.0),
-                       sleep=RecordedSleep())
+    stats, raw = fetch(
+        tmp_path,
+        "brave",
+        items,
+        settings(simulator, "brave", backoff_initial=0.5, backoff_max=3.0),
+        sleep=RecordedSleep(),
+    )
     assert (raw.groupby("query_id").size() == 3).all()
     assert set(final_classes("brave", raw).values()) == {"ok"}
     assert len(stats.waits) == 6 and all(0.5 <= w <= 3.0 for w in stats.waits), stats.waits
@@ -147,17 +163,32 @@ def test_a_retry_after_beyond_the_cap_ends_the_query_instead_of_waiting(tmp_path
     assert billing(simulator) == []
 
 
-@pytest.mark.parametrize("kind, final_class", [
-    ("rate_limited", "quota"), ("rate_limited_http_date", "quota"), ("rate_limited_no_retry_after", "quota"),
-    ("server_error", "server"), ("connection_reset", "server"), ("challenge", "blocked"),
-    ("truncated", "malformed"), ("malformed", "malformed"), ("timeout", "timeout"),
-])
-def test_a_fault_that_never_clears_ends_after_max_attempts_with_its_class(tmp_path, simulator, faults, kind,
-                                                                        final_class):
+@pytest.mark.parametrize(
+    "kind, final_class",
+    [
+        ("rate_limited", "quota"),
+        ("rate_limited_http_date", "quota"),
+        ("rate_limited_no_retry_after", "quota"),
+        ("server_error", "server"),
+        ("connection_reset", "server"),
+        ("challenge", "blocked"),
+        ("truncated", "malformed"),
+        ("malformed", "malformed"),
+        ("timeout", "timeout"),
+    ],
+)
+def test_a_fault_that_never_clears_ends_after_max_attempts_with_its_class(
+    tmp_path, simulator, faults, kind, final_class
+):
     faults({"retry_after_seconds": 1, "hang_seconds": 3, "vendors": {"brave": {kind: 1.0}}})
     items = searches(3)
-    stats, raw = fetch(tmp_path, "brave", items, settings(simulator, "brave", max_attempts=3, timeout_seconds=0.4),
-                       sleep=RecordedSleep())
+    stats, raw = fetch(
+        tmp_path,
+        "brave",
+        items,
+        settings(simulator, "brave", max_attempts=3, timeout_seconds=0.4),
+        sleep=RecordedSleep(),
+    )
     assert_every_query_settled_once(raw, items)
     assert (raw.groupby("query_id").size() == 3).all()  # bounded: exactly max_attempts
     assert set(final_classes("brave", raw).values()) == {final_class}
@@ -170,11 +201,22 @@ def test_a_fault_that_never_clears_ends_after_max_attempts_with_its_class(tmp_pa
 def test_every_fault_is_survived_by_a_retry_and_billed_retries_are_spend(tmp_path, simulator, faults, kind):
     # Exa prices each call in its body (costDollars): a truncated body is charged like the same
     # query's readable answer. Search and extract both, so each capability is exercised.
-    faults({"retry_after_seconds": 1, "hang_seconds": 3, "slow_body_seconds": 0.3, "max_faults_per_request": 1,
-            "vendors": {"exa": {kind: 1.0}}})
-    items = searches(3) + [FetchItem(f"x{i}", "public", "extract", url) for i, url in
-                           enumerate(["https://investors.mirkawen.test/reports/q2-2026-results", "https://nope.test/missing"])]
-    stats, raw = fetch(tmp_path, "exa", items, settings(simulator, "exa", timeout_seconds=1.0), sleep=RecordedSleep())
+    faults(
+        {
+            "retry_after_seconds": 1,
+            "hang_seconds": 3,
+            "slow_body_seconds": 0.3,
+            "max_faults_per_request": 1,
+            "vendors": {"exa": {kind: 1.0}},
+        }
+    )
+    items = searches(3) + [
+        FetchItem(f"x{i}", "public", "extract", url)
+        for i, url in enumerate(
+            ["https://investors.mirkawen.test/reports/q2-2026-results", "https://nope.test/missing"]
+        )
+    ]
+    _stats, raw = fetch(tmp_path, "exa", items, settings(simulator, "exa", timeout_seconds=1.0), sleep=RecordedSleep())
     assert_every_query_settled_once(raw, items)
     classes = final_classes("exa", raw)
     assert all(classes[i.query_id] in ("ok", "empty", "rejected") for i in items), classes
@@ -188,7 +230,7 @@ def test_every_fault_is_survived_by_a_retry_and_billed_retries_are_spend(tmp_pat
 def test_a_body_that_drips_past_the_deadline_ends_as_a_timeout_and_is_billed(tmp_path, simulator, faults):
     faults({"slow_body_seconds": 5, "vendors": {"brave": {"slow_body": 1.0}}})
     items = searches(2)
-    stats, raw = fetch(tmp_path, "brave", items, settings(simulator, "brave", max_attempts=1, timeout_seconds=0.5))
+    _stats, raw = fetch(tmp_path, "brave", items, settings(simulator, "brave", max_attempts=1, timeout_seconds=0.5))
     assert_every_query_settled_once(raw, items)
     assert set(final_classes("brave", raw).values()) == {"timeout"}
     assert (raw["http_status"] == 200).all() and raw["transport_error"].str.contains("after headers").all()
@@ -198,8 +240,9 @@ def test_a_body_that_drips_past_the_deadline_ends_as_a_timeout_and_is_billed(tmp
 def test_an_enforced_rate_limit_is_not_exceeded_by_our_pacing(tmp_path, simulator, faults):
     faults({"vendors": {"brave": {"rate_limit_per_second": 40}}})
     items = searches(30)
-    stats, raw = fetch(tmp_path, "brave", items, settings(simulator, "brave", rate_limits_per_second={"search": 40.0},
-                                                          concurrency=8))
+    _stats, raw = fetch(
+        tmp_path, "brave", items, settings(simulator, "brave", rate_limits_per_second={"search": 40.0}, concurrency=8)
+    )
     assert (raw["http_status"] == 200).all() and len(raw) == 30  # no 429: evenly paced at the limit
     injected = httpx.get(f"{simulator.base_url}/_sim/faults", timeout=5).json()["injected"]
     assert injected == []
@@ -209,7 +252,7 @@ def test_an_enforced_rate_limit_is_not_exceeded_by_our_pacing(tmp_path, simulato
 
 
 def test_the_same_request_meets_the_same_faults_and_a_retry_is_a_new_draw():
-    plan = FaultPlan(vendors={"exa": {k: 0.09 for k in FAULT_KINDS}})
+    plan = FaultPlan(vendors={"exa": dict.fromkeys(FAULT_KINDS, 0.09)})
     draws = [plan.choose("exa", f"key{i}", 1) for i in range(400)]
     assert draws == [plan.choose("exa", f"key{i}", 1) for i in range(400)]
     assert set(draws) == set(FAULT_KINDS) | {None}
@@ -217,15 +260,18 @@ def test_the_same_request_meets_the_same_faults_and_a_retry_is_a_new_draw():
     assert plan.choose("brave", "key1", 1) is None  # no entry, no "*": no faults
 
 
-@pytest.mark.parametrize("text, field", [
-    ('{"vendors": {"exa": {"timeout": 1.5}}}', "vendors.exa.timeout"),
-    ('{"vendors": {"exa": {"timeout": 0.6, "truncated": 0.6}}}', "vendors.exa"),
-    ('{"vendors": {"acme": {}}}', "vendors"),
-    ('{"vendors": {"exa": {"tiemout": 0.1}}}', "vendors.exa.tiemout"),
-    ('{"hang_seconds": -1}', "hang_seconds"),
-    ('{"vendors": {"exa": ', "<json>"),
-    ('[1, 2]', "<plan>"),
-])
+@pytest.mark.parametrize(
+    "text, field",
+    [
+        ('{"vendors": {"exa": {"timeout": 1.5}}}', "vendors.exa.timeout"),
+        ('{"vendors": {"exa": {"timeout": 0.6, "truncated": 0.6}}}', "vendors.exa"),
+        ('{"vendors": {"acme": {}}}', "vendors"),
+        ('{"vendors": {"exa": {"tiemout": 0.1}}}', "vendors.exa.tiemout"),
+        ('{"hang_seconds": -1}', "hang_seconds"),
+        ('{"vendors": {"exa": ', "<json>"),
+        ("[1, 2]", "<plan>"),
+    ],
+)
 def test_a_malformed_fault_plan_names_the_variable_and_field(text, field):
     with pytest.raises(BenchInputError) as err:
         fault_plan_from_env({"BENCH_SIM_FAULTS": text})
@@ -241,9 +287,9 @@ def test_the_control_endpoint_rejects_a_bad_plan_and_keeps_the_old_one(simulator
 
 
 def test_retry_after_parses_seconds_and_http_dates():
-    from datetime import datetime, timezone
+    from datetime import datetime
 
-    now = datetime(2026, 7, 1, 12, 0, 0, tzinfo=timezone.utc)
+    now = datetime(2026, 7, 1, 12, 0, 0, tzinfo=UTC)
     assert retry_after_seconds({"Retry-After": "120"}, now) == 120.0
     assert retry_after_seconds({"retry-after": "Wed, 01 Jul 2026 12:00:30 GMT"}, now) == 30.0
     assert retry_after_seconds({"retry-after": "Wed, 01 Jul 2026 11:00:00 GMT"}, now) == 0.0  # in the past

@@ -11,21 +11,36 @@ import json
 import pytest
 
 from bench_assets.errors import BenchInputError
-from bench_assets.golden.rows import load_golden_file, load_numbered_golden_file
 from bench_assets.golden.planted import demo_golden_rows
+from bench_assets.golden.rows import load_golden_file, load_numbered_golden_file
 
 GOOD = {
-    "id": "docs-001-s", "cohort": "2026-q3", "stratum": "docs", "provenance": "hand_verified",
+    "id": "docs-001-s",
+    "cohort": "2026-q3",
+    "stratum": "docs",
+    "provenance": "hand_verified",
     "verification": {"verified_by": "a.reviewer", "verified_at": "2026-06-01T00:00:00Z", "evidence": "sha256:ab"},
     "task": {"type": "search", "query": "acme webhooks guide", "golden_urls": ["https://docs.acme.test/webhooks"]},
 }
 
 
-RANGE = {"type": "answer", "question": "What processing time does the permits office quote?", "answer_type": "range",
-         "cue": "processing time of the permits office", "range_low": 10, "range_high": 15, "percentage": False,
-         "source_urls": ["https://www.town.gov.test/services/permits-office/fees"]}
-NOT_AVAILABLE = {"type": "answer", "question": "What churn rate did Acme report?", "answer_type": "not_available",
-                 "cue": "customer churn rate of Acme", "percentage": True}
+RANGE = {
+    "type": "answer",
+    "question": "What processing time does the permits office quote?",
+    "answer_type": "range",
+    "cue": "processing time of the permits office",
+    "range_low": 10,
+    "range_high": 15,
+    "percentage": False,
+    "source_urls": ["https://www.town.gov.test/services/permits-office/fees"],
+}
+NOT_AVAILABLE = {
+    "type": "answer",
+    "question": "What churn rate did Acme report?",
+    "answer_type": "not_available",
+    "cue": "customer churn rate of Acme",
+    "percentage": True,
+}
 
 
 def write_rows(tmp_path, rows):
@@ -53,30 +68,39 @@ def test_each_row_keeps_the_line_it_is_on_blank_lines_counted(tmp_path):
     assert [(line, row.id) for line, row in load_numbered_golden_file(path)] == [(2, "docs-001-s"), (5, "docs-002-s")]
 
 
-@pytest.mark.parametrize("mutate, line, field", [
-    (lambda r: {**r, "stratum": "Bad Stratum"}, 2, "stratum"),
-    (lambda r: {**r, "provenance": "scraped"}, 2, "provenance"),
-    (lambda r: {k: v for k, v in r.items() if k != "cohort"}, 2, "cohort"),
-    (lambda r: {**r, "task": {**r["task"], "golden_urls": ["not a url"]}}, 2, "task.golden_urls.0"),
-    (lambda r: {**r, "task": {**r["task"], "query": ""}}, 2, "task.query"),
-    (lambda r: {**r, "task": {"type": "extract", "url": "https://a.test/x"}}, 2, "task"),
-    (lambda r: {**r, "task": {"type": "answer", "question": "q?", "exact_answer": "a", "number": 3}}, 2, "task"),
-    (lambda r: {**r, "task": {**RANGE, "range_high": 5}}, 2, "task.range_high"),
-    (lambda r: {**r, "task": {k: v for k, v in RANGE.items() if k != "range_low"}}, 2, "task.range_low"),
-    (lambda r: {**r, "task": {k: v for k, v in RANGE.items() if k != "cue"}}, 2, "task.cue"),
-    (lambda r: {**r, "task": {**RANGE, "cue": "  "}}, 2, "task.cue"),
-    (lambda r: {**r, "task": {**RANGE, "number": 12}}, 2, "task.number"),
-    (lambda r: {**r, "task": {**RANGE, "plausible_low": 1, "plausible_high": 2}}, 2, "task.plausible_low"),
-    (lambda r: {**r, "task": {**NOT_AVAILABLE, "exact_answer": "12"}}, 2, "task.exact_answer"),
-    (lambda r: {**r, "task": {**NOT_AVAILABLE, "plausible_high": 3}}, 2, "task.plausible_high"),
-    (lambda r: {**r, "task": {**NOT_AVAILABLE, "plausible_low": 9, "plausible_high": 3}}, 2, "task.plausible_high"),
-    (lambda r: {**r, "task": {**NOT_AVAILABLE, "range_low": 1}}, 2, "task.range_low"),
-    (lambda r: {**r, "task": {"type": "answer", "question": "q?", "number": 3, "range_high": 4}}, 2,
-     "task.range_high"),
-    (lambda r: {**r, "verification": {"verified_by": "x", "verified_at": "yesterday", "evidence": "e"}}, 2,
-     "verification.verified_at"),
-    (lambda r: {**r, "surprise": 1}, 2, "surprise"),
-])
+@pytest.mark.parametrize(
+    "mutate, line, field",
+    [
+        (lambda r: {**r, "stratum": "Bad Stratum"}, 2, "stratum"),
+        (lambda r: {**r, "provenance": "scraped"}, 2, "provenance"),
+        (lambda r: {k: v for k, v in r.items() if k != "cohort"}, 2, "cohort"),
+        (lambda r: {**r, "task": {**r["task"], "golden_urls": ["not a url"]}}, 2, "task.golden_urls.0"),
+        (lambda r: {**r, "task": {**r["task"], "query": ""}}, 2, "task.query"),
+        (lambda r: {**r, "task": {"type": "extract", "url": "https://a.test/x"}}, 2, "task"),
+        (lambda r: {**r, "task": {"type": "answer", "question": "q?", "exact_answer": "a", "number": 3}}, 2, "task"),
+        (lambda r: {**r, "task": {**RANGE, "range_high": 5}}, 2, "task.range_high"),
+        (lambda r: {**r, "task": {k: v for k, v in RANGE.items() if k != "range_low"}}, 2, "task.range_low"),
+        (lambda r: {**r, "task": {k: v for k, v in RANGE.items() if k != "cue"}}, 2, "task.cue"),
+        (lambda r: {**r, "task": {**RANGE, "cue": "  "}}, 2, "task.cue"),
+        (lambda r: {**r, "task": {**RANGE, "number": 12}}, 2, "task.number"),
+        (lambda r: {**r, "task": {**RANGE, "plausible_low": 1, "plausible_high": 2}}, 2, "task.plausible_low"),
+        (lambda r: {**r, "task": {**NOT_AVAILABLE, "exact_answer": "12"}}, 2, "task.exact_answer"),
+        (lambda r: {**r, "task": {**NOT_AVAILABLE, "plausible_high": 3}}, 2, "task.plausible_high"),
+        (lambda r: {**r, "task": {**NOT_AVAILABLE, "plausible_low": 9, "plausible_high": 3}}, 2, "task.plausible_high"),
+        (lambda r: {**r, "task": {**NOT_AVAILABLE, "range_low": 1}}, 2, "task.range_low"),
+        (
+            lambda r: {**r, "task": {"type": "answer", "question": "q?", "number": 3, "range_high": 4}},
+            2,
+            "task.range_high",
+        ),
+        (
+            lambda r: {**r, "verification": {"verified_by": "x", "verified_at": "yesterday", "evidence": "e"}},
+            2,
+            "verification.verified_at",
+        ),
+        (lambda r: {**r, "surprise": 1}, 2, "surprise"),
+    ],
+)
 def test_malformed_row_names_file_line_and_field(tmp_path, mutate, line, field):
     second = mutate({**GOOD, "id": "docs-002-s"})
     err = error_for(tmp_path, [GOOD, second])
@@ -87,10 +111,18 @@ def test_malformed_row_names_file_line_and_field(tmp_path, mutate, line, field):
 
 def test_range_and_not_available_rows_load_and_precise_rows_are_unchanged(tmp_path):
     precise = {**GOOD, "id": "docs-003-a", "task": {"type": "answer", "question": "q?", "number": 3, "tolerance": 0.01}}
-    rows = load_golden_file(write_rows(tmp_path, [
-        GOOD, {**GOOD, "id": "docs-001-a", "task": RANGE},
-        {**GOOD, "id": "docs-002-a", "task": {**NOT_AVAILABLE, "plausible_low": 0.5, "plausible_high": 30}},
-        {**GOOD, "id": "docs-004-a", "task": NOT_AVAILABLE}, precise]))
+    rows = load_golden_file(
+        write_rows(
+            tmp_path,
+            [
+                GOOD,
+                {**GOOD, "id": "docs-001-a", "task": RANGE},
+                {**GOOD, "id": "docs-002-a", "task": {**NOT_AVAILABLE, "plausible_low": 0.5, "plausible_high": 30}},
+                {**GOOD, "id": "docs-004-a", "task": NOT_AVAILABLE},
+                precise,
+            ],
+        )
+    )
     assert [r.task.answer_type for r in rows[1:]] == ["range", "not_available", "not_available", "precise"]
     assert (rows[1].task.range_low, rows[1].task.range_high) == (10, 15)
     assert (rows[2].task.plausible_low, rows[2].task.plausible_high, rows[2].task.percentage) == (0.5, 30, True)
@@ -98,6 +130,7 @@ def test_range_and_not_available_rows_load_and_precise_rows_are_unchanged(tmp_pa
     assert rows[4].task.number == 3 and rows[4].task.cue is None and rows[4].task.range_low is None
     # a written-out file reads back the same
     from bench_assets.golden.rows import dump_golden_rows
+
     dump_golden_rows(rows, tmp_path / "again.jsonl")
     assert load_golden_file(tmp_path / "again.jsonl") == rows
 

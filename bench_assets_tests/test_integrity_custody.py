@@ -20,8 +20,8 @@ import html
 import json
 import shutil
 from pathlib import Path
-from urllib.parse import quote, urlsplit
 from types import SimpleNamespace
+from urllib.parse import quote, urlsplit
 
 import dagster as dg
 import duckdb
@@ -31,19 +31,29 @@ from hypothesis import strategies as st
 from scipy.stats import kendalltau, ks_2samp, mannwhitneyu
 
 from bench_assets.adapters import get_adapter
-from bench_assets.defs.resources import BenchPaths, VendorGateway, VendorKeys
-from bench_assets.golden.rows import GoldenRow
-from bench_assets.publish.inputs import find_holdout_leaks
-from bench_assets.golden.verify import row_urls
+from bench_assets.defs.resources import BenchPaths
 from bench_assets.fetch.plan import interleaved_items
-from bench_assets.split.decoys import select_decoys
-from bench_assets.split import leaks
-from bench_assets.split.leaks import LeakGuard
-from bench_assets.metrics import normalize_text
 from bench_assets.golden.planted import demo_golden_rows, reserve_rows
+from bench_assets.golden.rows import GoldenRow
+from bench_assets.golden.verify import row_urls
+from bench_assets.metrics import normalize_text
+from bench_assets.publish.inputs import find_holdout_leaks
+from bench_assets.split import leaks
 from bench_assets.split.assign import assign_split, split_key
-from bench_assets_tests.helpers import (REPO, GOLDEN_STAGES, assets, RESULT_STAGES, SNAPSHOT, VENDOR_STAGES, make_home, materialize,
-                                        resources, vendor_key)
+from bench_assets.split.decoys import select_decoys
+from bench_assets.split.leaks import LeakGuard
+from bench_assets_tests.helpers import (
+    GOLDEN_STAGES,
+    REPO,
+    RESULT_STAGES,
+    SNAPSHOT,
+    VENDOR_STAGES,
+    assets,
+    make_home,
+    materialize,
+    resources,
+    vendor_key,
+)
 
 VENDORS = ["brave", "exa"]  # a GET API with parameters, and a POST API with a JSON body and an extract endpoint
 
@@ -78,9 +88,17 @@ def _masked(value, text: str):
 def request_shape(entry: dict, text: str) -> str:
     body = json.loads(entry["body"]) if entry["body"] else None
     headers = {k: v for k, v in entry["headers"].items() if k != "content-length"}
-    return json.dumps({"method": entry["method"], "host": entry["host"], "path": entry["path"],
-                       "params": _masked(entry["params"], text), "headers": headers,
-                       "body": _masked(body, text)}, sort_keys=True)
+    return json.dumps(
+        {
+            "method": entry["method"],
+            "host": entry["host"],
+            "path": entry["path"],
+            "params": _masked(entry["params"], text),
+            "headers": headers,
+            "body": _masked(body, text),
+        },
+        sort_keys=True,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -106,8 +124,9 @@ def fetched(tmp_path_factory, simulator):
             role_of_text[row.request_text] = "decoy"
         for line in (home / "data" / "snapshots" / SNAPSHOT / "public_split.jsonl").read_text().splitlines():
             role_of_text[GoldenRow.model_validate_json(line).request_text] = "public"
-        yield SimpleNamespace(home=home, log=log, role_of_text=role_of_text, instance=instance,
-                              out=home / "data" / "publish" / SNAPSHOT)
+        yield SimpleNamespace(
+            home=home, log=log, role_of_text=role_of_text, instance=instance, out=home / "data" / "publish" / SNAPSHOT
+        )
 
 
 def _labelled(log: list[dict], role_of_text: dict[str, str], vendor: str) -> list[tuple[str, str, dict]]:
@@ -187,14 +206,23 @@ def test_every_role_waits_in_one_paced_queue_in_the_keyed_order(fetched, vendor)
     con = duckdb.connect(str(home / "data" / "warehouse" / "bench.duckdb"), read_only=True)
     try:
         split = dict(con.execute("SELECT row_id, split FROM query_split WHERE snapshot_id = ?", [SNAPSHOT]).fetchall())
-        sent = con.execute("SELECT capability, query_id, role FROM raw_responses WHERE snapshot_id = ? AND vendor = ? "
-                           "AND attempt = 1 ORDER BY started_at", [SNAPSHOT, vendor]).fetchall()
+        sent = con.execute(
+            "SELECT capability, query_id, role FROM raw_responses WHERE snapshot_id = ? AND vendor = ? "
+            "AND attempt = 1 ORDER BY started_at",
+            [SNAPSHOT, vendor],
+        ).fetchall()
     finally:
         con.close()
-    keyed = interleaved_items(_rows(private / "golden" / f"{SNAPSHOT}.jsonl"), split,
-                              _rows(private / "decoys" / f"{SNAPSHOT}.jsonl"),
-                              get_adapter(manifest.vendors[vendor].adapter).capabilities, manifest.results_per_query,
-                              split_key(manifest.split.key_env, manifest.mode), SNAPSHOT, vendor)
+    keyed = interleaved_items(
+        _rows(private / "golden" / f"{SNAPSHOT}.jsonl"),
+        split,
+        _rows(private / "decoys" / f"{SNAPSHOT}.jsonl"),
+        get_adapter(manifest.vendors[vendor].adapter).capabilities,
+        manifest.results_per_query,
+        split_key(manifest.split.key_env, manifest.mode),
+        SNAPSHOT,
+        vendor,
+    )
     for capability in sorted({c for c, _, _ in sent}):
         planned = [i.query_id for i in keyed if i.capability == capability]
         order = [q for c, q, _ in sent if c == capability]
@@ -209,12 +237,16 @@ def test_decoy_responses_are_archived_and_never_scored(fetched):
     home = fetched.home
     con = duckdb.connect(str(home / "data" / "warehouse" / "bench.duckdb"), read_only=True)
     try:
-        archived = con.execute("SELECT count(DISTINCT query_id) FROM raw_responses WHERE role = 'decoy' "
-                               "AND snapshot_id = ?", [SNAPSHOT]).fetchone()[0]
-        decoy_ids = {r[0] for r in con.execute("SELECT row_id FROM decoy_queries WHERE snapshot_id = ?",
-                                                [SNAPSHOT]).fetchall()}
-        scored = {r[0] for r in con.execute("SELECT DISTINCT row_id FROM row_scores WHERE snapshot_id = ?",
-                                             [SNAPSHOT]).fetchall()}
+        archived = con.execute(
+            "SELECT count(DISTINCT query_id) FROM raw_responses WHERE role = 'decoy' AND snapshot_id = ?", [SNAPSHOT]
+        ).fetchone()[0]
+        decoy_ids = {
+            r[0] for r in con.execute("SELECT row_id FROM decoy_queries WHERE snapshot_id = ?", [SNAPSHOT]).fetchall()
+        }
+        scored = {
+            r[0]
+            for r in con.execute("SELECT DISTINCT row_id FROM row_scores WHERE snapshot_id = ?", [SNAPSHOT]).fetchall()
+        }
     finally:
         con.close()
     assert archived > 0 and decoy_ids
@@ -253,7 +285,9 @@ def test_decoys_persist_across_quarters_exactly_as_the_holdout_does():
     split3 = assign_split(q3, key)
     # a fresh decoy pool per cohort, as the planted demo draws one for the golden set's cohort
     pool = reserve_rows("decoy", 14, cohort="2026-q3") + [
-        r.model_copy(update={"id": r.id.replace("-d", "-e"), "cohort": "2026-q4"}) for r in reserve_rows("decoy", 14, seed=7)]
+        r.model_copy(update={"id": r.id.replace("-d", "-e"), "cohort": "2026-q4"})
+        for r in reserve_rows("decoy", 14, seed=7)
+    ]
     retire, new_rows, split4 = set(), [], dict(split3)
     for stratum in sorted({r.stratum for r in q3}):
         held = sorted({r.id.rsplit("-", 1)[0] for r in q3 if r.stratum == stratum and split3[r.id] == "holdout"})
@@ -322,11 +356,16 @@ def test_the_holdout_lives_only_in_the_private_store_and_duckdb(fetched, simulat
     before = public_file.read_bytes()
     # re-running the split with the private store elsewhere ($BENCH_PRIVATE_DIR) gives the same split there
     elsewhere = tmp_path / "vault"
-    result = dg.materialize(assets("query_split"), instance=fetched.instance, partition_key=SNAPSHOT,
-                            resources=resources(home, simulator.base_url, private_dir=str(elsewhere)))
+    result = dg.materialize(
+        assets("query_split"),
+        instance=fetched.instance,
+        partition_key=SNAPSHOT,
+        resources=resources(home, simulator.base_url, private_dir=str(elsewhere)),
+    )
     assert result.success
-    assert (elsewhere / "holdout" / f"{SNAPSHOT}.jsonl").read_bytes() == \
-        (home / "data" / "private" / "holdout" / f"{SNAPSHOT}.jsonl").read_bytes()
+    assert (elsewhere / "holdout" / f"{SNAPSHOT}.jsonl").read_bytes() == (
+        home / "data" / "private" / "holdout" / f"{SNAPSHOT}.jsonl"
+    ).read_bytes()
     assert public_file.read_bytes() == before
     needles = [{"row_id": r.id, "request_text": r.request_text, "golden_urls": row_urls(r)} for r in holdout]
     assert find_holdout_leaks(home / "data" / "snapshots", needles) == []  # what ships in the repo
@@ -337,8 +376,10 @@ def test_the_holdout_lives_only_in_the_private_store_and_duckdb(fetched, simulat
 
 
 def _needles(home: Path, name: str) -> list[dict]:
-    return [{"row_id": r.id, "request_text": r.request_text, "golden_urls": row_urls(r)}
-            for r in _rows(home / "data" / "private" / name / f"{SNAPSHOT}.jsonl")]
+    return [
+        {"row_id": r.id, "request_text": r.request_text, "golden_urls": row_urls(r)}
+        for r in _rows(home / "data" / "private" / name / f"{SNAPSHOT}.jsonl")
+    ]
 
 
 def test_the_leak_check_passes_on_the_demo_and_finds_every_planted_leak(fetched, tmp_path):
@@ -348,8 +389,12 @@ def test_the_leak_check_passes_on_the_demo_and_finds_every_planted_leak(fetched,
     shutil.copytree(fetched.out, copy)
     holdout = next(n for n in _needles(fetched.home, "holdout") if n["row_id"].endswith("-s"))
     decoy = _needles(fetched.home, "decoys")[0]
-    plants = {"leaderboard.csv": holdout["row_id"], "llms.txt": holdout["request_text"],
-              "methodology.html": holdout["golden_urls"][0], "exclusions.json": decoy["request_text"]}
+    plants = {
+        "leaderboard.csv": holdout["row_id"],
+        "llms.txt": holdout["request_text"],
+        "methodology.html": holdout["golden_urls"][0],
+        "exclusions.json": decoy["request_text"],
+    }
     for name, needle in plants.items():
         with (copy / name).open("a", encoding="utf-8") as f:
             f.write(f"\n{needle}\n")
@@ -366,8 +411,9 @@ def test_a_planted_leak_blocks_publication_and_publishes_nothing(fetched, simula
     before = {p: p.read_bytes() for p in fetched.out.rglob("*") if p.is_file()}
     disclosures.write_text(f"The operator also wrote about {url} on a blog.\n")
     try:
-        result = materialize(fetched.instance, home, simulator.base_url, ("published_snapshot",), SNAPSHOT,
-                             raise_on_error=False)
+        result = materialize(
+            fetched.instance, home, simulator.base_url, ("published_snapshot",), SNAPSHOT, raise_on_error=False
+        )
     finally:
         disclosures.unlink()
     assert not result.success
@@ -399,14 +445,16 @@ def _spellings(row: dict) -> dict[str, str]:
         "row id upper-cased": row["row_id"].upper(),
         "url with www., a trailing slash, parameters reordered": f"{scheme}://www.{host}{path}/{q}",
         "url upper-cased host, fragment and tracking": f"{scheme.upper()}://{host.upper()}{path}{q}"
-                                                      f"{'&' if q else '?'}utm_source=x#top",
+        f"{'&' if q else '?'}utm_source=x#top",
         "url with an explicit default port": f"{scheme}://{host}:{443 if scheme == 'https' else 80}{path}{q}",
-        "url with percent-encoded path": f"{scheme}://{host}" + "".join(f"%{ord(c):02X}" if c.isalnum() else c
-                                                                       for c in path) + q,
+        "url with percent-encoded path": f"{scheme}://{host}"
+        + "".join(f"%{ord(c):02X}" if c.isalnum() else c for c in path)
+        + q,
         "url without a scheme": f"{host}{path}{q}",
         "url percent-encoded inside another": f"https://redirect.example.test/go?to={quote(url, safe='')}",
         "url with &amp; in an HTML attribute": f'<a href="{html.escape(url)}&amp;utm_source=b">x</a>'
-        if parts.query else f'<a href="{url}?utm_medium=a&amp;utm_source=b">x</a>',
+        if parts.query
+        else f'<a href="{url}?utm_medium=a&amp;utm_source=b">x</a>',
     }
 
 
@@ -417,13 +465,21 @@ def test_the_guard_normalizes_text_exactly_as_the_metrics_do(text):
 
 
 def test_the_leak_guard_reads_every_kind_of_file_as_a_reader_does(tmp_path):
-    row = {"row_id": "news-007-s", "request_text": "Quarterly flood & storm report Velmora's 2026",
-           "golden_urls": ["https://gov.velmora.test/reports/flood-q2?year=2026&area=north"]}
+    row = {
+        "row_id": "news-007-s",
+        "request_text": "Quarterly flood & storm report Velmora's 2026",
+        "golden_urls": ["https://gov.velmora.test/reports/flood-q2?year=2026&area=north"],
+    }
     guard = LeakGuard([row])
     for name, form in _spellings(row).items():
-        for suffix, content in ((".html", f"<p>{form}</p>"), (".txt", form), (".md", f"see {form}."),
-                                (".json", json.dumps({"note": form}, ensure_ascii=True)),
-                                (".csv", f'a,b\n1,"{form}"\n'), (".svg", f"<svg><text>{form}</text></svg>")):
+        for suffix, content in (
+            (".html", f"<p>{form}</p>"),
+            (".txt", form),
+            (".md", f"see {form}."),
+            (".json", json.dumps({"note": form}, ensure_ascii=True)),
+            (".csv", f'a,b\n1,"{form}"\n'),
+            (".svg", f"<svg><text>{form}</text></svg>"),
+        ):
             if suffix == ".json" and "\\u" in form:
                 content = '{"note": "' + form + '"}'  # already JSON-escaped: as a JSON file would hold it
             path = tmp_path / f"page{suffix}"
@@ -431,8 +487,9 @@ def test_the_leak_guard_reads_every_kind_of_file_as_a_reader_does(tmp_path):
             assert guard.scan(tmp_path), (name, suffix, content)
             path.unlink()
     # a query split by markup and a URL with its parameters reordered
-    (tmp_path / "split.html").write_text("<table><tr><td>Quarterly <b>flood</b> &amp; storm report</td>"
-                                         "<td>Velmora's 2026</td></tr></table>")
+    (tmp_path / "split.html").write_text(
+        "<table><tr><td>Quarterly <b>flood</b> &amp; storm report</td><td>Velmora's 2026</td></tr></table>"
+    )
     (tmp_path / "params.txt").write_text("https://gov.velmora.test/reports/flood-q2?area=north&year=2026")
     leaks = guard.scan(tmp_path)
     assert any(x.startswith("split.html: holdout text") for x in leaks), leaks
@@ -440,24 +497,30 @@ def test_the_leak_guard_reads_every_kind_of_file_as_a_reader_does(tmp_path):
     # and what is not the holdout is not reported: other pages, other parameters, other queries
     for p in tmp_path.iterdir():
         p.unlink()
-    (tmp_path / "ok.html").write_text('<a href="https://gov.velmora.test/reports/flood-q3">Quarterly flood report</a>'
-                                      "<p>https://gov.velmora.test/reports/flood-q2?year=2025&area=north news-007-x</p>")
+    (tmp_path / "ok.html").write_text(
+        '<a href="https://gov.velmora.test/reports/flood-q3">Quarterly flood report</a>'
+        "<p>https://gov.velmora.test/reports/flood-q2?year=2025&area=north news-007-x</p>"
+    )
     assert guard.scan(tmp_path) == []
 
 
-@pytest.mark.parametrize("form", list(_spellings({"request_text": "a b c", "row_id": "x",
-                                                  "golden_urls": ["https://h.test/p"]})))
+@pytest.mark.parametrize(
+    "form", list(_spellings({"request_text": "a b c", "row_id": "x", "golden_urls": ["https://h.test/p"]}))
+)
 def test_each_altered_spelling_of_a_holdout_row_blocks_publication(fetched, simulator, form):
     """Planted in a vendor's reply, which is published byte for byte: each spelling stops publication."""
     home = fetched.home
-    row = next(n for n in _needles(home, "holdout") if n["row_id"].endswith("-s") and len(n["request_text"].split()) > 2)
+    row = next(
+        n for n in _needles(home, "holdout") if n["row_id"].endswith("-s") and len(n["request_text"].split()) > 2
+    )
     reply = home / "data" / "snapshots" / SNAPSHOT / "replies" / "exa.txt"
     reply.parent.mkdir(exist_ok=True)
     before = {p: p.read_bytes() for p in fetched.out.rglob("*") if p.is_file()}
     reply.write_text(f"Our view on one of your queries:\n{_spellings(row)[form]}\n", encoding="utf-8")
     try:
-        result = materialize(fetched.instance, home, simulator.base_url, ("published_snapshot",), SNAPSHOT,
-                             raise_on_error=False)
+        result = materialize(
+            fetched.instance, home, simulator.base_url, ("published_snapshot",), SNAPSHOT, raise_on_error=False
+        )
     finally:
         reply.unlink()
     assert not result.success, form

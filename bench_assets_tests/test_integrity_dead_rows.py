@@ -15,14 +15,23 @@ import dagster as dg
 import pandas as pd
 import yaml
 
-from bench_assets.review.business_days import fixed_today
 from bench_assets.defs.golden import dead_rows_job, dead_rows_schedule
-from bench_assets.golden.rows import GoldenRow, dump_golden_rows
 from bench_assets.golden.dead_rows import dead_row_check
 from bench_assets.golden.planted import demo_golden_rows
+from bench_assets.golden.rows import GoldenRow, dump_golden_rows
+from bench_assets.review.business_days import fixed_today
 from bench_assets.split.assign import DEMO_SPLIT_KEY, assign_split
-from bench_assets_tests.helpers import (RESULT_STAGES, SNAPSHOT, VENDOR_STAGES, assets, make_home, materialize,
-                                        resources, vendor_key, warehouse_rows)
+from bench_assets_tests.helpers import (
+    RESULT_STAGES,
+    SNAPSHOT,
+    VENDOR_STAGES,
+    assets,
+    make_home,
+    materialize,
+    resources,
+    vendor_key,
+    warehouse_rows,
+)
 
 GOLDEN = ("snapshot_manifest", "golden_rows", "golden_verifications", "query_split")
 
@@ -49,10 +58,22 @@ def _check(result):
 def test_a_dead_row_is_replaced_on_its_side_of_the_split_and_the_fetch_goes_ahead(tmp_path, simulator):
     rows = demo_golden_rows(rows_per_stratum=6)
     dead_id = rows[0].id  # a search row
-    broken = rows[0].model_copy(update={"task": rows[0].task.model_copy(
-        update={"golden_urls": ["https://investors.nowhere.test/reports/q2-2026-results"]})})
-    stale = [r.model_copy(update={"id": "finance-z001-s", "task": broken.task.model_copy(
-        update={"query": "a candidate whose page is gone"})}) for r in rows[:1]]
+    broken = rows[0].model_copy(
+        update={
+            "task": rows[0].task.model_copy(
+                update={"golden_urls": ["https://investors.nowhere.test/reports/q2-2026-results"]}
+            )
+        }
+    )
+    stale = [
+        r.model_copy(
+            update={
+                "id": "finance-z001-s",
+                "task": broken.task.model_copy(update={"query": "a candidate whose page is gone"}),
+            }
+        )
+        for r in rows[:1]
+    ]
 
     def file_golden(data):
         data["golden"] = {"source": "file", "path": "golden/with_dead.jsonl", "rows_per_stratum": 6}
@@ -75,8 +96,9 @@ def test_a_dead_row_is_replaced_on_its_side_of_the_split_and_the_fetch_goes_ahea
         with fixed_today("2026-07-01"):
             day0 = materialize(instance, home, sim, ("dead_golden_rows",), SNAPSHOT)
         assert _check(day0).passed
-        assert warehouse_rows(home, "SELECT row_id, dead_since, replacement_row_id FROM dead_rows") == \
-            [(dead_id, date(2026, 7, 1), None)]
+        assert warehouse_rows(home, "SELECT row_id, dead_since, replacement_row_id FROM dead_rows") == [
+            (dead_id, date(2026, 7, 1), None)
+        ]
         with fixed_today("2026-07-06"):
             day5 = _check(materialize(instance, home, sim, ("dead_golden_rows",), SNAPSHOT))
         assert not day5.passed and day5.severity == dg.AssetCheckSeverity.WARN
@@ -92,17 +114,23 @@ def test_a_dead_row_is_replaced_on_its_side_of_the_split_and_the_fetch_goes_ahea
         (home / "data" / "snapshots" / SNAPSHOT / "manifest.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
         replaced = materialize(instance, home, sim, ("dead_golden_rows",), SNAPSHOT)
         assert _check(replaced).passed
-        ((row_id, since, replacement),) = warehouse_rows(home, "SELECT row_id, dead_since, replacement_row_id FROM dead_rows")
+        ((row_id, since, replacement),) = warehouse_rows(
+            home, "SELECT row_id, dead_since, replacement_row_id FROM dead_rows"
+        )
         assert (row_id, since) == (dead_id, date(2026, 7, 1))
         assert replacement.startswith("finance-c") and replacement.endswith("-s")  # same stratum, same task type
         golden_ids = {r[0] for r in warehouse_rows(home, "SELECT row_id FROM golden_rows")}
         assert replacement in golden_ids and dead_id not in golden_ids
         assert dict(warehouse_rows(home, "SELECT row_id, split FROM query_split"))[replacement] == side
         assert warehouse_rows(home, "SELECT count(*) FROM golden_verifications WHERE NOT passed") == [(0,)]
-        public = {json.loads(line)["id"] for line in
-                  (home / "data" / "snapshots" / SNAPSHOT / "public_split.jsonl").read_text().splitlines()}
-        holdout = {GoldenRow.model_validate_json(line).id for line in
-                   (home / "data" / "private" / "holdout" / f"{SNAPSHOT}.jsonl").read_text().splitlines()}
+        public = {
+            json.loads(line)["id"]
+            for line in (home / "data" / "snapshots" / SNAPSHOT / "public_split.jsonl").read_text().splitlines()
+        }
+        holdout = {
+            GoldenRow.model_validate_json(line).id
+            for line in (home / "data" / "private" / "holdout" / f"{SNAPSHOT}.jsonl").read_text().splitlines()
+        }
         assert replacement in (public if side == "public" else holdout) and dead_id not in public | holdout
 
         # the fetch goes ahead and scores the replacement, not the dead row
@@ -124,10 +152,21 @@ def test_a_dead_row_is_replaced_on_its_side_of_the_split_and_the_fetch_goes_ahea
 def _home_with_a_dead_row(tmp_path, simulator):
     """A snapshot whose first search row's page is gone and whose only candidate is gone too."""
     rows = demo_golden_rows(rows_per_stratum=6)
-    broken = rows[0].model_copy(update={"task": rows[0].task.model_copy(
-        update={"golden_urls": ["https://investors.nowhere.test/reports/q2-2026-results"]})})
-    stale = [broken.model_copy(update={"id": "finance-z001-s", "task": broken.task.model_copy(
-        update={"query": "a candidate whose page is gone"})})]
+    broken = rows[0].model_copy(
+        update={
+            "task": rows[0].task.model_copy(
+                update={"golden_urls": ["https://investors.nowhere.test/reports/q2-2026-results"]}
+            )
+        }
+    )
+    stale = [
+        broken.model_copy(
+            update={
+                "id": "finance-z001-s",
+                "task": broken.task.model_copy(update={"query": "a candidate whose page is gone"}),
+            }
+        )
+    ]
 
     def file_golden(data):
         data["golden"] = {"source": "file", "path": "golden/with_dead.jsonl", "rows_per_stratum": 6}
@@ -148,8 +187,12 @@ def test_a_daily_schedule_evaluates_the_dead_row_check_of_unpublished_snapshots(
     located = code_location()  # the schedule is part of the code location, running by default
     assert located.resolve_schedule_def("dead_rows_schedule").default_status == dg.DefaultScheduleStatus.RUNNING
     schedule = dead_rows_schedule(resources(home, sim)["duckdb"])
-    definitions = dg.Definitions(assets=assets(*GOLDEN, "dead_golden_rows"), jobs=[dead_rows_job],
-                                 schedules=[schedule], resources=resources(home, sim))
+    definitions = dg.Definitions(
+        assets=assets(*GOLDEN, "dead_golden_rows"),
+        jobs=[dead_rows_job],
+        schedules=[schedule],
+        resources=resources(home, sim),
+    )
     job = definitions.resolve_job_def("dead_rows_job")
     repository = definitions.get_repository_def()
     with dg.instance_for_test() as instance:
@@ -158,15 +201,17 @@ def test_a_daily_schedule_evaluates_the_dead_row_check_of_unpublished_snapshots(
         def tick(day: str):
             """Evaluate the schedule at 06:00 UTC on `day`, as the daemon does, and run what it requests."""
             at = datetime.fromisoformat(f"{day}T06:00:00+00:00")
-            with dg.build_schedule_context(instance=instance, scheduled_execution_time=at,
-                                           repository_def=repository) as context:
+            with dg.build_schedule_context(
+                instance=instance, scheduled_execution_time=at, repository_def=repository
+            ) as context:
                 data = schedule.evaluate_tick(context)
             requests = list(data.run_requests or [])
             checks = []
             with fixed_today(day):
                 for request in requests:
-                    result = job.execute_in_process(partition_key=request.partition_key, instance=instance,
-                                                    tags=request.tags)
+                    result = job.execute_in_process(
+                        partition_key=request.partition_key, instance=instance, tags=request.tags
+                    )
                     checks += result.get_asset_check_evaluations()
             return requests, data.skip_message, checks
 
@@ -202,8 +247,9 @@ def test_replaced_dead_rows_are_named_if_public_and_guarded_if_holdout(tmp_path,
     key = DEMO_SPLIT_KEY.encode()
 
     def broken(row):
-        return row.model_copy(update={"task": row.task.model_copy(
-            update={"golden_urls": [f"https://gone.nowhere.test/{row.id}"]})})
+        return row.model_copy(
+            update={"task": row.task.model_copy(update={"golden_urls": [f"https://gone.nowhere.test/{row.id}"]})}
+        )
 
     searches = [r for r in rows if r.task_type == "search"]
     for a, b in combinations(searches, 2):  # two rows whose broken pages fall on different sides of the split
@@ -225,9 +271,13 @@ def test_replaced_dead_rows_are_named_if_public_and_guarded_if_holdout(tmp_path,
         instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
         materialize(instance, home, sim, GOLDEN, SNAPSHOT, raise_on_error=False)
         materialize(instance, home, sim, ("dead_golden_rows",), SNAPSHOT)
-        assert dict(warehouse_rows(home, "SELECT row_id, split FROM dead_rows")) == {public_dead.id: "public",
-                                                                           holdout_dead.id: "holdout"}
-        assert not {public_dead.id, holdout_dead.id} & {r[0] for r in warehouse_rows(home, "SELECT row_id FROM query_split")}
+        assert dict(warehouse_rows(home, "SELECT row_id, split FROM dead_rows")) == {
+            public_dead.id: "public",
+            holdout_dead.id: "holdout",
+        }
+        assert not {public_dead.id, holdout_dead.id} & {
+            r[0] for r in warehouse_rows(home, "SELECT row_id FROM query_split")
+        }
         materialize(instance, home, sim, ("decoy_queries",), SNAPSHOT)
         materialize(instance, home, sim, VENDOR_STAGES, vendor_key("brave"))
         published = materialize(instance, home, sim, RESULT_STAGES, SNAPSHOT)

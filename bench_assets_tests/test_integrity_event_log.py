@@ -8,16 +8,19 @@ from itertools import combinations
 
 import dagster as dg
 
-from bench_assets.review.business_days import fixed_today
-from bench_assets.golden.rows import dump_golden_rows
 from bench_assets.golden.planted import demo_golden_rows
+from bench_assets.golden.rows import dump_golden_rows
+from bench_assets.review.business_days import fixed_today
 from bench_assets.split.assign import DEMO_SPLIT_KEY, assign_split
 from bench_assets_tests.helpers import SNAPSHOT, make_home, materialize, warehouse_rows
 
 
 def _broken(row):
-    return row.model_copy(update={"task": row.task.model_copy(
-        update={"golden_urls": [f"https://gone.nowhere.test/reports/{row.id}-page"]})})
+    return row.model_copy(
+        update={
+            "task": row.task.model_copy(update={"golden_urls": [f"https://gone.nowhere.test/reports/{row.id}-page"]})
+        }
+    )
 
 
 def _event_log_text(instance, run_id: str) -> str:
@@ -46,14 +49,23 @@ def test_failed_and_dead_holdout_rows_are_only_counted_in_dagsters_event_log(tmp
     dump_golden_rows(golden, home / "data" / "private" / "golden" / "two_dead.jsonl")
     dump_golden_rows(stale, home / "data" / "private" / "golden" / "stale.jsonl")
     sim = simulator.base_url
-    secrets = {"holdout id": holdout_row.id, "holdout url": holdout_row.task.golden_urls[0],
-               "holdout query": holdout_row.request_text}
+    secrets = {
+        "holdout id": holdout_row.id,
+        "holdout url": holdout_row.task.golden_urls[0],
+        "holdout query": holdout_row.request_text,
+    }
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
         # verification runs before the split: nothing can be named yet, only counted
         with fixed_today("2026-07-01"):
-            first = materialize(instance, home, sim, ("snapshot_manifest", "golden_rows", "golden_verifications"),
-                                SNAPSHOT, raise_on_error=False)
+            first = materialize(
+                instance,
+                home,
+                sim,
+                ("snapshot_manifest", "golden_rows", "golden_verifications"),
+                SNAPSHOT,
+                raise_on_error=False,
+            )
         (check,) = first.get_asset_check_evaluations()
         assert not check.passed and check.description == f"2 of {len(golden)} golden rows failed verification"
         text = _event_log_text(instance, first.run_id)
@@ -79,8 +91,9 @@ def test_failed_and_dead_holdout_rows_are_only_counted_in_dagsters_event_log(tmp
         assert not check.passed
         assert check.metadata["days_without_replacement"].value == {public_row.id: 8}
         assert check.metadata["holdout_days_without_replacement_by_stratum"].value == {holdout_row.stratum: [8]}
-        assert sorted(warehouse_rows(home, "SELECT row_id, split FROM dead_rows")) == \
-            sorted([(public_row.id, "public"), (holdout_row.id, "holdout")])  # DuckDB keeps the whole record
+        assert sorted(warehouse_rows(home, "SELECT row_id, split FROM dead_rows")) == sorted(
+            [(public_row.id, "public"), (holdout_row.id, "holdout")]
+        )  # DuckDB keeps the whole record
 
         runs = instance.get_runs()
         assert len(runs) == 5

@@ -21,36 +21,53 @@ import duckdb
 import httpx
 import pytest
 import yaml
-
 from selectolax.lexbor import LexborHTMLParser
 
-from bench_assets.review.business_days import fixed_today
 from bench_assets.defs.resources import BenchPaths
-from bench_assets.split.commitments import commitment_key, verify_commitments
+from bench_assets.manifest import load_manifest
 from bench_assets.publish.errata import apply_erratum, copy_rows
 from bench_assets.publish.guard import version_problems
 from bench_assets.publish.replies import file_reply
-from bench_assets.manifest import load_manifest
+from bench_assets.review.business_days import fixed_today
 from bench_assets.split.assign import DEMO_SPLIT_KEY
-from bench_assets_tests.helpers import (RESULT_STAGES, SNAPSHOT, make_home, materialize, run_whole_snapshot,
-                                        vendor_key, warehouse_of, warehouse_rows)
+from bench_assets.split.commitments import commitment_key, verify_commitments
+from bench_assets_tests.helpers import (
+    RESULT_STAGES,
+    SNAPSHOT,
+    make_home,
+    materialize,
+    run_whole_snapshot,
+    vendor_key,
+    warehouse_of,
+    warehouse_rows,
+)
 
 VENDORS = ["brave", "serper"]
 SENT, BEFORE_HOLIDAY_GAP, OPENS = "2026-06-26", "2026-07-10", "2026-07-13"
 E1, E2, E3 = f"{SNAPSHOT}-e1", f"{SNAPSHOT}-e2", f"{SNAPSHOT}-e3"
 FORGED = f"{SNAPSHOT}-e7"  # a manifest that claims `supersedes` with no erratum or reply behind it
 # A reply as a vendor might send it: CRLF line ends, Windows-1252 (not UTF-8), and markup.
-REPLY_BYTES = ("Our plan was misread.\r\nPrices are per 1,000 requests \u2014 see our invoice.\r\n"
-               "<script>alert('x')</script> \u00e9t\u00e9 \u20ac5\r\n").encode("cp1252")
+REPLY_BYTES = (
+    "Our plan was misread.\r\nPrices are per 1,000 requests \u2014 see our invoice.\r\n"
+    "<script>alert('x')</script> \u00e9t\u00e9 \u20ac5\r\n"
+).encode("cp1252")
 # Every asset that writes a snapshot, and the partition it runs on. Those that check the lifecycle
 # themselves refuse with "<asset>: snapshot … is published" before doing anything; the others are
 # refused by the warehouse before they write (and have no side effect before that).
-REFUSING_ASSETS = [("snapshot_manifest", SNAPSHOT, True), ("golden_rows", SNAPSHOT, True),
-                   ("golden_verifications", SNAPSHOT, True), ("query_split", SNAPSHOT, False),
-                   ("dead_golden_rows", SNAPSHOT, True), ("decoy_queries", SNAPSHOT, True),
-                   ("agent_trials", SNAPSHOT, True), ("vendor_responses", "brave", True),
-                   ("vendor_scores", "serper", False), ("vendor_leaderboard", SNAPSHOT, False),
-                   ("review_packets", SNAPSHOT, True), ("published_snapshot", SNAPSHOT, False)]
+REFUSING_ASSETS = [
+    ("snapshot_manifest", SNAPSHOT, True),
+    ("golden_rows", SNAPSHOT, True),
+    ("golden_verifications", SNAPSHOT, True),
+    ("query_split", SNAPSHOT, False),
+    ("dead_golden_rows", SNAPSHOT, True),
+    ("decoy_queries", SNAPSHOT, True),
+    ("agent_trials", SNAPSHOT, True),
+    ("vendor_responses", "brave", True),
+    ("vendor_scores", "serper", False),
+    ("vendor_leaderboard", SNAPSHOT, False),
+    ("review_packets", SNAPSHOT, True),
+    ("published_snapshot", SNAPSHOT, False),
+]
 
 
 def failure_message(result) -> str:
@@ -88,16 +105,30 @@ def lifecycle(tmp_path_factory, simulator):
             seen.on_time_success = materialize(instance, home, sim, RESULT_STAGES[1:], SNAPSHOT).success
         seen.published_status = status(home)
         seen.published_files = tree_bytes(out)
-        seen.lifecycle_notes = [r[0] for r in warehouse_rows(home, "SELECT note FROM snapshot_lifecycle WHERE snapshot_id = ? "
-                                                          "AND status = 'published'", [SNAPSHOT])]
+        seen.lifecycle_notes = [
+            r[0]
+            for r in warehouse_rows(
+                home, "SELECT note FROM snapshot_lifecycle WHERE snapshot_id = ? AND status = 'published'", [SNAPSHOT]
+            )
+        ]
 
         # every writing step of the published snapshot refuses, and does nothing first: no vendor is
         # paid, no private file is rewritten, no warehouse row and no published file changes
         private = home / "data" / "private"
         private_before = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in private.rglob("*") if p.is_file()}
-        tables_before = {t: warehouse_rows(home, f"SELECT * FROM {t} WHERE snapshot_id = ? ORDER BY ALL", [SNAPSHOT])
-                         for t in ("golden_rows", "golden_verifications", "query_split", "decoy_queries",
-                                   "review_packets", "dead_rows", "agent_trials", "row_scores")}
+        tables_before = {
+            t: warehouse_rows(home, f"SELECT * FROM {t} WHERE snapshot_id = ? ORDER BY ALL", [SNAPSHOT])
+            for t in (
+                "golden_rows",
+                "golden_verifications",
+                "query_split",
+                "decoy_queries",
+                "review_packets",
+                "dead_rows",
+                "agent_trials",
+                "row_scores",
+            )
+        }
         httpx.post(f"{sim}/_sim/reset", timeout=5)
         seen.refusals = {}
         for asset, key, _ in REFUSING_ASSETS:
@@ -106,19 +137,36 @@ def lifecycle(tmp_path_factory, simulator):
             seen.refusals[asset] = None if result.success else failure_message(result)
         seen.vendor_calls_after_publication = len(httpx.get(f"{sim}/_sim/requests", timeout=5).json())
         seen.files_after_refusals = tree_bytes(out)
-        seen.private_unchanged = private_before == {p: (p.read_bytes(), p.stat().st_mtime_ns)
-                                                    for p in private.rglob("*") if p.is_file()}
-        seen.tables_unchanged = tables_before == {t: warehouse_rows(home, f"SELECT * FROM {t} WHERE snapshot_id = ? "
-                                                                 "ORDER BY ALL", [SNAPSHOT]) for t in tables_before}
+        seen.private_unchanged = private_before == {
+            p: (p.read_bytes(), p.stat().st_mtime_ns) for p in private.rglob("*") if p.is_file()
+        }
+        seen.tables_unchanged = tables_before == {
+            t: warehouse_rows(home, f"SELECT * FROM {t} WHERE snapshot_id = ? ORDER BY ALL", [SNAPSHOT])
+            for t in tables_before
+        }
 
         # two errata: a corrected price table (rescore), then a re-fetch of the other vendor
-        errata = [{"id": "E1", "date": "2026-07-20", "vendor": "brave", "action": "rescore",
-                   "what": "the price per search request was read from an outdated pricing page",
-                   "why": "brave's review reply with its invoice", "who": "bench maintainers",
-                   "changes": {"prices_usd": {"request.search": 0.009}}},
-                  {"id": "E2", "date": "2026-07-22", "vendor": "serper", "action": "refetch",
-                   "what": "responses fetched during a vendor outage", "why": "serper's status page incident",
-                   "who": "bench maintainers"}]
+        errata = [
+            {
+                "id": "E1",
+                "date": "2026-07-20",
+                "vendor": "brave",
+                "action": "rescore",
+                "what": "the price per search request was read from an outdated pricing page",
+                "why": "brave's review reply with its invoice",
+                "who": "bench maintainers",
+                "changes": {"prices_usd": {"request.search": 0.009}},
+            },
+            {
+                "id": "E2",
+                "date": "2026-07-22",
+                "vendor": "serper",
+                "action": "refetch",
+                "what": "responses fetched during a vendor outage",
+                "why": "serper's status page incident",
+                "who": "bench maintainers",
+            },
+        ]
         (home / "data" / "snapshots" / SNAPSHOT / "errata.yaml").write_text(yaml.safe_dump(errata, sort_keys=False))
         paths = BenchPaths(root=str(home))
 
@@ -142,7 +190,9 @@ def lifecycle(tmp_path_factory, simulator):
         reply_file = home / "incoming-brave-reply.txt"
         reply_file.write_bytes(REPLY_BYTES)
         httpx.post(f"{sim}/_sim/reset", timeout=5)
-        seen.reply = file_reply(paths, warehouse_of(home), SNAPSHOT, "brave", reply_file, date(2026, 7, 24), lambda: (run, register))
+        seen.reply = file_reply(
+            paths, warehouse_of(home), SNAPSHOT, "brave", reply_file, date(2026, 7, 24), lambda: (run, register)
+        )
         seen.calls_for_reply = len(httpx.get(f"{sim}/_sim/requests", timeout=5).json())
         seen.e2_files_after_reply = tree_bytes(home / "data" / "publish" / E2)
         seen.e2_files = e2_files
@@ -170,8 +220,10 @@ def test_a_simulated_snapshot_publishes_as_a_redoable_draft_preview(lifecycle):
 def test_review_packets_freeze_the_snapshot_and_hold_only_holdout_aggregates(lifecycle):
     home = lifecycle.home
     assert lifecycle.frozen_status == "frozen"
-    holdout = [json.loads(line) for line in (home / "data" / "private" / "holdout" / f"{SNAPSHOT}.jsonl")
-               .read_text().splitlines()]
+    holdout = [
+        json.loads(line)
+        for line in (home / "data" / "private" / "holdout" / f"{SNAPSHOT}.jsonl").read_text().splitlines()
+    ]
     for vendor in VENDORS:
         packet_path = home / "data" / "private" / "review" / SNAPSHOT / f"{vendor}.json"
         packet = json.loads(packet_path.read_text())
@@ -181,8 +233,9 @@ def test_review_packets_freeze_the_snapshot_and_hold_only_holdout_aggregates(lif
         for h in holdout:
             assert h["id"] not in text
         assert packet["holdout_aggregates"]["metrics"]["correct_rate"]["n"] > 0
-    rows = warehouse_rows(home, "SELECT vendor, sent_on, opens_on FROM review_packets WHERE snapshot_id = ? ORDER BY vendor",
-                 [SNAPSHOT])
+    rows = warehouse_rows(
+        home, "SELECT vendor, sent_on, opens_on FROM review_packets WHERE snapshot_id = ? ORDER BY vendor", [SNAPSHOT]
+    )
     assert [(v, str(s), str(o)) for v, s, o in rows] == [(v, SENT, OPENS) for v in VENDORS]
 
 
@@ -225,8 +278,9 @@ def test_an_erratum_rescore_makes_a_new_version_and_keeps_both(lifecycle):
     assert after["correct_rate"] == before["correct_rate"]
     assert "spend_usd" in e1["changed"] and "correct_rate" not in e1["changed"]
     # both versions' figures stay in the warehouse and on disk
-    spends = dict(warehouse_rows(home, "SELECT snapshot_id, sum(billed_usd) FROM row_scores WHERE vendor = 'brave' "
-                              "GROUP BY 1"))
+    spends = dict(
+        warehouse_rows(home, "SELECT snapshot_id, sum(billed_usd) FROM row_scores WHERE vendor = 'brave' GROUP BY 1")
+    )
     assert spends[SNAPSHOT] == pytest.approx(before["spend_usd"]["value"])
     assert spends[E1] == pytest.approx(after["spend_usd"]["value"])
     published = json.loads((home / "data" / "publish" / E1 / "errata.json").read_text())
@@ -236,7 +290,9 @@ def test_an_erratum_rescore_makes_a_new_version_and_keeps_both(lifecycle):
     assert brave_old["metrics"]["spend_usd"]["value"] == pytest.approx(before["spend_usd"]["value"])
     assert status(home, E1) == "published"
     manifest = yaml.safe_load((home / "data" / "snapshots" / E1 / "manifest.yaml").read_text())
-    assert manifest["supersedes"] == SNAPSHOT and manifest["vendors"]["brave"]["prices_usd"] == {"request.search": 0.009}
+    assert manifest["supersedes"] == SNAPSHOT and manifest["vendors"]["brave"]["prices_usd"] == {
+        "request.search": 0.009
+    }
 
 
 def test_an_erratum_refetch_calls_only_its_vendor_and_chains_versions(lifecycle):
@@ -246,10 +302,16 @@ def test_an_erratum_refetch_calls_only_its_vendor_and_chains_versions(lifecycle)
     published = json.loads((home / "data" / "publish" / E2 / "errata.json").read_text())
     assert [e["id"] for e in published] == ["E1", "E2"]
     # serper's responses were fetched again for e2; brave's were carried over from e1
-    fresh = warehouse_rows(home, "SELECT count(*) FROM raw_responses r JOIN raw_responses o ON o.snapshot_id = ? AND "
-                        "o.vendor = r.vendor AND o.query_id = r.query_id AND o.attempt = r.attempt AND "
-                        "o.started_at = r.started_at WHERE r.snapshot_id = ? AND r.vendor = ?", [E1, E2, "serper"])[0][0]
-    carried = warehouse_rows(home, "SELECT count(*) FROM raw_responses WHERE snapshot_id = ? AND vendor = 'brave'", [E2])[0][0]
+    fresh = warehouse_rows(
+        home,
+        "SELECT count(*) FROM raw_responses r JOIN raw_responses o ON o.snapshot_id = ? AND "
+        "o.vendor = r.vendor AND o.query_id = r.query_id AND o.attempt = r.attempt AND "
+        "o.started_at = r.started_at WHERE r.snapshot_id = ? AND r.vendor = ?",
+        [E1, E2, "serper"],
+    )[0][0]
+    carried = warehouse_rows(
+        home, "SELECT count(*) FROM raw_responses WHERE snapshot_id = ? AND vendor = 'brave'", [E2]
+    )[0][0]
     assert fresh == 0 and carried > 0
     for version in (SNAPSHOT, E1, E2):
         assert (home / "data" / "publish" / version / "leaderboard.json").exists()
@@ -273,6 +335,7 @@ def test_holdout_commitments_are_published_and_verifiable_when_the_holdout_is_re
     assert verify_commitments(record, tampered, key)
     # a vendor hashing the responses it served cannot find them among the commitments
     import hashlib
+
     plain = {hashlib.sha256(b.encode()).hexdigest() for b in held["body"]}
     assert not plain & {c for v in record["vendors"].values() for c in v["commitments"]}
     assert record["vendors"]["brave"]["commitments"] == sorted(record["vendors"]["brave"]["commitments"])
@@ -305,8 +368,11 @@ def test_a_reply_to_a_published_snapshot_is_published_byte_for_byte_as_a_new_ver
     assert published == REPLY_BYTES  # CRLF and the non-UTF-8 bytes kept
     digest = hashlib.sha256(REPLY_BYTES).hexdigest()
     review = json.loads((out / "review.json").read_text())
-    assert review["vendors"]["brave"]["reply"] == {"received_on": "2026-07-24", "file": "replies/brave.txt",
-                                                   "sha256": digest}
+    assert review["vendors"]["brave"]["reply"] == {
+        "received_on": "2026-07-24",
+        "file": "replies/brave.txt",
+        "sha256": digest,
+    }
     assert review["supersedes"] == E2
     page = LexborHTMLParser((out / "replies" / "brave.html").read_text(encoding="utf-8"))
     shown = page.css_first("pre#reply").text()
@@ -318,8 +384,10 @@ def test_a_reply_to_a_published_snapshot_is_published_byte_for_byte_as_a_new_ver
     row = index.css_first('tr[data-vendor="brave"]')
     assert row.css_first('a[href="replies/brave.html"]') is not None
     assert index.css_first('tr[data-vendor="serper"]').css_first('a[href="replies/serper.html"]') is None
-    assert LexborHTMLParser((out / "vendors" / "brave.html").read_text()).css_first(
-        'a[href="../replies/brave.html"]') is not None
+    assert (
+        LexborHTMLParser((out / "vendors" / "brave.html").read_text()).css_first('a[href="../replies/brave.html"]')
+        is not None
+    )
     # nothing re-run: the same figures as the version it supersedes; the history says why it exists
     old = json.loads((home / "data" / "publish" / E2 / "leaderboard.json").read_text())
     new = json.loads((out / "leaderboard.json").read_text())
@@ -327,20 +395,29 @@ def test_a_reply_to_a_published_snapshot_is_published_byte_for_byte_as_a_new_ver
     history = json.loads((out / "errata.json").read_text())
     assert [e["id"] for e in history] == ["E1", "E2", "reply-brave-3"]
     assert history[-1]["action"] == "reply" and history[-1]["changed"] == {} and digest in history[-1]["what"]
-    assert warehouse_rows(home, "SELECT action, corrected_version FROM errata WHERE new_version = ?", [E3]) == [("reply", E2)]
+    assert warehouse_rows(home, "SELECT action, corrected_version FROM errata WHERE new_version = ?", [E3]) == [
+        ("reply", E2)
+    ]
 
 
 def test_supersedes_alone_never_skips_the_vendor_review(lifecycle):
     assert not lifecycle.forged_published and lifecycle.forged_message is not None
-    assert f"{FORGED} supersedes {SNAPSHOT} but cannot be published without its own vendor review" \
+    assert (
+        f"{FORGED} supersedes {SNAPSHOT} but cannot be published without its own vendor review"
         in lifecycle.forged_message
+    )
     assert "no applied erratum or filed reply stands behind" in lifecycle.forged_message
     warehouse = warehouse_of(lifecycle.home)
 
     def problems(snapshot_id, supersedes):
-        return "; ".join(version_problems(warehouse, load_manifest(lifecycle.home / "data" / "snapshots" / snapshot_id /
-                                                                   "manifest.yaml").model_copy(
-            update={"supersedes": supersedes})))
+        return "; ".join(
+            version_problems(
+                warehouse,
+                load_manifest(lifecycle.home / "data" / "snapshots" / snapshot_id / "manifest.yaml").model_copy(
+                    update={"supersedes": supersedes}
+                ),
+            )
+        )
 
     # the real versions are backed by their erratum or reply
     for version, source in ((E1, SNAPSHOT), (E2, E1), (E3, E2)):

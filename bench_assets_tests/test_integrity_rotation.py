@@ -9,10 +9,9 @@ from collections import defaultdict
 
 import pandas as pd
 
-from bench_assets.golden.rows import GoldenRow
-from bench_assets.review.rotation import plan_rotation, saturation_by_stratum
 from bench_assets.golden.planted import demo_golden_rows, reserve_rows
-from bench_assets.golden.rows import split_groups
+from bench_assets.golden.rows import GoldenRow, split_groups
+from bench_assets.review.rotation import plan_rotation, saturation_by_stratum
 from bench_assets.split.assign import assign_split
 
 SNAP = "web_search-2026-q3"
@@ -30,8 +29,14 @@ def scores_for(rows: list[GoldenRow], vendors=("exa", "brave", "tavily")) -> pd.
     out = []
     for v in vendors:
         for i, r in enumerate(rows):
-            out.append({"vendor": v, "stratum": r.stratum, "response_class": "ok",
-                        "correct": r.stratum in SATURATED or i % 3 == 0})
+            out.append(
+                {
+                    "vendor": v,
+                    "stratum": r.stratum,
+                    "response_class": "ok",
+                    "correct": r.stratum in SATURATED or i % 3 == 0,
+                }
+            )
     return pd.DataFrame(out)
 
 
@@ -85,7 +90,7 @@ def assert_the_holdout_keeps_its_share(rows, split, plan, candidates_by_id):
 def test_without_saturation_differences_the_draw_is_proportional_and_keyed():
     rows = demo_golden_rows(rows_per_stratum=42)
     split = assign_split(rows, b"k1")
-    flat = {s: 0.5 for s in {r.stratum for r in rows}}
+    flat = dict.fromkeys({r.stratum for r in rows}, 0.5)
     candidates = reserve_rows("candidate", 14)
     a = plan_rotation(rows, split, flat, candidates, b"k1", SNAP)
     assert plan_rotation(rows, split, flat, candidates, b"k1", SNAP) == a  # reproducible by the operator
@@ -113,8 +118,7 @@ def test_the_rotation_plan_asset_writes_a_private_plan_and_shows_dagster_only_co
     import yaml
 
     from bench_assets.golden.planted import reserve_size
-    from bench_assets_tests.helpers import (GOLDEN_STAGES, SNAPSHOT, VENDOR_STAGES, make_home, materialize,
-                                            vendor_key)
+    from bench_assets_tests.helpers import GOLDEN_STAGES, SNAPSHOT, VENDOR_STAGES, make_home, materialize, vendor_key
 
     home = make_home(tmp_path, ["brave"], rows_per_stratum=30)
     sim = simulator.base_url
@@ -132,14 +136,19 @@ def test_the_rotation_plan_asset_writes_a_private_plan_and_shows_dagster_only_co
         groups = split_groups(incoming)
         for stratum in {r.stratum for r in incoming}:
             pages = {groups[r.id] for r in incoming if r.stratum == stratum}
-            held = {groups[rep["row_id"]] for rep in plan["replacements"]
-                    if rep["stratum"] == stratum and rep["takes_split"] == "holdout"}
+            held = {
+                groups[rep["row_id"]]
+                for rep in plan["replacements"]
+                if rep["stratum"] == stratum and rep["takes_split"] == "holdout"
+            }
             assert len(held) == round(0.3 * len(pages)), (stratum, len(held), len(pages))
         meta = result.asset_materializations_for_node("rotation_plan")[0].metadata
         assert meta["replacements"].value == len(plan["replacements"])
         logged = "\n".join(dg.serialize_value(e) for run in instance.get_runs() for e in instance.all_logs(run.run_id))
-        holdout = [json.loads(line)["id"] for line in
-                   (private / "holdout" / f"{SNAPSHOT}.jsonl").read_text().splitlines()]
+        holdout = [
+            json.loads(line)["id"] for line in (private / "holdout" / f"{SNAPSHOT}.jsonl").read_text().splitlines()
+        ]
         assert holdout and not [h for h in holdout if h in logged]
-        assert not [rep["row_id"] for rep in plan["replacements"] if rep["takes_split"] == "holdout"
-                    and rep["row_id"] in logged]
+        assert not [
+            rep["row_id"] for rep in plan["replacements"] if rep["takes_split"] == "holdout" and rep["row_id"] in logged
+        ]

@@ -9,9 +9,8 @@ import json
 
 import dagster as dg
 
-from bench_assets.golden.rows import GoldenRow, dump_golden_rows
 from bench_assets.golden.planted import demo_golden_rows, reserve_rows
-from bench_assets.golden.rows import split_groups
+from bench_assets.golden.rows import GoldenRow, dump_golden_rows, split_groups
 from bench_assets.split.assign import DEMO_SPLIT_KEY, assign_split
 from bench_assets_tests.helpers import SNAPSHOT, make_home, materialize, warehouse_rows
 
@@ -41,8 +40,9 @@ def test_recorded_sides_are_kept_and_only_new_groups_are_assigned():
     assert split[replacement.id] == before[dead.id]
 
     # a new page without any record fills its stratum toward 30 % holdout, whole group on one side
-    newcomers = [r.model_copy(update={"stratum": "finance"}) for r in reserve_rows("candidate", 12)
-                 if r.stratum == "docs"]
+    newcomers = [
+        r.model_copy(update={"stratum": "finance"}) for r in reserve_rows("candidate", 12) if r.stratum == "docs"
+    ]
     grown = rows + newcomers
     split = assign_split(grown, b"k1", recorded=before)
     assert all(split[r] == s for r, s in before.items())
@@ -59,9 +59,13 @@ def test_a_new_row_sharing_a_page_with_a_recorded_row_joins_its_side():
     before = assign_split(rows, b"k1")
     for side in ("public", "holdout"):
         row = next(r for r in rows if r.task_type == "search" and before[r.id] == side)
-        twin = row.model_copy(update={"id": row.id.replace("-s", "-t"),
-                                      "task": row.task.model_copy(update={"query": "the same page, asked again"})})
-        split = assign_split(rows + [twin], b"k1", recorded=before)
+        twin = row.model_copy(
+            update={
+                "id": row.id.replace("-s", "-t"),
+                "task": row.task.model_copy(update={"query": "the same page, asked again"}),
+            }
+        )
+        split = assign_split([*rows, twin], b"k1", recorded=before)
         assert split[twin.id] == side
         assert all(split[r] == s for r, s in before.items())
 
@@ -102,8 +106,9 @@ def test_rematerializing_the_split_after_a_replacement_moves_no_row(tmp_path, si
         public_before, holdout_before = public_file.read_bytes(), holdout_file.read_bytes()
 
         # the scenario the audit found: a split recomputed over today's golden rows would move rows
-        now = [GoldenRow.model_validate_json(x) for x in holdout_file.read_text().splitlines()] + \
-            [GoldenRow.model_validate(x) for x in map(json.loads, public_file.read_text().splitlines())]
+        now = [GoldenRow.model_validate_json(x) for x in holdout_file.read_text().splitlines()] + [
+            GoldenRow.model_validate(x) for x in map(json.loads, public_file.read_text().splitlines())
+        ]
         moved = {r for r, s in assign_split(now, DEMO_SPLIT_KEY.encode()).items() if adopted[r] != s}
         assert moved, "the scenario no longer exercises a moving split"
 
@@ -138,12 +143,15 @@ def test_next_quarters_split_keeps_every_side_this_quarter_gave_out(tmp_path, si
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions("snapshots", [SNAPSHOT, next_quarter])
         materialize(instance, home, simulator.base_url, GOLDEN, SNAPSHOT)
-        this_quarter = dict(warehouse_rows(home, "SELECT row_id, split FROM query_split WHERE snapshot_id = ?", [SNAPSHOT]))
+        this_quarter = dict(
+            warehouse_rows(home, "SELECT row_id, split FROM query_split WHERE snapshot_id = ?", [SNAPSHOT])
+        )
         grown = demo_golden_rows(rows_per_stratum=18)
         assert set(this_quarter) < {r.id for r in grown}
         fresh = assign_split(grown, DEMO_SPLIT_KEY.encode())
-        assert any(fresh[r] == "public" for r, s in this_quarter.items() if s == "holdout"), \
+        assert any(fresh[r] == "public" for r, s in this_quarter.items() if s == "holdout"), (
             "the scenario no longer exercises a split that would reveal a holdout row"
+        )
 
         materialize(instance, home, simulator.base_url, GOLDEN, next_quarter)
         q4 = dict(warehouse_rows(home, "SELECT row_id, split FROM query_split WHERE snapshot_id = ?", [next_quarter]))

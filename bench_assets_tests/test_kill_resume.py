@@ -67,8 +67,12 @@ def test_a_killed_fetch_resumes_without_paying_twice_or_losing_a_row(tmp_path, s
         n_queries = int(warehouse_table(home, "SELECT count(*) n FROM golden_rows")["n"][0])
 
         env = {**os.environ, "DAGSTER_HOME": str(tmp_path / "dagster")}
-        child = subprocess.Popen([sys.executable, "-c", CHILD, str(home), simulator.base_url, VENDOR], env=env,
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        child = subprocess.Popen(
+            [sys.executable, "-c", CHILD, str(home), simulator.base_url, VENDOR],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
         deadline = time.monotonic() + 120
         while len(sim_logs.billing()) < 25:
             assert child.poll() is None, f"the fetch ended before it could be killed: {child.stderr.read()[-2000:]!r}"

@@ -19,18 +19,37 @@ import duckdb
 import pandas as pd
 import pytest
 
-from bench_assets.storage.lake import LAKE_TABLES, LakeLayoutError, ParquetLake, table_columns
 from bench_assets.rescore.snapshot import rescore_snapshot
+from bench_assets.storage.lake import LAKE_TABLES, LakeLayoutError, ParquetLake, table_columns
 from bench_assets.storage.warehouse import SnapshotImmutableError, Warehouse
-from bench_assets_tests.helpers import (GOLDEN_STAGES, RESULT_STAGES, SNAPSHOT, VENDOR_STAGES, assets, make_home,
-                                        resources, run_whole_snapshot, vendor_key)
+from bench_assets_tests.helpers import (
+    GOLDEN_STAGES,
+    RESULT_STAGES,
+    SNAPSHOT,
+    VENDOR_STAGES,
+    assets,
+    make_home,
+    resources,
+    run_whole_snapshot,
+    vendor_key,
+)
 
 VENDORS = ["brave", "exa", "tavily"]
 
 
 def score_row(vendor: str, row_id: str, snapshot: str = "s1", **extra) -> dict:
-    return {"snapshot_id": snapshot, "vendor": vendor, "row_id": row_id, "split": "public", "stratum": "news",
-            "task_type": "search", "response_class": "ok", "hit_at_1": True, "fidelity": 0.5, **extra}
+    return {
+        "snapshot_id": snapshot,
+        "vendor": vendor,
+        "row_id": row_id,
+        "split": "public",
+        "stratum": "news",
+        "task_type": "search",
+        "response_class": "ok",
+        "hit_at_1": True,
+        "fidelity": 0.5,
+        **extra,
+    }
 
 
 def lake_files(root: Path) -> list[str]:
@@ -42,16 +61,25 @@ def lake_files(root: Path) -> list[str]:
 
 def test_partitions_are_hive_objects_read_back_through_views(tmp_path):
     warehouse = Warehouse(tmp_path / "wh" / "bench.duckdb", lake_url=str(tmp_path / "lake"))
-    warehouse.replace_rows("row_scores", pd.DataFrame([score_row("exa", "r1"), score_row("exa", "r2")]),
-                           {"snapshot_id": "s1", "vendor": "exa"})
-    warehouse.replace_rows("row_scores", pd.DataFrame([score_row("brave", "r1", hit_at_1=False)]),
-                           {"snapshot_id": "s1", "vendor": "brave"})
-    assert lake_files(tmp_path / "lake") == ["row_scores/snapshot_id=s1/vendor=brave/part.parquet",
-                                             "row_scores/snapshot_id=s1/vendor=exa/part.parquet"]
+    warehouse.replace_rows(
+        "row_scores",
+        pd.DataFrame([score_row("exa", "r1"), score_row("exa", "r2")]),
+        {"snapshot_id": "s1", "vendor": "exa"},
+    )
+    warehouse.replace_rows(
+        "row_scores", pd.DataFrame([score_row("brave", "r1", hit_at_1=False)]), {"snapshot_id": "s1", "vendor": "brave"}
+    )
+    assert lake_files(tmp_path / "lake") == [
+        "row_scores/snapshot_id=s1/vendor=brave/part.parquet",
+        "row_scores/snapshot_id=s1/vendor=exa/part.parquet",
+    ]
     df = warehouse.query_df("SELECT * FROM row_scores ORDER BY vendor, row_id")
     assert list(df.columns) == table_columns("row_scores")  # the table's own columns, in order
-    assert list(zip(df["vendor"], df["row_id"], df["hit_at_1"])) == [("brave", "r1", False), ("exa", "r1", True),
-                                                                    ("exa", "r2", True)]
+    assert list(zip(df["vendor"], df["row_id"], df["hit_at_1"])) == [
+        ("brave", "r1", False),
+        ("exa", "r1", True),
+        ("exa", "r2", True),
+    ]
     # typed by the table definition, whatever the frame carried
     types = dict(warehouse.query_df("SELECT column_name, column_type FROM (DESCRIBE row_scores)").values)
     assert types["fidelity"] == "DOUBLE" and types["first_hit_rank"] == "INTEGER" and types["hit_at_1"] == "BOOLEAN"
@@ -73,8 +101,9 @@ def test_replacing_a_partition_is_atomic_and_touches_no_other(tmp_path):
     warehouse = Warehouse(tmp_path / "wh" / "bench.duckdb", lake_url=str(lake_dir))
     where = {"snapshot_id": "s1", "vendor": "exa"}
     warehouse.replace_rows("row_scores", pd.DataFrame([score_row("exa", "r1"), score_row("exa", "r2")]), where)
-    warehouse.replace_rows("row_scores", pd.DataFrame([score_row("brave", "r1")]),
-                           {"snapshot_id": "s1", "vendor": "brave"})
+    warehouse.replace_rows(
+        "row_scores", pd.DataFrame([score_row("brave", "r1")]), {"snapshot_id": "s1", "vendor": "brave"}
+    )
     brave_before = (lake_dir / "row_scores" / "snapshot_id=s1" / "vendor=brave" / "part.parquet").read_bytes()
     warehouse.replace_rows("row_scores", pd.DataFrame([score_row("exa", "r3")]), where)
     assert list(warehouse.query_df("SELECT row_id FROM row_scores WHERE vendor = 'exa'")["row_id"]) == ["r3"]
@@ -94,16 +123,19 @@ def test_writes_the_lake_cannot_store_are_refused(tmp_path):
     with pytest.raises(LakeLayoutError, match="whole vendor partitions"):
         warehouse.replace_rows("row_scores", pd.DataFrame([score_row("exa", "r1")]), {"snapshot_id": "s1"})
     with pytest.raises(LakeLayoutError, match="other vendor values"):
-        warehouse.replace_rows("row_scores", pd.DataFrame([score_row("brave", "r1")]),
-                               {"snapshot_id": "s1", "vendor": "exa"})
+        warehouse.replace_rows(
+            "row_scores", pd.DataFrame([score_row("brave", "r1")]), {"snapshot_id": "s1", "vendor": "exa"}
+        )
     with pytest.raises(LakeLayoutError, match="cannot name a hive partition"):
         warehouse.replace_rows("row_scores", pd.DataFrame(), {"snapshot_id": "s1", "vendor": "a/b"})
     # a published snapshot's partitions are as immutable in the lake as in the file
-    warehouse.replace_rows("snapshots", pd.DataFrame([{"snapshot_id": "s1", "status": "published"}]),
-                           {"snapshot_id": "s1"})
+    warehouse.replace_rows(
+        "snapshots", pd.DataFrame([{"snapshot_id": "s1", "status": "published"}]), {"snapshot_id": "s1"}
+    )
     with pytest.raises(SnapshotImmutableError):
-        warehouse.replace_rows("row_scores", pd.DataFrame([score_row("exa", "r1")]),
-                               {"snapshot_id": "s1", "vendor": "exa"})
+        warehouse.replace_rows(
+            "row_scores", pd.DataFrame([score_row("exa", "r1")]), {"snapshot_id": "s1", "vendor": "exa"}
+        )
     assert lake_files(tmp_path / "lake") == []
 
 
@@ -117,11 +149,16 @@ def test_a_non_local_fsspec_filesystem_works_the_same(tmp_path):
     assert not warehouse.lake.local
     try:
         for vendor in ("brave", "exa"):
-            warehouse.replace_rows("row_scores", pd.DataFrame([score_row(vendor, "r1"), score_row(vendor, "r2")]),
-                                   {"snapshot_id": "s1", "vendor": vendor})
+            warehouse.replace_rows(
+                "row_scores",
+                pd.DataFrame([score_row(vendor, "r1"), score_row(vendor, "r2")]),
+                {"snapshot_id": "s1", "vendor": vendor},
+            )
         fs = fsspec.filesystem("memory")
         assert sorted(p.split(url.removeprefix("memory://"))[1] for p in fs.find(url)) == [
-            "/row_scores/snapshot_id=s1/vendor=brave/part.parquet", "/row_scores/snapshot_id=s1/vendor=exa/part.parquet"]
+            "/row_scores/snapshot_id=s1/vendor=brave/part.parquet",
+            "/row_scores/snapshot_id=s1/vendor=exa/part.parquet",
+        ]
         counts = warehouse.query_df("SELECT vendor, count(*) AS n FROM row_scores GROUP BY 1 ORDER BY 1")
         assert list(zip(counts["vendor"], counts["n"])) == [("brave", 2), ("exa", 2)]
         assert len(warehouse.lake.read_partition("row_scores", "s1", "exa")) == 2
@@ -131,8 +168,21 @@ def test_a_non_local_fsspec_filesystem_works_the_same(tmp_path):
 
 def test_a_missing_local_archive_is_restored_from_the_lake(tmp_path):
     lake = ParquetLake(str(tmp_path / "lake"))
-    raw = pd.DataFrame([{"snapshot_id": "s1", "vendor": "exa", "query_id": "q1", "role": "public",
-                         "capability": "search", "attempt": 1, "http_status": 200, "body": "{}", "final": True}])
+    raw = pd.DataFrame(
+        [
+            {
+                "snapshot_id": "s1",
+                "vendor": "exa",
+                "query_id": "q1",
+                "role": "public",
+                "capability": "search",
+                "attempt": 1,
+                "http_status": 200,
+                "body": "{}",
+                "final": True,
+            }
+        ]
+    )
     lake.write_partition("raw_responses", raw, "s1", "exa")
     # another machine: its own central file and partitions directory, the same lake
     warehouse = Warehouse(tmp_path / "elsewhere" / "bench.duckdb", lake_url=str(tmp_path / "lake"))
@@ -167,29 +217,42 @@ def test_a_snapshot_on_the_parquet_data_path_publishes_the_same_leaderboard(tmp_
     resources = lake_resources(lake_home, simulator.base_url, lake_url)
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
-        for names, key in [(GOLDEN_STAGES, SNAPSHOT), *((VENDOR_STAGES, vendor_key(v)) for v in VENDORS),
-                           (RESULT_STAGES, SNAPSHOT)]:
+        for names, key in [
+            (GOLDEN_STAGES, SNAPSHOT),
+            *((VENDOR_STAGES, vendor_key(v)) for v in VENDORS),
+            (RESULT_STAGES, SNAPSHOT),
+        ]:
             assert dg.materialize(assets(*names), instance=instance, partition_key=key, resources=resources).success
     assert len(sim_logs.billing()) == paid_once  # nothing paid again
 
-    published = {name: [json.loads((home / "data" / "publish" / SNAPSHOT / name).read_text())
-                        for home in (single, lake_home)] for name in ("leaderboard.json",)}
+    published = {
+        name: [json.loads((home / "data" / "publish" / SNAPSHOT / name).read_text()) for home in (single, lake_home)]
+        for name in ("leaderboard.json",)
+    }
     for v in VENDORS:
-        published[f"vendors/{v}.json"] = [json.loads((home / "data" / "publish" / SNAPSHOT / "vendors" / f"{v}.json")
-                                                     .read_text()) for home in (single, lake_home)]
+        published[f"vendors/{v}.json"] = [
+            json.loads((home / "data" / "publish" / SNAPSHOT / "vendors" / f"{v}.json").read_text())
+            for home in (single, lake_home)
+        ]
     for name, (a, b) in published.items():
         assert a == b, name
     for name in ("leaderboard.csv", "public_row_scores.csv"):
-        assert ((single / "data" / "publish" / SNAPSHOT / name).read_bytes()
-                == (lake_home / "data" / "publish" / SNAPSHOT / name).read_bytes()), name
+        assert (single / "data" / "publish" / SNAPSHOT / name).read_bytes() == (
+            lake_home / "data" / "publish" / SNAPSHOT / name
+        ).read_bytes(), name
     assert len([e for e in published["leaderboard.json"][0]["vendors"] if e["status"] == "scored"]) == len(VENDORS)
     # `bench rescore` re-derives every figure from the lake's objects and finds what was published
     assert rescore_snapshot(lake_home, SNAPSHOT, lake_url=lake_url).differences == []
 
     # every vendor partition of every fan-out table is one object; the central file holds none of them
-    objects = sorted(str(p.relative_to(tmp_path / "object-store" / "bench"))
-                     for p in (tmp_path / "object-store" / "bench").rglob("*.parquet"))
-    assert objects == sorted(f"{t}/snapshot_id={SNAPSHOT}/vendor={v}/part.parquet" for t in LAKE_TABLES for v in VENDORS)
+    objects = sorted(
+        str(p.relative_to(tmp_path / "object-store" / "bench"))
+        for p in (tmp_path / "object-store" / "bench").rglob("*.parquet")
+    )
+    assert objects == sorted(
+        f"{t}/snapshot_id={SNAPSHOT}/vendor={v}/part.parquet" for t in LAKE_TABLES for v in VENDORS
+    )
+
     def counts(home: Path) -> dict[str, int]:
         con = duckdb.connect(str(home / "data" / "warehouse" / "bench.duckdb"), read_only=True)
         try:
@@ -197,7 +260,7 @@ def test_a_snapshot_on_the_parquet_data_path_publishes_the_same_leaderboard(tmp_
         finally:
             con.close()
 
-    assert counts(lake_home) == {t: 0 for t in LAKE_TABLES}
+    assert counts(lake_home) == dict.fromkeys(LAKE_TABLES, 0)
     lake_view = resources["duckdb"].warehouse()
     assert {t: lake_view.query_df(f"SELECT count(*) AS n FROM {t}")["n"][0] for t in LAKE_TABLES} == counts(single)
     assert min(counts(single).values()) > 0
@@ -210,16 +273,19 @@ def test_a_vendor_partition_re_run_on_a_fresh_machine_reuses_the_lake(tmp_path, 
     resources = lake_resources(home, simulator.base_url, str(tmp_path / "lake"))
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
-        assert dg.materialize(assets(*GOLDEN_STAGES), instance=instance, partition_key=SNAPSHOT,
-                              resources=resources).success
-        assert dg.materialize(assets(*VENDOR_STAGES), instance=instance, partition_key=vendor_key("exa"),
-                              resources=resources).success
+        assert dg.materialize(
+            assets(*GOLDEN_STAGES), instance=instance, partition_key=SNAPSHOT, resources=resources
+        ).success
+        assert dg.materialize(
+            assets(*VENDOR_STAGES), instance=instance, partition_key=vendor_key("exa"), resources=resources
+        ).success
         paid = len(sim_logs.billing())
         assert paid > 0
         before = resources["duckdb"].warehouse().query_df("SELECT * FROM row_scores ORDER BY row_id")
         shutil.rmtree(home / "data" / "warehouse" / "partitions")  # the new machine has no local archive
-        assert dg.materialize(assets(*VENDOR_STAGES), instance=instance, partition_key=vendor_key("exa"),
-                              resources=resources).success
+        assert dg.materialize(
+            assets(*VENDOR_STAGES), instance=instance, partition_key=vendor_key("exa"), resources=resources
+        ).success
         meta = instance.get_latest_materialization_event(dg.AssetKey("vendor_responses")).asset_materialization.metadata
         assert meta["sent_this_run"].value == 0 and meta["reused_from_archive"].value > 0
     assert len(sim_logs.billing()) == paid

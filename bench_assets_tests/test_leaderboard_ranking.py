@@ -16,16 +16,15 @@ import pandas as pd
 import pytest
 import yaml
 
-from bench_assets.aggregate.figures import vendor_metrics
-from bench_assets.fetch.classify import RESPONSE_CLASSES
+from bench_assets.aggregate.figures import METRIC_COLUMNS, vendor_metrics
 from bench_assets.aggregate.leaderboard import BASE_METRIC, HEADLINE_METRICS, RANK_METRIC, build_leaderboard
+from bench_assets.fetch.classify import RESPONSE_CLASSES
 from bench_assets.manifest import parse_manifest
-from bench_assets.aggregate.figures import METRIC_COLUMNS
 from bench_assets.metrics import rank_ranges
 from bench_assets.publish.files import SCHEMA_FILE, leaderboard_csv
 from bench_assets.publish.format import leaderboard_markdown
-from bench_assets.publish.site import render_site
 from bench_assets.publish.format import metric_label as publish_label
+from bench_assets.publish.site import render_site
 from bench_assets.score.partition import SCORE_COLUMNS, SCORE_DTYPES
 from bench_assets_tests.helpers import DEMO_MANIFEST
 
@@ -39,22 +38,46 @@ def manifest(vendors: list[str], mode: str = "simulated"):
     return parse_manifest(yaml.safe_dump(data), "manifest.yaml")
 
 
-def rows(vendor: str, task_type: str, n: int, correct: int, *, supported: bool = True,
-         failures: str = "ok", stratum: str = "finance") -> list[dict]:
+def rows(
+    vendor: str,
+    task_type: str,
+    n: int,
+    correct: int,
+    *,
+    supported: bool = True,
+    failures: str = "ok",
+    stratum: str = "finance",
+) -> list[dict]:
     """n rows of one task type, the first `correct` of them correct; the others answered `failures`."""
     out = []
     for i in range(n):
         cls = "unsupported" if not supported else ("ok" if i < correct else failures)
         row_id = f"{task_type}-{i}" if stratum == "finance" else f"{task_type}-{stratum}-{i}"
-        out.append({"snapshot_id": SNAP, "vendor": vendor, "row_id": row_id, "split": "public",
-                    "stratum": stratum, "cohort": "2026-q3", "task_type": task_type, "response_class": cls,
-                    "n_results": 5 if cls == "ok" else 0, "first_hit_rank": 1 if task_type == "search" and
-                    supported and i < correct else None, "fidelity_label": None, "attempts": int(supported),
-                    "request_id": None, "error_detail": None, "correct": None if not supported else i < correct,
-                    **{f"hit_at_{k}": (i < correct) if task_type == "search" and supported else None
-                       for k in (1, 3, 5, 10)},
-                    "fidelity": (0.95 if i < correct else 0.3) if task_type == "extract" and supported else None,
-                    "billed_usd": 0.002 if supported else 0.0, "latency_ms": 100.0 + i if supported else None})
+        out.append(
+            {
+                "snapshot_id": SNAP,
+                "vendor": vendor,
+                "row_id": row_id,
+                "split": "public",
+                "stratum": stratum,
+                "cohort": "2026-q3",
+                "task_type": task_type,
+                "response_class": cls,
+                "n_results": 5 if cls == "ok" else 0,
+                "first_hit_rank": 1 if task_type == "search" and supported and i < correct else None,
+                "fidelity_label": None,
+                "attempts": int(supported),
+                "request_id": None,
+                "error_detail": None,
+                "correct": None if not supported else i < correct,
+                **{
+                    f"hit_at_{k}": (i < correct) if task_type == "search" and supported else None for k in (1, 3, 5, 10)
+                },
+                "fidelity": (0.95 if i < correct else 0.3) if task_type == "extract" and supported else None,
+                "billed_usd": 0.002 if supported else 0.0,
+                "latency_ms": 100.0 + i if supported else None,
+            }
+        )
     return out
 
 
@@ -75,10 +98,14 @@ def scored(board: dict) -> dict[str, dict]:
 def tavily_and_brave() -> dict:
     # tavily: strong on search and answer, weak on extract (a high fidelity threshold);
     # brave: no extraction endpoint, weaker than tavily on the rows both serve.
-    scores = (rows("tavily", "search", 40, 30) + rows("tavily", "answer", 40, 26)
-              + rows("tavily", "extract", 40, 4, failures="ok")
-              + rows("brave", "search", 40, 26, failures="empty") + rows("brave", "answer", 40, 22, failures="timeout")
-              + rows("brave", "extract", 40, 0, supported=False))
+    scores = (
+        rows("tavily", "search", 40, 30)
+        + rows("tavily", "answer", 40, 26)
+        + rows("tavily", "extract", 40, 4, failures="ok")
+        + rows("brave", "search", 40, 26, failures="empty")
+        + rows("brave", "answer", 40, 22, failures="timeout")
+        + rows("brave", "extract", 40, 0, supported=False)
+    )
     return board_of(["brave", "tavily"], scores)
 
 
@@ -110,8 +137,12 @@ def test_the_record_validates_against_the_published_schema(tavily_and_brave):
 
 def test_tie_groups_are_chains_of_overlapping_intervals():
     # a 0.80, b 0.70, c 0.60 on 150 rows each: a–b and b–c overlap, a–c do not → one group
-    scores = (rows("exa", "search", 150, 120) + rows("tavily", "search", 150, 105)
-              + rows("brave", "search", 150, 90) + rows("serper", "search", 400, 40))
+    scores = (
+        rows("exa", "search", 150, 120)
+        + rows("tavily", "search", 150, 105)
+        + rows("brave", "search", 150, 90)
+        + rows("serper", "search", 400, 40)
+    )
     e = scored(board_of(["brave", "exa", "serper", "tavily"], scores))
     figs = {v: e[v]["metrics"][RANK_METRIC] for v in e}
     assert figs["exa"]["low"] > figs["brave"]["high"]  # a and c apart ...
@@ -122,25 +153,38 @@ def test_tie_groups_are_chains_of_overlapping_intervals():
 
 def test_rank_ranges_say_what_one_tie_group_hides():
     # the same chain: one group for a, b and c, but a is ahead of c (their intervals are apart)
-    scores = (rows("exa", "search", 150, 120) + rows("tavily", "search", 150, 105)
-              + rows("brave", "search", 150, 90) + rows("serper", "search", 400, 40))
+    scores = (
+        rows("exa", "search", 150, 120)
+        + rows("tavily", "search", 150, 105)
+        + rows("brave", "search", 150, 90)
+        + rows("serper", "search", 400, 40)
+    )
     board = board_of(["brave", "exa", "serper", "tavily"], scores)
     e = scored(board)
     assert ranges_shown(board) == {"exa": (1, 2), "tavily": (1, 3), "brave": (2, 3), "serper": (4, 4)}
     figs = [(v, x["metrics"][RANK_METRIC]) for v, x in sorted(e.items(), key=lambda kv: kv[1]["position"])]
-    assert [(x["rank_range"]["best"], x["rank_range"]["worst"]) for x in sorted(e.values(), key=lambda x: x["position"])] \
-        == rank_ranges([(v, f["value"], f["low"], f["high"]) for v, f in figs])
+    assert [
+        (x["rank_range"]["best"], x["rank_range"]["worst"]) for x in sorted(e.values(), key=lambda x: x["position"])
+    ] == rank_ranges([(v, f["value"], f["low"], f["high"]) for v, f in figs])
     rows_ = {r["vendor"]: r for r in csv.DictReader(io.StringIO(leaderboard_csv(board))) if r["status"] == "scored"}
     assert {v: (int(r["rank_best"]), int(r["rank_worst"])) for v, r in rows_.items()} == ranges_shown(board)
     md = [[c.strip() for c in line.strip("|").split("|")] for line in leaderboard_markdown(board).splitlines()]
     assert {line[md[0].index("vendor")]: line[md[0].index("ranks")] for line in md[2:]} == {
-        "exa": "1–2", "tavily": "1–3", "brave": "2–3", "serper": "4"}
+        "exa": "1–2",
+        "tavily": "1–3",
+        "brave": "2–3",
+        "serper": "4",
+    }
     jsonschema.Draft202012Validator(json.loads(SCHEMA_FILE.read_text())).validate(json.loads(json.dumps(board)))
 
 
 def test_with_no_shared_task_type_the_overall_rate_ranks_and_the_note_says_so():
-    scores = (rows("jina", "extract", 20, 15) + rows("jina", "search", 20, 0, supported=False)
-              + rows("brave", "search", 20, 10) + rows("brave", "extract", 20, 0, supported=False))
+    scores = (
+        rows("jina", "extract", 20, 15)
+        + rows("jina", "search", 20, 0, supported=False)
+        + rows("brave", "search", 20, 10)
+        + rows("brave", "extract", 20, 0, supported=False)
+    )
     board = board_of(["brave", "jina"], scores)
     e = scored(board)
     assert board["rank_metric"] == BASE_METRIC == board["ranking"]["metric"]
@@ -154,7 +198,12 @@ def test_csv_carries_the_ranking_basis_intervals_and_class_counts(tavily_and_bra
     brave = rows_["brave"]
     assert brave["rank_metric"] == RANK_METRIC and brave["rank_task_types"] == "answer search"
     assert {c: brave[f"class_{c}"] for c in RESPONSE_CLASSES} == {
-        **{c: "0" for c in RESPONSE_CLASSES}, "ok": "48", "empty": "14", "timeout": "18", "unsupported": "40"}
+        **dict.fromkeys(RESPONSE_CLASSES, "0"),
+        "ok": "48",
+        "empty": "14",
+        "timeout": "18",
+        "unsupported": "40",
+    }
     # figures that used to have n but no interval: cost per correct, spend (exact), latency
     for name in ("cost_per_correct_usd", "latency_p50_ms", "latency_p95_ms", "spend_usd"):
         assert brave[f"{name}_low"] and brave[f"{name}_high"], name
@@ -178,8 +227,9 @@ def test_the_site_states_the_ranking_basis_and_orders_by_it(published_site):
     e = sorted(scored(board).values(), key=lambda x: x["position"])
     figs = [x["metrics"][RANK_METRIC] for x in e]
     assert [f["value"] for f in figs] == sorted((f["value"] for f in figs), reverse=True)
-    assert [x["rank_group"] for x in e] == tie_groups([(x["vendor"], f["value"], f["low"], f["high"])
-                                                        for x, f in zip(e, figs)])
+    assert [x["rank_group"] for x in e] == tie_groups(
+        [(x["vendor"], f["value"], f["low"], f["high"]) for x, f in zip(e, figs)]
+    )
     index = LexborHTMLParser((out / "index.html").read_text())
     assert board["ranking"]["note"] in index.css_first("#ranking-basis").text()
     method = LexborHTMLParser((out / "methodology.html").read_text())
@@ -206,8 +256,9 @@ def test_every_figure_on_the_vendor_page_has_n_and_an_interval(published_site):
             fig = e["metrics"][name]
             assert fig["low"] is not None and fig["high"] is not None, (vendor, name)
             assert rows_[vendor][f"{name}_low"] != "" and rows_[vendor][f"{name}_high"] != ""
-        assert {c: int(rows_[vendor][f"class_{c}"]) for c in RESPONSE_CLASSES} == \
-            {c: e["response_classes"].get(c, 0) for c in RESPONSE_CLASSES}
+        assert {c: int(rows_[vendor][f"class_{c}"]) for c in RESPONSE_CLASSES} == {
+            c: e["response_classes"].get(c, 0) for c in RESPONSE_CLASSES
+        }
 
 
 # ##### PER-FIGURE ELIGIBILITY ON EVERY SURFACE (a live snapshot: some figures of eligible vendors are not)
@@ -217,15 +268,26 @@ def live_board() -> tuple[dict, object]:
     """Two live, complete, pinned vendors with enough rows overall, each with a stratum of 8 rows
     (< the per-stratum minimum) and one with a time-to-retrievability median over 4 sentinel pages."""
     vendors = ["brave", "tavily"]
-    scores = (rows("tavily", "search", 30, 24) + rows("tavily", "search", 8, 5, stratum="news")
-              + rows("tavily", "answer", 30, 20) + rows("tavily", "extract", 30, 20)
-              + rows("brave", "search", 30, 20) + rows("brave", "search", 8, 3, stratum="news")
-              + rows("brave", "answer", 30, 15) + rows("brave", "extract", 30, 0, supported=False))
+    scores = (
+        rows("tavily", "search", 30, 24)
+        + rows("tavily", "search", 8, 5, stratum="news")
+        + rows("tavily", "answer", 30, 20)
+        + rows("tavily", "extract", 30, 20)
+        + rows("brave", "search", 30, 20)
+        + rows("brave", "search", 8, 3, stratum="news")
+        + rows("brave", "answer", 30, 15)
+        + rows("brave", "extract", 30, 0, supported=False)
+    )
     frame = pd.DataFrame(scores, columns=SCORE_COLUMNS).astype(SCORE_DTYPES)
-    ttr = pd.DataFrame([[SNAP, "tavily", "overall", "all", "ttr_median_hours", 30.0, 4, 12.0, None],
-                        [SNAP, "tavily", "overall", "all", "ttr_probes", 40.0, 40, None, None],
-                        [SNAP, "brave", "overall", "all", "ttr_median_hours", 20.0, 12, 10.0, 40.0],
-                        [SNAP, "brave", "overall", "all", "ttr_probes", 60.0, 60, None, None]], columns=METRIC_COLUMNS)
+    ttr = pd.DataFrame(
+        [
+            [SNAP, "tavily", "overall", "all", "ttr_median_hours", 30.0, 4, 12.0, None],
+            [SNAP, "tavily", "overall", "all", "ttr_probes", 40.0, 40, None, None],
+            [SNAP, "brave", "overall", "all", "ttr_median_hours", 20.0, 12, 10.0, 40.0],
+            [SNAP, "brave", "overall", "all", "ttr_probes", 60.0, 60, None, None],
+        ],
+        columns=METRIC_COLUMNS,
+    )
     live = manifest(vendors, mode="live")
     metrics = pd.concat([vendor_metrics(SNAP, frame), ttr], ignore_index=True)
     return build_leaderboard(live, metrics, set(vendors), snapshot_reasons=[]), live
@@ -242,14 +304,16 @@ def test_a_live_board_marks_exactly_the_ineligible_figures_in_html_csv_and_markd
 
     board, live = live_board()
     e = scored(board)
-    assert board["headline_eligible"] and all(x["headline_eligible"] for x in e.values()), \
-        {v: x["reasons"] for v, x in e.items()}
+    assert board["headline_eligible"] and all(x["headline_eligible"] for x in e.values()), {
+        v: x["reasons"] for v, x in e.items()
+    }
     verdicts = {(v, m): x["metric_eligibility"][m] for v, x in e.items() for m in x["metrics"]}
     ineligible = {k for k, verdict in verdicts.items() if not verdict["headline_eligible"]}
     assert ("tavily", "ttr_median_hours") in ineligible and ("brave", "ttr_median_hours") not in ineligible
     assert ineligible < set(verdicts)  # some figures are eligible, some are not
     assert verdicts[("tavily", "ttr_median_hours")]["reasons"] == [
-        "n = 4 < 10 sentinel pages behind ttr_median_hours (the aggregate)"]
+        "n = 4 < 10 sentinel pages behind ttr_median_hours (the aggregate)"
+    ]
 
     render_site(tmp_path / "site", board, live, [], [])
     site = tmp_path / "site"
@@ -266,8 +330,9 @@ def test_a_live_board_marks_exactly_the_ineligible_figures_in_html_csv_and_markd
                 assert marked(td) is None
                 continue
             verdict = verdicts[(vendor, metric)]
-            assert marked(td) == (None if verdict["headline_eligible"] else
-                                  "illustrative: " + "; ".join(verdict["reasons"])), (vendor, metric)
+            assert marked(td) == (
+                None if verdict["headline_eligible"] else "illustrative: " + "; ".join(verdict["reasons"])
+            ), (vendor, metric)
             checked += 1
     assert checked >= 12
     cell = index.css_first('tr[data-vendor="tavily"] td[data-metric="ttr_median_hours"]')
@@ -277,8 +342,11 @@ def test_a_live_board_marks_exactly_the_ineligible_figures_in_html_csv_and_markd
     # each vendor page: key figures, cost and latency, all figures, and every breakdown cell
     for vendor, x in e.items():
         page = LexborHTMLParser((site / "vendors" / f"{vendor}.html").read_text())
-        nodes = (page.css("#key-figures .figure-card") + page.css("dl.facts dd[data-metric]")
-                 + page.css("#all-figures tr[data-metric]"))
+        nodes = (
+            page.css("#key-figures .figure-card")
+            + page.css("dl.facts dd[data-metric]")
+            + page.css("#all-figures tr[data-metric]")
+        )
         for node in nodes:
             metric = node.attributes["data-metric"]
             if metric not in x["metrics"]:
@@ -293,8 +361,9 @@ def test_a_live_board_marks_exactly_the_ineligible_figures_in_html_csv_and_markd
                     if metric not in groups[value]:
                         continue
                     verdict = x["breakdown_eligibility"][scope][value]["metrics"][metric]
-                    assert marked(td) == (None if verdict["headline_eligible"] else
-                                          "illustrative: " + "; ".join(verdict["reasons"])), (vendor, scope, value)
+                    assert marked(td) == (
+                        None if verdict["headline_eligible"] else "illustrative: " + "; ".join(verdict["reasons"])
+                    ), (vendor, scope, value)
                     cells += 1
         assert cells > 10
         news = page.css_first('table#breakdown-stratum tr[data-scope-value="news"] td[data-metric="hit_at_1"]')

@@ -32,21 +32,26 @@ def test_demo_manifest_validates():
     assert manifest.k_values == [1, 3, 5, 10]
 
 
-@pytest.mark.parametrize("mutate, field", [
-    (lambda d: d.update(mode="production"), "mode"),
-    (lambda d: d.update(k_values=[0, 3]), "k_values"),
-    (lambda d: d.update(k_values=[1, 3, 20]), "k_values"),
-    (lambda d: d["vendors"]["exa"].update(adapter="exaa"), "vendors.exa.adapter"),
-    (lambda d: d["vendors"]["exa"].update(key_env="exa key"), "vendors.exa.key_env"),
-    (lambda d: d["vendors"]["exa"].update(key_env="BENCH_SPLIT_KEY"), "vendors.exa.key_env"),  # the split secret
-    (lambda d: d.update(fidelity_weights={"title": 0.5, "anchor_phrases": 0.6}), "fidelity_weights"),
-    (lambda d: d["vendors"]["exa"].update(rate_limit_per_second=0), "vendors.exa.rate_limit_per_second"),
-    (lambda d: d["vendors"]["exa"].update(endpoints={"search": "api.exa.ai/search"}), "vendors.exa.endpoints"),
-    (lambda d: d["vendors"]["exa"].pop("plan"), "vendors.exa.plan"),
-    (lambda d: d["vendors"]["exa"].update(prices_usd={"usd": -1}), "vendors.exa.prices_usd"),
-    (lambda d: d.update(excluded=[{"vendor": "x", "reason_code": "dislike", "reason": "r", "evidence": "e"}]),
-     "excluded.0.reason_code"),
-])
+@pytest.mark.parametrize(
+    "mutate, field",
+    [
+        (lambda d: d.update(mode="production"), "mode"),
+        (lambda d: d.update(k_values=[0, 3]), "k_values"),
+        (lambda d: d.update(k_values=[1, 3, 20]), "k_values"),
+        (lambda d: d["vendors"]["exa"].update(adapter="exaa"), "vendors.exa.adapter"),
+        (lambda d: d["vendors"]["exa"].update(key_env="exa key"), "vendors.exa.key_env"),
+        (lambda d: d["vendors"]["exa"].update(key_env="BENCH_SPLIT_KEY"), "vendors.exa.key_env"),  # the split secret
+        (lambda d: d.update(fidelity_weights={"title": 0.5, "anchor_phrases": 0.6}), "fidelity_weights"),
+        (lambda d: d["vendors"]["exa"].update(rate_limit_per_second=0), "vendors.exa.rate_limit_per_second"),
+        (lambda d: d["vendors"]["exa"].update(endpoints={"search": "api.exa.ai/search"}), "vendors.exa.endpoints"),
+        (lambda d: d["vendors"]["exa"].pop("plan"), "vendors.exa.plan"),
+        (lambda d: d["vendors"]["exa"].update(prices_usd={"usd": -1}), "vendors.exa.prices_usd"),
+        (
+            lambda d: d.update(excluded=[{"vendor": "x", "reason_code": "dislike", "reason": "r", "evidence": "e"}]),
+            "excluded.0.reason_code",
+        ),
+    ],
+)
 def test_bad_field_is_named_with_file_and_line(tmp_path, mutate, field):
     data = demo_data()
     mutate(data)

@@ -15,10 +15,10 @@ from bench_assets.metrics import (
     DEFAULT_CELL_RUBRIC,
     CellAnswer,
     CellRubric,
+    Interval,
     answer_in_text,
     canonical_text,
     contains_phrase,
-    Interval,
     explain_cell,
     find_numbers,
     normalize_text,
@@ -103,7 +103,7 @@ def test_find_numbers_finds_whole_numbers(text: str, expected: list[float]) -> N
 
 
 @FAST
-@given(st.integers(min_value=-10**9, max_value=10**9), st.integers(min_value=0, max_value=99))
+@given(st.integers(min_value=-(10**9), max_value=10**9), st.integers(min_value=0, max_value=99))
 def test_thousands_separators_and_decimals_round_trip(whole: int, cents: int) -> None:
     written = f"{whole:,}.{cents:02d}"
     assert find_numbers(f"total {written} units") == [float(f"{whole}.{cents:02d}")]

@@ -51,7 +51,7 @@ def test_perfect_extraction_with_every_field() -> None:
     result = extraction_fidelity(golden, "Quarterly Results | ACME Corp", CONTENT)
     assert result.score == pytest.approx(1.0)
     assert result.label == "correct"
-    assert result.fields == {name: 1.0 for name in FIDELITY_WEIGHTS}
+    assert result.fields == dict.fromkeys(FIDELITY_WEIGHTS, 1.0)
     assert sum(result.weights.values()) == pytest.approx(1.0)
 
 
@@ -163,8 +163,11 @@ def test_exactly_0_90_is_correct_although_floats_round_it_below() -> None:
 def test_exactly_0_50_is_partial_although_floats_round_it_below() -> None:
     # (0.15·1 + 0.35·1/2 + 0.15·0) / 0.65 is exactly 0.5; in floating point 0.4999999999999999.
     assert (0.15 * 1 + 0.35 * (1 / 2) + 0.15 * 0) / (0.15 + 0.35 + 0.15) < 0.5
-    golden = {"title": "Quarterly Results", "anchor_phrases": ["revenue grew to", "absent phrase"],
-              "numeric_facts": [777.0]}
+    golden = {
+        "title": "Quarterly Results",
+        "anchor_phrases": ["revenue grew to", "absent phrase"],
+        "numeric_facts": [777.0],
+    }
     result = extraction_fidelity(golden, "Quarterly Results", CONTENT)
     assert result.fields == {"title": 1.0, "anchor_phrases": 0.5, "numeric_facts": 0.0}
     assert result.score == 0.5
@@ -174,15 +177,19 @@ def test_exactly_0_50_is_partial_although_floats_round_it_below() -> None:
 TITLE_ONLY = {"title": "Quarterly Results", "anchor_phrases": ["absent phrase"]}
 
 
-@pytest.mark.parametrize("title_weight, phrase_weight", [
-    ("0.899999999999", "0.100000000001"),        # 1e-12 below 0.90: the old 1e-9 slack called it correct
-    ("0.8999999999999999999", "0.1000000000000000001"),  # floats round both weights to 0.9 and 0.1
-    (Decimal("0.8999999999999999999"), Decimal("0.1000000000000000001")),
-    (0.8999999999999999, 0.1),                   # float weights whose quotient floats round up to 0.9
-])
+@pytest.mark.parametrize(
+    "title_weight, phrase_weight",
+    [
+        ("0.899999999999", "0.100000000001"),  # 1e-12 below 0.90: the old 1e-9 slack called it correct
+        ("0.8999999999999999999", "0.1000000000000000001"),  # floats round both weights to 0.9 and 0.1
+        (Decimal("0.8999999999999999999"), Decimal("0.1000000000000000001")),
+        (0.8999999999999999, 0.1),  # float weights whose quotient floats round up to 0.9
+    ],
+)
 def test_just_below_0_90_with_custom_weights_is_partial(title_weight, phrase_weight) -> None:
-    result = extraction_fidelity(TITLE_ONLY, "Quarterly Results", CONTENT,
-                                 weights={"title": title_weight, "anchor_phrases": phrase_weight})
+    result = extraction_fidelity(
+        TITLE_ONLY, "Quarterly Results", CONTENT, weights={"title": title_weight, "anchor_phrases": phrase_weight}
+    )
     assert result.fields == {"title": 1.0, "anchor_phrases": 0.0}
     assert result.score == pytest.approx(0.9, abs=1e-9)  # the published figure rounds to 0.90 ...
     assert result.label == "partial"  # ... but the page did not reach it
@@ -195,25 +202,32 @@ def test_float_rounding_would_have_crossed_the_threshold() -> None:
     assert float("0.8999999999999999999") / (float("0.8999999999999999999") + float("0.1000000000000000001")) == 0.9
 
 
-@pytest.mark.parametrize("title_weight, phrase_weight", [
-    ("0.4999999999999999999", "0.5000000000000000001"),
-    (0.49999999999999994, 0.5),
-])
+@pytest.mark.parametrize(
+    "title_weight, phrase_weight",
+    [
+        ("0.4999999999999999999", "0.5000000000000000001"),
+        (0.49999999999999994, 0.5),
+    ],
+)
 def test_just_below_0_50_with_custom_weights_is_incorrect(title_weight, phrase_weight) -> None:
-    result = extraction_fidelity(TITLE_ONLY, "Quarterly Results", CONTENT,
-                                 weights={"title": title_weight, "anchor_phrases": phrase_weight})
+    result = extraction_fidelity(
+        TITLE_ONLY, "Quarterly Results", CONTENT, weights={"title": title_weight, "anchor_phrases": phrase_weight}
+    )
     assert result.score == pytest.approx(0.5, abs=1e-9)
     assert result.label == "incorrect"
 
 
 def test_custom_weights_reaching_0_90_exactly_are_correct() -> None:
-    result = extraction_fidelity(TITLE_ONLY, "Quarterly Results", CONTENT,
-                                 weights={"title": "0.9", "anchor_phrases": "0.1"})
+    result = extraction_fidelity(
+        TITLE_ONLY, "Quarterly Results", CONTENT, weights={"title": "0.9", "anchor_phrases": "0.1"}
+    )
     assert result.score == 0.9 and result.label == "correct"
     # float weights are taken as the decimals they are written as: 0.27 / (0.27 + 0.03) is 0.9,
     # although binary floating point computes 0.8999999999999999
     assert 0.27 / (0.27 + 0.03) < 0.9
-    floats = extraction_fidelity(TITLE_ONLY, "Quarterly Results", CONTENT, weights={"title": 0.27, "anchor_phrases": 0.03})
+    floats = extraction_fidelity(
+        TITLE_ONLY, "Quarterly Results", CONTENT, weights={"title": 0.27, "anchor_phrases": 0.03}
+    )
     assert floats.label == "correct" and floats.score == 0.9
 
 
@@ -271,14 +285,16 @@ def test_numbers_inside_phrases_and_numeric_cells_are_compared_as_numbers() -> N
     content = "Founded in 2012, the firm ships 1,234.50 units; margin -5 points; COVID-19 cases fell."
     phrases = {
         "ships 1234.5 units": 1.0,  # one number in two spellings
-        "12, the firm": 0.0,        # 12 is not in 2012
-        "5 points": 0.0,            # -5 is not 5
-        "19 cases": 1.0,            # the hyphen of COVID-19 is not a minus sign
+        "12, the firm": 0.0,  # 12 is not in 2012
+        "5 points": 0.0,  # -5 is not 5
+        "19 cases": 1.0,  # the hyphen of COVID-19 is not a minus sign
         "1,234.5": 1.0,
-        "234.5": 0.0,               # not the tail of 1,234.50
+        "234.5": 0.0,  # not the tail of 1,234.50
     }
     for phrase, expected in phrases.items():
-        assert extraction_fidelity({"anchor_phrases": [phrase]}, "", content).fields["anchor_phrases"] == expected, phrase
+        assert extraction_fidelity({"anchor_phrases": [phrase]}, "", content).fields["anchor_phrases"] == expected, (
+            phrase
+        )
     cells = {"12": 0.0, "2012": 1.0, "1234.5": 1.0, "-5": 1.0, "5": 0.0, "19": 1.0}
     for cell, expected in cells.items():
         assert extraction_fidelity({"table_cells": [cell]}, "", content).fields["table_cells"] == expected, cell

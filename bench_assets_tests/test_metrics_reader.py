@@ -19,18 +19,21 @@ def read(*texts: str, cue: str = CUE) -> CellAnswer | None:
 # ##### NOT AVAILABLE
 
 
-@pytest.mark.parametrize("sentence", [
-    "The customer churn rate of Velkamir is not disclosed.",
-    "Velkamir does not disclose the customer churn rate of Velkamir.",
-    "Velkamir doesn't publish the customer churn rate of Velkamir in its filings.",
-    "Velkamir doesn\u2019t report the customer churn rate of Velkamir.",
-    "The customer churn rate of Velkamir has not been made public.",
-    "The customer churn rate of Velkamir is not publicly available.",
-    "The customer churn rate of Velkamir is undisclosed.",
-    "There is no public data on the customer churn rate of Velkamir.",
-    "THE CUSTOMER CHURN RATE OF VELKAMIR IS NOT BROKEN OUT.",
-    "The customer churn rate of Velkamir has not been disclosed since 2019, when it was 7.4 percent.",
-])
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "The customer churn rate of Velkamir is not disclosed.",
+        "Velkamir does not disclose the customer churn rate of Velkamir.",
+        "Velkamir doesn't publish the customer churn rate of Velkamir in its filings.",
+        "Velkamir doesn\u2019t report the customer churn rate of Velkamir.",
+        "The customer churn rate of Velkamir has not been made public.",
+        "The customer churn rate of Velkamir is not publicly available.",
+        "The customer churn rate of Velkamir is undisclosed.",
+        "There is no public data on the customer churn rate of Velkamir.",
+        "THE CUSTOMER CHURN RATE OF VELKAMIR IS NOT BROKEN OUT.",
+        "The customer churn rate of Velkamir has not been disclosed since 2019, when it was 7.4 percent.",
+    ],
+)
 def test_an_explicit_not_available_statement_is_read_with_the_sentence_as_justification(sentence):
     answer = read("Title of the page\n" + sentence + " Other text follows.")
     assert answer == CellAnswer("not_available", method=sentence)
@@ -46,19 +49,22 @@ def test_not_available_words_about_something_else_are_not_read_as_a_statement():
 # ##### RANGES
 
 
-@pytest.mark.parametrize("sentence, low, high", [
-    ("The customer churn rate of Velkamir is 5 to 8 percent.", 5, 8),
-    ("The customer churn rate of Velkamir is between 5 and 8 percent.", 5, 8),
-    ("The customer churn rate of Velkamir is between 5 percent and 8 percent.", 5, 8),
-    ("The customer churn rate of Velkamir is 5–8 %.", 5, 8),
-    ("The customer churn rate of Velkamir is 5\u20148 %.", 5, 8),
-    ("The customer churn rate of Velkamir is 5-8%.", 5, 8),
-    ("The customer churn rate of Velkamir is 5 - 8%.", 5, 8),
-    ("The customer churn rate of Velkamir is 5 -8%.", 5, 8),
-    ("The customer churn rate of Velkamir is from 5.5 through 8.25 percent.", 5.5, 8.25),
-    ("The customer churn rate of Velkamir cost $1,200 million to $1,900 million.", 1200, 1900),
-    ("The customer churn rate of Velkamir is 8 to 5 percent.", 8, 5),  # as written; the rubric swaps
-])
+@pytest.mark.parametrize(
+    "sentence, low, high",
+    [
+        ("The customer churn rate of Velkamir is 5 to 8 percent.", 5, 8),
+        ("The customer churn rate of Velkamir is between 5 and 8 percent.", 5, 8),
+        ("The customer churn rate of Velkamir is between 5 percent and 8 percent.", 5, 8),
+        ("The customer churn rate of Velkamir is 5–8 %.", 5, 8),
+        ("The customer churn rate of Velkamir is 5\u20148 %.", 5, 8),
+        ("The customer churn rate of Velkamir is 5-8%.", 5, 8),
+        ("The customer churn rate of Velkamir is 5 - 8%.", 5, 8),
+        ("The customer churn rate of Velkamir is 5 -8%.", 5, 8),
+        ("The customer churn rate of Velkamir is from 5.5 through 8.25 percent.", 5.5, 8.25),
+        ("The customer churn rate of Velkamir cost $1,200 million to $1,900 million.", 1200, 1900),
+        ("The customer churn rate of Velkamir is 8 to 5 percent.", 8, 5),  # as written; the rubric swaps
+    ],
+)
 def test_a_range_is_read_in_its_written_forms(sentence, low, high):
     answer = read(sentence)
     assert answer is not None and answer.kind == "range"
@@ -66,16 +72,27 @@ def test_a_range_is_read_in_its_written_forms(sentence, low, high):
     assert answer.method is None
 
 
-@pytest.mark.parametrize("sentence, method", [
-    ("The customer churn rate of Velkamir is 5 to 8 percent, estimated from cohort data.",
-     "estimated from cohort data"),
-    ("Based on app downloads, the customer churn rate of Velkamir is 5 to 8 percent.",
-     "Based on app downloads, the customer churn rate of Velkamir is 5 to 8 percent"),
-    ("The customer churn rate of Velkamir is 5 to 8 percent (derived from renewal rates).",
-     "derived from renewal rates)"),
-    ("The customer churn rate of Velkamir, calculated as lost over starting customers, is 5 to 8 percent.",
-     "calculated as lost over starting customers, is 5 to 8 percent"),
-])
+@pytest.mark.parametrize(
+    "sentence, method",
+    [
+        (
+            "The customer churn rate of Velkamir is 5 to 8 percent, estimated from cohort data.",
+            "estimated from cohort data",
+        ),
+        (
+            "Based on app downloads, the customer churn rate of Velkamir is 5 to 8 percent.",
+            "Based on app downloads, the customer churn rate of Velkamir is 5 to 8 percent",
+        ),
+        (
+            "The customer churn rate of Velkamir is 5 to 8 percent (derived from renewal rates).",
+            "derived from renewal rates)",
+        ),
+        (
+            "The customer churn rate of Velkamir, calculated as lost over starting customers, is 5 to 8 percent.",
+            "calculated as lost over starting customers, is 5 to 8 percent",
+        ),
+    ],
+)
 def test_a_stated_method_is_kept(sentence, method):
     answer = read(sentence)
     assert answer is not None and answer.kind == "range" and answer.method == method
@@ -100,20 +117,25 @@ def test_two_years_are_a_period_not_a_range():
 # ##### PRECISE VALUES
 
 
-@pytest.mark.parametrize("sentence, value", [
-    ("The customer churn rate of Velkamir was 7.4 percent.", 7.4),
-    ("In Q2 2026 the customer churn rate of Velkamir was 7.4%.", 7.4),  # Q2 is a word, 2026 a year
-    ("At 7.4 percent, the customer churn rate of Velkamir rose.", 7.4),  # nothing after: the last before
-    ("The customer churn rate of Velkamir, 2026: 3,100.5.", 3100.5),
-    ("The customer churn rate of Velkamir was 2019.", 2019.0),  # only a year: read it
-    ("The customer churn rate of Velkamir was \u22123.5 points.", -3.5),
-])
+@pytest.mark.parametrize(
+    "sentence, value",
+    [
+        ("The customer churn rate of Velkamir was 7.4 percent.", 7.4),
+        ("In Q2 2026 the customer churn rate of Velkamir was 7.4%.", 7.4),  # Q2 is a word, 2026 a year
+        ("At 7.4 percent, the customer churn rate of Velkamir rose.", 7.4),  # nothing after: the last before
+        ("The customer churn rate of Velkamir, 2026: 3,100.5.", 3100.5),
+        ("The customer churn rate of Velkamir was 2019.", 2019.0),  # only a year: read it
+        ("The customer churn rate of Velkamir was \u22123.5 points.", -3.5),
+    ],
+)
 def test_a_precise_value_is_the_first_number_after_the_cue(sentence, value):
     assert read(sentence) == CellAnswer("precise", value=value)
 
 
 def test_a_number_inside_the_cue_names_the_thing_and_is_not_read():
-    answer = read("Rumour has it the number of Acme KA-200 units sold is 38,000.", cue="number of Acme KA-200 units sold")
+    answer = read(
+        "Rumour has it the number of Acme KA-200 units sold is 38,000.", cue="number of Acme KA-200 units sold"
+    )
     assert answer == CellAnswer("precise", value=38000.0)
     answer = read("The expected lifespan of the KA-200 shoe is 5 to 8 years.", cue="expected lifespan of the KA-200")
     assert answer is not None and (answer.low, answer.high) == (5, 8)
@@ -146,8 +168,10 @@ def test_texts_are_read_in_rank_order_and_the_first_readable_sentence_wins():
 
 
 def test_sentences_split_at_ends_and_line_breaks():
-    text = ("Velkamir Holdings reports.\nRevenue was 12.5 million! The customer churn rate of Velkamir was 3 percent? "
-            "Margin was 40 percent.")
+    text = (
+        "Velkamir Holdings reports.\nRevenue was 12.5 million! The customer churn rate of Velkamir was 3 percent? "
+        "Margin was 40 percent."
+    )
     reading = locate_cell_answer([text], CUE)
     assert reading is not None and reading.answer.value == 3.0
     assert reading.sentence == "The customer churn rate of Velkamir was 3 percent?"
@@ -165,11 +189,19 @@ def test_the_cue_must_be_there_as_whole_words_and_nothing_read_is_none():
 
 # ##### PROPERTIES
 
-numbers = st.one_of(st.integers(0, 10_000_000).map(float),
-                    st.decimals(min_value=0, max_value=100_000, places=2, allow_nan=False).map(float))
+numbers = st.one_of(
+    st.integers(0, 10_000_000).map(float),
+    st.decimals(min_value=0, max_value=100_000, places=2, allow_nan=False).map(float),
+)
 units = st.sampled_from(["", " percent", " %", " million dollars", " days", " years", " ms"])
-methods = st.sampled_from(["estimated from site budgets", "based on last year's caseload",
-                           "derived from accelerated wear tests", "measured in load tests"])
+methods = st.sampled_from(
+    [
+        "estimated from site budgets",
+        "based on last year's caseload",
+        "derived from accelerated wear tests",
+        "measured in load tests",
+    ]
+)
 fillers = st.sampled_from(["", "Nothing here.", "The weather was fine in 2026.", "Prices rose 4 to 9 percent."])
 
 

@@ -62,9 +62,7 @@ def test_newcombe_matches_statsmodels(confidence: float, sizes: list[int]) -> No
     pairs = list(grid(sizes))
     for (x1, n1), (x2, n2) in itertools.product(pairs, repeat=2):
         ours = newcombe_interval(x1, n1, x2, n2, confidence)
-        low, high = confint_proportions_2indep(
-            x1, n1, x2, n2, method="newcomb", compare="diff", alpha=1 - confidence
-        )
+        low, high = confint_proportions_2indep(x1, n1, x2, n2, method="newcomb", compare="diff", alpha=1 - confidence)
         assert ours.value == pytest.approx(x1 / n1 - x2 / n2, abs=1e-15)
         assert ours.low == pytest.approx(low, abs=1e-9), (x1, n1, x2, n2)
         assert ours.high == pytest.approx(high, abs=1e-9), (x1, n1, x2, n2)

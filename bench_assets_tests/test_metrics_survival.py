@@ -59,9 +59,7 @@ def test_r_live_agrees_with_fixture_and_us(tmp_path: Path) -> None:
     if shutil.which("Rscript") is None:
         pytest.skip("Rscript not on PATH: compared with the recorded R fixture only")
     output = tmp_path / "live.json"
-    run = subprocess.run(
-        ["Rscript", str(R_SCRIPT), str(output)], capture_output=True, text=True, timeout=120
-    )
+    run = subprocess.run(["Rscript", str(R_SCRIPT), str(output)], capture_output=True, text=True, timeout=120)
     if run.returncode != 0 and "no package called" in run.stderr:
         pytest.skip("R is installed but its 'survival' package is not (r-cran-survival)")
     assert run.returncode == 0, run.stderr

@@ -196,8 +196,22 @@ def test_distinct_pages_stay_distinct(a: str, b: str) -> None:
 
 @pytest.mark.parametrize(
     "garbage",
-    ["::", "::80", ":00:80", "http://a.com:abc/x", "http:///x", "%", "%%41", "\ud800", "http://\ud800.com/",
-     "http://[::1", "a" * 5000, "http://ex ample.com/ x", "javascript:alert(1)", "\x00\x01"],
+    [
+        "::",
+        "::80",
+        ":00:80",
+        "http://a.com:abc/x",
+        "http:///x",
+        "%",
+        "%%41",
+        "\ud800",
+        "http://\ud800.com/",
+        "http://[::1",
+        "a" * 5000,
+        "http://ex ample.com/ x",
+        "javascript:alert(1)",
+        "\x00\x01",
+    ],
 )
 def test_garbage_never_raises_and_is_stable(garbage: str) -> None:
     once = normalize_url(garbage)

@@ -14,16 +14,15 @@ from pathlib import Path
 
 import httpx
 import pytest
+import yaml
 
 from bench_assets.adapters import get_adapter
 from bench_assets.fetch.engine import FetchItem, FetchSettings, fetch_partition
-from bench_assets.storage.archive import PartitionArchive
-from bench_assets.manifest import VendorSpec
 from bench_assets.fetch.pacing import window_rate
+from bench_assets.manifest import VendorSpec
 from bench_assets.simulator.app import sim_key, simulated_url
+from bench_assets.storage.archive import PartitionArchive
 from bench_assets_tests.helpers import DEMO_MANIFEST
-
-import yaml
 
 SPEC = yaml.safe_load(DEMO_MANIFEST.read_text())["vendors"]
 RATE = 20.0
@@ -50,8 +49,12 @@ def enforced(simulator):
     """The simulated vendors enforce RATE requests a second for the whole account."""
     base = simulator.base_url
     httpx.post(f"{base}/_sim/reset", timeout=5)
-    assert httpx.post(f"{base}/_sim/faults", json={"vendors": {"*": {"rate_limit_per_second": RATE}}},
-                      timeout=5).status_code == 200
+    assert (
+        httpx.post(
+            f"{base}/_sim/faults", json={"vendors": {"*": {"rate_limit_per_second": RATE}}}, timeout=5
+        ).status_code
+        == 200
+    )
 
     def rate_limited() -> int:
         return len(httpx.get(f"{base}/_sim/faults", timeout=5).json()["injected"])
@@ -61,13 +64,22 @@ def enforced(simulator):
     httpx.post(f"{base}/_sim/reset", timeout=5)
 
 
-def settings(sim_url: str, vendor: str, capabilities: dict[str, float], vendor_rate: float | None,
-             pacing_dir: Path | None) -> FetchSettings:
+def settings(
+    sim_url: str, vendor: str, capabilities: dict[str, float], vendor_rate: float | None, pacing_dir: Path | None
+) -> FetchSettings:
     spec = SPEC[vendor]
-    return FetchSettings(endpoints={c: simulated_url(spec["endpoints"][c], sim_url) for c in capabilities},
-                         api_key=sim_key(vendor), options={}, rate_limits_per_second=capabilities, concurrency=8,
-                         timeout_seconds=5.0, max_attempts=1, prices_usd=spec["prices_usd"],
-                         vendor_rate_per_second=vendor_rate, pacing_dir=pacing_dir)
+    return FetchSettings(
+        endpoints={c: simulated_url(spec["endpoints"][c], sim_url) for c in capabilities},
+        api_key=sim_key(vendor),
+        options={},
+        rate_limits_per_second=capabilities,
+        concurrency=8,
+        timeout_seconds=5.0,
+        max_attempts=1,
+        prices_usd=spec["prices_usd"],
+        vendor_rate_per_second=vendor_rate,
+        pacing_dir=pacing_dir,
+    )
 
 
 def items(prefix: str, capability: str, n: int) -> list[FetchItem]:
@@ -103,9 +115,19 @@ def run_two_processes(tmp_path: Path, sim_url: str, pacing_dir: Path | None, tag
     """Two runs calling one vendor at once, each in its own process (a fetch run and a probe run, say)."""
     ctx = mp.get_context("spawn")
     out = ctx.Queue()
-    procs = [ctx.Process(target=_fetch_in_a_process,
-                         args=(sim_url, str(tmp_path / f"{tag}-{i}.duckdb"), f"{tag}{i}-",
-                               str(pacing_dir) if pacing_dir else None, out)) for i in range(2)]
+    procs = [
+        ctx.Process(
+            target=_fetch_in_a_process,
+            args=(
+                sim_url,
+                str(tmp_path / f"{tag}-{i}.duckdb"),
+                f"{tag}{i}-",
+                str(pacing_dir) if pacing_dir else None,
+                out,
+            ),
+        )
+        for i in range(2)
+    ]
     for p in procs:
         p.start()
     statuses = [s for _ in procs for s in out.get(timeout=120)]

@@ -17,8 +17,10 @@ ROOT = DEMO_MANIFEST.parents[3]
 ASSUMPTION = "is the project's assumption"
 # "$5 per 1,000 requests", "$7 per 1k", "$50 for 50k", "$75 a month for 5,000 searches", "$0.05 per million
 # tokens", "$0.008 per credit", "$0.005"
-_PRICE = re.compile(r"\$(?P<usd>\d[\d,]*(?:\.\d+)?)(?:\s+(?:per|for|a month for)\s+(?:(?P<qty>\d[\d,]*(?:\.\d+)?)\s*)?"
-                    r"(?P<scale>k|M|million)?\b)?")
+_PRICE = re.compile(
+    r"\$(?P<usd>\d[\d,]*(?:\.\d+)?)(?:\s+(?:per|for|a month for)\s+(?:(?P<qty>\d[\d,]*(?:\.\d+)?)\s*)?"
+    r"(?P<scale>k|M|million)?\b)?"
+)
 _SCALE = {None: 1, "k": 1_000, "M": 1_000_000, "million": 1_000_000}
 
 
@@ -33,10 +35,12 @@ def prices_stated(text: str) -> list[float]:
 
 
 def test_prices_stated_reads_the_ways_pricing_pages_write_a_price():
-    assert prices_stated("Search: $7 per 1k requests; $1,250 for 2.5M; $75 a month for 5,000 searches") == \
-        pytest.approx([0.007, 0.0005, 0.015])
-    assert prices_stated("| deep | $0.05 |, PAYGO $0.008 per credit, $0.05 per million tokens") == \
-        pytest.approx([0.05, 0.008, 5e-8])
+    assert prices_stated(
+        "Search: $7 per 1k requests; $1,250 for 2.5M; $75 a month for 5,000 searches"
+    ) == pytest.approx([0.007, 0.0005, 0.015])
+    assert prices_stated("| deep | $0.05 |, PAYGO $0.008 per credit, $0.05 per million tokens") == pytest.approx(
+        [0.05, 0.008, 5e-8]
+    )
 
 
 def test_a_live_manifest_must_name_the_archived_pricing_of_every_vendor(tmp_path):
@@ -75,7 +79,8 @@ def test_every_pinned_price_is_in_its_archived_pricing_text_or_declared_an_assum
             # not in the vendor's text: the file must say it is the project's assumption, and why
             assert ASSUMPTION in assumption and len(assumption) > 200, (vendor, unit, price)
             assert any(abs(price - p) <= 1e-12 + 1e-6 * price for p in prices_stated(assumption)), (vendor, unit)
-            assert f"the project's assumption, not a documented price; why in {spec.pricing_source.file}" in \
-                manifest_text, vendor  # and the manifest says so beside the price
+            assert (
+                f"the project's assumption, not a documented price; why in {spec.pricing_source.file}" in manifest_text
+            ), vendor  # and the manifest says so beside the price
             assumed.add(vendor)
     assert assumed == {"firecrawl", "jina"}  # the two vendors whose documentation gives no price per unit

@@ -19,8 +19,15 @@ import pandas as pd
 import pytest
 
 from bench_assets.cli import main as cli
-from bench_assets.rescore.snapshot import (Difference, compare_csv, compare_frames, compare_json, first_difference,
-                                  rescore_snapshot, same_value)
+from bench_assets.rescore.snapshot import (
+    Difference,
+    compare_csv,
+    compare_frames,
+    compare_json,
+    first_difference,
+    rescore_snapshot,
+    same_value,
+)
 
 
 def test_figures_compare_within_a_tolerance_and_types_matter_in_json():
@@ -41,7 +48,8 @@ def test_json_records_are_matched_by_vendor_or_row_id_not_by_position():
     ]
     rows = {"public_rows": [{"row_id": "r1", "correct": True}]}
     assert list(compare_json("", rows, {"public_rows": [{"row_id": "r1", "correct": False}]})) == [
-        ("public_rows[r1].correct", True, False)]
+        ("public_rows[r1].correct", True, False)
+    ]
     assert list(compare_json("", {"k": [1, 2]}, {"k": [1, 2, 3]})) == [("k (items)", 2, 3)]
 
 
@@ -49,12 +57,16 @@ def test_csv_cells_are_matched_on_their_key_and_named_by_vendor_and_row():
     published = "row_id,vendor,correct,latency_ms\nr1,exa,True,120.5\nr2,exa,False,\n"
     derived = "row_id,vendor,correct,latency_ms\nr1,exa,True,120.50000000001\nr2,exa,True,\nr3,exa,True,9\n"
     found = compare_csv("public_row_scores.csv", published, derived, ("row_id", "vendor"))
-    assert found == [Difference("public_row_scores.csv", "exa", "row_id r2: correct", "False", "True"),
-                     Difference("public_row_scores.csv", "exa", "row_id r3", None, "row")]
-    assert str(found[0]) == ("public_row_scores.csv · vendor exa · row_id r2: correct: published 'False', "
-                             "derived 'True'")
+    assert found == [
+        Difference("public_row_scores.csv", "exa", "row_id r2: correct", "False", "True"),
+        Difference("public_row_scores.csv", "exa", "row_id r3", None, "row"),
+    ]
+    assert str(found[0]) == (
+        "public_row_scores.csv · vendor exa · row_id r2: correct: published 'False', derived 'True'"
+    )
     assert compare_csv("x.csv", "vendor,a\nexa,1\n", "vendor,a,b\nexa,1,2\n", ("vendor",)) == [
-        Difference("x.csv", None, "column b", None, "present")]
+        Difference("x.csv", None, "column b", None, "present")
+    ]
 
 
 def test_a_table_is_compared_row_by_row_even_when_the_totals_agree():
@@ -116,8 +128,10 @@ def test_an_edited_figure_in_the_leaderboard_page_and_a_vendor_page_is_reported(
     with edited(out / "index.html", lambda t: cell.sub(r"\g<1>0.999<", t, count=1)):
         assert "0.999" in (out / "index.html").read_text()
         found = rescore(published_site)
-    assert found == [f"index.html · vendor {vendor} · text in table#leaderboard tr[data-vendor={vendor}] "
-                     f"td[data-metric={rank}] (changed since publication): published '0.999', derived '{shown}'"], found
+    assert found == [
+        f"index.html · vendor {vendor} · text in table#leaderboard tr[data-vendor={vendor}] "
+        f"td[data-metric={rank}] (changed since publication): published '0.999', derived '{shown}'"
+    ], found
 
     hit = f"{entry['metrics']['hit_at_1']['value']:.3f}"
     card = re.compile(rf'(data-metric="hit_at_1"><span class="k"[^>]*>[^<]*</span><span class="v">){re.escape(hit)}<')
@@ -143,17 +157,26 @@ def test_edited_charts_methodology_and_query_pages_and_added_or_missing_files_ar
     assert found[0].endswith("published '+90 pt', derived '+10 pt'"), found
     with edited(svg, lambda t: t.replace("stroke-width: 0.9", "stroke-width: 1.9", 1)):  # a drawing, no text
         found = rescore(published_site)
-    assert len(found) == 1 and re.match(r"charts/overfit_gap.svg · vendor — · line \d+ \(changed since publication\)",
-                                        found[0]) and "1.9" in found[0], found
+    assert (
+        len(found) == 1
+        and re.match(r"charts/overfit_gap.svg · vendor — · line \d+ \(changed since publication\)", found[0])
+        and "1.9" in found[0]
+    ), found
 
     with edited(out / "methodology.html", lambda t: t.replace("<td>0.9</td>", "<td>0.8</td>", 1)):
         found = rescore(published_site)
-    assert found == ["methodology.html · vendor — · text in table#constants (changed since publication): "
-                     "published '0.8', derived '0.9'"], found
+    assert found == [
+        "methodology.html · vendor — · text in table#constants (changed since publication): "
+        "published '0.8', derived '0.9'"
+    ], found
 
     query = sorted((out / "queries").glob("*-s.html"))[0]
-    with edited(query, lambda t: t.replace('<span class="tag tag-correct">correct</span>',
-                                           '<span class="tag tag-incorrect">not correct</span>', 1)):
+    with edited(
+        query,
+        lambda t: t.replace(
+            '<span class="tag tag-correct">correct</span>', '<span class="tag tag-incorrect">not correct</span>', 1
+        ),
+    ):
         found = rescore(published_site)
     assert len(found) == 1 and found[0].startswith(f"queries/{query.name} · "), found
 
@@ -167,10 +190,12 @@ def test_edited_charts_methodology_and_query_pages_and_added_or_missing_files_ar
     finally:
         extra.unlink()
         removed.write_bytes(kept)
-    assert sorted(found) == sorted([
-        "charts/extra.svg · vendor — · (file): published 'present (not recorded at publication)', derived None",
-        "llms.txt · vendor — · (file): published None, derived 'present'",
-    ]), found
+    assert sorted(found) == sorted(
+        [
+            "charts/extra.svg · vendor — · (file): published 'present (not recorded at publication)', derived None",
+            "llms.txt · vendor — · (file): published None, derived 'present'",
+        ]
+    ), found
 
 
 def test_a_reformatted_data_file_whose_figures_agree_is_reported_by_its_digest(published_site):
@@ -189,10 +214,14 @@ def test_a_reformatted_data_file_whose_figures_agree_is_reported_by_its_digest(p
 def test_first_difference_names_the_text_a_reader_sees_and_falls_back_to_lines():
     a = b'<table id="t"><tr data-vendor="exa"><td data-metric="hit_at_1"><span>0.5</span></td></tr></table>'
     b = a.replace(b"0.5", b"0.6")
-    assert first_difference("x.html", a, b) == ("exa", "text in table#t tr[data-vendor=exa] td[data-metric=hit_at_1]",
-                                                "0.5", "0.6")
+    assert first_difference("x.html", a, b) == (
+        "exa",
+        "text in table#t tr[data-vendor=exa] td[data-metric=hit_at_1]",
+        "0.5",
+        "0.6",
+    )
     # markup only (a sort key): the first differing line, excerpted
-    c = a.replace(b'<span>', b'<span data-value="1">')
+    c = a.replace(b"<span>", b'<span data-value="1">')
     vendor, item, published, derived = first_difference("x.html", a, c)
     assert (vendor, item) == (None, "line 1")
     # excerpted around the first character that differs

@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from datetime import date, datetime, time, timedelta, timezone
+from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from urllib.parse import quote, quote_plus
 
@@ -34,27 +34,35 @@ import httpx
 import pytest
 import yaml
 
-from bench_assets.review.business_days import add_business_days, business_days_between
-from bench_assets.defs.partitions import VENDORS
 from bench_assets.adapters import get_adapter
 from bench_assets.adapters.base import VendorTask, scrub_secrets
-from bench_assets.errors import BenchInputError
+from bench_assets.defs.partitions import VENDORS
 from bench_assets.defs.resources import BenchPaths, VendorGateway, VendorKeys, vendor_keys_from_env
+from bench_assets.errors import BenchInputError
 from bench_assets.fetch.engine import FetchItem, FetchSettings, fetch_partition
-from bench_assets.storage.archive import PartitionArchive
+from bench_assets.review.business_days import add_business_days, business_days_between
 from bench_assets.simulator.app import simulated_url
 from bench_assets.simulator.server import start_simulator
+from bench_assets.storage.archive import PartitionArchive
 from bench_assets.storage.warehouse import Warehouse
 from bench_assets_tests.helpers import GOLDEN_STAGES, SNAPSHOT, VENDOR_STAGES, assets, make_home, vendor_key
 from bench_assets_tests.helpers import resources as bench_resources
 
 # Every vendor, so every way a key is sent (see the module docstring).
-KEYS = {"exa": "exa-PLANTED-9f3c1d2e7a4b", "serpapi": "serpapi-PLANTED-5e8a0b6c2d1f",
-        "tavily": "tvly-PLANTED-3b7e1a9c4d20", "firecrawl": "fc-PLANTED-8d2c6f0a1e5b",
-        "jina": "jina_PLANTED-4f1a7c3e9b62", "kagi": "kagi-PLANTED-2e9d5b8a0c7f",
-        "serper": "serper-PLANTED-7c0e4b9d2a5f", "brave": "brave-PLANTED-1d6f8a3c0e9b",
-        "youcom": "ydc-PLANTED-6a2e9c4f1b8d", "parallel": "par-PLANTED-0b5d7e2a9c3f",
-        "linkup": "lnk-PLANTED-9e3a1c6f4d0b", "perplexity": "pplx-PLANTED-4c8b2f7e0a1d"}
+KEYS = {
+    "exa": "exa-PLANTED-9f3c1d2e7a4b",
+    "serpapi": "serpapi-PLANTED-5e8a0b6c2d1f",
+    "tavily": "tvly-PLANTED-3b7e1a9c4d20",
+    "firecrawl": "fc-PLANTED-8d2c6f0a1e5b",
+    "jina": "jina_PLANTED-4f1a7c3e9b62",
+    "kagi": "kagi-PLANTED-2e9d5b8a0c7f",
+    "serper": "serper-PLANTED-7c0e4b9d2a5f",
+    "brave": "brave-PLANTED-1d6f8a3c0e9b",
+    "youcom": "ydc-PLANTED-6a2e9c4f1b8d",
+    "parallel": "par-PLANTED-0b5d7e2a9c3f",
+    "linkup": "lnk-PLANTED-9e3a1c6f4d0b",
+    "perplexity": "pplx-PLANTED-4c8b2f7e0a1d",
+}
 SPLIT_KEY = "split-PLANTED-0c4e9a7b31d5"
 
 
@@ -79,14 +87,18 @@ def date_packets_back(warehouse_file: Path, snapshot_id: str, business_days: int
     """Move the review packets' send date (and the freeze it logged) back to a day at least
     `business_days` US business days before today: as if they had been sent then. Thirty calendar
     days back always holds at least ten business days, whatever the holidays."""
-    today = datetime.now(timezone.utc).date()
+    today = datetime.now(UTC).date()
     sent_on = today - timedelta(days=30)
     assert business_days_between(sent_on, today) >= business_days
     with Warehouse(warehouse_file).connect() as con:
-        con.execute("UPDATE review_packets SET sent_on = ?, opens_on = ? WHERE snapshot_id = ?",
-                    [sent_on, add_business_days(sent_on, business_days), snapshot_id])
-        con.execute("UPDATE snapshot_lifecycle SET changed_at = ? WHERE snapshot_id = ? AND status = 'frozen'",
-                    [datetime.combine(sent_on, time(12), tzinfo=timezone.utc), snapshot_id])
+        con.execute(
+            "UPDATE review_packets SET sent_on = ?, opens_on = ? WHERE snapshot_id = ?",
+            [sent_on, add_business_days(sent_on, business_days), snapshot_id],
+        )
+        con.execute(
+            "UPDATE snapshot_lifecycle SET changed_at = ? WHERE snapshot_id = ? AND status = 'frozen'",
+            [datetime.combine(sent_on, time(12), tzinfo=UTC), snapshot_id],
+        )
     return sent_on
 
 
@@ -102,7 +114,9 @@ def test_live_keys_never_reach_storage_logs_or_published_files(tmp_path, monkeyp
     home = make_home(tmp_path / "home", list(KEYS), rows_per_stratum=6)
     manifest_path = home / "data" / "snapshots" / SNAPSHOT / "manifest.yaml"
     monkeypatch.setenv("BENCH_SPLIT_KEY", SPLIT_KEY)
-    key_envs = {vendor: spec["key_env"] for vendor, spec in yaml.safe_load(manifest_path.read_text())["vendors"].items()}
+    key_envs = {
+        vendor: spec["key_env"] for vendor, spec in yaml.safe_load(manifest_path.read_text())["vendors"].items()
+    }
     assert set(key_envs) == set(KEYS) == set(VENDORS)  # every vendor there is
     for vendor, key in KEYS.items():
         monkeypatch.setenv(key_envs[vendor], key)
@@ -112,8 +126,9 @@ def test_live_keys_never_reach_storage_logs_or_published_files(tmp_path, monkeyp
         instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
         resources = {**bench_resources(home, sim), "vendor_keys": vendor_keys_from_env(home / "data" / "snapshots")}
         # Golden stages verify the planted pages through the simulator (simulated mode) ...
-        assert dg.materialize(assets(*GOLDEN_STAGES), instance=instance, partition_key=SNAPSHOT,
-                              resources=resources).success
+        assert dg.materialize(
+            assets(*GOLDEN_STAGES), instance=instance, partition_key=SNAPSHOT, resources=resources
+        ).success
         # ... then the vendors are called as in a live run: real keys, endpoints given in the manifest.
         data = yaml.safe_load(manifest_path.read_text())
         data["mode"] = "live"
@@ -124,8 +139,13 @@ def test_live_keys_never_reach_storage_logs_or_published_files(tmp_path, monkeyp
         # First try: a key with a trailing newline, as a careless .env gives it. It is refused
         # before anything is sent, naming the variable and never the value, and nothing is archived.
         monkeypatch.setenv(key_envs["exa"], KEYS["exa"] + "\n")
-        refused = dg.materialize(assets(*VENDOR_STAGES), instance=instance, partition_key=vendor_key("exa"),
-                                 resources=resources, raise_on_error=False)
+        refused = dg.materialize(
+            assets(*VENDOR_STAGES),
+            instance=instance,
+            partition_key=vendor_key("exa"),
+            resources=resources,
+            raise_on_error=False,
+        )
         assert not refused.success
         message = failure_text(refused)
         assert f"${key_envs['exa']}: field '{key_envs['exa']}'" in message and "trailing" in message, message
@@ -133,16 +153,23 @@ def test_live_keys_never_reach_storage_logs_or_published_files(tmp_path, monkeyp
         assert not Warehouse(home / "data" / "warehouse" / "bench.duckdb").partition_file(SNAPSHOT, "exa").exists()
         monkeypatch.setenv(key_envs["exa"], KEYS["exa"])  # fixed, and the run goes on
         for vendor in KEYS:
-            result = dg.materialize(assets(*VENDOR_STAGES), instance=instance, partition_key=vendor_key(vendor),
-                                    resources=resources)
+            result = dg.materialize(
+                assets(*VENDOR_STAGES), instance=instance, partition_key=vendor_key(vendor), resources=resources
+            )
             assert result.success
         # The review packets go out (the snapshot freezes), and are dated back past the review period.
-        assert dg.materialize(assets("vendor_leaderboard", "review_packets"), instance=instance,
-                              partition_key=SNAPSHOT, resources=resources).success
-        sent_on = date_packets_back(home / "data" / "warehouse" / "bench.duckdb", SNAPSHOT,
-                                    data.get("review", {}).get("business_days", 10))
-        published = dg.materialize(assets("published_snapshot"), instance=instance, partition_key=SNAPSHOT,
-                                   resources=resources)
+        assert dg.materialize(
+            assets("vendor_leaderboard", "review_packets"),
+            instance=instance,
+            partition_key=SNAPSHOT,
+            resources=resources,
+        ).success
+        sent_on = date_packets_back(
+            home / "data" / "warehouse" / "bench.duckdb", SNAPSHOT, data.get("review", {}).get("business_days", 10)
+        )
+        published = dg.materialize(
+            assets("published_snapshot"), instance=instance, partition_key=SNAPSHOT, resources=resources
+        )
         assert published.success
     out = home / "data" / "publish" / SNAPSHOT
     assert (out / "index.html").is_file() and (out / "leaderboard.json").is_file()
@@ -155,9 +182,12 @@ def test_live_keys_never_reach_storage_logs_or_published_files(tmp_path, monkeyp
     warehouse = home / "data" / "warehouse"
     con = duckdb.connect(str(warehouse / "bench.duckdb"), read_only=True)
     try:
-        ok = con.execute("SELECT vendor, capability, count(*) FROM raw_responses WHERE http_status = 200 AND final "
-                         "GROUP BY 1, 2").fetchall()
-        redacted = con.execute("SELECT count(*) FROM raw_responses WHERE request_json LIKE '%<redacted>%'").fetchone()[0]
+        ok = con.execute(
+            "SELECT vendor, capability, count(*) FROM raw_responses WHERE http_status = 200 AND final GROUP BY 1, 2"
+        ).fetchall()
+        redacted = con.execute("SELECT count(*) FROM raw_responses WHERE request_json LIKE '%<redacted>%'").fetchone()[
+            0
+        ]
         status = con.execute("SELECT status FROM snapshots WHERE snapshot_id = ?", [SNAPSHOT]).fetchone()[0]
     finally:
         con.close()
@@ -186,11 +216,16 @@ def test_live_keys_never_reach_storage_logs_or_published_files(tmp_path, monkeyp
 # ##### THE TWO GUARDS ON THEIR OWN
 
 
-@pytest.mark.parametrize("value, problem", [
-    ("exa-PLANTED-9f3c1d2e7a4b\n", "trailing"), ("exa-PLANTED-9f3c1d2e7a4b\r\n", "trailing"),
-    (" exa-PLANTED-9f3c1d2e7a4b", "leading"), ("exa-PLANTED-9f3c1d2e7a4b\x7f", "U+007F"),
-    ("exa-PLANTED\t9f3c1d2e7a4b", "U+0009"),
-])
+@pytest.mark.parametrize(
+    "value, problem",
+    [
+        ("exa-PLANTED-9f3c1d2e7a4b\n", "trailing"),
+        ("exa-PLANTED-9f3c1d2e7a4b\r\n", "trailing"),
+        (" exa-PLANTED-9f3c1d2e7a4b", "leading"),
+        ("exa-PLANTED-9f3c1d2e7a4b\x7f", "U+007F"),
+        ("exa-PLANTED\t9f3c1d2e7a4b", "U+0009"),
+    ],
+)
 def test_a_key_that_would_not_travel_as_it_is_is_refused_naming_the_variable_only(value, problem, monkeypatch):
     monkeypatch.setenv("EXA_TEAM_B_KEY", value)
     keys = vendor_keys_from_env()  # no manifest names EXA_TEAM_B_KEY: not bound
@@ -218,21 +253,31 @@ def test_the_key_comes_from_the_variable_the_manifest_names(tmp_path, monkeypatc
     assert exa.key_env == "EXA_TEAM_B_KEY" and kagi.key_env == "KAGI_API_KEY"  # the default name
     assert keys.process_config_and_initialize().key_in("EXA_TEAM_B_KEY") == KEYS["exa"]  # as a run resolves it
     assert gateway.api_key("exa", "live", keys, key_env=exa.key_env) == KEYS["exa"]
-    with pytest.raises(BenchInputError, match=r"\$KAGI_API_KEY: field 'KAGI_API_KEY': no API key for kagi in live mode"):
+    with pytest.raises(
+        BenchInputError, match=r"\$KAGI_API_KEY: field 'KAGI_API_KEY': no API key for kagi in live mode"
+    ):
         gateway.api_key("kagi", "live", keys, key_env=kagi.key_env)
     assert gateway.api_key("kagi", "simulated", keys, key_env=kagi.key_env) == "sim-kagi-key"  # no key needed
 
 
-@pytest.mark.parametrize("text, expected", [
-    # httpx refusing a header with a newline quotes the header, key and all
-    (f"connection_error: LocalProtocolError: Illegal header value b'Bearer {KEYS['tavily']}\\n'",
-     "connection_error: LocalProtocolError: Illegal header value b'Bearer <redacted>'"),
-    (f'{{"error": "Invalid key {KEYS["tavily"]}"}}', '{"error": "Invalid key <redacted>"}'),
-    (f"GET /search?api_key={quote(KEYS['serpapi'] + '/x', safe='').lower()}&q=a", "GET /search?api_key=<redacted>&q=a"),
-    (f"a message cut short after {KEYS['tavily'][:9]}", "a message cut short after <redacted>"),
-    ("nothing secret here, tvly-", "nothing secret here, tvly-"),
-    (None, None),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        # httpx refusing a header with a newline quotes the header, key and all
+        (
+            f"connection_error: LocalProtocolError: Illegal header value b'Bearer {KEYS['tavily']}\\n'",
+            "connection_error: LocalProtocolError: Illegal header value b'Bearer <redacted>'",
+        ),
+        (f'{{"error": "Invalid key {KEYS["tavily"]}"}}', '{"error": "Invalid key <redacted>"}'),
+        (
+            f"GET /search?api_key={quote(KEYS['serpapi'] + '/x', safe='').lower()}&q=a",
+            "GET /search?api_key=<redacted>&q=a",
+        ),
+        (f"a message cut short after {KEYS['tavily'][:9]}", "a message cut short after <redacted>"),
+        ("nothing secret here, tvly-", "nothing secret here, tvly-"),
+        (None, None),
+    ],
+)
 def test_scrub_secrets_replaces_every_form_of_a_key(text, expected):
     assert scrub_secrets(text, [KEYS["tavily"] + "\n", KEYS["serpapi"] + "/x"]) == expected
 
@@ -245,30 +290,49 @@ def test_what_a_vendor_or_the_transport_echoes_of_the_key_is_archived_scrubbed(t
     def vendor(request: httpx.Request) -> httpx.Response:
         q = request.url.params["q"]
         if q == "echoes in an error":
-            return httpx.Response(401, headers={"x-echo": key}, json={
-                "error": f"Invalid API key: {key}. Request: {request.url}"})
+            return httpx.Response(
+                401, headers={"x-echo": key}, json={"error": f"Invalid API key: {key}. Request: {request.url}"}
+            )
         if q == "breaks the transport":
             raise httpx.LocalProtocolError(f"Illegal header value b'{key}\\n'")
-        return httpx.Response(200, json={"search_metadata": {"id": "s1", "status": "Success"},
-                                         "search_parameters": {"api_key": key, "q": q},
-                                         "organic_results": [{"position": 1, "link": "https://a.test/", "title": "A"}]})
+        return httpx.Response(
+            200,
+            json={
+                "search_metadata": {"id": "s1", "status": "Success"},
+                "search_parameters": {"api_key": key, "q": q},
+                "organic_results": [{"position": 1, "link": "https://a.test/", "title": "A"}],
+            },
+        )
 
-    items = [FetchItem(f"q{i}", "public", "search", text) for i, text in
-             enumerate(["echoes in an error", "breaks the transport", "answers"])]
-    settings = FetchSettings(endpoints={"search": "https://serpapi.com/search"}, api_key=key, options={},
-                             rate_limits_per_second={"search": 100.0}, concurrency=2, timeout_seconds=5,
-                             max_attempts=1, prices_usd={"request.search": 0.015})
+    items = [
+        FetchItem(f"q{i}", "public", "search", text)
+        for i, text in enumerate(["echoes in an error", "breaks the transport", "answers"])
+    ]
+    settings = FetchSettings(
+        endpoints={"search": "https://serpapi.com/search"},
+        api_key=key,
+        options={},
+        rate_limits_per_second={"search": 100.0},
+        concurrency=2,
+        timeout_seconds=5,
+        max_attempts=1,
+        prices_usd={"request.search": 0.015},
+    )
     archive = PartitionArchive(tmp_path / "serpapi.duckdb", SNAPSHOT, "serpapi")
     try:
-        asyncio.run(fetch_partition(get_adapter("serpapi"), items, settings, archive,
-                                    transport=httpx.MockTransport(vendor)))
+        asyncio.run(
+            fetch_partition(get_adapter("serpapi"), items, settings, archive, transport=httpx.MockTransport(vendor))
+        )
         raw = archive.frame().set_index("query_id")
     finally:
         archive.close()
     archived = raw.to_csv()
     assert all(form not in archived for form in (key, quote(key, safe=""), quote_plus(key)))
     assert "<redacted>" in raw.loc["q0", "body"] and "<redacted>" in raw.loc["q0", "response_headers_json"]
-    assert raw.loc["q1", "transport_error"] == "connection_error: LocalProtocolError: Illegal header value b'<redacted>\\n'"
+    assert (
+        raw.loc["q1", "transport_error"]
+        == "connection_error: LocalProtocolError: Illegal header value b'<redacted>\\n'"
+    )
     assert json.loads(raw.loc["q0", "request_json"])["params"]["api_key"] == "<redacted>"
     body = raw.loc["q2", "body"]
     assert raw.loc["q2", "body_sha256"] == hashlib.sha256(body.encode()).hexdigest()  # the hash of what is kept

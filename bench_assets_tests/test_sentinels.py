@@ -25,7 +25,7 @@ import subprocess
 import tempfile
 import time
 from contextlib import contextmanager
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -36,21 +36,29 @@ import jsonschema
 import pandas as pd
 import pytest
 
+from bench_assets.cli.sentinel_cycle import ProbeDaemon, simulate_probe_cycle
 from bench_assets.definitions import defs as location_defs
 from bench_assets.defs.resources import BenchPaths
-from bench_assets.cli.sentinel_cycle import ProbeDaemon, simulate_probe_cycle
 from bench_assets.defs.sentinels import probe_schedule, sentinel_pages, sentinel_probes
 from bench_assets.rescore.snapshot import rescore_snapshot
 from bench_assets.sentinels.pages import PROBE_CRON, make_batch, page_records, probe_ticks, tick_key
 from bench_assets.sentinels.ttr import sentinel_durations
-from bench_assets_tests.helpers import (GOLDEN_STAGES, RESULT_STAGES, SNAPSHOT, VENDOR_STAGES, make_home, materialize,
-                                        resources, vendor_key)
+from bench_assets_tests.helpers import (
+    GOLDEN_STAGES,
+    RESULT_STAGES,
+    SNAPSHOT,
+    VENDOR_STAGES,
+    make_home,
+    materialize,
+    resources,
+    vendor_key,
+)
 
 VENDORS = ["exa", "jina", "serper"]  # simulated lags: exa ~1 day, jina never, serper ~6 h
 OTHER = "web_search-2026-q4"  # a second snapshot whose vendors find every page within two days
 OTHER_VENDORS = ["exa", "serper"]
 SNAPSHOT_VENDORS = {SNAPSHOT: VENDORS, OTHER: OTHER_VENDORS}
-T0 = datetime(2026, 7, 1, tzinfo=timezone.utc)
+T0 = datetime(2026, 7, 1, tzinfo=UTC)
 COUNT = 6
 QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 
@@ -87,11 +95,20 @@ def probe_instance(tmp_path):
     and migrating each run's event-log file and ~0.25 s the `tail` processes that capture its
     logs; the probes themselves are ~0.25 s."""
     (tmp_path / "dagster_home").mkdir()
-    with dg.instance_for_test(temp_dir=str(tmp_path / "dagster_home"), overrides={
-        "event_log_storage": {"module": "dagster._core.storage.event_log", "class": "ConsolidatedSqliteEventLogStorage",
-                              "config": {"base_dir": str(tmp_path / "event_log")}},
-        "compute_logs": {"module": "dagster._core.storage.noop_compute_log_manager",
-                         "class": "NoOpComputeLogManager"}}) as instance:
+    with dg.instance_for_test(
+        temp_dir=str(tmp_path / "dagster_home"),
+        overrides={
+            "event_log_storage": {
+                "module": "dagster._core.storage.event_log",
+                "class": "ConsolidatedSqliteEventLogStorage",
+                "config": {"base_dir": str(tmp_path / "event_log")},
+            },
+            "compute_logs": {
+                "module": "dagster._core.storage.noop_compute_log_manager",
+                "class": "NoOpComputeLogManager",
+            },
+        },
+    ) as instance:
         yield instance
 
 
@@ -103,11 +120,27 @@ def table(home, sql: str, params=()) -> pd.DataFrame:
         con.close()
 
 
-def publish(instance, home, sim_url: str, published_at: datetime, count: int = COUNT, raise_on_error=True,
-            snapshot: str = SNAPSHOT, **config):
-    return dg.materialize([sentinel_pages], instance=instance, partition_key=snapshot, raise_on_error=raise_on_error,
-                          resources=resources(home, sim_url), run_config={**QUIET, "ops": {"sentinel_pages": {
-                              "config": {"published_at": published_at.isoformat(), "count": count, **config}}}})
+def publish(
+    instance,
+    home,
+    sim_url: str,
+    published_at: datetime,
+    count: int = COUNT,
+    raise_on_error=True,
+    snapshot: str = SNAPSHOT,
+    **config,
+):
+    return dg.materialize(
+        [sentinel_pages],
+        instance=instance,
+        partition_key=snapshot,
+        raise_on_error=raise_on_error,
+        resources=resources(home, sim_url),
+        run_config={
+            **QUIET,
+            "ops": {"sentinel_pages": {"config": {"published_at": published_at.isoformat(), "count": count, **config}}},
+        },
+    )
 
 
 def sim_truth(sim) -> dict[tuple[str, str], dict]:
@@ -121,8 +154,9 @@ def expected_first_find(truth: dict, vendor: str, ticks: list[datetime]) -> date
     if indexed is None:
         return None
     published = datetime.fromisoformat(truth["published_at"])
-    return next((t for t in ticks if t >= datetime.fromisoformat(indexed) and t <= published + timedelta(hours=720)),
-                None)
+    return next(
+        (t for t in ticks if t >= datetime.fromisoformat(indexed) and t <= published + timedelta(hours=720)), None
+    )
 
 
 def due_snapshots(truth: dict, at: datetime, ticks: list[datetime]) -> list[str]:
@@ -144,10 +178,16 @@ def comparable(probes: pd.DataFrame) -> pd.DataFrame:
     """Probe rows without what differs between two runs of the same probes: the measured latency,
     the wall-clock Date header, and the simulator's request ids (a counter over all its requests)."""
     out = probes.drop(columns=["latency_ms"]).sort_values(["snapshot_id", "vendor", "sentinel_id", "tick_at"])
-    out["body"] = [re.sub(r"[a-z]+-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", "<request id>", v)
-                   if isinstance(v, str) else v for v in out["body"]]
-    out["response_headers_json"] = [{k: v for k, v in json.loads(h).items() if k != "date"} if isinstance(h, str) else h
-                                    for h in out["response_headers_json"]]
+    out["body"] = [
+        re.sub(r"[a-z]+-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", "<request id>", v)
+        if isinstance(v, str)
+        else v
+        for v in out["body"]
+    ]
+    out["response_headers_json"] = [
+        {k: v for k, v in json.loads(h).items() if k != "date"} if isinstance(h, str) else h
+        for h in out["response_headers_json"]
+    ]
     out["request_id"] = out["request_id"].notna()
     out["body_sha256"] = out["body_sha256"].notna()
     return out.reset_index(drop=True)
@@ -181,8 +221,9 @@ def cycle(tmp_path_factory, sim):
         httpx.post(f"{sim.base_url}/_sim/reset", timeout=5)
         publish(instance, home, sim.base_url, T0, snapshot=OTHER)
         started = time.perf_counter()
-        result = simulate_probe_cycle(SNAPSHOT, resources(home, sim.base_url), instance, T0, count=COUNT,
-                                      run_config=QUIET, per_tick=True)
+        result = simulate_probe_cycle(
+            SNAPSHOT, resources(home, sim.base_url), instance, T0, count=COUNT, run_config=QUIET, per_tick=True
+        )
         seconds = time.perf_counter() - started
         daemon = ProbeDaemon(resources(home, sim.base_url), instance, QUIET)
         past_window = daemon.tick(hours(726))
@@ -191,9 +232,18 @@ def cycle(tmp_path_factory, sim):
         truth = {key: page for key, page in sim_truth(sim).items() if key[0] in SNAPSHOT_VENDORS}
         materialize(instance, home, sim.base_url, RESULT_STAGES, SNAPSHOT)
         print(f"\n30 days of ticks, tick by tick: {len(result.runs)} probe runs in {seconds:.1f} s")
-        yield SimpleNamespace(home=home, instance=instance, cycle=result, daemon=daemon, past_window=past_window,
-                              billing=billing, requests=requests, truth=truth, seconds=seconds,
-                              out=home / "data" / "publish" / SNAPSHOT)
+        yield SimpleNamespace(
+            home=home,
+            instance=instance,
+            cycle=result,
+            daemon=daemon,
+            past_window=past_window,
+            billing=billing,
+            requests=requests,
+            truth=truth,
+            seconds=seconds,
+            out=home / "data" / "publish" / SNAPSHOT,
+        )
 
 
 # ##### THE SCHEDULE
@@ -210,14 +260,16 @@ def test_the_schedule_runs_every_6_hours_by_default():
 def test_a_tick_requests_one_run_keyed_by_snapshot_and_tick(tmp_path, sim):
     home = make_home(tmp_path, ["serper"])
     schedule = probe_schedule(BenchPaths(root=str(home)), resources(home, "")["duckdb"])
-    repository = dg.Definitions(assets=[sentinel_pages, sentinel_probes], schedules=[schedule],
-                                resources=resources(home, sim.base_url)).get_repository_def()
+    repository = dg.Definitions(
+        assets=[sentinel_pages, sentinel_probes], schedules=[schedule], resources=resources(home, sim.base_url)
+    ).get_repository_def()
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
 
         def tick(at: datetime):
-            context = dg.build_schedule_context(instance=instance, scheduled_execution_time=at,
-                                                repository_def=repository)
+            context = dg.build_schedule_context(
+                instance=instance, scheduled_execution_time=at, repository_def=repository
+            )
             return schedule.evaluate_tick(context)
 
         assert tick(hours(6)).skip_message  # nothing published yet
@@ -252,8 +304,9 @@ def test_thirty_days_of_ticks_ran_one_by_one_through_the_schedule_and_probe_job(
         assert len(e.runs) == len(due) and all(r.success for r in e.runs), e.tick
     # The second snapshot's vendors found all its pages within two days: no run of it after that,
     # while the first (where jina never finds) kept being probed to the end of its 30 days.
-    last_other = max(expected_first_find(page, v, ticks) for (s, _), page in cycle.truth.items() if s == OTHER
-                     for v in OTHER_VENDORS)
+    last_other = max(
+        expected_first_find(page, v, ticks) for (s, _), page in cycle.truth.items() if s == OTHER for v in OTHER_VENDORS
+    )
     assert last_other <= hours(48)
     other_keys = [k for e in evaluations for k in e.run_keys if k.startswith(OTHER)]
     assert other_keys[-1] == f"{OTHER}@{tick_key(last_other)}"
@@ -272,8 +325,9 @@ def test_each_run_is_one_tick_of_one_snapshot_under_its_own_run_key(cycle):
         assert run.tags["dagster/partition"] == run.tags["bench/sentinel_probe"] == snapshot
         assert run.tags["bench/probe_at"] == key and run.tags["dagster/schedule_name"] == "sentinel_probe_schedule"
         assert tick_key(datetime.fromisoformat(run.tags["dagster/scheduled_execution_time"])) == key
-        assert [tick_key(datetime.fromisoformat(t)) for t in
-                run.run_config["ops"]["sentinel_probes"]["config"]["probe_at"]] == [key]
+        assert [
+            tick_key(datetime.fromisoformat(t)) for t in run.run_config["ops"]["sentinel_probes"]["config"]["probe_at"]
+        ] == [key]
     for result in cycle.cycle.runs:
         metadata = result.asset_materializations_for_node("sentinel_probes")[0].metadata
         assert metadata["ticks"].value == 1 and metadata["sent_this_run"].value == metadata["dagster/row_count"].value
@@ -302,8 +356,9 @@ def test_each_vendor_finds_each_page_at_the_first_tick_after_the_simulator_index
     outcomes = {}
     for (snapshot, sentinel), truth in cycle.truth.items():
         for vendor in SNAPSHOT_VENDORS[snapshot]:
-            mine = probes[(probes["snapshot_id"] == snapshot) & (probes["vendor"] == vendor)
-                          & (probes["sentinel_id"] == sentinel)].sort_values("tick_at")
+            mine = probes[
+                (probes["snapshot_id"] == snapshot) & (probes["vendor"] == vendor) & (probes["sentinel_id"] == sentinel)
+            ].sort_values("tick_at")
             found = mine[mine["found"]]
             first = expected_first_find(truth, vendor, ticks)
             outcomes[(snapshot, vendor, sentinel)] = first
@@ -378,16 +433,21 @@ def test_published_medians_and_intervals_agree_with_r(cycle):
     pages = table(cycle.home, "SELECT * FROM sentinel_pages")
     subjects = sentinel_durations(pages, table(cycle.home, "SELECT * FROM sentinel_probes"))
     board = json.loads((cycle.out / "leaderboard.json").read_text())
-    figures = {e["vendor"]: e["metrics"]["ttr_median_hours"] for e in board["vendors"]
-               if e["status"] == "scored" and "ttr_median_hours" in e["metrics"]}
+    figures = {
+        e["vendor"]: e["metrics"]["ttr_median_hours"]
+        for e in board["vendors"]
+        if e["status"] == "scored" and "ttr_median_hours" in e["metrics"]
+    }
     # Every published vendor with sentinels must be compared, not just those R happened to print.
     assert set(figures) == set(VENDORS) == set(subjects["vendor"]), (sorted(figures), sorted(set(subjects["vendor"])))
     script = ["suppressPackageStartupMessages(library(survival))"]
     for vendor, group in subjects.groupby("vendor"):
         t = ",".join(repr(float(x)) for x in group["duration_hours"])
         e = ",".join("1" if o else "0" for o in group["observed"])
-        script.append(f'x <- summary(survfit(Surv(c({t}), c({e})) ~ 1))$table; '
-                      f'cat("{vendor}", x["median"], x["0.95LCL"], x["0.95UCL"], "\\n")')
+        script.append(
+            f"x <- summary(survfit(Surv(c({t}), c({e})) ~ 1))$table; "
+            f'cat("{vendor}", x["median"], x["0.95LCL"], x["0.95UCL"], "\\n")'
+        )
     run = subprocess.run(["Rscript", "-e", "\n".join(script)], capture_output=True, text=True, timeout=120)
     if run.returncode != 0 and "no package called" in run.stderr:
         pytest.skip("R is installed but not its survival package")
@@ -399,12 +459,18 @@ def test_published_medians_and_intervals_agree_with_r(cycle):
         from_r[vendor] = [None if v == "NA" else float(v) for v in values]
     assert set(from_r) == set(figures), (sorted(from_r), sorted(figures))
     for vendor, ours in figures.items():
-        for name, mine, theirs in zip(("median", "low", "high"), (ours["value"], ours["low"], ours["high"]),
-                                      from_r[vendor], strict=True):
+        for name, mine, theirs in zip(
+            ("median", "low", "high"), (ours["value"], ours["low"], ours["high"]), from_r[vendor], strict=True
+        ):
             if theirs is None:
                 assert mine is None, (vendor, name, ours, from_r[vendor])
             else:
-                assert mine is not None and mine == pytest.approx(theirs, abs=1e-6), (vendor, name, ours, from_r[vendor])
+                assert mine is not None and mine == pytest.approx(theirs, abs=1e-6), (
+                    vendor,
+                    name,
+                    ours,
+                    from_r[vendor],
+                )
 
 
 def test_rescore_re_derives_ttr_from_the_archived_probe_responses(cycle, monkeypatch):
@@ -440,8 +506,9 @@ def small(tmp_path, sim):
         publish(instance, home, sim.base_url, T0)
         truth = {sentinel: page for (snapshot, sentinel), page in sim_truth(sim).items() if snapshot == SNAPSHOT}
         res = resources(home, sim.base_url)
-        yield SimpleNamespace(home=home, instance=instance, res=res, truth=truth,
-                              daemon=ProbeDaemon(res, instance, QUIET))
+        yield SimpleNamespace(
+            home=home, instance=instance, res=res, truth=truth, daemon=ProbeDaemon(res, instance, QUIET)
+        )
 
 
 def billed_calls(sim) -> int:
@@ -499,7 +566,8 @@ def test_a_missed_tick_is_caught_up_by_the_next(small, sim):
     small.daemon.tick(following)
     at_following = probe_table(small.home).loc[lambda d: pd.to_datetime(d["tick_at"], utc=True) == following]
     assert set(zip(at_following["vendor"], at_following["sentinel_id"])) == {
-        (r.vendor, r.sentinel_id) for r in at_catch_up.itertuples() if not r.found}
+        (r.vendor, r.sentinel_id) for r in at_catch_up.itertuples() if not r.found
+    }
 
 
 def test_re_running_a_tick_replaces_its_rows_and_pays_nothing_twice(small, sim):
@@ -510,8 +578,13 @@ def test_re_running_a_tick_replaces_its_rows_and_pays_nothing_twice(small, sim):
     calls = billed_calls(sim)
     assert all(small.daemon.tick(at).runs == [] for at in ticks)  # the daemon never launches a run key twice
     for at in (hours(6), T0):  # an operator re-runs the middle tick, then the first one after later ticks
-        run = dg.materialize([sentinel_probes], instance=small.instance, partition_key=SNAPSHOT, resources=small.res,
-                             run_config={**QUIET, "ops": {"sentinel_probes": {"config": {"probe_at": [at.isoformat()]}}}})
+        run = dg.materialize(
+            [sentinel_probes],
+            instance=small.instance,
+            partition_key=SNAPSHOT,
+            resources=small.res,
+            run_config={**QUIET, "ops": {"sentinel_probes": {"config": {"probe_at": [at.isoformat()]}}}},
+        )
         assert run.success
     assert billed_calls(sim) == calls  # every response came from the probe archive
     pd.testing.assert_frame_equal(before, probe_table(small.home))
@@ -526,9 +599,13 @@ def test_live_pages_are_deployed_then_probed_from_the_confirmed_publish_time(tmp
     config = {"batch_id": "b1", "base_url": "https://sentinels.example.org", "deploy_dir": str(deploy)}
     instance = dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
-    run = dg.materialize([sentinel_pages], instance=instance, partition_key=SNAPSHOT,
-                         resources=resources(home, sim.base_url),
-                         run_config={**QUIET, "ops": {"sentinel_pages": {"config": {**config, "count": 3}}}})
+    run = dg.materialize(
+        [sentinel_pages],
+        instance=instance,
+        partition_key=SNAPSHOT,
+        resources=resources(home, sim.base_url),
+        run_config={**QUIET, "ops": {"sentinel_pages": {"config": {**config, "count": 3}}}},
+    )
     expected = make_batch(SNAPSHOT, "b1", 3, config["base_url"], None)
     for page in expected:
         html = (deploy / page.url.split("://")[1] / "index.html").read_text()
@@ -536,7 +613,7 @@ def test_live_pages_are_deployed_then_probed_from_the_confirmed_publish_time(tmp
     assert table(home, "SELECT count(*) AS n FROM sentinel_pages WHERE published_at IS NULL")["n"][0] == 3
     assert "deploy it" in run.asset_materializations_for_node("sentinel_pages")[0].metadata["status"].value
     schedule = probe_schedule(BenchPaths(root=str(home)), resources(home, "")["duckdb"])
-    now = datetime.now(timezone.utc).replace(microsecond=0)
+    now = datetime.now(UTC).replace(microsecond=0)
     with dg.build_schedule_context(scheduled_execution_time=now + timedelta(hours=6)) as context:
         assert isinstance(schedule(context), dg.SkipReason)  # unconfirmed pages are never probed
     publish(instance, home, sim.base_url, now - timedelta(hours=1), 3, **config)
@@ -551,10 +628,14 @@ def test_a_live_catch_up_run_of_an_old_tick_leaves_the_probe_to_the_latest_tick(
     home = make_home(tmp_path, ["serper"], edit=lambda d: d.update(mode="live"))
     instance = dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
-    old_tick = (datetime.now(timezone.utc) - timedelta(days=1)).replace(minute=0, second=0, microsecond=0)
-    result = dg.materialize([sentinel_probes], instance=instance, partition_key=SNAPSHOT,
-                            resources=resources(home, sim.base_url),
-                            run_config={**QUIET, "ops": {"sentinel_probes": {"config": {"probe_at": [old_tick.isoformat()]}}}})
+    old_tick = (datetime.now(UTC) - timedelta(days=1)).replace(minute=0, second=0, microsecond=0)
+    result = dg.materialize(
+        [sentinel_probes],
+        instance=instance,
+        partition_key=SNAPSHOT,
+        resources=resources(home, sim.base_url),
+        run_config={**QUIET, "ops": {"sentinel_probes": {"config": {"probe_at": [old_tick.isoformat()]}}}},
+    )
     metadata = result.asset_materializations_for_node("sentinel_probes")[0].metadata
     assert metadata["status"].value.startswith("superseded by the tick of")
     assert not (home / "data" / "warehouse").exists()  # nothing read, nothing written, no vendor called
@@ -565,7 +646,7 @@ def test_a_live_catch_up_run_of_an_old_tick_leaves_the_probe_to_the_latest_tick(
 
 def test_the_simulator_serves_and_indexes_a_sentinel_only_from_its_times(sim):
     base = sim.base_url
-    published = datetime(2030, 1, 1, tzinfo=timezone.utc)
+    published = datetime(2030, 1, 1, tzinfo=UTC)
     [page] = make_batch("sim_check-2030-q1", "b1", 1, "https://sentinels.bench.test", published)
     assert httpx.post(f"{base}/_sim/sentinels", json=page_records([page]), timeout=5).status_code == 200
     truth = next(s for s in httpx.get(f"{base}/_sim/sentinels", timeout=5).json() if s["id"] == page.id)
@@ -575,8 +656,12 @@ def test_the_simulator_serves_and_indexes_a_sentinel_only_from_its_times(sim):
     def at(when: datetime) -> tuple[int, list[str]]:
         httpx.post(f"{base}/_sim/clock", json={"now": when.isoformat()}, timeout=5)
         served = httpx.get(f"{base}/h/{page.url.split('://')[1]}", timeout=5).status_code
-        found = httpx.post(f"{base}/h/google.serper.dev/search", headers={"X-API-KEY": "sim-serper-key"},
-                           json={"q": page.phrase}, timeout=5).json()
+        found = httpx.post(
+            f"{base}/h/google.serper.dev/search",
+            headers={"X-API-KEY": "sim-serper-key"},
+            json={"q": page.phrase},
+            timeout=5,
+        ).json()
         return served, [r["link"] for r in found.get("organic", [])]
 
     try:

@@ -25,12 +25,12 @@ import pytest
 from selectolax.lexbor import LexborHTMLParser as HTMLParser
 
 from bench_assets import metrics
+from bench_assets.aggregate.leaderboard import HEADLINE_METRICS, NOT_REACHED_METRICS
+from bench_assets.manifest import load_manifest
 from bench_assets.publish import charts
 from bench_assets.publish import format as publish_format
 from bench_assets.publish import inputs as publish_inputs
 from bench_assets.publish import methodology as publish_methodology
-from bench_assets.aggregate.leaderboard import HEADLINE_METRICS, NOT_REACHED_METRICS
-from bench_assets.manifest import load_manifest
 from bench_assets.publish.format import format_interval, format_number
 from bench_assets.publish.site import render_site
 from bench_assets_tests.helpers import REPO, RESULT_STAGES, materialize
@@ -106,7 +106,9 @@ def breakdown_problems(page: HTMLParser, entry: dict) -> tuple[int, list[str]]:
         for value, figs in groups.items():
             for td in rows[value].css("td[data-metric]") if value in rows else []:
                 metric = td.attributes["data-metric"]
-                problems += figure_cell_problems(td, metric, figs.get(metric), f"{entry['vendor']} {scope}={value} {metric}")
+                problems += figure_cell_problems(
+                    td, metric, figs.get(metric), f"{entry['vendor']} {scope}={value} {metric}"
+                )
                 compared += 1
     return compared, problems
 
@@ -116,10 +118,27 @@ def breakdown_problems(page: HTMLParser, entry: dict) -> tuple[int, list[str]]:
 
 def test_every_page_and_data_file_is_published(published_site):
     out, board = published_site.out, board_of(published_site)
-    for name in ("index.html", "methodology.html", "exclusions.html", "errata.html", "limitations.html",
-                 "disclosures.html", "data.html", "queries/index.html", "leaderboard.json", "leaderboard.schema.json",
-                 "leaderboard.csv", "public_split.jsonl", "public_row_scores.csv", "errata.json", "llms.txt",
-                 "style.css", "sort.js", "replies/tavily.html", "replies/tavily.md"):
+    for name in (
+        "index.html",
+        "methodology.html",
+        "exclusions.html",
+        "errata.html",
+        "limitations.html",
+        "disclosures.html",
+        "data.html",
+        "queries/index.html",
+        "leaderboard.json",
+        "leaderboard.schema.json",
+        "leaderboard.csv",
+        "public_split.jsonl",
+        "public_row_scores.csv",
+        "errata.json",
+        "llms.txt",
+        "style.css",
+        "sort.js",
+        "replies/tavily.html",
+        "replies/tavily.md",
+    ):
         assert (out / name).stat().st_size > 0, name
     for e in scored(board):
         assert (out / "vendors" / f"{e['vendor']}.html").exists()
@@ -187,8 +206,7 @@ def test_html_json_csv_and_dagster_metadata_carry_the_same_figures(published_sit
         assert int(rows[vendor]["position"]) == e["position"] and int(rows[vendor]["rank_group"]) == e["rank_group"]
         for name in HEADLINE_METRICS:
             fig = e["metrics"].get(name) or {}
-            for part, column in (("value", name), ("n", f"{name}_n"), ("low", f"{name}_low"),
-                                 ("high", f"{name}_high")):
+            for part, column in (("value", name), ("n", f"{name}_n"), ("low", f"{name}_low"), ("high", f"{name}_high")):
                 cell = rows[vendor][column]
                 assert same_number(fig.get(part), None if cell == "" else cell), (vendor, column)
                 compared += 1
@@ -222,16 +240,20 @@ def test_html_json_csv_and_dagster_metadata_carry_the_same_figures(published_sit
         assert ranks["best"] <= e["position"] <= ranks["worst"]
         shown = str(ranks["best"]) if ranks["best"] == ranks["worst"] else f"{ranks['best']}–{ranks['worst']}"
         assert tr.css_first('td[data-metric="rank_range"]').text(strip=True) == shown
-        assert (rows[e["vendor"]]["rank_best"], rows[e["vendor"]]["rank_worst"]) == \
-            (str(ranks["best"]), str(ranks["worst"]))
+        assert (rows[e["vendor"]]["rank_best"], rows[e["vendor"]]["rank_worst"]) == (
+            str(ranks["best"]),
+            str(ranks["worst"]),
+        )
 
     # CSV: each figure's own eligibility, and the response-class counts
     from bench_assets.fetch.classify import RESPONSE_CLASSES
+
     for vendor, e in entries.items():
         for name in HEADLINE_METRICS:
             verdict = e["metric_eligibility"].get(name) if name in e["metrics"] else None
-            assert rows[vendor][f"{name}_headline_eligible"] == ("" if verdict is None else
-                                                                str(verdict["headline_eligible"])), (vendor, name)
+            assert rows[vendor][f"{name}_headline_eligible"] == (
+                "" if verdict is None else str(verdict["headline_eligible"])
+            ), (vendor, name)
         counts = {c: int(rows[vendor][f"class_{c}"]) for c in RESPONSE_CLASSES}
         assert counts == {c: e["response_classes"].get(c, 0) for c in RESPONSE_CLASSES}, vendor
         assert sum(counts.values()) > 0
@@ -254,8 +276,10 @@ def test_html_json_csv_and_dagster_metadata_carry_the_same_figures(published_sit
         cells, problems = breakdown_problems(vendor_page, e)
         assert problems == [], problems
         compared_cells += cells
-        shown_classes = {tr.attributes["data-class"]: int(tr.css("td")[1].text(strip=True))
-                         for tr in vendor_page.css("#response-classes tbody tr")}
+        shown_classes = {
+            tr.attributes["data-class"]: int(tr.css("td")[1].text(strip=True))
+            for tr in vendor_page.css("#response-classes tbody tr")
+        }
         assert shown_classes == {c: n for c, n in e["response_classes"].items() if n}, vendor
         doc = json.loads((out / "vendors" / f"{vendor}.json").read_text())
         assert doc["entry"] == e and doc["snapshot_id"] == board["snapshot_id"]
@@ -277,8 +301,13 @@ def test_html_json_csv_and_dagster_metadata_carry_the_same_figures(published_sit
             assert table[vendor][publish_format.metric_label(rank)] == format_number(rank, e["metrics"][rank]["value"])
             assert table[vendor]["n"] == str(e["metrics"][rank]["n"])
             assert table[vendor]["95 % interval"] == format_interval(rank, e["metrics"][rank])
-            for metric, column in (("hit_at_1", "hit@1"), ("hit_at_10", "hit@10"), ("fidelity_mean", "Fidelity"),
-                                   ("cost_per_correct_usd", "$ / correct"), ("overfit_gap", "Overfit gap")):
+            for metric, column in (
+                ("hit_at_1", "hit@1"),
+                ("hit_at_10", "hit@10"),
+                ("fidelity_mean", "Fidelity"),
+                ("cost_per_correct_usd", "$ / correct"),
+                ("overfit_gap", "Overfit gap"),
+            ):
                 value = (e["metrics"].get(metric) or {}).get("value")
                 shown = "—" if value is None else format_number(metric, value)
                 assert table[vendor][column] == shown, (vendor, metric)
@@ -297,16 +326,20 @@ def test_html_json_csv_and_dagster_metadata_carry_the_same_figures(published_sit
         evidence = html(out / "vendors" / f"{vendor}.html").css_first("#agent-evidence")
         assert evidence.css_first(".agent-label").text() == agent["label"]
         assert agent["method"] not in evidence.text()
-        assert (rows[vendor]["agent_ready"], rows[vendor]["agent_ready_method"], rows[vendor]["agent_ready_date"]) \
-            == (str(agent["ready"]), agent["method"], agent["trial_date"])
+        assert (rows[vendor]["agent_ready"], rows[vendor]["agent_ready_method"], rows[vendor]["agent_ready_date"]) == (
+            str(agent["ready"]),
+            agent["method"],
+            agent["trial_date"],
+        )
         ready[vendor] = agent["ready"]
     assert set(ready.values()) == {True, False}, ready  # the simulated world has vendors of both kinds
     trials_meta = latest_metadata(published_site.instance, "agent_trials")
     assert trials_meta["agent_ready"].value == sorted(v for v, r in ready.items() if r)
     trials_table = markdown_table(trials_meta["trials"].value)
     for vendor in entries:
-        assert any(r["vendor"] == vendor and r["outcome"] == entries[vendor]["agent_ready"]["outcome"]
-                   for r in trials_table), vendor
+        assert any(
+            r["vendor"] == vendor and r["outcome"] == entries[vendor]["agent_ready"]["outcome"] for r in trials_table
+        ), vendor
 
     # time-to-retrievability, from the sentinel probes: the Kaplan–Meier median in the JSON, the CSV
     # (above), the leaderboard cell (above) and the probe asset's materialization in Dagster
@@ -327,7 +360,7 @@ def test_html_json_csv_and_dagster_metadata_carry_the_same_figures(published_sit
 
     # llms.txt quotes the ranking figure with its n and interval
     llms = (out / "llms.txt").read_text()
-    for vendor, e in entries.items():
+    for e in entries.values():
         cr = e["metrics"]["correct_rate"]
         assert f"{cr['value']} (n={cr['n']}, 95 % interval {cr['low']} to {cr['high']})" in llms
 
@@ -372,13 +405,24 @@ def test_only_public_rows_are_drilled_down_and_nothing_of_the_holdout_is_publish
     public = [json.loads(line) for line in (out / "public_split.jsonl").read_text().splitlines()]
     pages = {p.stem for p in (out / "queries").glob("*.html")} - {"index"}
     assert pages == {r["id"] for r in public}
-    holdout = [json.loads(line) for line in (published_site.home / "data" / "private" / "holdout" /
-                                              f"{published_site.snapshot}.jsonl").read_text().splitlines()]
+    holdout = [
+        json.loads(line)
+        for line in (published_site.home / "data" / "private" / "holdout" / f"{published_site.snapshot}.jsonl")
+        .read_text()
+        .splitlines()
+    ]
     assert holdout
     from bench_assets.golden.rows import GoldenRow
     from bench_assets.golden.verify import row_urls
-    needles = [{"row_id": r["id"], "request_text": GoldenRow.model_validate(r).request_text,
-                "golden_urls": row_urls(GoldenRow.model_validate(r))} for r in holdout]
+
+    needles = [
+        {
+            "row_id": r["id"],
+            "request_text": GoldenRow.model_validate(r).request_text,
+            "golden_urls": row_urls(GoldenRow.model_validate(r)),
+        }
+        for r in holdout
+    ]
     assert publish_inputs.find_holdout_leaks(out, needles) == []
     # results that are holdout pages were withheld, not dropped: their rank is still shown
     withheld = sum(len(html(p).css("li.withheld")) for p in (out / "queries").glob("*-*.html"))
@@ -397,8 +441,9 @@ def test_a_reply_quoting_a_holdout_query_stops_publication(published_site, simul
     before = (published_site.out / "index.html").read_bytes()
     reply.write_text(f"Our result for '{quoted}' was scored wrongly.\n")
     try:
-        result = materialize(published_site.instance, home, simulator.base_url, RESULT_STAGES[1:], snapshot,
-                             raise_on_error=False)
+        result = materialize(
+            published_site.instance, home, simulator.base_url, RESULT_STAGES[1:], snapshot, raise_on_error=False
+        )
     finally:
         reply.unlink()
     assert not result.success
@@ -411,8 +456,15 @@ def test_a_reply_quoting_a_holdout_query_stops_publication(published_site, simul
 def test_holdout_guard_catches_a_holdout_page_in_any_spelling():
     from bench_assets.publish.drilldown import HoldoutGuard
 
-    guard = HoldoutGuard([{"row_id": "news-007-s", "request_text": "Quarterly flood report Velmora",
-                           "golden_urls": ["https://gov.velmora.test/reports/flood-q2"]}])
+    guard = HoldoutGuard(
+        [
+            {
+                "row_id": "news-007-s",
+                "request_text": "Quarterly flood report Velmora",
+                "golden_urls": ["https://gov.velmora.test/reports/flood-q2"],
+            }
+        ]
+    )
     # the substring scan would miss these spellings; the normalized comparison does not
     assert guard.reveals(url="https://www.gov.velmora.test/reports/flood-q2/?utm_source=x")
     assert guard.reveals(url="HTTP://GOV.velmora.test/reports/flood-q2#top")
@@ -448,11 +500,15 @@ def test_rederived_fidelity_equals_the_scored_fidelity(published_site):
     rows = load_golden_rows(warehouse, snapshot)
     split_df = warehouse.query_df("SELECT row_id, split FROM query_split WHERE snapshot_id = ?", [snapshot])
     split = dict(zip(split_df["row_id"], split_df["split"]))
-    queries = query_drilldowns(paths.manifest(snapshot), rows, split,
-                               warehouse.query_df("SELECT * FROM row_scores WHERE snapshot_id = ?", [snapshot]),
-                               warehouse.query_df("SELECT * FROM response_results WHERE snapshot_id = ?", [snapshot]),
-                               warehouse.query_df("SELECT * FROM raw_responses WHERE snapshot_id = ?", [snapshot]),
-                               HoldoutGuard([]))
+    queries = query_drilldowns(
+        paths.manifest(snapshot),
+        rows,
+        split,
+        warehouse.query_df("SELECT * FROM row_scores WHERE snapshot_id = ?", [snapshot]),
+        warehouse.query_df("SELECT * FROM response_results WHERE snapshot_id = ?", [snapshot]),
+        warehouse.query_df("SELECT * FROM raw_responses WHERE snapshot_id = ?", [snapshot]),
+        HoldoutGuard([]),
+    )
     checked = 0
     for q in queries:
         for e in q["vendors"]:
@@ -466,10 +522,22 @@ def test_rederived_fidelity_equals_the_scored_fidelity(published_site):
 
 
 # What a page loads by itself (as opposed to a link a reader may follow).
-ASSET_SELECTORS = {"link[href]": "href", "script[src]": "src", "img[src]": "src", "img[srcset]": "srcset",
-                   "source[src]": "src", "source[srcset]": "srcset", "iframe[src]": "src", "embed[src]": "src",
-                   "object[data]": "data", "video[poster]": "poster", "audio[src]": "src", "video[src]": "src",
-                   "image[href]": "href", "use[href]": "href"}
+ASSET_SELECTORS = {
+    "link[href]": "href",
+    "script[src]": "src",
+    "img[src]": "src",
+    "img[srcset]": "srcset",
+    "source[src]": "src",
+    "source[srcset]": "srcset",
+    "iframe[src]": "src",
+    "embed[src]": "src",
+    "object[data]": "data",
+    "video[poster]": "poster",
+    "audio[src]": "src",
+    "video[src]": "src",
+    "image[href]": "href",
+    "use[href]": "href",
+}
 
 
 def is_local(ref: str) -> bool:
@@ -494,10 +562,12 @@ def site_links(out: Path) -> dict[str, list[str]]:
                 found["remote_assets"] += [f"{where}: {selector} {r}" for r in refs if not is_local(r)]
         for node in tree.css("[style], style"):
             css = node.attributes.get("style") or node.text()
-            found["remote_assets"] += [f"{where}: url({u})" for u in re.findall(r"url\(['\"]?([^)'\"]+)", css)
-                                       if not is_local(u)]
-        found["remote_assets"] += [f"{where}: xlink {u}" for u in re.findall(r'xlink:href="([^"]+)"', text)
-                                   if not is_local(u)]
+            found["remote_assets"] += [
+                f"{where}: url({u})" for u in re.findall(r"url\(['\"]?([^)'\"]+)", css) if not is_local(u)
+            ]
+        found["remote_assets"] += [
+            f"{where}: xlink {u}" for u in re.findall(r'xlink:href="([^"]+)"', text) if not is_local(u)
+        ]
         for node in tree.css("a[href]"):
             ref = node.attributes["href"]
             if is_local(ref):
@@ -514,8 +584,9 @@ def site_links(out: Path) -> dict[str, list[str]]:
         if not (out / ref).exists():
             found["broken"].append(f"llms.txt -> {ref}")
     for css in out.rglob("*.css"):
-        found["remote_assets"] += [f"{css.name}: url({u})" for u in re.findall(r"url\(['\"]?([^)'\"]+)", css.read_text())
-                                   if not is_local(u)]
+        found["remote_assets"] += [
+            f"{css.name}: url({u})" for u in re.findall(r"url\(['\"]?([^)'\"]+)", css.read_text()) if not is_local(u)
+        ]
     return found
 
 
@@ -533,30 +604,69 @@ def test_links_out_are_citations_but_nothing_loads_from_off_the_machine(publishe
     board = board_of(published_site)
     exa, other = scored(board)[:2]
     exa["agent_ready"] = {
-        "ready": True, "method": "device_code", "trial_date": "2026-06-02", "label": "yes: device code, 2026-06-02",
-        "evidence": {"trial_id": "t-1", "recorded_by": "harness", "mode": "live",
-                     "link": "https://docs.example-vendor.test/agents/device-code", "steps": []},
-        "other_routes": [{"method": "x402", "outcome": "documented", "recorded_by": "hand", "mode": "live",
-                          "trial_date": "2026-06-02", "reason": "pay per call", "link": "https://exa.ai/docs/x402"}]}
+        "ready": True,
+        "method": "device_code",
+        "trial_date": "2026-06-02",
+        "label": "yes: device code, 2026-06-02",
+        "evidence": {
+            "trial_id": "t-1",
+            "recorded_by": "harness",
+            "mode": "live",
+            "link": "https://docs.example-vendor.test/agents/device-code",
+            "steps": [],
+        },
+        "other_routes": [
+            {
+                "method": "x402",
+                "outcome": "documented",
+                "recorded_by": "hand",
+                "mode": "live",
+                "trial_date": "2026-06-02",
+                "reason": "pay per call",
+                "link": "https://exa.ai/docs/x402",
+            }
+        ],
+    }
     other["agent_ready"] = {
-        "ready": False, "method": "manual", "trial_date": "2026-06-02", "label": "no: manual, 2026-06-02",
-        "other_routes": [{"method": "keyless", "outcome": "login_required", "recorded_by": "hand", "mode": "live",
-                          "trial_date": "2026-06-02", "reason": "sign in", "link": "javascript:alert(1)"}]}
+        "ready": False,
+        "method": "manual",
+        "trial_date": "2026-06-02",
+        "label": "no: manual, 2026-06-02",
+        "other_routes": [
+            {
+                "method": "keyless",
+                "outcome": "login_required",
+                "recorded_by": "hand",
+                "mode": "live",
+                "trial_date": "2026-06-02",
+                "reason": "sign in",
+                "link": "javascript:alert(1)",
+            }
+        ],
+    }
     manifest = load_manifest(published_site.home / "data" / "snapshots" / published_site.snapshot / "manifest.yaml")
     render_site(tmp_path / "site", board, manifest, [], [])
     found = site_links(tmp_path / "site")
-    assert sorted(found["external"]) == sorted([
-        f"vendors/{exa['vendor']}.html -> https://docs.example-vendor.test/agents/device-code",
-        f"vendors/{exa['vendor']}.html -> https://exa.ai/docs/x402"])
+    assert sorted(found["external"]) == sorted(
+        [
+            f"vendors/{exa['vendor']}.html -> https://docs.example-vendor.test/agents/device-code",
+            f"vendors/{exa['vendor']}.html -> https://exa.ai/docs/x402",
+        ]
+    )
     assert found["remote_assets"] == [] and found["broken"] == [] and found["unsafe"] == [], found
     page = (tmp_path / "site" / "vendors" / f"{other['vendor']}.html").read_text()
     assert "javascript:alert(1)" in page and 'href="javascript:' not in page  # shown as text only
     # the checker itself: a stylesheet from a CDN, a remote image or font, a javascript: link are all caught
     index = tmp_path / "site" / "index.html"
-    index.write_text(index.read_text().replace(
-        "</head>", '<link rel="stylesheet" href="https://cdn.example.test/x.css">'
-                   '<style>@font-face { src: url(https://fonts.example.test/f.woff2) }</style></head>').replace(
-        "</main>", '<img src="//img.example.test/p.png"><a href="javascript:void(0)">x</a></main>'))
+    index.write_text(
+        index.read_text()
+        .replace(
+            "</head>",
+            '<link rel="stylesheet" href="https://cdn.example.test/x.css">'
+            "<style>@font-face { src: url(https://fonts.example.test/f.woff2) }</style></head>",
+        )
+        .replace("</main>", '<img src="//img.example.test/p.png"><a href="javascript:void(0)">x</a></main>')
+    )
     found = site_links(tmp_path / "site")
     assert len(found["remote_assets"]) == 3 and found["unsafe"] == ["index.html -> javascript:void(0)"], found
 
@@ -575,16 +685,22 @@ def test_methodology_is_generated_from_the_code(published_site, tmp_path, monkey
         source = f"{Path(inspect.getsourcefile(func)).relative_to(REPO).as_posix()}:{inspect.getsourcelines(func)[1]}"
         assert block.css_first(".src").text() == source
     manifest = load_manifest(published_site.home / "data" / "snapshots" / published_site.snapshot / "manifest.yaml")
-    weights = {tr.attributes["data-field"]: tr.css("td")[1].text(strip=True)
-               for tr in page.css("#fidelity-weights-table tr[data-field]")}
+    weights = {
+        tr.attributes["data-field"]: tr.css("td")[1].text(strip=True)
+        for tr in page.css("#fidelity-weights-table tr[data-field]")
+    }
     assert weights == {k: str(v) for k, v in manifest.fidelity_weights.items()}
     assert str(metrics.DEFAULT_CENSOR_AT_HOURS) in text and str(metrics.CORRECT_THRESHOLD) in text
     from bench_assets.fetch.classify import RESPONSE_CLASSES
-    classes = {tr.css("td")[0].text(strip=True): tr.css("td")[1].text(strip=True)
-               for tr in page.css("#response-classes-table tbody tr")}
+
+    classes = {
+        tr.css("td")[0].text(strip=True): tr.css("td")[1].text(strip=True)
+        for tr in page.css("#response-classes-table tbody tr")
+    }
     assert list(classes) == list(RESPONSE_CLASSES) and all(classes.values())
     # the eligibility thresholds are stated as the rules use them
     from bench_assets.aggregate import eligibility
+
     rules = " ".join(page.css_first("#eligibility + div").text().split())
     assert f"n ≥ {eligibility.AGGREGATE_MIN_N} behind an aggregate claim" in rules
     assert f"n ≥ {eligibility.CHART_MIN_N} behind a per-stratum figure" in rules
@@ -611,16 +727,24 @@ def test_time_to_retrievability_and_agent_ready_edge_cases_render(published_site
     entries = scored(board)
     entries[0]["metrics"]["ttr_median_hours"] = {"value": 30.5, "n": 12, "low": 18.0, "high": None}
     entries[1]["metrics"]["ttr_median_hours"] = {"value": None, "n": 12, "low": 300.0, "high": None}
-    entries[0]["agent_ready"] = {"ready": True, "method": "device_code", "trial_date": "2026-06-02",
-                                 "label": "yes: device code, 2026-06-02"}
+    entries[0]["agent_ready"] = {
+        "ready": True,
+        "method": "device_code",
+        "trial_date": "2026-06-02",
+        "label": "yes: device code, 2026-06-02",
+    }
     entries[1]["agent_ready"] = False  # a bare verdict: shown, with nothing made up around it
     manifest = load_manifest(published_site.home / "data" / "snapshots" / published_site.snapshot / "manifest.yaml")
-    observations = {entries[0]["vendor"]: ([6.0, 12.0, 30.0, 48.0, 60.0], [True, True, True, False, True]),
-                    entries[1]["vendor"]: ([720.0, 700.0, 24.0], [False, False, True])}
+    observations = {
+        entries[0]["vendor"]: ([6.0, 12.0, 30.0, 48.0, 60.0], [True, True, True, False, True]),
+        entries[1]["vendor"]: ([720.0, 700.0, 24.0], [False, False, True]),
+    }
     render_site(tmp_path / "site", board, manifest, [], [], ttr_observations=observations)
     index = html(tmp_path / "site" / "index.html")
-    cells = {tr.attributes["data-vendor"]: tr.css_first('td[data-metric="ttr_median_hours"]')
-             for tr in index.css("#leaderboard tbody tr")}
+    cells = {
+        tr.attributes["data-vendor"]: tr.css_first('td[data-metric="ttr_median_hours"]')
+        for tr in index.css("#leaderboard tbody tr")
+    }
     assert cells[entries[0]["vendor"]].css_first("span.v").text() == "30.5 h"
     assert cells[entries[0]["vendor"]].css("span.ci")[1].text() == "[18.0 h, not reached]"
     assert cells[entries[1]["vendor"]].css_first("span.v").text() == "not reached"
@@ -654,8 +778,13 @@ def test_charts_are_reproducible_svg_with_their_labels_as_text(published_site):
 
 
 def test_pareto_front():
-    points = [("cheap", 0.001, 0.70), ("best", 0.010, 0.95), ("dominated", 0.012, 0.90), ("middle", 0.004, 0.85),
-              ("tie_cost", 0.004, 0.80)]
+    points = [
+        ("cheap", 0.001, 0.70),
+        ("best", 0.010, 0.95),
+        ("dominated", 0.012, 0.90),
+        ("middle", 0.004, 0.85),
+        ("tie_cost", 0.004, 0.80),
+    ]
     assert charts.pareto_front(points) == ["cheap", "middle", "best"]
     assert charts.pareto_front([("only", 1.0, 0.5)]) == ["only"]
 

@@ -28,8 +28,10 @@ def test_answer_rows_carry_a_rubric_score_and_its_rule(published_site):
                    json_extract_string(g.task_json, '$.answer_type') AS answer_type
             FROM row_scores s JOIN golden_rows g USING (snapshot_id, row_id)
             WHERE s.task_type = 'answer'""").fetchall()
-        others = con.execute("SELECT count(*) FROM row_scores WHERE task_type <> 'answer' "
-                             "AND (answer_score IS NOT NULL OR answer_rule IS NOT NULL)").fetchone()[0]
+        others = con.execute(
+            "SELECT count(*) FROM row_scores WHERE task_type <> 'answer' "
+            "AND (answer_score IS NOT NULL OR answer_rule IS NOT NULL)"
+        ).fetchone()[0]
     finally:
         con.close()
     assert others == 0
@@ -52,17 +54,22 @@ def test_the_mean_answer_score_is_published_with_n_and_interval(published_site):
         assert by_task == fig
         assert "answer_score_mean" not in e["breakdown"]["task_type"]["search"]
     header = next(csv.reader(io.StringIO((published_site.out / "leaderboard.csv").read_text())))
-    assert {"answer_score_mean", "answer_score_mean_n", "answer_score_mean_low", "answer_score_mean_high"} <= set(header)
+    assert {"answer_score_mean", "answer_score_mean_n", "answer_score_mean_low", "answer_score_mean_high"} <= set(
+        header
+    )
 
 
 def test_the_drilldown_shows_the_rule_and_the_sentence_read(published_site):
     out = published_site.out
-    public = {json.loads(line)["id"]: json.loads(line) for line in (out / "public_split.jsonl").read_text().splitlines()}
+    public = {
+        json.loads(line)["id"]: json.loads(line) for line in (out / "public_split.jsonl").read_text().splitlines()
+    }
     kinds = {rid: r["task"].get("answer_type") for rid, r in public.items() if r["task"]["type"] == "answer"}
     rubric_rows = [rid for rid, kind in kinds.items() if kind in ("range", "not_available")]
     assert rubric_rows, "the public split holds range or not-available rows"
-    scores = {(r["row_id"], r["vendor"]): r for r in
-              csv.DictReader(io.StringIO((out / "public_row_scores.csv").read_text()))}
+    scores = {
+        (r["row_id"], r["vendor"]): r for r in csv.DictReader(io.StringIO((out / "public_row_scores.csv").read_text()))
+    }
     shown = 0
     for rid in rubric_rows:
         page = HTMLParser((out / "queries" / f"{rid}.html").read_text(encoding="utf-8"))
@@ -87,12 +94,15 @@ def test_rederived_answer_scores_equal_the_scored_ones(published_site):
     paths = BenchPaths(root=str(published_site.home))
     wh, snapshot = warehouse_of(published_site.home), published_site.snapshot
     split_df = wh.query_df("SELECT row_id, split FROM query_split WHERE snapshot_id = ?", [snapshot])
-    queries = query_drilldowns(paths.manifest(snapshot), load_golden_rows(wh, snapshot),
-                               dict(zip(split_df["row_id"], split_df["split"])),
-                               wh.query_df("SELECT * FROM row_scores WHERE snapshot_id = ?", [snapshot]),
-                               wh.query_df("SELECT * FROM response_results WHERE snapshot_id = ?", [snapshot]),
-                               wh.query_df("SELECT * FROM raw_responses WHERE snapshot_id = ?", [snapshot]),
-                               HoldoutGuard([]))
+    queries = query_drilldowns(
+        paths.manifest(snapshot),
+        load_golden_rows(wh, snapshot),
+        dict(zip(split_df["row_id"], split_df["split"])),
+        wh.query_df("SELECT * FROM row_scores WHERE snapshot_id = ?", [snapshot]),
+        wh.query_df("SELECT * FROM response_results WHERE snapshot_id = ?", [snapshot]),
+        wh.query_df("SELECT * FROM raw_responses WHERE snapshot_id = ?", [snapshot]),
+        HoldoutGuard([]),
+    )
     checked = 0
     for q in queries:
         for e in q["vendors"]:

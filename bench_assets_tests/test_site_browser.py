@@ -27,13 +27,15 @@ SCREENSHOTS = REPO / "artifacts" / "screenshots"
 
 # Skip early on a developer's machine without chromium (before the published site is built); in CI
 # the test runs and `require` in the browser fixture fails it.
-pytestmark = pytest.mark.skipif(not CHROMIUM.exists() and not os.environ.get("CI"),
-                                reason="Debian chromium is not installed at /usr/bin/chromium (apt-get install "
-                                       "chromium); in CI ($CI set) this fails instead")
+pytestmark = pytest.mark.skipif(
+    not CHROMIUM.exists() and not os.environ.get("CI"),
+    reason="Debian chromium is not installed at /usr/bin/chromium (apt-get install "
+    "chromium); in CI ($CI set) this fails instead",
+)
 
 
 class QuietHandler(SimpleHTTPRequestHandler):
-    def log_message(self, format, *args):  # noqa: A002 - the signature http.server defines
+    def log_message(self, format, *args):
         pass
 
 
@@ -68,24 +70,33 @@ class PageWatch:
         page.on("pageerror", lambda e: self.problems.append(f"page error: {e}"))
         page.on("requestfailed", lambda r: self.problems.append(f"request failed: {r.url}"))
         page.on("response", lambda r: self.problems.append(f"HTTP {r.status}: {r.url}") if r.status >= 400 else None)
-        page.on("request", lambda r: None if r.url.startswith((base_url, "data:")) else
-                self.problems.append(f"request off the machine: {r.url}"))
+        page.on(
+            "request",
+            lambda r: (
+                None
+                if r.url.startswith((base_url, "data:"))
+                else self.problems.append(f"request off the machine: {r.url}")
+            ),
+        )
 
 
 def column_values(page, metric: str) -> list[str]:
-    return page.eval_on_selector_all(f'#leaderboard tbody td[data-metric="{metric}"]',
-                                     "cells => cells.map(c => c.dataset.value)")
+    return page.eval_on_selector_all(
+        f'#leaderboard tbody td[data-metric="{metric}"]', "cells => cells.map(c => c.dataset.value)"
+    )
 
 
 def charts_rendered(page) -> dict[str, int]:
     """Each chart image's natural width (0 when it failed to load or decode)."""
-    return page.eval_on_selector_all("figure.chart img",
-                                     "imgs => Object.fromEntries(imgs.map(i => [i.getAttribute('src'), "
-                                     "i.complete ? i.naturalWidth : 0]))")
+    return page.eval_on_selector_all(
+        "figure.chart img",
+        "imgs => Object.fromEntries(imgs.map(i => [i.getAttribute('src'), i.complete ? i.naturalWidth : 0]))",
+    )
 
 
-def test_reader_sorts_the_leaderboard_follows_links_and_sees_the_charts(published_site, site_url, browser,
-                                                                       capsys, record_property):
+def test_reader_sorts_the_leaderboard_follows_links_and_sees_the_charts(
+    published_site, site_url, browser, capsys, record_property
+):
     board = json.loads((published_site.out / "leaderboard.json").read_text())
     scored = [e for e in board["vendors"] if e["status"] == "scored"]
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
@@ -100,9 +111,15 @@ def test_reader_sorts_the_leaderboard_follows_links_and_sees_the_charts(publishe
     vendors = page.eval_on_selector_all("#leaderboard tbody tr", "rows => rows.map(r => r.dataset.vendor)")
     assert vendors == [e["vendor"] for e in scored]
     # beside the tie group, the rank range each vendor could hold, as the JSON has it
-    ranks = page.eval_on_selector_all('#leaderboard tbody td[data-metric="rank_range"]', "cells => cells.map(c => c.innerText)")
-    assert ranks == [str(e["rank_range"]["best"]) if e["rank_range"]["best"] == e["rank_range"]["worst"]
-                     else f"{e['rank_range']['best']}–{e['rank_range']['worst']}" for e in scored]
+    ranks = page.eval_on_selector_all(
+        '#leaderboard tbody td[data-metric="rank_range"]', "cells => cells.map(c => c.innerText)"
+    )
+    assert ranks == [
+        str(e["rank_range"]["best"])
+        if e["rank_range"]["best"] == e["rank_range"]["worst"]
+        else f"{e['rank_range']['best']}–{e['rank_range']['worst']}"
+        for e in scored
+    ]
 
     # every chart the site publishes is on the page and decoded, the Kaplan–Meier curves of the
     # sentinel cycle included
@@ -115,10 +132,15 @@ def test_reader_sorts_the_leaderboard_follows_links_and_sees_the_charts(publishe
     cells = page.eval_on_selector_all(
         '#leaderboard tbody td[data-metric="agent_ready"]',
         "cells => cells.map(c => [c.closest('tr').dataset.vendor, c.querySelector('.agent-label').innerText, "
-        "c.querySelector('.agent-reason') ? c.querySelector('.agent-reason').innerText : null])")
+        "c.querySelector('.agent-reason') ? c.querySelector('.agent-reason').innerText : null])",
+    )
     assert {v: (label, reason) for v, label, reason in cells} == {
-        e["vendor"]: (e["agent_ready"]["label"], e["agent_ready"]["reason"] if e["agent_ready"]["ready"] is False
-                      else None) for e in scored}
+        e["vendor"]: (
+            e["agent_ready"]["label"],
+            e["agent_ready"]["reason"] if e["agent_ready"]["ready"] is False else None,
+        )
+        for e in scored
+    }
     assert page.locator('#leaderboard td[data-metric="agent_ready"] .agent-reason').first.is_visible()
     shots.append(SCREENSHOTS / "leaderboard.png")
     page.screenshot(path=str(shots[-1]), full_page=True)
@@ -139,8 +161,9 @@ def test_reader_sorts_the_leaderboard_follows_links_and_sees_the_charts(publishe
     fidelity.click()
     assert column_values(page, "fidelity_mean")[-1] == ""
     page.locator('#leaderboard th[data-metric="vendor"]').click()
-    assert page.eval_on_selector_all("#leaderboard tbody tr", "rows => rows.map(r => r.dataset.vendor)") == \
-        sorted(e["vendor"] for e in scored)
+    assert page.eval_on_selector_all("#leaderboard tbody tr", "rows => rows.map(r => r.dataset.vendor)") == sorted(
+        e["vendor"] for e in scored
+    )
     shots.append(SCREENSHOTS / "leaderboard-sorted.png")
     page.screenshot(path=str(shots[-1]))
 

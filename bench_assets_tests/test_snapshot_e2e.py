@@ -23,8 +23,15 @@ import httpx
 import pytest
 
 from bench_assets.rescore.snapshot import rescore_snapshot
-from bench_assets_tests.helpers import (GOLDEN_STAGES, SNAPSHOT, VENDOR_STAGES, make_home, materialize,
-                                        run_whole_snapshot, vendor_key)
+from bench_assets_tests.helpers import (
+    GOLDEN_STAGES,
+    SNAPSHOT,
+    VENDOR_STAGES,
+    make_home,
+    materialize,
+    run_whole_snapshot,
+    vendor_key,
+)
 
 VENDORS = ["brave", "exa", "firecrawl"]
 
@@ -80,8 +87,11 @@ def test_vendors_score_differently(snapshot_run):
     board = json.loads((home / "data" / "publish" / SNAPSHOT / "leaderboard.json").read_text())
     hits = {e["vendor"]: e["metrics"]["hit_at_1"]["value"] for e in board["vendors"] if e["status"] == "scored"}
     assert len(set(hits.values())) >= 2, hits
-    fidelity = {e["vendor"]: e["metrics"].get("fidelity_mean", {}).get("value") for e in board["vendors"]
-                if e["status"] == "scored"}
+    fidelity = {
+        e["vendor"]: e["metrics"].get("fidelity_mean", {}).get("value")
+        for e in board["vendors"]
+        if e["status"] == "scored"
+    }
     assert fidelity["brave"] is None  # Brave has no extraction endpoint: unsupported, not zero
     assert fidelity["exa"] is not None and fidelity["firecrawl"] is not None
 
@@ -96,9 +106,12 @@ def test_warehouse_holds_every_stage(snapshot_run):
     for v in VENDORS:
         assert count(home, "SELECT count(*) FROM row_scores WHERE vendor = ?", [v]) == n_rows
     # every supported row has exactly one final archived attempt
-    assert count(home, "SELECT count(*) FROM raw_responses WHERE vendor = 'brave' AND final "
-                       "AND role <> 'decoy'") == 60  # search + answer
-    assert count(home, "SELECT count(*) FROM raw_responses WHERE vendor = 'exa' AND final AND role <> 'decoy'") == n_rows
+    assert (
+        count(home, "SELECT count(*) FROM raw_responses WHERE vendor = 'brave' AND final AND role <> 'decoy'") == 60
+    )  # search + answer
+    assert (
+        count(home, "SELECT count(*) FROM raw_responses WHERE vendor = 'exa' AND final AND role <> 'decoy'") == n_rows
+    )
     assert count(home, "SELECT count(*) FROM vendor_metrics") > 0
     # no secret reaches the archive
     assert count(home, "SELECT count(*) FROM raw_responses WHERE request_json LIKE '%sim-exa-key%'") == 0
@@ -129,6 +142,7 @@ def test_rescore_reproduces_published_figures_without_network(snapshot_run, simu
         def refused(*args, **kwargs):
             attempts.append(name)
             raise AssertionError(f"rescore tried to open a network connection ({name})")
+
         return refused
 
     before = requests_seen()  # read with the network still open
@@ -146,8 +160,14 @@ def test_rescore_reproduces_published_figures_without_network(snapshot_run, simu
     assert exit_code == 0, capsys.readouterr().out
     assert report.differences == [], report.summary()
     assert report.rows_rescored == 90 * len(VENDORS)
-    assert set(report.surfaces) >= {"leaderboard.json", "leaderboard.csv", "vendors/*.json", "public_row_scores.csv",
-                                    "row_scores (DuckDB)", "vendor_metrics (DuckDB)"}
+    assert set(report.surfaces) >= {
+        "leaderboard.json",
+        "leaderboard.csv",
+        "vendors/*.json",
+        "public_row_scores.csv",
+        "row_scores (DuckDB)",
+        "vendor_metrics (DuckDB)",
+    }
 
 
 @contextmanager
@@ -176,8 +196,11 @@ def test_rescore_reports_an_edited_published_figure(snapshot_run):
 
     with edited(path, edit):
         found = differences(home)
-    assert [d for d in found if d.startswith("leaderboard.json") and "vendor exa" in d and "hit_at_1" in d
-            and "0.123456" in d], found
+    assert [
+        d
+        for d in found
+        if d.startswith("leaderboard.json") and "vendor exa" in d and "hit_at_1" in d and "0.123456" in d
+    ], found
     assert len(found) == 1, found  # nothing else differs
 
 
@@ -199,8 +222,9 @@ def test_rescore_reports_an_edited_figure_in_leaderboard_csv(snapshot_run):
 
     with edited(path, edit):
         found = differences(home)
-    assert found == [f"leaderboard.csv · vendor brave · cost_per_correct_usd_high: published '9.99', "
-                     f"derived {true_value!r}"], found
+    assert found == [
+        f"leaderboard.csv · vendor brave · cost_per_correct_usd_high: published '9.99', derived {true_value!r}"
+    ], found
 
 
 def test_rescore_reports_an_edited_vendor_json_and_public_row_verdict(snapshot_run):
@@ -218,10 +242,14 @@ def test_rescore_reports_an_edited_vendor_json_and_public_row_verdict(snapshot_r
     with edited(out / "vendors" / "firecrawl.json", edit_json):
         found = differences(home)
     assert len(found) == 2, found
-    assert any(d.startswith("vendors/firecrawl.json · vendor firecrawl · entry.metrics.latency_p95_ms.low: "
-                            "published 1.5") for d in found), found
-    assert any(f"public_rows[{row['row_id']}].correct: published {not row['correct']!r}, derived {row['correct']!r}"
-               in d for d in found), found
+    assert any(
+        d.startswith("vendors/firecrawl.json · vendor firecrawl · entry.metrics.latency_p95_ms.low: published 1.5")
+        for d in found
+    ), found
+    assert any(
+        f"public_rows[{row['row_id']}].correct: published {not row['correct']!r}, derived {row['correct']!r}" in d
+        for d in found
+    ), found
 
     rows = list(csv.DictReader(io.StringIO((out / "public_row_scores.csv").read_text())))
     exa_row = next(r for r in rows if r["row_id"] == row["row_id"] and r["vendor"] == "exa")
@@ -238,8 +266,10 @@ def test_rescore_reports_an_edited_vendor_json_and_public_row_verdict(snapshot_r
 
     with edited(out / "public_row_scores.csv", flip):
         found = differences(home)
-    assert found == [f"public_row_scores.csv · vendor exa · row_id {row['row_id']}: correct: published "
-                     f"{flipped!r}, derived {exa_row['correct']!r}"], found
+    assert found == [
+        f"public_row_scores.csv · vendor exa · row_id {row['row_id']}: correct: published "
+        f"{flipped!r}, derived {exa_row['correct']!r}"
+    ], found
 
 
 def test_rescore_reports_row_scores_that_cancel_out_in_the_aggregates(snapshot_run):
@@ -251,7 +281,8 @@ def test_rescore_reports_row_scores_that_cancel_out_in_the_aggregates(snapshot_r
         pair = con.execute(
             "SELECT a.row_id, b.row_id FROM row_scores a JOIN row_scores b USING "
             "(snapshot_id, vendor, stratum, task_type, cohort, split) "
-            "WHERE a.vendor = 'exa' AND a.correct AND NOT b.correct ORDER BY 1, 2 LIMIT 1").fetchone()
+            "WHERE a.vendor = 'exa' AND a.correct AND NOT b.correct ORDER BY 1, 2 LIMIT 1"
+        ).fetchone()
         assert pair, "no pair of rows to swap"
         right, wrong = pair
         swap = "UPDATE row_scores SET correct = ? WHERE snapshot_id = ? AND vendor = 'exa' AND row_id = ?"
@@ -263,10 +294,12 @@ def test_rescore_reports_row_scores_that_cancel_out_in_the_aggregates(snapshot_r
         with duckdb.connect(path) as con:
             con.execute(swap, [True, SNAPSHOT, right])
             con.execute(swap, [False, SNAPSHOT, wrong])
-    assert sorted(found) == sorted([
-        f"row_scores (DuckDB) · vendor exa · {right}: correct: stored False, derived True",
-        f"row_scores (DuckDB) · vendor exa · {wrong}: correct: stored True, derived False",
-    ]), found
+    assert sorted(found) == sorted(
+        [
+            f"row_scores (DuckDB) · vendor exa · {right}: correct: stored False, derived True",
+            f"row_scores (DuckDB) · vendor exa · {wrong}: correct: stored True, derived False",
+        ]
+    ), found
 
 
 # ##### FAILURE PATHS
@@ -277,18 +310,22 @@ def test_failed_verification_blocks_the_fetch(tmp_path, simulator):
         data["golden"] = {"source": "file", "path": "golden/broken.jsonl"}
 
     home = make_home(tmp_path, ["brave"], edit=break_one_row)
-    from bench_assets.golden.rows import dump_golden_rows
     from bench_assets.golden.planted import demo_golden_rows
+    from bench_assets.golden.rows import dump_golden_rows
 
     rows = demo_golden_rows(rows_per_stratum=6)
-    bad = rows[1].model_copy(update={"task": rows[1].task.model_copy(update={"anchor_phrases": ["words never planted"]})})
+    bad = rows[1].model_copy(
+        update={"task": rows[1].task.model_copy(update={"anchor_phrases": ["words never planted"]})}
+    )
     dump_golden_rows([rows[0], bad, *rows[2:]], home / "data" / "private" / "golden" / "broken.jsonl")
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
         result = materialize(instance, home, simulator.base_url, GOLDEN_STAGES, SNAPSHOT, raise_on_error=False)
         checks = result.get_asset_check_evaluations()
         assert [c.passed for c in checks] == [False]
-        fetch = materialize(instance, home, simulator.base_url, VENDOR_STAGES, vendor_key("brave"), raise_on_error=False)
+        fetch = materialize(
+            instance, home, simulator.base_url, VENDOR_STAGES, vendor_key("brave"), raise_on_error=False
+        )
         assert not fetch.success
         failure = next(e for e in fetch.all_events if e.event_type_value == "STEP_FAILURE")
         assert "verification" in failure.event_specific_data.error.message
@@ -296,14 +333,17 @@ def test_failed_verification_blocks_the_fetch(tmp_path, simulator):
 
 
 def test_malformed_golden_file_writes_nothing(tmp_path, simulator):
-    home = make_home(tmp_path, ["brave"], edit=lambda d: d.update(golden={"source": "file", "path": "golden/bad.jsonl"}))
+    home = make_home(
+        tmp_path, ["brave"], edit=lambda d: d.update(golden={"source": "file", "path": "golden/bad.jsonl"})
+    )
     path = home / "data" / "private" / "golden" / "bad.jsonl"
     path.parent.mkdir(parents=True)
     path.write_text('{"id": "x-1"}\n')
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
-        result = materialize(instance, home, simulator.base_url, ("snapshot_manifest", "golden_rows"), SNAPSHOT,
-                             raise_on_error=False)
+        result = materialize(
+            instance, home, simulator.base_url, ("snapshot_manifest", "golden_rows"), SNAPSHOT, raise_on_error=False
+        )
         assert not result.success
         failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
         assert "bad.jsonl:1: field 'cohort'" in failure.event_specific_data.user_failure_data.description
@@ -332,15 +372,30 @@ def test_two_vendor_partitions_in_parallel_processes(tmp_path, simulator):
         instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
         materialize(instance, home, simulator.base_url, GOLDEN_STAGES, SNAPSHOT)
         env = {**__import__("os").environ, "DAGSTER_HOME": str(tmp_path / "dagster")}
-        children = [subprocess.Popen([sys.executable, "-c", CHILD, str(home), simulator.base_url, v], env=env,
-                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT) for v in vendors]
+        children = [
+            subprocess.Popen(
+                [sys.executable, "-c", CHILD, str(home), simulator.base_url, v],
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+            )
+            for v in vendors
+        ]
         outputs = [c.communicate(timeout=240)[0].decode() for c in children]
         assert [c.returncode for c in children] == [0, 0], outputs[0][-3000:] + outputs[1][-3000:]
     n_rows = count(home, "SELECT count(*) FROM golden_rows")
     for v in vendors:
         assert count(home, "SELECT count(*) FROM row_scores WHERE vendor = ?", [v]) == n_rows
-        assert count(home, "SELECT count(*) FROM raw_responses WHERE vendor = ? AND final AND role <> 'decoy'",
-                     [v]) == n_rows
+        assert (
+            count(home, "SELECT count(*) FROM raw_responses WHERE vendor = ? AND final AND role <> 'decoy'", [v])
+            == n_rows
+        )
     # no duplicated attempts
-    assert count(home, "SELECT count(*) FROM (SELECT query_id, capability, vendor, count(*) c FROM raw_responses "
-                       "WHERE final GROUP BY ALL HAVING c > 1)") == 0
+    assert (
+        count(
+            home,
+            "SELECT count(*) FROM (SELECT query_id, capability, vendor, count(*) c FROM raw_responses "
+            "WHERE final GROUP BY ALL HAVING c > 1)",
+        )
+        == 0
+    )

@@ -23,13 +23,20 @@ import duckdb
 import httpx
 import pytest
 
-from bench_assets.cli import main as cli
 from bench_assets.adapters import get_adapter
 from bench_assets.adapters.base import VendorTask
+from bench_assets.cli import main as cli
 from bench_assets.defs.partitions import VENDORS
 from bench_assets.manifest import load_manifest
-from bench_assets_tests.helpers import (GOLDEN_STAGES, SNAPSHOT, VENDOR_STAGES, make_home, materialize,
-                                        run_whole_snapshot, vendor_key)
+from bench_assets_tests.helpers import (
+    GOLDEN_STAGES,
+    SNAPSHOT,
+    VENDOR_STAGES,
+    make_home,
+    materialize,
+    run_whole_snapshot,
+    vendor_key,
+)
 
 ROWS_PER_STRATUM = 6
 USAGE_BILLED = {"jina"}  # bills usage (tokens) no one knows before the call
@@ -79,13 +86,14 @@ def billed_run(tmp_path_factory, simulator):
 
 
 def test_the_estimate_made_before_the_run_is_what_the_simulated_vendors_bill(billed_run):
-    home, billed, estimate, billing = billed_run
+    home, billed, estimate, _billing = billed_run
     by_vendor = {e["vendor"]: e for e in estimate["vendors"]}
     assert set(by_vendor) == set(VENDORS) and estimate["decoy_calls"]  # decoys are estimated too
     con = duckdb.connect(str(home / "data" / "warehouse" / "bench.duckdb"), read_only=True)
     try:
-        sent = con.execute("SELECT vendor, capability, count(*) FROM raw_responses WHERE final "
-                           "GROUP BY 1, 2").fetchall()
+        sent = con.execute(
+            "SELECT vendor, capability, count(*) FROM raw_responses WHERE final GROUP BY 1, 2"
+        ).fetchall()
     finally:
         con.close()
     calls = defaultdict(dict)
@@ -143,8 +151,9 @@ def test_spend_ceiling_stops_the_fetch_and_records_it(tmp_path, simulator, sim_l
     assert ceiling <= spent < ceiling + 0.02  # at most the one call that crossed it
     con = duckdb.connect(str(home / "data" / "warehouse" / "bench.duckdb"), read_only=True)
     try:
-        stopped = con.execute("SELECT count(*) FROM raw_responses WHERE transport_error = 'spend_ceiling_reached' "
-                              "AND role <> 'decoy'").fetchone()[0]
+        stopped = con.execute(
+            "SELECT count(*) FROM raw_responses WHERE transport_error = 'spend_ceiling_reached' AND role <> 'decoy'"
+        ).fetchone()[0]
         classes = dict(con.execute("SELECT response_class, count(*) FROM row_scores GROUP BY 1").fetchall())
         total = con.execute("SELECT count(*) FROM golden_rows").fetchone()[0]
     finally:

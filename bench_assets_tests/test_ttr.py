@@ -7,23 +7,23 @@ the question is whether the probe table becomes the right subjects for them.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pandas as pd
 import pytest
 
 from bench_assets.aggregate.leaderboard import build_leaderboard, leaderboard_rows
+from bench_assets.golden.planted import build_corpus
 from bench_assets.manifest import load_manifest
 from bench_assets.metrics import km_median_interval
 from bench_assets.publish.format import format_figure
 from bench_assets.sentinels.pages import SIMULATED_SITE, latest_tick, make_batch, parse_utc, probe_ticks, tick_key
 from bench_assets.sentinels.probes import due_probes
-from bench_assets.golden.planted import build_corpus
-from bench_assets.simulator.index import tokenize
 from bench_assets.sentinels.ttr import AS_OF_METRIC, sentinel_durations, snapshot_ttr_metrics, ttr_figures
+from bench_assets.simulator.index import tokenize
 from bench_assets_tests.helpers import DEMO_MANIFEST
 
-T0 = datetime(2026, 7, 1, tzinfo=timezone.utc)
+T0 = datetime(2026, 7, 1, tzinfo=UTC)
 
 
 def at(hours: float) -> datetime:
@@ -35,13 +35,20 @@ def pages(*ids: str, published: datetime | None = T0) -> pd.DataFrame:
 
 
 def probe(vendor: str, sentinel: str, hours: float, found: bool = False, cls: str = "ok") -> dict:
-    return {"vendor": vendor, "sentinel_id": sentinel, "tick_at": at(hours), "probed_at": at(hours),
-            "response_class": cls, "found": found}
+    return {
+        "vendor": vendor,
+        "sentinel_id": sentinel,
+        "tick_at": at(hours),
+        "probed_at": at(hours),
+        "response_class": cls,
+        "found": found,
+    }
 
 
 def probes(*rows: dict) -> pd.DataFrame:
-    return pd.DataFrame(list(rows), columns=["vendor", "sentinel_id", "tick_at", "probed_at", "response_class",
-                                             "found"])
+    return pd.DataFrame(
+        list(rows), columns=["vendor", "sentinel_id", "tick_at", "probed_at", "response_class", "found"]
+    )
 
 
 # ##### SUBJECTS AND CENSORING
@@ -49,21 +56,29 @@ def probes(*rows: dict) -> pd.DataFrame:
 
 def test_found_page_lasts_until_the_first_probe_that_returned_it():
     subjects = sentinel_durations(pages("a"), probes(probe("v", "a", 0), probe("v", "a", 6), probe("v", "a", 12, True)))
-    assert subjects.to_dict("records") == [{"vendor": "v", "sentinel_id": "a", "duration_hours": 12.0,
-                                            "observed": True}]
+    assert subjects.to_dict("records") == [
+        {"vendor": "v", "sentinel_id": "a", "duration_hours": 12.0, "observed": True}
+    ]
 
 
 def test_page_never_returned_is_censored_at_its_last_informative_probe():
     # a young page (18 h old at the last probe) counts as "not found for 18 h", not as never found
-    subjects = sentinel_durations(pages("a"), probes(probe("v", "a", 6), probe("v", "a", 12, cls="empty"),
-                                                     probe("v", "a", 18)))
+    subjects = sentinel_durations(
+        pages("a"), probes(probe("v", "a", 6), probe("v", "a", 12, cls="empty"), probe("v", "a", 18))
+    )
     assert subjects[["duration_hours", "observed"]].values.tolist() == [[18.0, False]]
 
 
 def test_failed_probes_neither_find_nor_extend_the_censoring():
-    subjects = sentinel_durations(pages("a", "b"), probes(
-        probe("v", "a", 6), probe("v", "a", 12, cls="server"), probe("v", "a", 18, cls="timeout"),
-        probe("v", "b", 6, cls="auth")))
+    subjects = sentinel_durations(
+        pages("a", "b"),
+        probes(
+            probe("v", "a", 6),
+            probe("v", "a", 12, cls="server"),
+            probe("v", "a", 18, cls="timeout"),
+            probe("v", "b", 6, cls="auth"),
+        ),
+    )
     assert subjects[["sentinel_id", "duration_hours", "observed"]].values.tolist() == [["a", 6.0, False]]
     figures = ttr_figures(pages("a", "b"), probes(probe("v", "b", 6, cls="auth")))
     assert figures["v"].sentinels == 0 and figures["v"].probes == 1 and figures["v"].median_hours is None
@@ -84,7 +99,9 @@ def test_figures_are_the_kaplan_meier_median_and_interval_of_the_subjects():
     figures = ttr_figures(pages(*"abcdefg"), probes(*rows))
     expected = km_median_interval([6, 12, 12, 18, 30, 48, 720], [1, 1, 1, 1, 1, 1, 0])
     fast = figures["fast"]
-    assert (fast.median_hours, fast.low, fast.high) == (expected.value, expected.low, expected.high) == (18.0, 12.0, None)
+    assert (
+        (fast.median_hours, fast.low, fast.high) == (expected.value, expected.low, expected.high) == (18.0, 12.0, None)
+    )
     assert fast.sentinels == 7 and fast.found == 6 and fast.probes == 6 + 121
     never = figures["never"]
     assert never.median_hours is None and never.low is None and never.sentinels == 7 and never.found == 0
@@ -94,8 +111,14 @@ def test_figures_are_the_kaplan_meier_median_and_interval_of_the_subjects():
 
 
 def test_due_probes_follow_the_window_and_what_earlier_ticks_found():
-    batch = pd.DataFrame({"sentinel_id": ["a", "b", "late", "unconfirmed"], "url": ["u"] * 4, "phrase": ["p"] * 4,
-                          "published_at": [T0, T0, at(24), None]})
+    batch = pd.DataFrame(
+        {
+            "sentinel_id": ["a", "b", "late", "unconfirmed"],
+            "url": ["u"] * 4,
+            "phrase": ["p"] * 4,
+            "published_at": [T0, T0, at(24), None],
+        }
+    )
     history = probes(probe("v1", "a", 6, True), probe("v1", "b", 12, True), probe("v2", "a", 12, False))
     due = due_probes(batch, history, ["v1", "v2"], at(12))
     # b was found at tick 12 itself: a re-run of tick 12 asks for it again (and re-uses the archive)
@@ -122,7 +145,7 @@ def test_a_batch_is_reproducible_and_each_phrase_finds_only_its_page():
     assert make_batch("web_search-2026-q3", "b2", 12, SIMULATED_SITE, T0)[0].phrase != batch[0].phrase
     words = [set(tokenize(p.phrase)) for p in batch]
     assert all(len(w) == 3 for w in words)
-    assert all(not (a & b) for i, a in enumerate(words) for b in words[i + 1:])  # no word shared in the batch
+    assert all(not (a & b) for i, a in enumerate(words) for b in words[i + 1 :])  # no word shared in the batch
     corpus_words = {t for page in build_corpus().pages.values() for t in tokenize(page.text())}
     assert not set().union(*words) & corpus_words  # nor with any planted page
     assert len({p.url for p in batch}) == 12 and all(p.url.startswith(SIMULATED_SITE) for p in batch)
@@ -161,9 +184,10 @@ def test_aggregate_as_of_a_tick_ignores_later_probes():
 
 @pytest.mark.parametrize("value", [float("nan"), None])
 def test_a_null_median_from_the_warehouse_never_becomes_nan_or_infinity(value):
-    metrics = pd.DataFrame([["s", "exa", "overall", "all", "ttr_median_hours", value, 5, 30.0, None]],
-                           columns=["snapshot_id", "vendor", "scope", "scope_value", "metric", "value", "n", "low",
-                                    "high"])
+    metrics = pd.DataFrame(
+        [["s", "exa", "overall", "all", "ttr_median_hours", value, 5, 30.0, None]],
+        columns=["snapshot_id", "vendor", "scope", "scope_value", "metric", "value", "n", "low", "high"],
+    )
     board = build_leaderboard(load_manifest(DEMO_MANIFEST), metrics, set())
     fig = next(e for e in board["vendors"] if e["vendor"] == "exa")["metrics"]["ttr_median_hours"]
     assert fig == {"value": None, "n": 5, "low": 30.0, "high": None}

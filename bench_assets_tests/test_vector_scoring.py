@@ -18,15 +18,33 @@ from bench_assets.metrics import first_hit_rank, hit_at_k, normalize_url
 from bench_assets.score.vector import hit_at_k_frame, hit_rates, normalize_distinct_urls, score_result_lists
 
 schemes = st.sampled_from(["https://", "http://", "HTTPS://", "Http://", "ftp://", "", "//", "mailto:", " https://"])
-hosts = st.sampled_from(["example.com", "Example.COM", "www.example.com", "WWW.www.example.com", "www.com",
-                         "www.www.com", "a_b.test", "localhost", "127.0.0.1", "tel", "b\u00fccher.de", "ex ample.com",
-                         "user:pw@example.com", "[::1]", "example.com."])
+hosts = st.sampled_from(
+    [
+        "example.com",
+        "Example.COM",
+        "www.example.com",
+        "WWW.www.example.com",
+        "www.com",
+        "www.www.com",
+        "a_b.test",
+        "localhost",
+        "127.0.0.1",
+        "tel",
+        "b\u00fccher.de",
+        "ex ample.com",
+        "user:pw@example.com",
+        "[::1]",
+        "example.com.",
+    ]
+)
 ports = st.sampled_from(["", ":80", ":443", ":0080", ":8080", ":00000", ":", ":x", ":99999"])
-segment = st.sampled_from(["a", "B", ".", "..", "", "x-y_z~", "%7e", "%2f", "%41", "%zz", "\u00e9", " ", "a:b@c",
-                           "!$&'()*+,;=", "index.html"])
+segment = st.sampled_from(
+    ["a", "B", ".", "..", "", "x-y_z~", "%7e", "%2f", "%41", "%zz", "\u00e9", " ", "a:b@c", "!$&'()*+,;=", "index.html"]
+)
 paths = st.lists(segment, max_size=4).map(lambda parts: "".join("/" + p for p in parts))
-param = st.sampled_from(["a=1", "b=2", "A=1", "utm_source=x", "UTM_Medium=y", "utm_", "", "q=a+b", "q=a%20b", "k",
-                         "x=?y", "=v", "z=\u00e9"])
+param = st.sampled_from(
+    ["a=1", "b=2", "A=1", "utm_source=x", "UTM_Medium=y", "utm_", "", "q=a+b", "q=a%20b", "k", "x=?y", "=v", "z=\u00e9"]
+)
 queries = st.one_of(st.just(""), st.lists(param, max_size=4).map(lambda ps: "?" + "&".join(ps)))
 fragments = st.sampled_from(["", "#", "#frag", "#a b", "#x\ny", " ", "\n", "#f "])
 urls = st.one_of(
@@ -52,26 +70,48 @@ def test_normalization_agrees_with_normalize_url(values):
 
 def test_the_common_shapes_take_the_sql_path_and_the_rest_do_not():
     con = duckdb.connect()
-    given = ["https://www.a.com/x/?utm_source=v&b=1", "http://a.com:8080/y", "https://a.com/%7e", "https://a.com/./x",
-             "http://www.www.com/x", "ftp://a.com/x", "https://a.com/\u00e9"]
+    given = [
+        "https://www.a.com/x/?utm_source=v&b=1",
+        "http://a.com:8080/y",
+        "https://a.com/%7e",
+        "https://a.com/./x",
+        "http://www.www.com/x",
+        "ftp://a.com/x",
+        "https://a.com/\u00e9",
+    ]
     con.register("given", pd.DataFrame({"url": given}))
     counts = normalize_distinct_urls(con, "given")
     assert counts == {"distinct_urls": 7, "normalized_in_python": 5}
 
 
-result_url = st.one_of(urls, st.none(), st.sampled_from(["https://www.example.com/a/", "http://example.com/a?utm_x=1",
-                                                          "example.com/a#top", "https://example.com/b"]))
+result_url = st.one_of(
+    urls,
+    st.none(),
+    st.sampled_from(
+        ["https://www.example.com/a/", "http://example.com/a?utm_x=1", "example.com/a#top", "https://example.com/b"]
+    ),
+)
 golden_url = st.one_of(urls, st.sampled_from(["https://example.com/a", "https://example.com/b", "", "not a url"]))
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.tuples(st.lists(golden_url, min_size=1, max_size=3), st.lists(result_url, max_size=12)),
-                min_size=1, max_size=12))
+@given(
+    st.lists(
+        st.tuples(st.lists(golden_url, min_size=1, max_size=3), st.lists(result_url, max_size=12)),
+        min_size=1,
+        max_size=12,
+    )
+)
 def test_hit_at_k_agrees_with_the_metric(queries):
     golden = pd.DataFrame([{"query_id": f"q{i:02d}", "url": g} for i, (gs, _) in enumerate(queries) for g in gs])
-    results = pd.DataFrame([{"query_id": f"q{i:02d}", "rank": r, "url": u}
-                            for i, (_, rs) in enumerate(queries) for r, u in enumerate(rs, start=1)],
-                           columns=["query_id", "rank", "url"]).astype({"rank": "int64", "url": "object"})
+    results = pd.DataFrame(
+        [
+            {"query_id": f"q{i:02d}", "rank": r, "url": u}
+            for i, (_, rs) in enumerate(queries)
+            for r, u in enumerate(rs, start=1)
+        ],
+        columns=["query_id", "rank", "url"],
+    ).astype({"rank": "int64", "url": "object"})
     con = duckdb.connect()
     con.register("results", results)
     con.register("golden", golden)
@@ -87,26 +127,54 @@ def test_hit_at_k_agrees_with_the_metric(queries):
 
 def test_hit_rates_are_the_share_of_queries_with_a_hit():
     con = duckdb.connect()
-    con.register("golden", pd.DataFrame({"query_id": ["a", "b", "c", "d"],
-                                         "url": ["https://x.test/1", "https://x.test/2", "https://x.test/3", ""]}))
-    con.register("results", pd.DataFrame({"query_id": ["a", "a", "b", "b", "b", "d"], "rank": [1, 2, 1, 2, 3, 1],
-                                          "url": ["http://www.x.test/1/", "https://x.test/9", "https://x.test/9",
-                                                  None, "https://x.test/2?utm_source=v", ""]}))
+    con.register(
+        "golden",
+        pd.DataFrame(
+            {"query_id": ["a", "b", "c", "d"], "url": ["https://x.test/1", "https://x.test/2", "https://x.test/3", ""]}
+        ),
+    )
+    con.register(
+        "results",
+        pd.DataFrame(
+            {
+                "query_id": ["a", "a", "b", "b", "b", "d"],
+                "rank": [1, 2, 1, 2, 3, 1],
+                "url": [
+                    "http://www.x.test/1/",
+                    "https://x.test/9",
+                    "https://x.test/9",
+                    None,
+                    "https://x.test/2?utm_source=v",
+                    "",
+                ],
+            }
+        ),
+    )
     assert hit_rates(con, "results", "golden", ks=(1, 3)) == {1: 0.25, 3: 0.5}
     with pytest.raises(ValueError):
         hit_at_k_frame(con, "results", "golden", ks=(0,))
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.tuples(st.lists(golden_url, min_size=1, max_size=3), st.lists(result_url, max_size=12)),
-                min_size=1, max_size=12))
+@given(
+    st.lists(
+        st.tuples(st.lists(golden_url, min_size=1, max_size=3), st.lists(result_url, max_size=12)),
+        min_size=1,
+        max_size=12,
+    )
+)
 def test_the_pipeline_entry_point_agrees_with_the_metric(queries):
     """`score_result_lists` (what `scoring.score_partition` calls) gives `first_hit_rank`/`hit_at_k`
     per query and `normalize_url` per result, in the order of the results."""
     golden = pd.DataFrame([{"query_id": f"q{i:02d}", "url": g} for i, (gs, _) in enumerate(queries) for g in gs])
-    results = pd.DataFrame([{"query_id": f"q{i:02d}", "rank": r, "url": u}
-                            for i, (_, rs) in enumerate(queries) for r, u in enumerate(rs, start=1)],
-                           columns=["query_id", "rank", "url"])
+    results = pd.DataFrame(
+        [
+            {"query_id": f"q{i:02d}", "rank": r, "url": u}
+            for i, (_, rs) in enumerate(queries)
+            for r, u in enumerate(rs, start=1)
+        ],
+        columns=["query_id", "rank", "url"],
+    )
     hits, forms = score_result_lists(results, golden, ks=(1, 5))
     by_query = hits.set_index("query_id")
     for i, (gs, rs) in enumerate(queries):
@@ -118,10 +186,13 @@ def test_the_pipeline_entry_point_agrees_with_the_metric(queries):
 
 
 def test_the_pipeline_entry_point_takes_empty_and_all_null_lists():
-    hits, forms = score_result_lists(pd.DataFrame(columns=["query_id", "rank", "url"]),
-                                     pd.DataFrame({"query_id": ["a"], "url": ["https://x.test/1"]}))
+    hits, forms = score_result_lists(
+        pd.DataFrame(columns=["query_id", "rank", "url"]),
+        pd.DataFrame({"query_id": ["a"], "url": ["https://x.test/1"]}),
+    )
     assert hits["query_id"].tolist() == ["a"] and pd.isna(hits["first_hit_rank"][0]) and not hits["hit_at_10"][0]
     assert forms.empty
-    hits, forms = score_result_lists(pd.DataFrame({"query_id": ["a"], "rank": [1], "url": [None]}),
-                                     pd.DataFrame(columns=["query_id", "url"]))
+    hits, forms = score_result_lists(
+        pd.DataFrame({"query_id": ["a"], "rank": [1], "url": [None]}), pd.DataFrame(columns=["query_id", "url"])
+    )
     assert hits.empty and forms["url_normalized"].tolist() == [""]

@@ -13,9 +13,9 @@ import pytest
 
 from bench_assets.adapters.base import MalformedResponse, VendorTask
 from bench_assets.adapters.brave import MANIFEST_DEFAULTS, BraveAdapter
+from bench_assets.golden.planted import build_corpus
 from bench_assets.metrics import normalize_url
 from bench_assets.simulator.app import sim_key, simulated_url
-from bench_assets.golden.planted import build_corpus
 from bench_assets.simulator.index import SearchIndex, tokenize, unit_hash
 from bench_assets.simulator.profiles import PROFILES
 
@@ -33,8 +33,11 @@ def easy_golden_pages() -> tuple:
     easy = []
     for page in corpus.golden_pages:
         scores = sorted(index.bm25.get_scores(tokenize(page.query)), reverse=True)
-        if unit_hash(VENDOR, "coverage", page.url) < profile.coverage and scores[0] > 0 \
-                and 1 - scores[10] / scores[0] > (1 - profile.quality) * 1.6:
+        if (
+            unit_hash(VENDOR, "coverage", page.url) < profile.coverage
+            and scores[0] > 0
+            and 1 - scores[10] / scores[0] > (1 - profile.quality) * 1.6
+        ):
             easy.append(page)
     return tuple(easy)
 
@@ -46,8 +49,9 @@ def golden_page(i: int = 0):
 def call(simulator, task: VendorTask, key: str | None = None, options: dict | None = None):
     endpoint = simulated_url(MANIFEST_DEFAULTS["endpoints"][task.capability], simulator.base_url)
     req = ADAPTER.build(task, endpoint, key or sim_key(VENDOR), options or {})
-    resp = httpx.request(req.method, req.url, headers=req.headers, params=req.params or None, json=req.json_body,
-                         timeout=10)
+    resp = httpx.request(
+        req.method, req.url, headers=req.headers, params=req.params or None, json=req.json_body, timeout=10
+    )
     return resp, ADAPTER.parse(task, resp.status_code, dict(resp.headers), resp.text)
 
 
@@ -87,7 +91,9 @@ def test_parsing_leaves_the_response_body_untouched():
 @pytest.mark.parametrize("name", ["search_example", "search_no_web_section"])
 def test_documented_search_responses_parse_to_the_expected_urls(name):
     fixture = json.loads((FIXTURES / f"{name}.json").read_text())
-    parsed = ADAPTER.parse(VendorTask("search", "q"), fixture["status"], fixture["headers"], json.dumps(fixture["body"]))
+    parsed = ADAPTER.parse(
+        VendorTask("search", "q"), fixture["status"], fixture["headers"], json.dumps(fixture["body"])
+    )
     assert parsed.error_class is None
     assert [r.url for r in parsed.results] == fixture["expected_urls"]
     assert [r.rank for r in parsed.results] == list(range(1, len(fixture["expected_urls"]) + 1))
@@ -132,8 +138,9 @@ def test_wrong_key_gets_the_vendor_422_and_is_classed_auth(simulator, sim_logs):
     assert sim_logs.billing() == []  # only successful requests are billed
 
 
-@pytest.mark.parametrize("params", [{}, {"q": " "}, {"q": "x", "count": "21"}, {"q": "x", "offset": "10"},
-                                    {"q": " ".join(["w"] * 51)}])
+@pytest.mark.parametrize(
+    "params", [{}, {"q": " "}, {"q": "x", "count": "21"}, {"q": "x", "offset": "10"}, {"q": " ".join(["w"] * 51)}]
+)
 def test_invalid_parameters_get_the_vendor_422_and_are_a_bad_request(simulator, params):
     url = simulated_url(MANIFEST_DEFAULTS["endpoints"]["search"], simulator.base_url)
     resp = httpx.get(url, params=params, headers={"X-Subscription-Token": sim_key(VENDOR)}, timeout=10)
@@ -145,7 +152,9 @@ def test_invalid_parameters_get_the_vendor_422_and_are_a_bad_request(simulator, 
 @pytest.mark.parametrize("path", sorted(FIXTURES.glob("error_*.json")), ids=lambda p: p.stem)
 def test_documented_error_bodies_are_classified(path):
     fixture = json.loads(path.read_text())
-    parsed = ADAPTER.parse(VendorTask("search", "q"), fixture["status"], fixture["headers"], json.dumps(fixture["body"]))
+    parsed = ADAPTER.parse(
+        VendorTask("search", "q"), fixture["status"], fixture["headers"], json.dumps(fixture["body"])
+    )
     assert parsed.error_class == fixture["expected_class"]
     assert parsed.results == ()
 

@@ -26,12 +26,19 @@ from bench_assets.adapters import get_adapter
 from bench_assets.adapters.base import VendorTask
 from bench_assets.fetch.classify import classify_response
 from bench_assets.fetch.engine import FetchItem, FetchSettings, fetch_partition
-from bench_assets.storage.archive import PartitionArchive
-from bench_assets.simulator.app import build_app, create_simulator, sim_key, simulated_url
 from bench_assets.golden.planted import build_corpus
+from bench_assets.simulator.app import build_app, create_simulator, sim_key, simulated_url
 from bench_assets.simulator.profiles import PROFILES
-from bench_assets_tests.helpers import (DEMO_MANIFEST, GOLDEN_STAGES, SNAPSHOT, VENDOR_STAGES, make_home, materialize,
-                                        vendor_key)
+from bench_assets.storage.archive import PartitionArchive
+from bench_assets_tests.helpers import (
+    DEMO_MANIFEST,
+    GOLDEN_STAGES,
+    SNAPSHOT,
+    VENDOR_STAGES,
+    make_home,
+    materialize,
+    vendor_key,
+)
 
 SPEC = yaml.safe_load(DEMO_MANIFEST.read_text())["vendors"]
 VENDORS = sorted(PROFILES)
@@ -61,8 +68,9 @@ NO_FIXTURE = {("serpapi", 500)}  # SerpApi's recorded server error is a 503
 def conforms(sent, documented) -> bool:
     """Everything the simulator sent is in the documented body, with the same JSON type."""
     if isinstance(sent, dict):
-        return isinstance(documented, dict) and all(k in documented and conforms(v, documented[k])
-                                                    for k, v in sent.items())
+        return isinstance(documented, dict) and all(
+            k in documented and conforms(v, documented[k]) for k, v in sent.items()
+        )
     if isinstance(sent, list):
         return isinstance(documented, list) and (not sent or not documented or conforms(sent[0], documented[0]))
     if sent is None or isinstance(sent, (bool, str)):
@@ -74,8 +82,9 @@ def assert_documented(vendor: str, resp: httpx.Response, expected_class: str) ->
     """The answer has the shape of the vendor's recorded body for that status and class
     (bench_assets_tests/fixtures/vendors/<vendor>/error_*.json, each naming its source)."""
     recorded = [json.loads(p.read_text()) for p in sorted((FIXTURES / vendor).glob(f"error_{resp.status_code}_*.json"))]
-    recorded = [r["body"] for r in recorded
-                if (r.get("expected_class") or r.get("expected_error_class")) == expected_class]
+    recorded = [
+        r["body"] for r in recorded if (r.get("expected_class") or r.get("expected_error_class")) == expected_class
+    ]
     if (vendor, resp.status_code) in NO_FIXTURE:
         assert not recorded
         return
@@ -94,17 +103,23 @@ def text_for(capability: str) -> str:
 
 def call(base: str, vendor: str, capability: str, key: str | None = None, text: str | None = None) -> httpx.Response:
     """One call built by our adapter, sent to the simulator."""
-    req = get_adapter(vendor).build(VendorTask(capability, text or text_for(capability), 10),
-                                    simulated_url(SPEC[vendor]["endpoints"][capability], base),
-                                    key or sim_key(vendor), dict(SPEC[vendor].get("options") or {}))
-    return httpx.request(req.method, req.url, headers=req.headers, params=req.params or None, json=req.json_body,
-                         timeout=10)
+    req = get_adapter(vendor).build(
+        VendorTask(capability, text or text_for(capability), 10),
+        simulated_url(SPEC[vendor]["endpoints"][capability], base),
+        key or sim_key(vendor),
+        dict(SPEC[vendor].get("options") or {}),
+    )
+    return httpx.request(
+        req.method, req.url, headers=req.headers, params=req.params or None, json=req.json_body, timeout=10
+    )
 
 
 def read(vendor: str, capability: str, resp: httpx.Response):
     """Our adapter's class for a response, and the class the scoring layer gives it."""
     adapter = get_adapter(vendor)
-    parsed = adapter.parse(VendorTask(capability, text_for(capability)), resp.status_code, dict(resp.headers), resp.text)
+    parsed = adapter.parse(
+        VendorTask(capability, text_for(capability)), resp.status_code, dict(resp.headers), resp.text
+    )
     classified = classify_response(adapter, capability, resp.status_code, dict(resp.headers), resp.text, None)
     return parsed.error_class, classified.response_class
 
@@ -221,7 +236,8 @@ def _sdk_firecrawl(base):
     try:
         with pytest.raises(PaymentRequiredError, match="Insufficient credits") as raised:
             Firecrawl(api_key=sim_key("firecrawl"), api_url=simulated_url("https://api.firecrawl.dev", base)).search(
-                "q", limit=3)
+                "q", limit=3
+            )
     finally:
         HttpClient._build_url = original
     return raised
@@ -230,8 +246,9 @@ def _sdk_firecrawl(base):
 def _sdk_perplexity(base):
     import perplexity
 
-    client = perplexity.Perplexity(api_key=sim_key("perplexity"), max_retries=0,
-                                   base_url=simulated_url("https://api.perplexity.ai", base))
+    client = perplexity.Perplexity(
+        api_key=sim_key("perplexity"), max_retries=0, base_url=simulated_url("https://api.perplexity.ai", base)
+    )
     with pytest.raises(perplexity.AuthenticationError, match="credit") as raised:  # 401, as reported (?)
         client.search.create(query="q")
     return raised
@@ -249,8 +266,9 @@ def _sdk_linkup(base):
 def _sdk_parallel(base):
     import parallel
 
-    client = parallel.Parallel(api_key=sim_key("parallel"), base_url=simulated_url("https://api.parallel.ai", base),
-                               max_retries=0)
+    client = parallel.Parallel(
+        api_key=sim_key("parallel"), base_url=simulated_url("https://api.parallel.ai", base), max_retries=0
+    )
     with pytest.raises(parallel.APIStatusError) as raised:
         client.search(search_queries=["a b c"])
     assert raised.value.status_code == 402
@@ -281,9 +299,17 @@ def _sdk_kagi(base):
     return raised
 
 
-SDKS = {"exa": _sdk_exa, "tavily": _sdk_tavily, "serpapi": _sdk_serpapi, "firecrawl": _sdk_firecrawl,
-        "perplexity": _sdk_perplexity, "linkup": _sdk_linkup, "parallel": _sdk_parallel, "youcom": _sdk_youcom,
-        "kagi": _sdk_kagi}  # Brave, Serper and Jina have no official Python SDK
+SDKS = {
+    "exa": _sdk_exa,
+    "tavily": _sdk_tavily,
+    "serpapi": _sdk_serpapi,
+    "firecrawl": _sdk_firecrawl,
+    "perplexity": _sdk_perplexity,
+    "linkup": _sdk_linkup,
+    "parallel": _sdk_parallel,
+    "youcom": _sdk_youcom,
+    "kagi": _sdk_kagi,
+}  # Brave, Serper and Jina have no official Python SDK
 
 
 @pytest.mark.parametrize("vendor", sorted(SDKS))
@@ -300,11 +326,18 @@ def test_a_fetch_out_of_credit_records_quota_evidence_once_per_query_and_bills_n
     items = [FetchItem(f"q{i}", "public", "search", f"{golden_page().query} {i}") for i in range(3)]
     if "extract" in spec["endpoints"]:
         items.append(FetchItem("x0", "public", "extract", golden_page().url))
-    settings = FetchSettings(endpoints={c: simulated_url(u, sim.url) for c, u in spec["endpoints"].items()},
-                             api_key=sim_key(vendor), options=dict(spec.get("options") or {}),
-                             rate_limits_per_second={c: 500.0 for c in spec["endpoints"]}, concurrency=4,
-                             timeout_seconds=5.0, max_attempts=4, prices_usd=spec["prices_usd"],
-                             backoff_initial=0.01, backoff_max=0.05)
+    settings = FetchSettings(
+        endpoints={c: simulated_url(u, sim.url) for c, u in spec["endpoints"].items()},
+        api_key=sim_key(vendor),
+        options=dict(spec.get("options") or {}),
+        rate_limits_per_second=dict.fromkeys(spec["endpoints"], 500.0),
+        concurrency=4,
+        timeout_seconds=5.0,
+        max_attempts=4,
+        prices_usd=spec["prices_usd"],
+        backoff_initial=0.01,
+        backoff_max=0.05,
+    )
     adapter = get_adapter(vendor)
     archive = PartitionArchive(tmp_path / f"{vendor}.duckdb", SNAPSHOT, vendor)
     try:
@@ -314,9 +347,12 @@ def test_a_fetch_out_of_credit_records_quota_evidence_once_per_query_and_bills_n
         archive.close()
     assert len(raw) == len(items) and raw["final"].all()  # one attempt each: no retry can pay the bill
     assert stats.retries == 0 and stats.spend_usd == 0.0
-    classes = {r.query_id: classify_response(adapter, r.capability, int(r.http_status),
-                                             json.loads(r.response_headers_json), r.body, r.transport_error)
-               .response_class for r in raw.itertuples(index=False)}
+    classes = {
+        r.query_id: classify_response(
+            adapter, r.capability, int(r.http_status), json.loads(r.response_headers_json), r.body, r.transport_error
+        ).response_class
+        for r in raw.itertuples(index=False)
+    }
     assert set(classes.values()) == {"quota"}, classes
     assert (raw["http_status"] == OUT_OF_CREDIT[vendor][0]).all()
     assert sim.billing() == []
@@ -389,10 +425,13 @@ def in_process(monkeypatch):
 
 
 def test_exa_takes_its_key_in_x_api_key_or_as_a_bearer_token(in_process):
-    simulator, client = in_process
+    _simulator, client = in_process
     url = "/h/api.exa.ai/search"
-    for headers in ({"x-api-key": sim_key("exa")}, {"Authorization": f"Bearer {sim_key('exa')}"},
-                    {"Authorization": "Bearer exa-EXTRA-key"}):
+    for headers in (
+        {"x-api-key": sim_key("exa")},
+        {"Authorization": f"Bearer {sim_key('exa')}"},
+        {"Authorization": "Bearer exa-EXTRA-key"},
+    ):
         assert client.post(url, json={"query": "quarterly revenue"}, headers=headers).status_code == 200, headers
     for headers in ({}, {"Authorization": "Bearer wrong"}, {"x-api-key": "wrong"}, {"Authorization": sim_key("exa")}):
         resp = client.post(url, json={"query": "quarterly revenue"}, headers=headers)
@@ -409,8 +448,14 @@ def test_jina_reader_accepts_every_key_the_simulator_accepts_and_bills_only_keye
     for key in (sim_key("jina"), "jina-EXTRA-key", "jina-ISSUED-key"):
         resp = client.get(url, headers={"Authorization": f"Bearer {key}", "Accept": "application/json"})
         assert resp.status_code == 200 and resp.json()["data"]["title"] == page.title, key
-        assert client.get("/h/s.jina.ai/", params={"q": page.query},
-                          headers={"Authorization": f"Bearer {key}", "Accept": "application/json"}).status_code == 200
+        assert (
+            client.get(
+                "/h/s.jina.ai/",
+                params={"q": page.query},
+                headers={"Authorization": f"Bearer {key}", "Accept": "application/json"},
+            ).status_code
+            == 200
+        )
     wrong = client.get(url, headers={"Authorization": "Bearer jina-wrong", "Accept": "application/json"})
     assert wrong.status_code == 401 and wrong.json()["name"] == "AuthenticationFailedError"
     anonymous = client.get(url, headers={"Accept": "application/json"})

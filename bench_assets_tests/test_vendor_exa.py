@@ -14,9 +14,9 @@ import requests
 
 from bench_assets.adapters.base import HttpRequest, MalformedResponse, VendorTask
 from bench_assets.adapters.exa import MANIFEST_DEFAULTS, ExaAdapter
+from bench_assets.golden.planted import Page, build_corpus
 from bench_assets.metrics import normalize_url
 from bench_assets.simulator.app import sim_key, simulated_url
-from bench_assets.golden.planted import Page, build_corpus
 from bench_assets.simulator.index import SearchIndex
 from bench_assets.simulator.profiles import PROFILES
 
@@ -42,8 +42,9 @@ def endpoint(capability: str, base: str) -> str:
 
 
 def send(req: HttpRequest) -> httpx.Response:
-    return httpx.request(req.method, req.url, headers=req.headers, params=req.params or None,
-                         json=req.json_body, timeout=10)
+    return httpx.request(
+        req.method, req.url, headers=req.headers, params=req.params or None, json=req.json_body, timeout=10
+    )
 
 
 def estimate_usd(units: dict[str, float]) -> float:
@@ -129,7 +130,11 @@ def test_missing_cost_dollars_is_billed_in_documented_units_priced_by_the_manife
     parsed = ADAPTER.parse(task, 200, {}, json.dumps(body))
     # Without Exa's own figure the call is counted in the units its pricing names; the prices
     # come from the manifest's table (config), and they agree with what Exa would have reported.
-    assert "usd" not in parsed.billed_units and set(parsed.billed_units) <= {"request.search", "result.extra", "page.text"}
+    assert "usd" not in parsed.billed_units and set(parsed.billed_units) <= {
+        "request.search",
+        "result.extra",
+        "page.text",
+    }
     assert estimate_usd(parsed.billed_units) == pytest.approx(reported)
     assert estimate_usd(ADAPTER.expected_units(task, {})) == pytest.approx(reported)
 
@@ -137,8 +142,10 @@ def test_missing_cost_dollars_is_billed_in_documented_units_priced_by_the_manife
 def test_a_response_without_cost_dollars_counts_units_not_dollars():
     """Each result beyond ten and each page of text is a unit of its own, priced by the manifest."""
     task = VendorTask("search", "q", 12)
-    body = {"requestId": "r", "results": [{"url": f"https://e.test/{i}", "text": "t" if i % 2 else None}
-                                          for i in range(12)]}
+    body = {
+        "requestId": "r",
+        "results": [{"url": f"https://e.test/{i}", "text": "t" if i % 2 else None} for i in range(12)],
+    }
     units = ADAPTER.parse(task, 200, {}, json.dumps(body)).billed_units
     assert units == {"request.search": 1.0, "result.extra": 2.0, "page.text": 6.0}
 
@@ -197,8 +204,12 @@ def test_wrong_key_gets_401_body_classified_auth(simulator, sim_logs):
 
 
 def test_missing_query_gets_documented_400(simulator):
-    resp = httpx.post(endpoint("search", simulator.base_url), headers={"x-api-key": sim_key(VENDOR)},
-                      json={"numResults": 3}, timeout=10)
+    resp = httpx.post(
+        endpoint("search", simulator.base_url),
+        headers={"x-api-key": sim_key(VENDOR)},
+        json={"numResults": 3},
+        timeout=10,
+    )
     assert resp.status_code == 400 and resp.json()["tag"] == "INVALID_REQUEST_BODY"
     parsed = ADAPTER.parse(VendorTask("search", ""), resp.status_code, dict(resp.headers), resp.text)
     assert parsed.error_class == "bad_request" and parsed.request_id == resp.json()["requestId"]

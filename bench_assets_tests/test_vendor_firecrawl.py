@@ -14,9 +14,9 @@ import requests
 
 from bench_assets.adapters.base import HttpRequest, MalformedResponse, VendorTask
 from bench_assets.adapters.firecrawl import MANIFEST_DEFAULTS, FirecrawlAdapter
+from bench_assets.golden.planted import Page, build_corpus
 from bench_assets.metrics import normalize_url
 from bench_assets.simulator.app import sim_key, simulated_url
-from bench_assets.golden.planted import Page, build_corpus
 from bench_assets.simulator.index import SearchIndex
 from bench_assets.simulator.profiles import PROFILES
 
@@ -42,8 +42,9 @@ def endpoint(capability: str, base: str) -> str:
 
 
 def send(req: HttpRequest) -> httpx.Response:
-    return httpx.request(req.method, req.url, headers=req.headers, params=req.params or None,
-                         json=req.json_body, timeout=10)
+    return httpx.request(
+        req.method, req.url, headers=req.headers, params=req.params or None, json=req.json_body, timeout=10
+    )
 
 
 def estimate_usd(units: dict[str, float]) -> float:
@@ -77,7 +78,9 @@ def test_search_with_scraped_results_adds_one_credit_per_result(simulator, sim_l
     parsed = ADAPTER.parse(task, resp.status_code, dict(resp.headers), resp.text)
     assert len(parsed.results) == 3 and parsed.billed_units == {"credit": 2.0 + 3}
     assert normalize_url(parsed.results[0].url) == normalize_url(page.url)
-    assert page.anchor_phrases[0] in parsed.results[0].content and parsed.results[0].published.startswith(page.published)
+    assert page.anchor_phrases[0] in parsed.results[0].content and parsed.results[0].published.startswith(
+        page.published
+    )
     (bill,) = sim_logs.billing()
     assert bill["usd"] == pytest.approx(estimate_usd(parsed.billed_units))
 
@@ -124,8 +127,9 @@ def firecrawl_app(simulator, monkeypatch):
         return response
 
     monkeypatch.setattr(requests.Session, "send", recording_send)
-    app = Firecrawl(api_key=sim_key(VENDOR), api_url=simulated_url("https://api.firecrawl.dev", simulator.base_url),
-                    max_retries=1)
+    app = Firecrawl(
+        api_key=sim_key(VENDOR), api_url=simulated_url("https://api.firecrawl.dev", simulator.base_url), max_retries=1
+    )
     return app, raw
 
 
@@ -172,9 +176,15 @@ def test_wrong_key_gets_401_body_classified_auth(simulator, sim_logs):
 
 
 def test_missing_query_gets_documented_400(simulator):
-    resp = httpx.post(endpoint("search", simulator.base_url), headers={"Authorization": f"Bearer {sim_key(VENDOR)}"},
-                      json={"limit": 3}, timeout=10)
-    assert resp.status_code == 400 and resp.json()["success"] is False and resp.json()["details"][0]["path"] == ["query"]
+    resp = httpx.post(
+        endpoint("search", simulator.base_url),
+        headers={"Authorization": f"Bearer {sim_key(VENDOR)}"},
+        json={"limit": 3},
+        timeout=10,
+    )
+    assert (
+        resp.status_code == 400 and resp.json()["success"] is False and resp.json()["details"][0]["path"] == ["query"]
+    )
     parsed = ADAPTER.parse(VendorTask("search", ""), resp.status_code, dict(resp.headers), resp.text)
     assert parsed.error_class == "bad_request"
 

@@ -13,9 +13,9 @@ import pytest
 
 from bench_assets.adapters.base import HttpRequest, MalformedResponse, VendorTask
 from bench_assets.adapters.jina import MANIFEST_DEFAULTS, JinaAdapter
+from bench_assets.golden.planted import Page, build_corpus
 from bench_assets.metrics import normalize_url
 from bench_assets.simulator.app import sim_key, simulated_url
-from bench_assets.golden.planted import Page, build_corpus
 from bench_assets.simulator.index import SearchIndex
 from bench_assets.simulator.profiles import PROFILES
 from bench_assets_tests.documented_shape import shape_differences
@@ -42,8 +42,9 @@ def endpoint(capability: str, base: str) -> str:
 
 
 def send(req: HttpRequest) -> httpx.Response:
-    return httpx.request(req.method, req.url, headers=req.headers, params=req.params or None,
-                         json=req.json_body, timeout=10)
+    return httpx.request(
+        req.method, req.url, headers=req.headers, params=req.params or None, json=req.json_body, timeout=10
+    )
 
 
 def estimate_usd(units: dict[str, float]) -> float:
@@ -65,7 +66,9 @@ def test_search_round_trip_returns_page_bodies_and_bills_tokens(simulator, sim_l
     assert top.snippet and page.anchor_phrases[0] in top.content  # search returns page bodies in `content`
     # At least 10,000 tokens per request per 10 results; the header and meta.usage agree.
     assert parsed.billed_units == {"token": float(resp.json()["meta"]["usage"]["tokens"])}
-    assert parsed.billed_units["token"] >= 10_000 and resp.headers["X-Usage-Tokens"] == str(int(parsed.billed_units["token"]))
+    assert parsed.billed_units["token"] >= 10_000 and resp.headers["X-Usage-Tokens"] == str(
+        int(parsed.billed_units["token"])
+    )
     (bill,) = sim_logs.billing()
     assert bill["usd"] == pytest.approx(estimate_usd(parsed.billed_units))
 
@@ -111,15 +114,18 @@ def test_search_wrong_or_missing_key_gets_401_classified_auth(simulator, sim_log
     resp = send(ADAPTER.build(task, endpoint("search", simulator.base_url), "jina_wrong", {}))
     assert resp.status_code == 401 and resp.json()["name"] == "AuthenticationFailedError"
     assert ADAPTER.parse(task, resp.status_code, dict(resp.headers), resp.text).error_class == "auth"
-    keyless = httpx.get(endpoint("search", simulator.base_url), params={"q": "x"},
-                        headers={"Accept": "application/json"}, timeout=10)
+    keyless = httpx.get(
+        endpoint("search", simulator.base_url), params={"q": "x"}, headers={"Accept": "application/json"}, timeout=10
+    )
     assert keyless.status_code == 401 and keyless.json()["name"] == "AuthenticationRequiredError"
     assert sim_logs.billing() == []
 
 
 def test_search_count_out_of_range_gets_400(simulator):
     headers = {"Accept": "application/json", "Authorization": f"Bearer {sim_key(VENDOR)}"}
-    resp = httpx.get(endpoint("search", simulator.base_url), params={"q": "x", "count": "50"}, headers=headers, timeout=10)
+    resp = httpx.get(
+        endpoint("search", simulator.base_url), params={"q": "x", "count": "50"}, headers=headers, timeout=10
+    )
     assert resp.status_code == 400 and resp.json()["name"] == "ParamValidationError"
     assert ADAPTER.parse(VendorTask("search", "x"), 400, dict(resp.headers), resp.text).error_class == "bad_request"
 

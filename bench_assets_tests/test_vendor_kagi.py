@@ -14,9 +14,9 @@ import pytest
 
 from bench_assets.adapters.base import MalformedResponse, VendorTask
 from bench_assets.adapters.kagi import MANIFEST_DEFAULTS, KagiAdapter
+from bench_assets.golden.planted import build_corpus
 from bench_assets.metrics import normalize_url
 from bench_assets.simulator.app import sim_key, simulated_url
-from bench_assets.golden.planted import build_corpus
 from bench_assets.simulator.index import SearchIndex, tokenize, unit_hash
 from bench_assets.simulator.profiles import PROFILES
 
@@ -34,8 +34,11 @@ def easy_golden_pages() -> tuple:
     easy = []
     for page in corpus.golden_pages:
         scores = sorted(index.bm25.get_scores(tokenize(page.query)), reverse=True)
-        if unit_hash(VENDOR, "coverage", page.url) < profile.coverage and scores[0] > 0 \
-                and 1 - scores[10] / scores[0] > (1 - profile.quality) * 1.6:
+        if (
+            unit_hash(VENDOR, "coverage", page.url) < profile.coverage
+            and scores[0] > 0
+            and 1 - scores[10] / scores[0] > (1 - profile.quality) * 1.6
+        ):
             easy.append(page)
     return tuple(easy)
 
@@ -47,8 +50,9 @@ def golden_page(i: int = 0):
 def call(simulator, task: VendorTask, key: str | None = None):
     endpoint = simulated_url(MANIFEST_DEFAULTS["endpoints"][task.capability], simulator.base_url)
     req = ADAPTER.build(task, endpoint, key or sim_key(VENDOR), {})
-    resp = httpx.request(req.method, req.url, headers=req.headers, params=req.params or None, json=req.json_body,
-                         timeout=10)
+    resp = httpx.request(
+        req.method, req.url, headers=req.headers, params=req.params or None, json=req.json_body, timeout=10
+    )
     return resp, ADAPTER.parse(task, resp.status_code, dict(resp.headers), resp.text)
 
 
@@ -123,7 +127,6 @@ def test_official_sdk_reads_the_simulator_and_agrees_with_our_adapter(simulator,
 
 def test_official_sdk_raises_on_a_wrong_key(simulator, monkeypatch):
     import requests
-
     from kagiapi import KagiClient
 
     monkeypatch.setattr(KagiClient, "BASE_URL", simulated_url("https://kagi.com/api/v0", simulator.base_url))
@@ -151,7 +154,9 @@ def test_malformed_request_gets_the_vendor_400_code_1(simulator, params):
 @pytest.mark.parametrize("path", sorted(FIXTURES.glob("error_*.json")), ids=lambda p: p.stem)
 def test_documented_error_bodies_are_classified(path):
     fixture = json.loads(path.read_text())
-    parsed = ADAPTER.parse(VendorTask("search", "q"), fixture["status"], fixture["headers"], json.dumps(fixture["body"]))
+    parsed = ADAPTER.parse(
+        VendorTask("search", "q"), fixture["status"], fixture["headers"], json.dumps(fixture["body"])
+    )
     assert parsed.error_class == fixture["expected_class"]
     assert parsed.results == ()
 

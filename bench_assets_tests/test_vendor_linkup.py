@@ -13,9 +13,9 @@ import pytest
 
 from bench_assets.adapters.base import MalformedResponse, VendorTask
 from bench_assets.adapters.linkup import MANIFEST_DEFAULTS, LinkupAdapter
+from bench_assets.golden.planted import build_corpus
 from bench_assets.metrics import normalize_url
 from bench_assets.simulator.app import sim_key, simulated_url
-from bench_assets.golden.planted import build_corpus
 from bench_assets.simulator.index import SearchIndex, tokenize, unit_hash
 from bench_assets.simulator.profiles import PROFILES
 
@@ -33,8 +33,11 @@ def easy_golden_pages() -> tuple:
     easy = []
     for page in corpus.golden_pages:
         scores = sorted(index.bm25.get_scores(tokenize(page.query)), reverse=True)
-        if unit_hash(VENDOR, "coverage", page.url) < profile.coverage and scores[0] > 0 \
-                and 1 - scores[10] / scores[0] > (1 - profile.quality) * 1.6:
+        if (
+            unit_hash(VENDOR, "coverage", page.url) < profile.coverage
+            and scores[0] > 0
+            and 1 - scores[10] / scores[0] > (1 - profile.quality) * 1.6
+        ):
             easy.append(page)
     return tuple(easy)
 
@@ -46,8 +49,9 @@ def golden_page(i: int = 0):
 def call(simulator, task: VendorTask, key: str | None = None, options: dict | None = None):
     endpoint = simulated_url(MANIFEST_DEFAULTS["endpoints"][task.capability], simulator.base_url)
     req = ADAPTER.build(task, endpoint, key or sim_key(VENDOR), options or {})
-    resp = httpx.request(req.method, req.url, headers=req.headers, params=req.params or None, json=req.json_body,
-                         timeout=10)
+    resp = httpx.request(
+        req.method, req.url, headers=req.headers, params=req.params or None, json=req.json_body, timeout=10
+    )
     return resp, ADAPTER.parse(task, resp.status_code, dict(resp.headers), resp.text)
 
 
@@ -123,7 +127,9 @@ def test_official_sdk_reads_the_simulator_and_agrees_with_our_adapter(simulator,
         return response
 
     monkeypatch.setattr(LinkupClient, "_request", spy)
-    client = LinkupClient(api_key=sim_key(VENDOR), base_url=simulated_url("https://api.linkup.so/v1", simulator.base_url))
+    client = LinkupClient(
+        api_key=sim_key(VENDOR), base_url=simulated_url("https://api.linkup.so/v1", simulator.base_url)
+    )
     sdk = client.search(page.query, depth="standard", output_type="searchResults", max_results=10)
     assert sdk.results  # pydantic LinkupSearchResults: fails on any field the simulator gets wrong
     raw = captured[-1]
@@ -158,9 +164,14 @@ def test_wrong_key_gets_the_vendor_401_and_is_classed_auth(simulator, sim_logs):
     assert sim_logs.billing() == []
 
 
-@pytest.mark.parametrize("body, field", [({"depth": "standard", "outputType": "searchResults"}, "q"),
-                                         ({"q": "x", "outputType": "searchResults"}, "depth"),
-                                         ({"q": "x", "depth": "standard", "outputType": "list"}, "outputType")])
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ({"depth": "standard", "outputType": "searchResults"}, "q"),
+        ({"q": "x", "outputType": "searchResults"}, "depth"),
+        ({"q": "x", "depth": "standard", "outputType": "list"}, "outputType"),
+    ],
+)
 def test_invalid_request_gets_the_vendor_400(simulator, body, field):
     url = simulated_url(MANIFEST_DEFAULTS["endpoints"]["search"], simulator.base_url)
     resp = httpx.post(url, json=body, headers={"Authorization": f"Bearer {sim_key(VENDOR)}"}, timeout=10)
@@ -173,7 +184,9 @@ def test_invalid_request_gets_the_vendor_400(simulator, body, field):
 @pytest.mark.parametrize("path", sorted(FIXTURES.glob("error_*.json")), ids=lambda p: p.stem)
 def test_documented_error_bodies_are_classified(path):
     fixture = json.loads(path.read_text())
-    parsed = ADAPTER.parse(VendorTask("search", "q"), fixture["status"], fixture["headers"], json.dumps(fixture["body"]))
+    parsed = ADAPTER.parse(
+        VendorTask("search", "q"), fixture["status"], fixture["headers"], json.dumps(fixture["body"])
+    )
     assert parsed.error_class == fixture["expected_class"]
     assert parsed.results == ()
 

@@ -13,9 +13,9 @@ import pytest
 
 from bench_assets.adapters.base import MalformedResponse, VendorTask
 from bench_assets.adapters.perplexity import MANIFEST_DEFAULTS, PerplexityAdapter
+from bench_assets.golden.planted import build_corpus
 from bench_assets.metrics import normalize_url
 from bench_assets.simulator.app import sim_key, simulated_url
-from bench_assets.golden.planted import build_corpus
 from bench_assets.simulator.index import SearchIndex, tokenize, unit_hash
 from bench_assets.simulator.profiles import PROFILES
 
@@ -33,8 +33,11 @@ def easy_golden_pages() -> tuple:
     easy = []
     for page in corpus.golden_pages:
         scores = sorted(index.bm25.get_scores(tokenize(page.query)), reverse=True)
-        if unit_hash(VENDOR, "coverage", page.url) < profile.coverage and scores[0] > 0 \
-                and 1 - scores[10] / scores[0] > (1 - profile.quality) * 1.6:
+        if (
+            unit_hash(VENDOR, "coverage", page.url) < profile.coverage
+            and scores[0] > 0
+            and 1 - scores[10] / scores[0] > (1 - profile.quality) * 1.6
+        ):
             easy.append(page)
     return tuple(easy)
 
@@ -46,8 +49,9 @@ def golden_page(i: int = 0):
 def call(simulator, task: VendorTask, key: str | None = None):
     endpoint = simulated_url(MANIFEST_DEFAULTS["endpoints"][task.capability], simulator.base_url)
     req = ADAPTER.build(task, endpoint, key or sim_key(VENDOR), {})
-    resp = httpx.request(req.method, req.url, headers=req.headers, params=req.params or None, json=req.json_body,
-                         timeout=10)
+    resp = httpx.request(
+        req.method, req.url, headers=req.headers, params=req.params or None, json=req.json_body, timeout=10
+    )
     return resp, ADAPTER.parse(task, resp.status_code, dict(resp.headers), resp.text)
 
 
@@ -81,8 +85,9 @@ def test_official_sdk_reads_the_simulator_and_agrees_with_our_adapter(simulator)
 
     page = golden_page()
     # perplexityai takes base_url (or PERPLEXITY_BASE_URL) and appends /search to it.
-    client = Perplexity(api_key=sim_key(VENDOR), base_url=simulated_url("https://api.perplexity.ai", simulator.base_url),
-                        max_retries=0)
+    client = Perplexity(
+        api_key=sim_key(VENDOR), base_url=simulated_url("https://api.perplexity.ai", simulator.base_url), max_retries=0
+    )
     raw = client.search.with_raw_response.create(query=page.query, max_results=10)
     sdk = raw.parse()  # pydantic SearchCreateResponse: fails on any field the simulator gets wrong
     assert sdk.id and sdk.results
@@ -95,8 +100,9 @@ def test_official_sdk_reads_the_simulator_and_agrees_with_our_adapter(simulator)
 def test_official_sdk_raises_its_auth_error_on_a_wrong_key(simulator):
     import perplexity
 
-    client = perplexity.Perplexity(api_key="wrong", max_retries=0,
-                                   base_url=simulated_url("https://api.perplexity.ai", simulator.base_url))
+    client = perplexity.Perplexity(
+        api_key="wrong", max_retries=0, base_url=simulated_url("https://api.perplexity.ai", simulator.base_url)
+    )
     with pytest.raises(perplexity.AuthenticationError):
         client.search.create(query="anything at all")
 
@@ -109,7 +115,9 @@ def test_wrong_key_gets_the_vendor_401_and_is_classed_auth(simulator, sim_logs):
     assert sim_logs.billing() == []
 
 
-@pytest.mark.parametrize("body", [{}, {"query": ""}, {"query": "ok", "max_results": 21}, {"query": "ok", "max_results": 0}])
+@pytest.mark.parametrize(
+    "body", [{}, {"query": ""}, {"query": "ok", "max_results": 21}, {"query": "ok", "max_results": 0}]
+)
 def test_invalid_request_gets_the_vendor_400(simulator, body):
     url = simulated_url(MANIFEST_DEFAULTS["endpoints"]["search"], simulator.base_url)
     resp = httpx.post(url, json=body, headers={"Authorization": f"Bearer {sim_key(VENDOR)}"}, timeout=10)
@@ -121,7 +129,9 @@ def test_invalid_request_gets_the_vendor_400(simulator, body):
 @pytest.mark.parametrize("path", sorted(FIXTURES.glob("error_*.json")), ids=lambda p: p.stem)
 def test_documented_error_bodies_are_classified(path):
     fixture = json.loads(path.read_text())
-    parsed = ADAPTER.parse(VendorTask("search", "q"), fixture["status"], fixture["headers"], json.dumps(fixture["body"]))
+    parsed = ADAPTER.parse(
+        VendorTask("search", "q"), fixture["status"], fixture["headers"], json.dumps(fixture["body"])
+    )
     assert parsed.error_class == fixture["expected_class"]
     assert parsed.results == ()
 

@@ -13,9 +13,9 @@ import pytest
 
 from bench_assets.adapters.base import HttpRequest, MalformedResponse, VendorTask
 from bench_assets.adapters.serpapi import MANIFEST_DEFAULTS, SerpApiAdapter
+from bench_assets.golden.planted import Page, build_corpus
 from bench_assets.metrics import normalize_url
 from bench_assets.simulator.app import sim_key, simulated_url
-from bench_assets.golden.planted import Page, build_corpus
 from bench_assets.simulator.index import SearchIndex
 from bench_assets.simulator.profiles import PROFILES
 
@@ -41,8 +41,9 @@ def endpoint(base: str) -> str:
 
 
 def send(req: HttpRequest) -> httpx.Response:
-    return httpx.request(req.method, req.url, headers=req.headers, params=req.params or None,
-                         json=req.json_body, timeout=10)
+    return httpx.request(
+        req.method, req.url, headers=req.headers, params=req.params or None, json=req.json_body, timeout=10
+    )
 
 
 def test_search_round_trip_finds_golden_url_and_bills_one_search(simulator, sim_logs):

@@ -13,9 +13,9 @@ import pytest
 
 from bench_assets.adapters.base import HttpRequest, MalformedResponse, VendorTask
 from bench_assets.adapters.serper import MANIFEST_DEFAULTS, SerperAdapter
+from bench_assets.golden.planted import Page, build_corpus
 from bench_assets.metrics import normalize_url
 from bench_assets.simulator.app import sim_key, simulated_url
-from bench_assets.golden.planted import Page, build_corpus
 from bench_assets.simulator.index import SearchIndex
 from bench_assets.simulator.profiles import PROFILES
 from bench_assets_tests.documented_shape import shape_differences
@@ -42,8 +42,9 @@ def endpoint(capability: str, base: str) -> str:
 
 
 def send(req: HttpRequest) -> httpx.Response:
-    return httpx.request(req.method, req.url, headers=req.headers, params=req.params or None,
-                         json=req.json_body, timeout=10)
+    return httpx.request(
+        req.method, req.url, headers=req.headers, params=req.params or None, json=req.json_body, timeout=10
+    )
 
 
 def estimate_usd(units: dict[str, float]) -> float:
@@ -107,8 +108,9 @@ def test_wrong_key_gets_403_unauthorized_classified_auth(simulator, sim_logs):
 
 
 def test_missing_query_gets_400_message_classified_bad_request(simulator):
-    resp = httpx.post(endpoint("search", simulator.base_url), headers={"X-API-KEY": sim_key(VENDOR)},
-                      json={"num": 10}, timeout=10)
+    resp = httpx.post(
+        endpoint("search", simulator.base_url), headers={"X-API-KEY": sim_key(VENDOR)}, json={"num": 10}, timeout=10
+    )
     assert resp.status_code == 400 and resp.json()["statusCode"] == 400
     parsed = ADAPTER.parse(VendorTask("search", ""), resp.status_code, dict(resp.headers), resp.text)
     assert parsed.error_class == "bad_request"
@@ -157,8 +159,10 @@ def test_the_shape_comparison_names_what_departs_from_the_documented_example():
     changed["credits"] = 1.0  # a float where the example has an integer
     del changed["knowledgeGraph"]
     assert shape_differences(documented, changed, SOMETIMES["search"]) == [
-        "credits: number, documented integer", "organic[].position: string, documented integer",
-        "organic[].snippet: missing"]
+        "credits: number, documented integer",
+        "organic[].position: string, documented integer",
+        "organic[].snippet: missing",
+    ]
     del changed["organic"][2]["attributes"], changed["organic"][1]["date"]  # on some items only: optional
     assert "organic[].date: missing" not in shape_differences(documented, changed)
     assert "knowledgeGraph: missing" in shape_differences(documented, changed)

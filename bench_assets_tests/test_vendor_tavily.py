@@ -13,9 +13,9 @@ import pytest
 
 from bench_assets.adapters.base import HttpRequest, MalformedResponse, VendorTask
 from bench_assets.adapters.tavily import MANIFEST_DEFAULTS, TavilyAdapter
+from bench_assets.golden.planted import NOISE_STRINGS, Page, build_corpus
 from bench_assets.metrics import normalize_url
 from bench_assets.simulator.app import sim_key, simulated_url
-from bench_assets.golden.planted import NOISE_STRINGS, Page, build_corpus
 from bench_assets.simulator.index import SearchIndex
 from bench_assets.simulator.profiles import PROFILES
 
@@ -41,8 +41,9 @@ def endpoint(capability: str, base: str) -> str:
 
 
 def send(req: HttpRequest) -> httpx.Response:
-    return httpx.request(req.method, req.url, headers=req.headers, params=req.params or None,
-                         json=req.json_body, timeout=10)
+    return httpx.request(
+        req.method, req.url, headers=req.headers, params=req.params or None, json=req.json_body, timeout=10
+    )
 
 
 def estimate_usd(units: dict[str, float]) -> float:
@@ -73,7 +74,9 @@ def test_search_round_trip_finds_golden_url_and_bills_what_the_simulator_charged
 def test_search_with_raw_content_returns_page_text(simulator):
     page = easy_page()
     task = VendorTask("search", page.query, 3)
-    req = ADAPTER.build(task, endpoint("search", simulator.base_url), sim_key(VENDOR), {"include_raw_content": "markdown"})
+    req = ADAPTER.build(
+        task, endpoint("search", simulator.base_url), sim_key(VENDOR), {"include_raw_content": "markdown"}
+    )
     resp = send(req)
     parsed = ADAPTER.parse(task, resp.status_code, dict(resp.headers), resp.text)
     top = parsed.results[0]
@@ -111,7 +114,9 @@ def tavily_client(simulator):
     from tavily import TavilyClient
 
     # The SDK takes the base URL as `api_base_url`; it appends "/search" and "/extract".
-    client = TavilyClient(api_key=sim_key(VENDOR), api_base_url=simulated_url("https://api.tavily.com", simulator.base_url))
+    client = TavilyClient(
+        api_key=sim_key(VENDOR), api_base_url=simulated_url("https://api.tavily.com", simulator.base_url)
+    )
     raw: list = []
     client.session.hooks["response"].append(lambda r, *args, **kwargs: raw.append(r))
     yield client, raw

@@ -13,9 +13,9 @@ import pytest
 
 from bench_assets.adapters.base import MalformedResponse, VendorTask
 from bench_assets.adapters.youcom import MANIFEST_DEFAULTS, YoucomAdapter
+from bench_assets.golden.planted import build_corpus
 from bench_assets.metrics import normalize_url
 from bench_assets.simulator.app import sim_key, simulated_url
-from bench_assets.golden.planted import build_corpus
 from bench_assets.simulator.index import SearchIndex, tokenize, unit_hash
 from bench_assets.simulator.profiles import PROFILES
 
@@ -33,8 +33,11 @@ def easy_golden_pages() -> tuple:
     easy = []
     for page in corpus.golden_pages:
         scores = sorted(index.bm25.get_scores(tokenize(page.query)), reverse=True)
-        if unit_hash(VENDOR, "coverage", page.url) < profile.coverage and scores[0] > 0 \
-                and 1 - scores[10] / scores[0] > (1 - profile.quality) * 1.6:
+        if (
+            unit_hash(VENDOR, "coverage", page.url) < profile.coverage
+            and scores[0] > 0
+            and 1 - scores[10] / scores[0] > (1 - profile.quality) * 1.6
+        ):
             easy.append(page)
     return tuple(easy)
 
@@ -46,8 +49,9 @@ def golden_page(i: int = 0):
 def call(simulator, task: VendorTask, key: str | None = None):
     endpoint = simulated_url(MANIFEST_DEFAULTS["endpoints"][task.capability], simulator.base_url)
     req = ADAPTER.build(task, endpoint, key or sim_key(VENDOR), {})
-    resp = httpx.request(req.method, req.url, headers=req.headers, params=req.params or None, json=req.json_body,
-                         timeout=10)
+    resp = httpx.request(
+        req.method, req.url, headers=req.headers, params=req.params or None, json=req.json_body, timeout=10
+    )
     return resp, ADAPTER.parse(task, resp.status_code, dict(resp.headers), resp.text)
 
 
@@ -103,8 +107,10 @@ def test_official_sdk_reads_the_simulator_and_agrees_with_our_adapter(simulator)
     # Its client argument takes an httpx.Client, whose response hook keeps the raw response.
     captured: list[httpx.Response] = []
     server = simulated_url("https://ydc-index.io", simulator.base_url)
-    with httpx.Client(event_hooks={"response": [captured.append]}) as http, \
-            You(api_key_auth=sim_key(VENDOR), client=http) as you:
+    with (
+        httpx.Client(event_hooks={"response": [captured.append]}) as http,
+        You(api_key_auth=sim_key(VENDOR), client=http) as you,
+    ):
         # The SDK's default search (3.6.0): POST /v1/search with knowledge="core" and highlights extraction.
         sdk = you.search(query=page.query, count=10, server_url=server)
         assert sdk.results.web and sdk.metadata.search_uuid  # pydantic SearchResponse
@@ -148,12 +154,24 @@ def test_invalid_request_gets_the_vendor_422(simulator, params):
 
 
 def test_news_results_follow_web_results_without_duplicates():
-    body = {"results": {"web": [{"url": "https://a.test/1", "title": "A", "description": "d", "snippets": ["s1", "s2"],
-                                 "page_age": "2026-05-01T00:00:00"}],
-                        "news": [{"url": "https://n.test/2", "title": "N", "description": "news d",
-                                  "page_age": "2026-06-01"},
-                                 {"url": "https://a.test/1", "title": "A again"}]},
-            "metadata": {"request_uuid": "0f0e", "query": "q", "latency": 0.2}}
+    body = {
+        "results": {
+            "web": [
+                {
+                    "url": "https://a.test/1",
+                    "title": "A",
+                    "description": "d",
+                    "snippets": ["s1", "s2"],
+                    "page_age": "2026-05-01T00:00:00",
+                }
+            ],
+            "news": [
+                {"url": "https://n.test/2", "title": "N", "description": "news d", "page_age": "2026-06-01"},
+                {"url": "https://a.test/1", "title": "A again"},
+            ],
+        },
+        "metadata": {"request_uuid": "0f0e", "query": "q", "latency": 0.2},
+    }
     parsed = ADAPTER.parse(VendorTask("search", "q"), 200, {}, json.dumps(body))
     assert [(r.rank, r.url) for r in parsed.results] == [(1, "https://a.test/1"), (2, "https://n.test/2")]
     assert parsed.results[0].snippet == "d\ns1\ns2" and parsed.results[1].published == "2026-06-01"
@@ -163,7 +181,9 @@ def test_news_results_follow_web_results_without_duplicates():
 @pytest.mark.parametrize("path", sorted(FIXTURES.glob("error_*.json")), ids=lambda p: p.stem)
 def test_documented_error_bodies_are_classified(path):
     fixture = json.loads(path.read_text())
-    parsed = ADAPTER.parse(VendorTask("search", "q"), fixture["status"], fixture["headers"], json.dumps(fixture["body"]))
+    parsed = ADAPTER.parse(
+        VendorTask("search", "q"), fixture["status"], fixture["headers"], json.dumps(fixture["body"])
+    )
     assert parsed.error_class == fixture["expected_class"]
     assert parsed.results == ()
 

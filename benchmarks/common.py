@@ -10,7 +10,7 @@ import subprocess
 import sys
 import threading
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -27,15 +27,24 @@ def machine() -> dict[str, Any]:
             versions[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             pass
-    return {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform(),
-            "load_average_at_start": [round(x, 2) for x in os.getloadavg()], "versions": versions}
+    return {
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+        "platform": platform.platform(),
+        "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
+        "versions": versions,
+    }
 
 
 def write_result(name: str, result: dict[str, Any]) -> Path:
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / f"{name}.json"
-    payload = {"benchmark": name, "measured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-               "command": "python -m benchmarks.run_all " + " ".join(sys.argv[1:]), **result}
+    payload = {
+        "benchmark": name,
+        "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "command": "python -m benchmarks.run_all " + " ".join(sys.argv[1:]),
+        **result,
+    }
     path.write_text(json.dumps(payload, indent=2, sort_keys=False) + "\n")
     return path
 
@@ -79,7 +88,7 @@ class TreeMemory:
                 self.peak_processes = max(self.peak_processes, len(rss))
             self._stop.wait(self.interval)
 
-    def __enter__(self) -> "TreeMemory":
+    def __enter__(self) -> TreeMemory:
         self._thread.start()
         return self
 
@@ -94,6 +103,11 @@ def run_measured(cmd: list[str], env: dict[str, str], cwd: Path) -> dict[str, An
     proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     with TreeMemory(proc.pid) as memory:
         output = proc.communicate()[0].decode("utf-8", "replace")
-    return {"returncode": proc.returncode, "wall_seconds": round(time.monotonic() - started, 2),
-            "peak_tree_rss_mib": round(memory.peak_tree_mib, 1), "peak_process_rss_mib": round(memory.peak_single_mib, 1),
-            "peak_processes": memory.peak_processes, "output_tail": output[-3000:]}
+    return {
+        "returncode": proc.returncode,
+        "wall_seconds": round(time.monotonic() - started, 2),
+        "peak_tree_rss_mib": round(memory.peak_tree_mib, 1),
+        "peak_process_rss_mib": round(memory.peak_single_mib, 1),
+        "peak_processes": memory.peak_processes,
+        "output_tail": output[-3000:],
+    }

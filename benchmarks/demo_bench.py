@@ -18,8 +18,13 @@ def demo() -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)
         # the repository's inputs (manifests, pricing pages), none of its outputs
-        shutil.copytree(REPO / "data", home / "data", ignore=lambda d, names: [
-            n for n in names if Path(d) == REPO / "data" and n in ("private", "publish", "warehouse")])
+        shutil.copytree(
+            REPO / "data",
+            home / "data",
+            ignore=lambda d, names: [
+                n for n in names if Path(d) == REPO / "data" and n in ("private", "publish", "warehouse")
+            ],
+        )
         if (REPO / "dagster.yaml").exists():
             shutil.copy(REPO / "dagster.yaml", home / "dagster.yaml")
         env = {k: v for k, v in os.environ.items() if not k.startswith(("BENCH_", "DAGSTER_"))}
@@ -28,13 +33,22 @@ def demo() -> dict[str, Any]:
     largest = re.search(r"Maximum resident set size \(kbytes\): (\d+)", measured["output_tail"])
     workers = os.environ.get("BENCH_WORKERS", "4")
     return {
-        "parameters": {"command": "bench demo", "snapshot": "web_search-2026-q3", "vendors": 12, "golden_rows": 252,
-                       "workers": workers, "home": "a fresh temporary BENCH_HOME and DAGSTER_HOME"},
-        "figures": {"wall_seconds": measured["wall_seconds"],
-                    "peak_tree_rss_mib": measured["peak_tree_rss_mib"],
-                    "peak_process_rss_mib": measured["peak_process_rss_mib"],
-                    "largest_process_max_rss_mib_by_time": round(int(largest.group(1)) / 1024, 1) if largest else None,
-                    "peak_processes": measured["peak_processes"], "returncode": measured["returncode"]},
+        "parameters": {
+            "command": "bench demo",
+            "snapshot": "web_search-2026-q3",
+            "vendors": 12,
+            "golden_rows": 252,
+            "workers": workers,
+            "home": "a fresh temporary BENCH_HOME and DAGSTER_HOME",
+        },
+        "figures": {
+            "wall_seconds": measured["wall_seconds"],
+            "peak_tree_rss_mib": measured["peak_tree_rss_mib"],
+            "peak_process_rss_mib": measured["peak_process_rss_mib"],
+            "largest_process_max_rss_mib_by_time": round(int(largest.group(1)) / 1024, 1) if largest else None,
+            "peak_processes": measured["peak_processes"],
+            "returncode": measured["returncode"],
+        },
         "output_tail": measured["output_tail"][-1500:],
         "passed": measured["returncode"] == 0,
     }

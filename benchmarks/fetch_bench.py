@@ -18,13 +18,13 @@ import yaml
 
 from bench_assets.adapters import get_adapter
 from bench_assets.fetch.engine import FetchItem, FetchSettings, fetch_partition
-from bench_assets.storage.archive import PartitionArchive
-from bench_assets.manifest import VendorSpec
-from bench_assets.golden.rows import capability_of
-from bench_assets.simulator.app import sim_key, simulated_url
 from bench_assets.golden.planted import demo_golden_rows
+from bench_assets.golden.rows import capability_of
+from bench_assets.manifest import VendorSpec
+from bench_assets.simulator.app import sim_key, simulated_url
 from bench_assets.simulator.profiles import PROFILES
 from bench_assets.simulator.server import start_simulator
+from bench_assets.storage.archive import PartitionArchive
 from benchmarks.common import REPO
 
 DEMO_MANIFEST = REPO / "data" / "snapshots" / "web_search-2026-q3" / "manifest.yaml"
@@ -37,12 +37,17 @@ def _vendor_specs() -> dict[str, dict]:
 
 def _settings(spec: dict, sim_url: str, vendor: str, **overrides: Any) -> FetchSettings:
     vendor_spec = VendorSpec.model_validate(spec)  # endpoint paces as the pipeline derives them
-    values = dict(endpoints={c: simulated_url(u, sim_url) for c, u in spec["endpoints"].items()},
-                  api_key=sim_key(vendor), options=dict(spec.get("options") or {}),
-                  rate_limits_per_second={c: vendor_spec.rate_limit(c) for c in spec["endpoints"]},
-                  vendor_rate_per_second=vendor_spec.rate_limit_per_second,
-                  concurrency=int(spec["concurrency"]), timeout_seconds=float(spec.get("timeout_seconds", 30)),
-                  max_attempts=int(spec.get("max_attempts", 4)), prices_usd=spec["prices_usd"])
+    values = {
+        "endpoints": {c: simulated_url(u, sim_url) for c, u in spec["endpoints"].items()},
+        "api_key": sim_key(vendor),
+        "options": dict(spec.get("options") or {}),
+        "rate_limits_per_second": {c: vendor_spec.rate_limit(c) for c in spec["endpoints"]},
+        "vendor_rate_per_second": vendor_spec.rate_limit_per_second,
+        "concurrency": int(spec["concurrency"]),
+        "timeout_seconds": float(spec.get("timeout_seconds", 30)),
+        "max_attempts": int(spec.get("max_attempts", 4)),
+        "prices_usd": spec["prices_usd"],
+    }
     return FetchSettings(**{**values, **overrides})
 
 
@@ -57,18 +62,23 @@ def n_over_rate(by_capability: dict[str, int], settings: FetchSettings) -> float
 
 def _items(vendor: str, rows_per_stratum: int = 42) -> list[FetchItem]:
     adapter = get_adapter(vendor)
-    return [FetchItem(r.id, "public", capability_of(r), r.request_text, 10)
-            for r in demo_golden_rows(rows_per_stratum=rows_per_stratum) if capability_of(r) in adapter.capabilities]
+    return [
+        FetchItem(r.id, "public", capability_of(r), r.request_text, 10)
+        for r in demo_golden_rows(rows_per_stratum=rows_per_stratum)
+        if capability_of(r) in adapter.capabilities
+    ]
 
 
 def _latency_percentiles(archive: PartitionArchive) -> dict[str, float]:
-    row = archive.con.execute("SELECT quantile_cont(latency_ms, 0.5), quantile_cont(latency_ms, 0.95) "
-                              "FROM raw_responses").fetchone()
+    row = archive.con.execute(
+        "SELECT quantile_cont(latency_ms, 0.5), quantile_cont(latency_ms, 0.95) FROM raw_responses"
+    ).fetchone()
     return {"p50_ms": round(row[0], 1), "p95_ms": round(row[1], 1)}
 
 
-def throughput(n: int = 400, rate: float = 20.0, concurrency: int = 8, latency_ms: float = 50.0,
-               vendor: str = "serper") -> dict[str, Any]:
+def throughput(
+    n: int = 400, rate: float = 20.0, concurrency: int = 8, latency_ms: float = 50.0, vendor: str = "serper"
+) -> dict[str, Any]:
     """n searches to one vendor whose simulator enforces `rate` req/s (429 beyond it) and answers in
     `latency_ms` on average; the fetcher is configured with the same limit and `concurrency`."""
     scale = latency_ms / PROFILES[vendor].latency_ms
@@ -78,15 +88,22 @@ def throughput(n: int = 400, rate: float = 20.0, concurrency: int = 8, latency_m
         texts = [i.text for i in _items(vendor) if i.capability == "search"]
         items = [FetchItem(f"q{i:05d}", "public", "search", texts[i % len(texts)] + f" {i}") for i in range(n)]
         spec = _vendor_specs()[vendor]
-        settings = _settings(spec, sim.base_url, vendor, rate_limits_per_second={"search": rate},
-                             vendor_rate_per_second=rate, concurrency=concurrency)
+        settings = _settings(
+            spec,
+            sim.base_url,
+            vendor,
+            rate_limits_per_second={"search": rate},
+            vendor_rate_per_second=rate,
+            concurrency=concurrency,
+        )
         with tempfile.TemporaryDirectory() as tmp:
             archive = PartitionArchive(Path(tmp) / "p.duckdb", SNAPSHOT, vendor)
             try:
                 stats = asyncio.run(fetch_partition(get_adapter(vendor), items, settings, archive))
                 latency = _latency_percentiles(archive)
-                statuses = dict(archive.con.execute("SELECT http_status, count(*) FROM raw_responses GROUP BY 1")
-                                .fetchall())
+                statuses = dict(
+                    archive.con.execute("SELECT http_status, count(*) FROM raw_responses GROUP BY 1").fetchall()
+                )
             finally:
                 archive.close()
         injected = __import__("httpx").get(f"{sim.base_url}/_sim/faults", timeout=10).json()["injected"]
@@ -94,16 +111,25 @@ def throughput(n: int = 400, rate: float = 20.0, concurrency: int = 8, latency_m
         sim.stop()
     achieved = n / stats.wall_seconds
     return {
-        "parameters": {"requests": n, "rate_limit_per_second": rate, "concurrency": concurrency,
-                       "simulator_mean_latency_ms": latency_ms, "vendor": vendor,
-                       "enforced_by_simulator": "token bucket of one second's worth of requests (429 beyond it)"},
-        "figures": {"wall_seconds": round(stats.wall_seconds, 2), "achieved_per_second": round(achieved, 2),
-                    "share_of_limit": round(achieved / rate, 3), "attempts": stats.attempts,
-                    "http_statuses": {str(k): v for k, v in statuses.items()},
-                    "rate_limited_by_simulator": len(injected),
-                    "client_cpu_seconds": round(stats.cpu_seconds, 3),
-                    "client_cpu_ms_per_request": round(stats.cpu_seconds / n * 1000, 3),
-                    "latency": latency},
+        "parameters": {
+            "requests": n,
+            "rate_limit_per_second": rate,
+            "concurrency": concurrency,
+            "simulator_mean_latency_ms": latency_ms,
+            "vendor": vendor,
+            "enforced_by_simulator": "token bucket of one second's worth of requests (429 beyond it)",
+        },
+        "figures": {
+            "wall_seconds": round(stats.wall_seconds, 2),
+            "achieved_per_second": round(achieved, 2),
+            "share_of_limit": round(achieved / rate, 3),
+            "attempts": stats.attempts,
+            "http_statuses": {str(k): v for k, v in statuses.items()},
+            "rate_limited_by_simulator": len(injected),
+            "client_cpu_seconds": round(stats.cpu_seconds, 3),
+            "client_cpu_ms_per_request": round(stats.cpu_seconds / n * 1000, 3),
+            "latency": latency,
+        },
         "target": {"share_of_limit_at_least": 0.9},
         "passed": achieved / rate >= 0.9 and not injected,
     }
@@ -126,11 +152,22 @@ def _vendor_worker(vendor: str, sim_url: str, barrier, results) -> None:
     for item in items:
         by_cap[item.capability] = by_cap.get(item.capability, 0) + 1
     bound = n_over_rate(by_cap, settings)
-    results.put({"vendor": vendor, "started": started, "finished": finished, "queries": len(items),
-                 "by_capability": by_cap, "rate_limits": settings.rate_limits_per_second,
-                 "concurrency": settings.concurrency, "n_over_rate_seconds": round(bound, 2),
-                 "wall_seconds": round(finished - started, 2), "attempts": stats.attempts, "http_429": n_429,
-                 "cpu_seconds": round(stats.cpu_seconds, 2)})
+    results.put(
+        {
+            "vendor": vendor,
+            "started": started,
+            "finished": finished,
+            "queries": len(items),
+            "by_capability": by_cap,
+            "rate_limits": settings.rate_limits_per_second,
+            "concurrency": settings.concurrency,
+            "n_over_rate_seconds": round(bound, 2),
+            "wall_seconds": round(finished - started, 2),
+            "attempts": stats.attempts,
+            "http_429": n_429,
+            "cpu_seconds": round(stats.cpu_seconds, 2),
+        }
+    )
 
 
 def parallel_vendors() -> dict[str, Any]:
@@ -160,16 +197,30 @@ def parallel_vendors() -> dict[str, Any]:
     slowest = max(rows, key=lambda r: r["n_over_rate_seconds"])
     ratio = wall / slowest["n_over_rate_seconds"]
     return {
-        "parameters": {"vendors": len(vendors), "golden_rows": 252, "processes": len(vendors),
-                       "limits": "the demo manifest's rate limits and concurrency: per endpoint and account-wide",
-                       "simulator_latency": "each profile's latency (12-45 ms mean)"},
-        "figures": {"wall_seconds": round(wall, 2), "slowest_vendor": slowest["vendor"],
-                    "slowest_n_over_rate_seconds": slowest["n_over_rate_seconds"],
-                    "wall_over_slowest_n_over_rate": round(ratio, 3),
-                    "http_429": sum(r["http_429"] for r in rows),
-                    "vendors": sorted(({k: r[k] for k in ("vendor", "queries", "n_over_rate_seconds", "wall_seconds",
-                                                          "attempts", "cpu_seconds")} for r in rows),
-                                      key=lambda r: r["vendor"])},
+        "parameters": {
+            "vendors": len(vendors),
+            "golden_rows": 252,
+            "processes": len(vendors),
+            "limits": "the demo manifest's rate limits and concurrency: per endpoint and account-wide",
+            "simulator_latency": "each profile's latency (12-45 ms mean)",
+        },
+        "figures": {
+            "wall_seconds": round(wall, 2),
+            "slowest_vendor": slowest["vendor"],
+            "slowest_n_over_rate_seconds": slowest["n_over_rate_seconds"],
+            "wall_over_slowest_n_over_rate": round(ratio, 3),
+            "http_429": sum(r["http_429"] for r in rows),
+            "vendors": sorted(
+                (
+                    {
+                        k: r[k]
+                        for k in ("vendor", "queries", "n_over_rate_seconds", "wall_seconds", "attempts", "cpu_seconds")
+                    }
+                    for r in rows
+                ),
+                key=lambda r: r["vendor"],
+            ),
+        },
         "target": {"wall_over_slowest_n_over_rate_at_most": 1.2},
         "passed": ratio <= 1.2,
     }

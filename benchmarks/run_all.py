@@ -54,9 +54,13 @@ def run_demo(args) -> dict:
     return demo()
 
 
-BENCHMARKS = {"fetch": ("fetch_throughput", run_fetch), "parallel": ("parallel_vendors", run_parallel),
-              "scoring": ("scoring_1m", run_scoring), "km": ("kaplan_meier_100k", run_km),
-              "demo": ("demo_snapshot", run_demo)}
+BENCHMARKS = {
+    "fetch": ("fetch_throughput", run_fetch),
+    "parallel": ("parallel_vendors", run_parallel),
+    "scoring": ("scoring_1m", run_scoring),
+    "km": ("kaplan_meier_100k", run_km),
+    "demo": ("demo_snapshot", run_demo),
+}
 
 
 def summary() -> str:
@@ -71,27 +75,49 @@ def summary() -> str:
         if r is None:
             return
         load_avg = r["machine"]["load_average_at_start"][0]
-        lines.append(f"| {name} | {figure.format(**r['figures'])} | {target} | "
-                     f"{'yes' if r.get('passed') else 'no'} | {load_avg} |")
+        lines.append(
+            f"| {name} | {figure.format(**r['figures'])} | {target} | "
+            f"{'yes' if r.get('passed') else 'no'} | {load_avg} |"
+        )
 
-    row("fetch_throughput", "{achieved_per_second} req/s = {share_of_limit} of the 20 req/s limit; "
+    row(
+        "fetch_throughput",
+        "{achieved_per_second} req/s = {share_of_limit} of the 20 req/s limit; "
         "{client_cpu_ms_per_request} ms CPU per request; {rate_limited_by_simulator} rate-limited",
-        "≥ 0.9 of the limit")
-    row("parallel_vendors", "{wall_seconds} s for 12 vendors = {wall_over_slowest_n_over_rate} × the slowest n / rate "
-        "({slowest_vendor}, {slowest_n_over_rate_seconds} s)", "≤ 1.2 ×")
-    row("scoring_1m", "ours {ours_seconds} s (peak {ours_peak_rss_mib} MiB) vs ranx {ranx_seconds} s: "
+        "≥ 0.9 of the limit",
+    )
+    row(
+        "parallel_vendors",
+        "{wall_seconds} s for 12 vendors = {wall_over_slowest_n_over_rate} × the slowest n / rate "
+        "({slowest_vendor}, {slowest_n_over_rate_seconds} s)",
+        "≤ 1.2 ×",
+    )
+    row(
+        "scoring_1m",
+        "ours {ours_seconds} s (peak {ours_peak_rss_mib} MiB) vs ranx {ranx_seconds} s: "
         "{speedup_vs_ranx} × faster ({speedup_vs_ranx_evaluate_only} × ranx's evaluate alone, its Qrels and Run "
-        "already built); same hit rates: {hit_rates_agree_with_ranx}", "≥ 5 ×, < 2 GiB")
-    row("kaplan_meier_100k", "median {ours_km_median_seconds} s, curve {ours_km_estimate_seconds} s vs lifelines "
-        "{lifelines_fit_and_median_seconds} s; largest survival difference {max_abs_survival_difference:.1e}", "agrees with lifelines")
-    row("demo_snapshot", "{wall_seconds} s wall; peak {peak_tree_rss_mib} MiB over {peak_processes} processes "
-        "(largest {peak_process_rss_mib} MiB)", "—")
+        "already built); same hit rates: {hit_rates_agree_with_ranx}",
+        "≥ 5 ×, < 2 GiB",
+    )
+    row(
+        "kaplan_meier_100k",
+        "median {ours_km_median_seconds} s, curve {ours_km_estimate_seconds} s vs lifelines "
+        "{lifelines_fit_and_median_seconds} s; largest survival difference {max_abs_survival_difference:.1e}",
+        "agrees with lifelines",
+    )
+    row(
+        "demo_snapshot",
+        "{wall_seconds} s wall; peak {peak_tree_rss_mib} MiB over {peak_processes} processes "
+        "(largest {peak_process_rss_mib} MiB)",
+        "—",
+    )
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.run_all", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.run_all", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("which", choices=[*BENCHMARKS, "all", "summary"])
     parser.add_argument("--requests", type=int, default=400, help="fetch: requests to send")
     parser.add_argument("--queries", type=int, default=100_000, help="scoring: golden queries (x 10 results)")
@@ -106,8 +132,10 @@ def main(argv: list[str] | None = None) -> int:
         info = machine()
         result = run(args)
         path = write_result(name, {"machine": info, **result})
-        print(f"{name}: {json.dumps(result['figures'])}\n  -> {path} ({'met' if result.get('passed') else 'NOT met'})",
-              flush=True)
+        print(
+            f"{name}: {json.dumps(result['figures'])}\n  -> {path} ({'met' if result.get('passed') else 'NOT met'})",
+            flush=True,
+        )
         if not result.get("passed"):
             failed.append(name)
     return 1 if failed else 0

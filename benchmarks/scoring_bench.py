@@ -66,15 +66,19 @@ def generate(path: Path, n_queries: int = 100_000, per_query: int = 10, seed: in
     pages[rows[has_hit], hit_at[has_hit]] = golden_page[has_hit]
     style = rng.choice(7, size=(n_queries, per_query), p=[0.39, 0.15, 0.15, 0.15, 0.14, 0.01, 0.01])
     query_ids = [f"q{q:06d}" for q in range(n_queries)]
-    results = pd.DataFrame({
-        "query_id": np.repeat(np.array(query_ids, dtype=object), per_query),
-        "rank": np.tile(np.arange(1, per_query + 1), n_queries).astype("int32"),
-        "url": [spell(p, s) for p, s in zip(pages.ravel().tolist(), style.ravel().tolist())],
-    })
-    golden = pd.DataFrame({
-        "query_id": query_ids + [query_ids[q] for q in rows[second]],
-        "url": [spell(p, 0) for p in golden_page.tolist()] + [spell(p, 0) for p in second_page[second].tolist()],
-    })
+    results = pd.DataFrame(
+        {
+            "query_id": np.repeat(np.array(query_ids, dtype=object), per_query),
+            "rank": np.tile(np.arange(1, per_query + 1), n_queries).astype("int32"),
+            "url": [spell(p, s) for p, s in zip(pages.ravel().tolist(), style.ravel().tolist())],
+        }
+    )
+    golden = pd.DataFrame(
+        {
+            "query_id": query_ids + [query_ids[q] for q in rows[second]],
+            "url": [spell(p, 0) for p in golden_page.tolist()] + [spell(p, 0) for p in second_page[second].tolist()],
+        }
+    )
     path.unlink(missing_ok=True)
     con = duckdb.connect(str(path))
     con.execute("SET enable_progress_bar = false")
@@ -82,8 +86,12 @@ def generate(path: Path, n_queries: int = 100_000, per_query: int = 10, seed: in
     con.execute("CREATE TABLE golden AS SELECT * FROM golden")
     distinct = con.execute("SELECT count(DISTINCT url) FROM response_results").fetchone()[0]
     con.close()
-    return {"result_rows": len(results), "queries": n_queries, "golden_urls": len(golden),
-            "distinct_result_urls": int(distinct)}
+    return {
+        "result_rows": len(results),
+        "queries": n_queries,
+        "golden_urls": len(golden),
+        "distinct_result_urls": int(distinct),
+    }
 
 
 def _ours(path: str, out) -> None:
@@ -105,8 +113,15 @@ def _ours(path: str, out) -> None:
     cpu = time.process_time() - cpu0
     assert len(forms) == len(results)
     counts = normalize_distinct_urls(con, "(SELECT url FROM response_results UNION ALL SELECT url FROM golden)", "x")
-    out.put({"hit_rates": rates, "seconds": wall, "cpu_seconds": cpu, "normalization": counts,
-             "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
+    out.put(
+        {
+            "hit_rates": rates,
+            "seconds": wall,
+            "cpu_seconds": cpu,
+            "normalization": counts,
+            "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        }
+    )
 
 
 def _prepare_ranx_input(path: str) -> tuple[Any, Any]:
@@ -127,8 +142,10 @@ def _prepare_ranx_input(path: str) -> tuple[Any, Any]:
                CAST(1000 - rank AS DOUBLE) AS score
         FROM response_results r JOIN forms f USING (url)
     """).df()
-    qrels = con.execute("SELECT DISTINCT query_id AS q_id, f.form AS doc_id, CAST(1 AS BIGINT) AS score FROM golden "
-                        "JOIN forms f USING (url) WHERE f.form <> ''").df()
+    qrels = con.execute(
+        "SELECT DISTINCT query_id AS q_id, f.form AS doc_id, CAST(1 AS BIGINT) AS score FROM golden "
+        "JOIN forms f USING (url) WHERE f.form <> ''"
+    ).df()
     con.close()
     return qrels, run
 
@@ -144,8 +161,11 @@ def _ranx(path: str, out) -> None:
     metrics = [f"hit_rate@{k}" for k in KS]
     small_q = qrels_df[qrels_df["q_id"].isin(qrels_df["q_id"].unique()[:50])]
     small_r = run_df[run_df["q_id"].isin(small_q["q_id"])]
-    evaluate(Qrels.from_df(small_q, q_id_col="q_id", doc_id_col="doc_id", score_col="score"),
-             Run.from_df(small_r, q_id_col="q_id", doc_id_col="doc_id", score_col="score"), metrics)  # JIT warm-up
+    evaluate(
+        Qrels.from_df(small_q, q_id_col="q_id", doc_id_col="doc_id", score_col="score"),
+        Run.from_df(small_r, q_id_col="q_id", doc_id_col="doc_id", score_col="score"),
+        metrics,
+    )  # JIT warm-up
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     t0 = time.perf_counter()
     cpu0 = time.process_time()
@@ -156,10 +176,19 @@ def _ranx(path: str, out) -> None:
     scores = evaluate(qrels, run, metrics)
     t3 = time.perf_counter()
     cpu = time.process_time() - cpu0
-    out.put({"hit_rates": {k: float(scores[f"hit_rate@{k}"]) for k in KS}, "seconds": t3 - t0, "cpu_seconds": cpu,
-             "qrels_seconds": t1 - t0, "run_seconds": t2 - t1, "evaluate_seconds": t3 - t2,
-             "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-             "peak_rss_before_timed_mib": rss_before, "input_rows": len(run_df)})
+    out.put(
+        {
+            "hit_rates": {k: float(scores[f"hit_rate@{k}"]) for k in KS},
+            "seconds": t3 - t0,
+            "cpu_seconds": cpu,
+            "qrels_seconds": t1 - t0,
+            "run_seconds": t2 - t1,
+            "evaluate_seconds": t3 - t2,
+            "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            "peak_rss_before_timed_mib": rss_before,
+            "input_rows": len(run_df),
+        }
+    )
 
 
 def _in_child(target, path: Path) -> dict[str, Any]:
@@ -173,7 +202,9 @@ def _in_child(target, path: Path) -> dict[str, Any]:
             break
         except queue.Empty:
             if not proc.is_alive():
-                raise RuntimeError(f"{target.__name__} failed (exit code {proc.exitcode}); see its traceback above")
+                raise RuntimeError(
+                    f"{target.__name__} failed (exit code {proc.exitcode}); see its traceback above"
+                ) from None
     proc.join(timeout=60)
     return result
 
@@ -193,13 +224,17 @@ def scoring(data_dir: Path, n_queries: int = 100_000, repeats: int = 3) -> dict[
     return {
         "parameters": {**data, "ks": list(KS), "repeats": repeats, "figure": "best of the repeats"},
         "figures": {
-            "ours_seconds": round(best_ours["seconds"], 3), "ours_cpu_seconds": round(best_ours["cpu_seconds"], 3),
+            "ours_seconds": round(best_ours["seconds"], 3),
+            "ours_cpu_seconds": round(best_ours["cpu_seconds"], 3),
             "ours_seconds_all": [round(r["seconds"], 3) for r in ours],
-            "ours_peak_rss_mib": round(peak, 1), "ours_normalization": best_ours["normalization"],
-            "ranx_seconds": round(best_ranx["seconds"], 3), "ranx_cpu_seconds": round(best_ranx["cpu_seconds"], 3),
+            "ours_peak_rss_mib": round(peak, 1),
+            "ours_normalization": best_ours["normalization"],
+            "ranx_seconds": round(best_ranx["seconds"], 3),
+            "ranx_cpu_seconds": round(best_ranx["cpu_seconds"], 3),
             "ranx_seconds_all": [round(r["seconds"], 3) for r in ranx],
-            "ranx_breakdown_seconds": {k: round(best_ranx[k], 3) for k in ("qrels_seconds", "run_seconds",
-                                                                           "evaluate_seconds")},
+            "ranx_breakdown_seconds": {
+                k: round(best_ranx[k], 3) for k in ("qrels_seconds", "run_seconds", "evaluate_seconds")
+            },
             "ranx_peak_rss_mib": round(max(r["peak_rss_mib"] for r in ranx), 1),
             "speedup_vs_ranx": round(speedup, 2),
             "speedup_vs_ranx_evaluate_only": round(best_ranx["evaluate_seconds"] / best_ours["seconds"], 2),

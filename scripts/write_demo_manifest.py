@@ -21,9 +21,20 @@ OUT = ROOT / "data" / "snapshots" / SNAPSHOT / "manifest.yaml"
 VENDORS_REFERENCE = ROOT.parent / "shared" / "vendors.md"
 PRICING_DIR = ROOT / "data" / "pricing"
 ARCHIVED_ON = "2026-11-22"
-SECTION_OF = {"exa": "Exa", "tavily": "Tavily", "brave": "Brave", "serper": "Serper", "serpapi": "SerpApi",
-              "jina": "Jina", "firecrawl": "Firecrawl", "perplexity": "Perplexity", "linkup": "Linkup",
-              "parallel": "Parallel", "youcom": "You.com", "kagi": "Kagi"}
+SECTION_OF = {
+    "exa": "Exa",
+    "tavily": "Tavily",
+    "brave": "Brave",
+    "serper": "Serper",
+    "serpapi": "SerpApi",
+    "jina": "Jina",
+    "firecrawl": "Firecrawl",
+    "perplexity": "Perplexity",
+    "linkup": "Linkup",
+    "parallel": "Parallel",
+    "youcom": "You.com",
+    "kagi": "Kagi",
+}
 
 
 # Prices the vendors' documentation (as transcribed in vendors.md) does not state: the manifest
@@ -36,14 +47,16 @@ ASSUMED_PRICES = {
         "monthly subscriptions whose prices were not verified. The manifest's $0.0008 per credit is the "
         "project's assumption: the Standard plan read as about $80 a month for 100,000 credits, not checked "
         "against an archived plan page. It keeps simulated spend comparable across vendors; a live snapshot "
-        "must pin the price per credit of the plan it is billed on, from that plan's archived page."),
+        "must pin the price per credit of the plan it is billed on, from that plan's archived page.",
+    ),
     "jina": (
         "$0.05 per million tokens",
         "The documentation above gives the billing unit (tokens: Reader bills the tokens it returns, Search at "
         "least 10,000 per 10 results) and the free tokens, but no price per token. The manifest's $0.05 per "
-        "million tokens is the project's assumption (the \"1B tokens for $50\" prepaid package its plan names), "
+        'million tokens is the project\'s assumption (the "1B tokens for $50" prepaid package its plan names), '
         "not checked against an archived price page. A live snapshot must pin the price of the token package "
-        "it buys, from that package's archived page."),
+        "it buys, from that package's archived page.",
+    ),
 }
 
 
@@ -64,18 +77,27 @@ def archive_pricing(vendor: str) -> dict | None:
     if vendor in ASSUMED_PRICES:
         price, why = ASSUMED_PRICES[vendor]
         assumed = f"\n## The pinned price, {price}, is the project's assumption\n\n{why}\n"
-    path.write_text(f"# {SECTION_OF[vendor]} pricing, archived {ARCHIVED_ON}\n\n"
-                    f"Transcribed from the vendor's pricing documentation (source in brackets).\n\n"
-                    f"{pricing.group(0).strip()}\n{assumed}", encoding="utf-8")
-    return {"file": str(path.relative_to(ROOT)), "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
-            "archived_on": ARCHIVED_ON}
+    path.write_text(
+        f"# {SECTION_OF[vendor]} pricing, archived {ARCHIVED_ON}\n\n"
+        f"Transcribed from the vendor's pricing documentation (source in brackets).\n\n"
+        f"{pricing.group(0).strip()}\n{assumed}",
+        encoding="utf-8",
+    )
+    return {
+        "file": str(path.relative_to(ROOT)),
+        "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+        "archived_on": ARCHIVED_ON,
+    }
+
 
 # Simulated snapshots pace against the simulator, not the vendor's plan. Where a vendor's
 # cheapest plan is so slow that the demo could not finish in minutes, the demo pins a faster
 # pace and says so; a live manifest keeps the adapter's MANIFEST_DEFAULTS.
 DEMO_OVERRIDES = {
-    "serpapi": {"rate_limit_per_second": 5,
-                "plan": "Developer ($75 per month, 5,000 searches); demo paced at 5/s, not the plan's hourly cap"},
+    "serpapi": {
+        "rate_limit_per_second": 5,
+        "plan": "Developer ($75 per month, 5,000 searches); demo paced at 5/s, not the plan's hourly cap",
+    },
 }
 
 HEADER = """\
@@ -88,10 +110,16 @@ HEADER = """\
 def main() -> None:
     vendors = {}
     for name, cls in sorted(available_adapters().items()):
-        defaults = getattr(importlib.import_module(cls.__module__), "MANIFEST_DEFAULTS")
-        vendors[name] = {"adapter": name, "adapter_version": cls.version, **defaults,
-                         "spend_ceiling_usd": 25.0, "timeout_seconds": 30, "max_attempts": 4,
-                         **DEMO_OVERRIDES.get(name, {})}
+        defaults = importlib.import_module(cls.__module__).MANIFEST_DEFAULTS
+        vendors[name] = {
+            "adapter": name,
+            "adapter_version": cls.version,
+            **defaults,
+            "spend_ceiling_usd": 25.0,
+            "timeout_seconds": 30,
+            "max_attempts": 4,
+            **DEMO_OVERRIDES.get(name, {}),
+        }
         source = archive_pricing(name)
         if source:
             vendors[name]["pricing_source"] = source
@@ -104,21 +132,32 @@ def main() -> None:
         "k_values": [1, 3, 5, 10],
         "answer_k": 5,
         "results_per_query": 10,
-        "fidelity_weights": {"title": 0.15, "anchor_phrases": 0.35, "table_cells": 0.25, "numeric_facts": 0.15,
-                             "noise": 0.10},
+        "fidelity_weights": {
+            "title": 0.15,
+            "anchor_phrases": 0.35,
+            "table_cells": 0.25,
+            "numeric_facts": 0.15,
+            "noise": 0.10,
+        },
         "vendors": vendors,
-        "excluded": [{
-            "vendor": "google_ai_mode", "reason_code": "no_programmatic_endpoint",
-            "reason": "No public API for AI Mode results; only the consumer web UI.",
-            "evidence": "No endpoint in Google's developer documentation as of 2026-06-01.",
-            "decided_by": "bench maintainers"}],
+        "excluded": [
+            {
+                "vendor": "google_ai_mode",
+                "reason_code": "no_programmatic_endpoint",
+                "reason": "No public API for AI Mode results; only the consumer web UI.",
+                "evidence": "No endpoint in Google's developer documentation as of 2026-06-01.",
+                "decided_by": "bench maintainers",
+            }
+        ],
     }
     text = yaml.safe_dump(manifest, sort_keys=False, width=110)
     for vendor, (price, _) in ASSUMED_PRICES.items():  # say so beside the price itself
         block = text.index(f"\n  {vendor}:\n")
         at = text.index("\n    prices_usd:\n", block) + 1
-        text = (text[:at] + f"    # {price}: the project's assumption, not a documented price; why in "
-                f"data/pricing/{vendor}.md\n" + text[at:])
+        text = (
+            text[:at] + f"    # {price}: the project's assumption, not a documented price; why in "
+            f"data/pricing/{vendor}.md\n" + text[at:]
+        )
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(HEADER + text)
     print(f"wrote {OUT} with {len(vendors)} vendors")

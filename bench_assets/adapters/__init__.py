@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from functools import lru_cache
+from functools import cache
 
 from bench_assets.adapters.base import Adapter
 
 _NOT_VENDORS = {"base"}
 
 
-@lru_cache(maxsize=None)
+@cache
 def available_adapters() -> dict[str, type[Adapter]]:
     """Every adapter class in this package, keyed by its vendor name."""
     found: dict[str, type[Adapter]] = {}
@@ -24,7 +24,12 @@ def available_adapters() -> dict[str, type[Adapter]]:
             continue
         module = importlib.import_module(f"{__name__}.{info.name}")
         for value in vars(module).values():
-            if isinstance(value, type) and issubclass(value, Adapter) and value is not Adapter and value.__module__ == module.__name__:
+            if (
+                isinstance(value, type)
+                and issubclass(value, Adapter)
+                and value is not Adapter
+                and value.__module__ == module.__name__
+            ):
                 found[value.name] = value
     return found
 

@@ -61,8 +61,13 @@ def _secret_forms(secret: str) -> frozenset[str]:
     core = re.sub(r"^[\s\x00-\x1f\x7f]+|[\s\x00-\x1f\x7f]+$", "", secret)
     forms = set()
     for form in {secret, core}:
-        forms |= {form, quote(form, safe=""), quote_plus(form), json.dumps(form)[1:-1],
-                  form.encode("unicode_escape").decode("ascii")}
+        forms |= {
+            form,
+            quote(form, safe=""),
+            quote_plus(form),
+            json.dumps(form)[1:-1],
+            form.encode("unicode_escape").decode("ascii"),
+        }
     return frozenset(f for f in forms if len(f) >= MIN_SCRUBBED_SECRET)
 
 
@@ -200,16 +205,21 @@ class Adapter:
                 body = body_text
         if not self.is_success(status, body):
             detail = body_text[:300] if isinstance(body_text, str) else None
-            return ParsedResponse(error_class=self.error_class(status, body), error_detail=detail,
-                                  request_id=self._request_id_safe(body))
+            return ParsedResponse(
+                error_class=self.error_class(status, body), error_detail=detail, request_id=self._request_id_safe(body)
+            )
         try:
             parsed = self.parse_ok(task, body, headers)
         except (KeyError, TypeError, AttributeError, ValueError) as exc:
             raise MalformedResponse(f"{self.name}: unexpected response shape ({type(exc).__name__}: {exc})") from exc
         if parsed.billed_units is None:
-            parsed = ParsedResponse(results=parsed.results, billed_units=self.billed_units(task, body, headers),
-                                    request_id=parsed.request_id, error_class=parsed.error_class,
-                                    error_detail=parsed.error_detail)
+            parsed = ParsedResponse(
+                results=parsed.results,
+                billed_units=self.billed_units(task, body, headers),
+                request_id=parsed.request_id,
+                error_class=parsed.error_class,
+                error_detail=parsed.error_detail,
+            )
         return parsed
 
     def _request_id_safe(self, body: Any) -> str | None:
@@ -220,9 +230,14 @@ class Adapter:
         return None
 
 
-def results_from(items: list[dict[str, Any]], url_key: str = "url", title_key: str = "title",
-                 snippet_key: str | None = "snippet", content_key: str | None = None,
-                 published_key: str | None = None) -> tuple[NormalizedResult, ...]:
+def results_from(
+    items: list[dict[str, Any]],
+    url_key: str = "url",
+    title_key: str = "title",
+    snippet_key: str | None = "snippet",
+    content_key: str | None = None,
+    published_key: str | None = None,
+) -> tuple[NormalizedResult, ...]:
     """Build normalized results from a list of dicts, skipping items with no URL."""
     out = []
     for item in items:
@@ -235,6 +250,14 @@ def results_from(items: list[dict[str, Any]], url_key: str = "url", title_key: s
         content = item.get(content_key) if content_key else None
         if isinstance(content, list):
             content = "\n".join(str(s) for s in content)
-        out.append(NormalizedResult(rank=len(out) + 1, url=url, title=item.get(title_key), snippet=snippet,
-                                    content=content, published=item.get(published_key) if published_key else None))
+        out.append(
+            NormalizedResult(
+                rank=len(out) + 1,
+                url=url,
+                title=item.get(title_key),
+                snippet=snippet,
+                content=content,
+                published=item.get(published_key) if published_key else None,
+            )
+        )
     return tuple(out)

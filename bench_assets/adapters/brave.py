@@ -13,16 +13,21 @@ class BraveAdapter(Adapter):
 
     def build(self, task: VendorTask, endpoint: str, api_key: str, options: dict[str, Any]) -> HttpRequest:
         headers = {"X-Subscription-Token": api_key, "Accept": "application/json"}
-        params = {"q": task.text, "count": max(1, min(task.num_results, 20)),  # Brave accepts 1-20
-                  "extra_snippets": "true" if options.get("extra_snippets", True) else "false"}
+        params = {
+            "q": task.text,
+            "count": max(1, min(task.num_results, 20)),  # Brave accepts 1-20
+            "extra_snippets": "true" if options.get("extra_snippets", True) else "false",
+        }
         return HttpRequest("GET", endpoint, headers=headers, params=params, secret_headers=("X-Subscription-Token",))
 
     def parse_ok(self, task: VendorTask, body: Any, headers: dict[str, str]) -> ParsedResponse:
         items = (body.get("web") or {}).get("results", [])
         # The description plus extra snippets are the text Brave gives an agent. Copies, so the
         # caller's body (which may be archived) is left as the vendor sent it.
-        items = [{**item, "_text": "\n".join([item.get("description") or "", *(item.get("extra_snippets") or [])])}
-                 for item in items]
+        items = [
+            {**item, "_text": "\n".join([item.get("description") or "", *(item.get("extra_snippets") or [])])}
+            for item in items
+        ]
         results = results_from(items, snippet_key="_text", published_key="page_age")
         return ParsedResponse(results=results)  # Brave bills per successful request; no cost field
 

@@ -24,16 +24,20 @@ class ExaAdapter(Adapter):
     def build(self, task: VendorTask, endpoint: str, api_key: str, options: dict[str, Any]) -> HttpRequest:
         headers = {"x-api-key": api_key, "Content-Type": "application/json", "Accept": "application/json"}
         if task.capability == "search":
-            body = {"query": task.text, "type": options.get("type", "auto"),
-                    "numResults": max(1, min(task.num_results, 100)),  # the API's range is 1-100
-                    "contents": {"text": {"maxCharacters": int(options.get("max_characters", 4000))}}}
+            body = {
+                "query": task.text,
+                "type": options.get("type", "auto"),
+                "numResults": max(1, min(task.num_results, 100)),  # the API's range is 1-100
+                "contents": {"text": {"maxCharacters": int(options.get("max_characters", 4000))}},
+            }
         else:
             body = {"urls": [task.text], "text": True}
         return HttpRequest("POST", endpoint, headers=headers, json_body=body, secret_headers=("x-api-key",))
 
     def parse_ok(self, task: VendorTask, body: Any, headers: dict[str, str]) -> ParsedResponse:
-        results = results_from(body["results"], snippet_key="highlights", content_key="text",
-                               published_key="publishedDate")
+        results = results_from(
+            body["results"], snippet_key="highlights", content_key="text", published_key="publishedDate"
+        )
         cost = body.get("costDollars") or {}
         if isinstance(cost.get("total"), (int, float)):
             billed = {"usd": float(cost["total"])}  # Exa's own charge, in dollars
@@ -43,8 +47,12 @@ class ExaAdapter(Adapter):
             failed = [s for s in body.get("statuses", []) if s.get("status") == "error"]
             if failed and not results:
                 tag = (failed[0].get("error") or {}).get("tag", "")
-                return ParsedResponse(error_class="not_found" if "NOT_FOUND" in tag else "server",
-                                      error_detail=tag, request_id=body.get("requestId"), billed_units=billed)
+                return ParsedResponse(
+                    error_class="not_found" if "NOT_FOUND" in tag else "server",
+                    error_detail=tag,
+                    request_id=body.get("requestId"),
+                    billed_units=billed,
+                )
         return ParsedResponse(results=results, billed_units=billed, request_id=body.get("requestId"))
 
     def expected_units(self, task: VendorTask, options: dict[str, Any]) -> dict[str, float]:

@@ -15,13 +15,15 @@ class FirecrawlAdapter(Adapter):
     def build(self, task: VendorTask, endpoint: str, api_key: str, options: dict[str, Any]) -> HttpRequest:
         headers = {"Authorization": f"Bearer {api_key}", "Content-Type": "application/json"}
         if task.capability == "search":
-            body: dict[str, Any] = {"query": task.text, "limit": max(1, min(task.num_results, 100)),
-                                    "sources": ["web"]}
+            body: dict[str, Any] = {"query": task.text, "limit": max(1, min(task.num_results, 100)), "sources": ["web"]}
             if options.get("scrape_results"):  # each result scraped too: +1 credit per result
                 body["scrapeOptions"] = {"formats": ["markdown"], "onlyMainContent": True}
         else:
-            body = {"url": task.text, "formats": ["markdown"],
-                    "onlyMainContent": bool(options.get("only_main_content", True))}
+            body = {
+                "url": task.text,
+                "formats": ["markdown"],
+                "onlyMainContent": bool(options.get("only_main_content", True)),
+            }
         return HttpRequest("POST", endpoint, headers=headers, json_body=body, secret_headers=("Authorization",))
 
     def is_success(self, status: int, body: Any) -> bool:
@@ -32,14 +34,13 @@ class FirecrawlAdapter(Adapter):
             raise ValueError("success is not true")
         data = body["data"]
         if task.capability == "search":
-            items = data["web"] if "web" in data else []
+            items = data.get("web", [])
             for item in items:  # a scraped result is a full Document: its page text is `markdown`
                 meta = item.get("metadata") or {}
                 item.setdefault("url", meta.get("sourceURL") or meta.get("url"))
                 item.setdefault("title", meta.get("title"))
                 item["_published"] = meta.get("publishedTime") or item.get("date")
-            results = results_from(items, snippet_key="description", content_key="markdown",
-                                   published_key="_published")
+            results = results_from(items, snippet_key="description", content_key="markdown", published_key="_published")
             credits = body.get("creditsUsed")
             if not isinstance(credits, (int, float)):
                 credits = 2 * math.ceil(max(len(results), 1) / 10)  # documented: 2 credits per 10 results
@@ -50,13 +51,24 @@ class FirecrawlAdapter(Adapter):
         request_id = meta.get("scrapeId") or body.get("id")
         status = meta.get("statusCode")
         if isinstance(status, int) and status >= 400:  # the target page answered with an error
-            return ParsedResponse(error_class="not_found" if status in (404, 410) else "server",
-                                  error_detail=str(meta.get("error") or status), billed_units=billed,
-                                  request_id=request_id)
+            return ParsedResponse(
+                error_class="not_found" if status in (404, 410) else "server",
+                error_detail=str(meta.get("error") or status),
+                billed_units=billed,
+                request_id=request_id,
+            )
         url = meta.get("sourceURL") or meta.get("url") or task.text
         markdown = data["markdown"]
-        results = (NormalizedResult(rank=1, url=url, title=meta.get("title"), snippet=meta.get("description"),
-                                    content=markdown, published=meta.get("publishedTime")),)
+        results = (
+            NormalizedResult(
+                rank=1,
+                url=url,
+                title=meta.get("title"),
+                snippet=meta.get("description"),
+                content=markdown,
+                published=meta.get("publishedTime"),
+            ),
+        )
         return ParsedResponse(results=results, billed_units=billed, request_id=request_id)
 
     def expected_units(self, task: VendorTask, options: dict[str, Any]) -> dict[str, float]:

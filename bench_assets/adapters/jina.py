@@ -22,8 +22,9 @@ class JinaAdapter(Adapter):
         if options.get("return_format"):
             headers["X-Return-Format"] = str(options["return_format"])
         # Reader takes the target URL as the path: https://r.jina.ai/https://example.com/page
-        return HttpRequest("GET", endpoint.rstrip("/") + "/" + task.text, headers=headers,
-                           secret_headers=("Authorization",))
+        return HttpRequest(
+            "GET", endpoint.rstrip("/") + "/" + task.text, headers=headers, secret_headers=("Authorization",)
+        )
 
     def is_success(self, status: int, body: Any) -> bool:
         # A search that finds nothing is answered 422 AssertionFailureError "No search results
@@ -43,8 +44,16 @@ class JinaAdapter(Adapter):
             if not isinstance(data, dict):
                 raise TypeError("reader data is not an object")
             url = data.get("url") or task.text
-            results = (NormalizedResult(rank=1, url=url, title=data.get("title"), snippet=data.get("description"),
-                                        content=data.get("content"), published=data.get("publishedTime")),)
+            results = (
+                NormalizedResult(
+                    rank=1,
+                    url=url,
+                    title=data.get("title"),
+                    snippet=data.get("description"),
+                    content=data.get("content"),
+                    published=data.get("publishedTime"),
+                ),
+            )
         return ParsedResponse(results=results, billed_units={"token": float(self._tokens(body, headers))})
 
     @staticmethod
@@ -73,9 +82,11 @@ class JinaAdapter(Adapter):
         return {"token": self.ESTIMATED_PAGE_TOKENS}
 
     def estimate_caveat(self, options: dict[str, Any]) -> str | None:
-        return (f"Jina bills the tokens of the pages it returns: figured at {self.ESTIMATED_PAGE_TOKENS:,.0f} "
-                f"tokens a page (a search at least {self.SEARCH_MIN_TOKENS_PER_10:,.0f} per 10 results), an upper "
-                "figure for pages no longer than that")
+        return (
+            f"Jina bills the tokens of the pages it returns: figured at {self.ESTIMATED_PAGE_TOKENS:,.0f} "
+            f"tokens a page (a search at least {self.SEARCH_MIN_TOKENS_PER_10:,.0f} per 10 results), an upper "
+            "figure for pages no longer than that"
+        )
 
     def error_class(self, status: int, body: Any) -> str:
         # Jina's JSON errors carry {code, name, status, message}; the JSON error shape is not
@@ -93,8 +104,11 @@ class JinaAdapter(Adapter):
 
 
 def _no_search_results(body: Any) -> bool:
-    return (isinstance(body, dict) and body.get("name") == "AssertionFailureError"
-            and str(body.get("message", "")).startswith("No search results"))
+    return (
+        isinstance(body, dict)
+        and body.get("name") == "AssertionFailureError"
+        and str(body.get("message", "")).startswith("No search results")
+    )
 
 
 MANIFEST_DEFAULTS = {

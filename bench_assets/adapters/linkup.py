@@ -22,16 +22,24 @@ class LinkupAdapter(Adapter):
     capabilities = frozenset({"search", "extract"})
 
     def build(self, task: VendorTask, endpoint: str, api_key: str, options: dict[str, Any]) -> HttpRequest:
-        headers = {"Authorization": f"Bearer {api_key}", "Content-Type": "application/json",
-                   "Accept": "application/json"}
+        headers = {
+            "Authorization": f"Bearer {api_key}",
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+        }
         if task.capability == "search":
             depth = options.get("depth", "standard")
             if depth not in _SAME_PRICE_DEPTHS:
                 # A deep search costs 10x and the response does not say which depth ran, so the
                 # billed units could not be read back from it: benchmark deep as its own adapter version.
                 raise ValueError(f"linkup adapter bills depth in {_SAME_PRICE_DEPTHS}, not {depth!r}")
-            body: dict[str, Any] = {"q": task.text, "depth": depth, "outputType": "searchResults",
-                                    "includeImages": False, "maxResults": task.num_results}
+            body: dict[str, Any] = {
+                "q": task.text,
+                "depth": depth,
+                "outputType": "searchResults",
+                "includeImages": False,
+                "maxResults": task.num_results,
+            }
         else:
             # renderJs=false is the $0.001 fetch; JS rendering ($0.005) is not used for the same reason.
             body = {"url": task.text, "renderJs": False}

@@ -46,8 +46,10 @@ class ParallelAdapter(Adapter):
         headers = {"x-api-key": api_key, "Content-Type": "application/json", "Accept": "application/json"}
         if task.capability == "search":
             # v1 wants the knobs under advanced_settings: a top-level max_results is a 422.
-            body: dict[str, Any] = {"search_queries": [task.text],
-                                    "advanced_settings": {"max_results": task.num_results}}
+            body: dict[str, Any] = {
+                "search_queries": [task.text],
+                "advanced_settings": {"max_results": task.num_results},
+            }
             if "objective" in options:
                 body["objective"] = options["objective"]
             if options.get("mode") in ("fast", "basic", "advanced"):  # turbo is priced differently ($1/1k)
@@ -62,8 +64,9 @@ class ParallelAdapter(Adapter):
             # results[{url, title, publish_date (YYYY-MM-DD), excerpts[] (markdown)}], best first.
             results = results_from(body["results"], snippet_key="excerpts", published_key="publish_date")
             return ParsedResponse(results=results, billed_units=billed, request_id=body.get("search_id"))
-        results = results_from(body["results"], snippet_key="excerpts", content_key="full_content",
-                               published_key="publish_date")
+        results = results_from(
+            body["results"], snippet_key="excerpts", content_key="full_content", published_key="publish_date"
+        )
         request_id = body.get("extract_id")
         errors = body.get("errors") or []
         if not results and errors:
@@ -71,8 +74,12 @@ class ParallelAdapter(Adapter):
             status = first.get("http_status_code")
             kind = str(first.get("error_type") or "")
             error = "not_found" if status in (404, 410) or "not_found" in kind else "server"
-            return ParsedResponse(error_class=error, error_detail=f"{kind} {status}".strip(),
-                                  request_id=request_id, billed_units=billed or {})
+            return ParsedResponse(
+                error_class=error,
+                error_detail=f"{kind} {status}".strip(),
+                request_id=request_id,
+                billed_units=billed or {},
+            )
         return ParsedResponse(results=results, billed_units=billed, request_id=request_id)
 
     def billed_units(self, task: VendorTask, body: Any, headers: dict[str, str]) -> dict[str, float]:

@@ -15,8 +15,11 @@ class PerplexityAdapter(Adapter):
     capabilities = frozenset({"search"})
 
     def build(self, task: VendorTask, endpoint: str, api_key: str, options: dict[str, Any]) -> HttpRequest:
-        headers = {"Authorization": f"Bearer {api_key}", "Content-Type": "application/json",
-                   "Accept": "application/json"}
+        headers = {
+            "Authorization": f"Bearer {api_key}",
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+        }
         # max_results above 20 is only accepted for people search (perplexity-py search_create_params).
         body: dict[str, Any] = {"query": task.text, "max_results": max(1, min(task.num_results, 20))}
         for key in ("max_tokens_per_page", "search_context_size", "country"):

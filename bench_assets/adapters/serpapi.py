@@ -16,8 +16,13 @@ class SerpApiAdapter(Adapter):
     capabilities = frozenset({"search"})
 
     def build(self, task: VendorTask, endpoint: str, api_key: str, options: dict[str, Any]) -> HttpRequest:
-        params: dict[str, Any] = {"engine": "google", "q": task.text, "num": max(1, min(task.num_results, 100)),
-                                  "output": "json", "api_key": api_key}
+        params: dict[str, Any] = {
+            "engine": "google",
+            "q": task.text,
+            "num": max(1, min(task.num_results, 100)),
+            "output": "json",
+            "api_key": api_key,
+        }
         for key in ("location", "gl", "hl", "google_domain", "no_cache"):
             if options.get(key) is not None:
                 params[key] = options[key]

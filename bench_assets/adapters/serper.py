@@ -28,8 +28,9 @@ class SerperAdapter(Adapter):
             if "organic" not in body and "searchParameters" not in body:
                 raise KeyError("organic")
             # A query with no results may come back without an `organic` list: that is an empty answer.
-            results = results_from(body.get("organic") or [], url_key="link", snippet_key="snippet",
-                                   published_key="date")
+            results = results_from(
+                body.get("organic") or [], url_key="link", snippet_key="snippet", published_key="date"
+            )
         else:
             text = body.get("markdown") or body["text"]
             if not isinstance(text, str):

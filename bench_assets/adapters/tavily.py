@@ -19,7 +19,9 @@ class TavilyAdapter(Adapter):
         headers = {"Authorization": f"Bearer {api_key}", "Content-Type": "application/json"}
         if task.capability == "search":
             body: dict[str, Any] = {
-                "query": task.text, "search_depth": options.get("search_depth", "basic"), "topic": "general",
+                "query": task.text,
+                "search_depth": options.get("search_depth", "basic"),
+                "topic": "general",
                 "max_results": max(0, min(task.num_results, 20)),
                 # include_usage makes Tavily report the credits it charged in usage.credits.
                 "include_usage": True,
@@ -27,24 +29,30 @@ class TavilyAdapter(Adapter):
             if options.get("include_raw_content"):
                 body["include_raw_content"] = options["include_raw_content"]
         else:
-            body = {"urls": [task.text], "extract_depth": options.get("extract_depth", "basic"),
-                    "format": options.get("format", "markdown"), "include_usage": True}
+            body = {
+                "urls": [task.text],
+                "extract_depth": options.get("extract_depth", "basic"),
+                "format": options.get("format", "markdown"),
+                "include_usage": True,
+            }
         return HttpRequest("POST", endpoint, headers=headers, json_body=body, secret_headers=("Authorization",))
 
     def parse_ok(self, task: VendorTask, body: Any, headers: dict[str, str]) -> ParsedResponse:
         request_id = body.get("request_id")
         if task.capability == "search":
             # `content` is Tavily's query-relevant snippet; `raw_content` the page (only when asked for).
-            results = results_from(body["results"], snippet_key="content", content_key="raw_content",
-                                   published_key="published_date")
+            results = results_from(
+                body["results"], snippet_key="content", content_key="raw_content", published_key="published_date"
+            )
         else:
             results = results_from(body["results"], snippet_key=None, content_key="raw_content")
         billed = self._credits(task, body)
         if task.capability == "extract" and not results:
             failed = body.get("failed_results") or []
             detail = str((failed[0] or {}).get("error", "")) if failed else "no result"
-            return ParsedResponse(error_class="not_found", error_detail=detail[:300], request_id=request_id,
-                                  billed_units=billed)
+            return ParsedResponse(
+                error_class="not_found", error_detail=detail[:300], request_id=request_id, billed_units=billed
+            )
         return ParsedResponse(results=results, billed_units=billed, request_id=request_id)
 
     def _credits(self, task: VendorTask, body: dict[str, Any]) -> dict[str, float]:

@@ -41,11 +41,15 @@ class YoucomAdapter(Adapter):
             for item in body:
                 content = item.get("markdown") or item.get("html")
                 if isinstance(item.get("url"), str) and isinstance(content, str) and content:
-                    results.append(NormalizedResult(rank=len(results) + 1, url=item["url"], title=item.get("title"),
-                                                    content=content))
+                    results.append(
+                        NormalizedResult(
+                            rank=len(results) + 1, url=item["url"], title=item.get("title"), content=content
+                        )
+                    )
             if not results:
-                return ParsedResponse(error_class="not_found", error_detail="no content returned for the URL",
-                                      billed_units={})
+                return ParsedResponse(
+                    error_class="not_found", error_detail="no content returned for the URL", billed_units={}
+                )
             return ParsedResponse(results=tuple(results), billed_units={"page.extract": float(len(results))})
         # results.web[] in rank order, then results.news[] (present only for news-classified queries).
         sections = body.get("results") or {}  # optional in the SDK's SearchResponse: no section, no results
@@ -58,9 +62,16 @@ class YoucomAdapter(Adapter):
             seen.add(url)
             contents = item.get("contents") if isinstance(item.get("contents"), dict) else {}
             page = contents.get("markdown") or contents.get("html")  # only when livecrawled
-            results.append(NormalizedResult(rank=len(results) + 1, url=url, title=item.get("title"), snippet=_text(item),
-                                            content=page if isinstance(page, str) else None,
-                                            published=item.get("page_age")))
+            results.append(
+                NormalizedResult(
+                    rank=len(results) + 1,
+                    url=url,
+                    title=item.get("title"),
+                    snippet=_text(item),
+                    content=page if isinstance(page, str) else None,
+                    published=item.get("page_age"),
+                )
+            )
         metadata = body.get("metadata") or {}
         # (?) The request id is `metadata.request_uuid` in older docs and `search_uuid` in the 3.x SDK.
         request_id = metadata.get("search_uuid") or metadata.get("request_uuid")

@@ -27,12 +27,13 @@ import secrets
 import socket
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from email.message import EmailMessage
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import httpx
 from aiosmtpd.controller import Controller
@@ -87,10 +88,18 @@ class Evidence:
             return [self.redact(v) for v in obj]
         return obj
 
-    def record(self, action: str, request: dict | None, response: dict | None, outcome: str,
-               at: datetime | None = None) -> None:
-        self.steps.append(TrialStep(at=at or datetime.now(timezone.utc), action=action,
-                                    request=self.redact(request), response=self.redact(response), outcome=outcome))
+    def record(
+        self, action: str, request: dict | None, response: dict | None, outcome: str, at: datetime | None = None
+    ) -> None:
+        self.steps.append(
+            TrialStep(
+                at=at or datetime.now(UTC),
+                action=action,
+                request=self.redact(request),
+                response=self.redact(response),
+                outcome=outcome,
+            )
+        )
 
     def final_steps(self) -> list[TrialStep]:
         """Every step redacted again with every secret known by the end (one learnt late included)."""
@@ -122,9 +131,10 @@ class TrialClient:
     def close(self) -> None:
         self.http.close()
 
-    def call(self, action: str, method: str, url: str, *, outcome: Callable[[Reply], str] | None = None,
-             **kwargs: Any) -> Reply:
-        at = datetime.now(timezone.utc)
+    def call(
+        self, action: str, method: str, url: str, *, outcome: Callable[[Reply], str] | None = None, **kwargs: Any
+    ) -> Reply:
+        at = datetime.now(UTC)
         sent = {"method": method, "url": url}
         for part in ("headers", "data", "json", "params"):
             if kwargs.get(part) is not None:
@@ -160,8 +170,13 @@ class SearchProbe:
     options: dict[str, Any] | None = None
     query: str = PROBE_QUERY
 
-    def run(self, client: TrialClient, api_key: str, extra_headers: dict[str, str] | None = None,
-            action: str = "search with the issued key") -> tuple[bool, str]:
+    def run(
+        self,
+        client: TrialClient,
+        api_key: str,
+        extra_headers: dict[str, str] | None = None,
+        action: str = "search with the issued key",
+    ) -> tuple[bool, str]:
         adapter = get_adapter(self.adapter)
         client.evidence.secret(api_key, "api_key")
         task = VendorTask("search", self.query, 3)
@@ -172,26 +187,43 @@ class SearchProbe:
             headers = {k: v for k, v in headers.items() if k.lower() not in {h.lower() for h in request.secret_headers}}
             params = {k: v for k, v in params.items() if k not in request.secret_params}
         headers.update(extra_headers or {})
-        at = datetime.now(timezone.utc)
-        sent = {"method": request.method, "url": request.url, "headers": headers, "params": params,
-                "json": request.json_body}
+        at = datetime.now(UTC)
+        sent = {
+            "method": request.method,
+            "url": request.url,
+            "headers": headers,
+            "params": params,
+            "json": request.json_body,
+        }
         try:
-            response = client.http.request(request.method, client.resolve(request.url), headers=headers,
-                                           params=params or None, json=request.json_body)
+            response = client.http.request(
+                request.method,
+                client.resolve(request.url),
+                headers=headers,
+                params=params or None,
+                json=request.json_body,
+            )
         except httpx.HTTPError as exc:
             client.evidence.record(action, sent, {"transport_error": f"{type(exc).__name__}"}, "transport_error", at)
             return False, f"the search did not answer ({type(exc).__name__})"
         try:
             parsed = adapter.parse(task, response.status_code, dict(response.headers), response.text)
         except MalformedResponse as exc:
-            client.evidence.record(action, sent, {"status": response.status_code, "malformed": str(exc)[:300]},
-                                   "malformed", at)
+            client.evidence.record(
+                action, sent, {"status": response.status_code, "malformed": str(exc)[:300]}, "malformed", at
+            )
             return False, f"search answered {response.status_code} with a body that is not the vendor's shape"
         # Only a summary: result URLs could be golden URLs, which must never reach a published file.
-        summary = {"status": response.status_code, "results": len(parsed.results), "request_id": parsed.request_id,
-                   "error_class": parsed.error_class}
+        summary = {
+            "status": response.status_code,
+            "results": len(parsed.results),
+            "request_id": parsed.request_id,
+            "error_class": parsed.error_class,
+        }
         ok = 200 <= response.status_code < 300 and parsed.error_class is None
-        client.evidence.record(action, sent, summary, "ok" if ok else (parsed.error_class or f"http_{response.status_code}"), at)
+        client.evidence.record(
+            action, sent, summary, "ok" if ok else (parsed.error_class or f"http_{response.status_code}"), at
+        )
         if ok:
             return True, f"search answered {response.status_code} with {len(parsed.results)} results"
         return False, f"search answered {response.status_code} ({parsed.error_class})"
@@ -207,7 +239,9 @@ class _Collector:
 
     async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:  # aiosmtpd handler hook
         with self.arrived:
-            self.messages.append(([r.lower() for r in envelope.rcpt_tos], envelope.original_content or envelope.content))
+            self.messages.append(
+                ([r.lower() for r in envelope.rcpt_tos], envelope.original_content or envelope.content)
+            )
             self.arrived.notify_all()
         return "250 Message accepted for delivery"
 
@@ -228,7 +262,7 @@ class Mailbox:
         self._collector = _Collector()
         self._controller = Controller(self._collector, hostname=host, port=self.port)
 
-    def __enter__(self) -> "Mailbox":
+    def __enter__(self) -> Mailbox:
         self._controller.start()
         return self
 
@@ -254,8 +288,11 @@ class Mailbox:
 
 def register_mailbox_with_simulator(sim_base: str, mailbox: Mailbox) -> None:
     """Point the simulated vendors' mail for the mailbox's domain at it (its MX record)."""
-    httpx.post(f"{sim_base.rstrip('/')}/_sim/signup/mailboxes",
-               json={"domain": mailbox.domain, "host": mailbox.host, "port": mailbox.port}, timeout=5).raise_for_status()
+    httpx.post(
+        f"{sim_base.rstrip('/')}/_sim/signup/mailboxes",
+        json={"domain": mailbox.domain, "host": mailbox.host, "port": mailbox.port},
+        timeout=5,
+    ).raise_for_status()
 
 
 # ---------------------------------------------------------------------------- trials
@@ -272,18 +309,26 @@ class _Trial:
     key: str | None = None
 
     def done(self, outcome: str, reason: str) -> TrialRecord:
-        finished = datetime.now(timezone.utc)
+        finished = datetime.now(UTC)
         return TrialRecord(
             trial_id=f"{self.vendor}-{self.method}-{self.started_at:%Y%m%dT%H%M%S}-{secrets.token_hex(3)}",
-            snapshot_id=self.snapshot_id, vendor=self.vendor, method=self.method,  # type: ignore[arg-type]
-            mode=self.mode, recorded_by="harness", trial_date=self.started_at.date(),  # type: ignore[arg-type]
-            started_at=self.started_at, finished_at=finished, outcome=outcome,  # type: ignore[arg-type]
-            reason=reason, key_fingerprint=hashlib.sha256(self.key.encode()).hexdigest()[:12] if self.key else None,
-            steps=self.evidence.final_steps())
+            snapshot_id=self.snapshot_id,
+            vendor=self.vendor,
+            method=self.method,  # type: ignore[arg-type]
+            mode=self.mode,
+            recorded_by="harness",
+            trial_date=self.started_at.date(),  # type: ignore[arg-type]
+            started_at=self.started_at,
+            finished_at=finished,
+            outcome=outcome,  # type: ignore[arg-type]
+            reason=reason,
+            key_fingerprint=hashlib.sha256(self.key.encode()).hexdigest()[:12] if self.key else None,
+            steps=self.evidence.final_steps(),
+        )
 
 
 def _start(vendor: str, method: str, snapshot_id: str, mode: str) -> _Trial:
-    return _Trial(vendor, method, snapshot_id, mode, Evidence(), datetime.now(timezone.utc))
+    return _Trial(vendor, method, snapshot_id, mode, Evidence(), datetime.now(UTC))
 
 
 def _human_step(page: str) -> str | None:
@@ -296,11 +341,17 @@ def _human_step(page: str) -> str | None:
     return None
 
 
-def _create_and_prove_key(trial: _Trial, client: TrialClient, auth_base: str, access_token: str,
-                          probe: SearchProbe) -> TrialRecord:
+def _create_and_prove_key(
+    trial: _Trial, client: TrialClient, auth_base: str, access_token: str, probe: SearchProbe
+) -> TrialRecord:
     trial.evidence.secret(access_token, "access_token")
-    reply = client.call("create an API key", "POST", f"{auth_base}/api-keys",
-                        headers={"Authorization": f"Bearer {access_token}"}, json={"name": "bench agent trial"})
+    reply = client.call(
+        "create an API key",
+        "POST",
+        f"{auth_base}/api-keys",
+        headers={"Authorization": f"Bearer {access_token}"},
+        json={"name": "bench agent trial"},
+    )
     key = reply.body.get("key") if isinstance(reply.body, dict) else None
     if reply.status == 402:
         detail = reply.body.get("message", "") if isinstance(reply.body, dict) else ""
@@ -320,15 +371,28 @@ def _short(body: Any) -> str:
     return str(body)[:200]
 
 
-def run_device_code_trial(vendor: str, auth_base: str, client_id: str, probe: SearchProbe, *,
-                          resolve: Resolve = _identity, snapshot_id: str = "", mode: str = "simulated",
-                          max_polls: int = 100, sleep: Callable[[float], None] = time.sleep) -> TrialRecord:
+def run_device_code_trial(
+    vendor: str,
+    auth_base: str,
+    client_id: str,
+    probe: SearchProbe,
+    *,
+    resolve: Resolve = _identity,
+    snapshot_id: str = "",
+    mode: str = "simulated",
+    max_polls: int = 100,
+    sleep: Callable[[float], None] = time.sleep,
+) -> TrialRecord:
     """Obtain a key by the OAuth 2.0 device authorization grant (RFC 8628), with no human."""
     trial = _start(vendor, "device_code", snapshot_id, mode)
     client = TrialClient(trial.evidence, resolve)
     try:
-        reply = client.call("device authorization request", "POST", f"{auth_base}/oauth/device/code",
-                            data={"client_id": client_id, "scope": "api_keys"})
+        reply = client.call(
+            "device authorization request",
+            "POST",
+            f"{auth_base}/oauth/device/code",
+            data={"client_id": client_id, "scope": "api_keys"},
+        )
         body = reply.body if isinstance(reply.body, dict) else {}
         if reply.status == 404:
             return trial.done("not_offered", f"no device authorization endpoint at {auth_base} (404)")
@@ -340,8 +404,12 @@ def run_device_code_trial(vendor: str, auth_base: str, client_id: str, probe: Se
         page_url = body.get("verification_uri_complete") or body.get("verification_uri")
         if page_url:
             # No human to hand the code to: the agent opens the page itself, to see what it asks.
-            page = client.call("open the verification page", "GET", page_url,
-                               outcome=lambda r: _human_step(r.text) or ("ok" if r.status == 200 else f"http_{r.status}"))
+            page = client.call(
+                "open the verification page",
+                "GET",
+                page_url,
+                outcome=lambda r: _human_step(r.text) or ("ok" if r.status == 200 else f"http_{r.status}"),
+            )
             needs = _human_step(page.text)
             if needs == "captcha_required":
                 return trial.done(needs, "the verification page asks for a CAPTCHA: a human must approve")
@@ -351,9 +419,12 @@ def run_device_code_trial(vendor: str, auth_base: str, client_id: str, probe: Se
                 return trial.done(needs, "the verification page asks a human to sign in in a browser to approve")
         for _ in range(max_polls):
             sleep(interval)  # RFC 8628 §3.5: wait at least `interval` seconds between polls
-            reply = client.call("poll the token endpoint", "POST", f"{auth_base}/oauth/token",
-                                data={"grant_type": DEVICE_GRANT_TYPE, "device_code": body["device_code"],
-                                      "client_id": client_id})
+            reply = client.call(
+                "poll the token endpoint",
+                "POST",
+                f"{auth_base}/oauth/token",
+                data={"grant_type": DEVICE_GRANT_TYPE, "device_code": body["device_code"], "client_id": client_id},
+            )
             answer = reply.body if isinstance(reply.body, dict) else {}
             error = answer.get("error")
             if reply.status == 200 and answer.get("access_token"):
@@ -373,9 +444,17 @@ def run_device_code_trial(vendor: str, auth_base: str, client_id: str, probe: Se
         client.close()
 
 
-def run_otp_email_trial(vendor: str, auth_base: str, mailbox: Mailbox, probe: SearchProbe, *,
-                        resolve: Resolve = _identity, snapshot_id: str = "", mode: str = "simulated",
-                        mail_timeout: float = 10.0) -> TrialRecord:
+def run_otp_email_trial(
+    vendor: str,
+    auth_base: str,
+    mailbox: Mailbox,
+    probe: SearchProbe,
+    *,
+    resolve: Resolve = _identity,
+    snapshot_id: str = "",
+    mode: str = "simulated",
+    mail_timeout: float = 10.0,
+) -> TrialRecord:
     """Obtain a key by e-mail one-time code: the agent signs up with an address of its own mailbox."""
     trial = _start(vendor, "otp_email", snapshot_id, mode)
     client = TrialClient(trial.evidence, resolve)
@@ -399,20 +478,29 @@ def run_otp_email_trial(vendor: str, auth_base: str, mailbox: Mailbox, probe: Se
         started = time.monotonic()
         message = mailbox.wait_for(address, mail_timeout)
         if message is None:
-            trial.evidence.record("read the verification e-mail", {"mailbox": address},
-                                  {"waited_seconds": round(time.monotonic() - started, 3)}, "no_email")
+            trial.evidence.record(
+                "read the verification e-mail",
+                {"mailbox": address},
+                {"waited_seconds": round(time.monotonic() - started, 3)},
+                "no_email",
+            )
             return trial.done("no_email", f"no verification e-mail reached {address} within {mail_timeout:g} s")
         text = message.get_body(preferencelist=("plain", "html"))
         content = text.get_content() if text is not None else ""
         found = OTP_PATTERN.search(content)
         code = found.group(1) if found else None
         trial.evidence.secret(code, "otp_code")
-        trial.evidence.record("read the verification e-mail", {"mailbox": address},
-                              {"from": message["From"], "to": message["To"], "subject": message["Subject"],
-                               "body": content[:BODY_LIMIT]}, "code_found" if code else "no_code")
+        trial.evidence.record(
+            "read the verification e-mail",
+            {"mailbox": address},
+            {"from": message["From"], "to": message["To"], "subject": message["Subject"], "body": content[:BODY_LIMIT]},
+            "code_found" if code else "no_code",
+        )
         if code is None:
             return trial.done("flow_error", "the verification e-mail holds no 6-digit code")
-        reply = client.call("verify the code", "POST", f"{auth_base}/signup/verify", json={"email": address, "code": code})
+        reply = client.call(
+            "verify the code", "POST", f"{auth_base}/signup/verify", json={"email": address, "code": code}
+        )
         answer = reply.body if isinstance(reply.body, dict) else {}
         if reply.status == 402 or answer.get("error") == "payment_method_required":
             return trial.done("card_required", f"verification needs a payment card ({reply.status})")
@@ -423,8 +511,17 @@ def run_otp_email_trial(vendor: str, auth_base: str, mailbox: Mailbox, probe: Se
         client.close()
 
 
-def run_keyless_trial(vendor: str, header: str, value: str, probe: SearchProbe, *, resolve: Resolve = _identity,
-                      snapshot_id: str = "", mode: str = "simulated", evidence_url: str | None = None) -> TrialRecord:
+def run_keyless_trial(
+    vendor: str,
+    header: str,
+    value: str,
+    probe: SearchProbe,
+    *,
+    resolve: Resolve = _identity,
+    snapshot_id: str = "",
+    mode: str = "simulated",
+    evidence_url: str | None = None,
+) -> TrialRecord:
     """One search with no key at all, as the vendor documents it (e.g. Tavily's keyless mode)."""
     trial = _start(vendor, "keyless", snapshot_id, mode)
     client = TrialClient(trial.evidence, resolve)
@@ -432,8 +529,7 @@ def run_keyless_trial(vendor: str, header: str, value: str, probe: SearchProbe, 
         works, detail = probe.run(client, "", extra_headers={header: value}, action="search with no key")
     finally:
         client.close()
-    record = trial.done("route_works" if works else "route_failed",
-                        f"keyless route ({header}: {value}): {detail}")
+    record = trial.done("route_works" if works else "route_failed", f"keyless route ({header}: {value}): {detail}")
     return record.model_copy(update={"evidence_url": evidence_url})
 
 
@@ -447,9 +543,16 @@ def simulated_plan(sim_base: str) -> list[dict[str, Any]]:
     return response.json()
 
 
-def run_planned_trials(plan: list[dict[str, Any]], probes: dict[str, SearchProbe], resolve: Resolve, *,
-                       snapshot_id: str, mode: str, mailbox: Mailbox | None = None,
-                       workers: int = 4) -> list[TrialRecord]:
+def run_planned_trials(
+    plan: list[dict[str, Any]],
+    probes: dict[str, SearchProbe],
+    resolve: Resolve,
+    *,
+    snapshot_id: str,
+    mode: str,
+    mailbox: Mailbox | None = None,
+    workers: int = 4,
+) -> list[TrialRecord]:
     """Run every planned trial of the vendors in `probes` (the snapshot's vendors); trials mostly
     wait (polling intervals, mail), so a few run at once. Records come back in plan order."""
 
@@ -459,24 +562,34 @@ def run_planned_trials(plan: list[dict[str, Any]], probes: dict[str, SearchProbe
         if probe is None:
             return None
         if method == "device_code":
-            return run_device_code_trial(vendor, entry["auth_base"], entry.get("client_id") or "", probe,
-                                         resolve=resolve, snapshot_id=snapshot_id, mode=mode)
+            return run_device_code_trial(
+                vendor,
+                entry["auth_base"],
+                entry.get("client_id") or "",
+                probe,
+                resolve=resolve,
+                snapshot_id=snapshot_id,
+                mode=mode,
+            )
         if method == "otp_email":
             if mailbox is None:
                 raise ValueError("an OTP e-mail trial needs a mailbox")
-            return run_otp_email_trial(vendor, entry["auth_base"], mailbox, probe, resolve=resolve,
-                                       snapshot_id=snapshot_id, mode=mode)
+            return run_otp_email_trial(
+                vendor, entry["auth_base"], mailbox, probe, resolve=resolve, snapshot_id=snapshot_id, mode=mode
+            )
         if method == "keyless":
-            return run_keyless_trial(vendor, entry["header"], entry["value"], probe, resolve=resolve,
-                                     snapshot_id=snapshot_id, mode=mode)
+            return run_keyless_trial(
+                vendor, entry["header"], entry["value"], probe, resolve=resolve, snapshot_id=snapshot_id, mode=mode
+            )
         return None
 
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         return [r for r in pool.map(one, plan) if r is not None]
 
 
-def snapshot_trials(manifest: Manifest, hand_entered: Path | None, sim_base: str | None,
-                    resolve: Resolve) -> list[TrialRecord]:
+def snapshot_trials(
+    manifest: Manifest, hand_entered: Path | None, sim_base: str | None, resolve: Resolve
+) -> list[TrialRecord]:
     """Every agent-ready trial of a snapshot: the hand-entered live trials (validated first: a bad
     record names file, line and field before any trial runs), then, in simulated mode, the
     harness's own trials at each simulated vendor, each key proven with one search."""
@@ -485,10 +598,19 @@ def snapshot_trials(manifest: Manifest, hand_entered: Path | None, sim_base: str
         vendors = set(manifest.vendors) | {e.vendor for e in manifest.excluded}
         records += load_hand_entered(hand_entered, manifest.snapshot_id, vendors)
     if manifest.mode == "simulated" and sim_base:
-        probes = {v: SearchProbe(spec.adapter, spec.endpoints["search"], dict(spec.options))
-                  for v, spec in manifest.vendors.items() if "search" in spec.endpoints}
+        probes = {
+            v: SearchProbe(spec.adapter, spec.endpoints["search"], dict(spec.options))
+            for v, spec in manifest.vendors.items()
+            if "search" in spec.endpoints
+        }
         with Mailbox() as mailbox:
             register_mailbox_with_simulator(sim_base, mailbox)
-            records += run_planned_trials(simulated_plan(sim_base), probes, resolve,
-                                          snapshot_id=manifest.snapshot_id, mode="simulated", mailbox=mailbox)
+            records += run_planned_trials(
+                simulated_plan(sim_base),
+                probes,
+                resolve,
+                snapshot_id=manifest.snapshot_id,
+                mode="simulated",
+                mailbox=mailbox,
+            )
     return records

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+from datetime import UTC, datetime
 from datetime import date as Date
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
@@ -54,8 +54,13 @@ OUTCOMES: dict[str, tuple[str, tuple[str, ...]]] = {
     "route_documented": ("the vendor documents the route; it was not trialled", ROUTE_METHODS),
 }
 Outcome = Literal[tuple(OUTCOMES)]  # type: ignore[valid-type]
-METHOD_LABELS = {"otp_email": "OTP e-mail", "device_code": "device code", "keyless": "keyless",
-                 "x402": "x402 pay-per-request", "manual": "manual sign-up"}
+METHOD_LABELS = {
+    "otp_email": "OTP e-mail",
+    "device_code": "device code",
+    "keyless": "keyless",
+    "x402": "x402 pay-per-request",
+    "manual": "manual sign-up",
+}
 
 
 class TrialStep(BaseModel):
@@ -108,15 +113,16 @@ class HandEnteredTrial(BaseModel):
     method: Method
     date: Date
     outcome: Outcome
-    reason: str | None = Field(default=None, validate_default=True,
-                               description="required unless the outcome is key_works or route_works")
+    reason: str | None = Field(
+        default=None, validate_default=True, description="required unless the outcome is key_works or route_works"
+    )
     evidence: str = Field(pattern=r"^https?://\S+$", description="a link to the evidence (recording, log, docs page)")
     operator: str = Field(min_length=1, description="who ran the trial or read the docs")
 
     @field_validator("date")
     @classmethod
     def _not_future(cls, day: Date) -> Date:
-        if day > datetime.now(timezone.utc).date():
+        if day > datetime.now(UTC).date():
             raise ValueError(f"{day} is in the future")
         return day
 
@@ -165,39 +171,86 @@ def load_hand_entered(path: str | Path, snapshot_id: str, vendors: set[str]) -> 
     try:
         parsed = HandEnteredFile.model_validate(data)
     except ValidationError as exc:
-        raise BenchInputError(source, [(_line_of(text, err["loc"]), _field(err["loc"]), err["msg"])
-                                       for err in exc.errors()]) from None
-    problems = [(_line_of(text, ("trials", i, "vendor")), f"trials.{i}.vendor",
-                 f"{t.vendor!r} is not a vendor of snapshot {snapshot_id} ({', '.join(sorted(vendors))})")
-                for i, t in enumerate(parsed.trials) if t.vendor not in vendors]
+        raise BenchInputError(
+            source, [(_line_of(text, err["loc"]), _field(err["loc"]), err["msg"]) for err in exc.errors()]
+        ) from None
+    problems = [
+        (
+            _line_of(text, ("trials", i, "vendor")),
+            f"trials.{i}.vendor",
+            f"{t.vendor!r} is not a vendor of snapshot {snapshot_id} ({', '.join(sorted(vendors))})",
+        )
+        for i, t in enumerate(parsed.trials)
+        if t.vendor not in vendors
+    ]
     if problems:
         raise BenchInputError(source, problems)
     records = []
     for i, t in enumerate(parsed.trials):
         digest = hashlib.sha256(f"{snapshot_id}|{i}|{t.model_dump_json()}".encode()).hexdigest()[:12]
-        records.append(TrialRecord(
-            trial_id=f"hand-{digest}", snapshot_id=snapshot_id, vendor=t.vendor, method=t.method, mode="live",
-            recorded_by="hand", trial_date=t.date, outcome=t.outcome,
-            reason=t.reason or OUTCOMES[t.outcome][0], evidence_url=t.evidence,
-            source=f"{source}:{_line_of(text, ('trials', i))} ({t.operator})"))
+        records.append(
+            TrialRecord(
+                trial_id=f"hand-{digest}",
+                snapshot_id=snapshot_id,
+                vendor=t.vendor,
+                method=t.method,
+                mode="live",
+                recorded_by="hand",
+                trial_date=t.date,
+                outcome=t.outcome,
+                reason=t.reason or OUTCOMES[t.outcome][0],
+                evidence_url=t.evidence,
+                source=f"{source}:{_line_of(text, ('trials', i))} ({t.operator})",
+            )
+        )
     return records
 
 
 # ---------------------------------------------------------------------------- warehouse rows
 
-TRIAL_COLUMNS = ["snapshot_id", "trial_id", "vendor", "method", "mode", "recorded_by", "trial_date", "started_at",
-                 "finished_at", "agent_ready", "outcome", "reason", "evidence_url", "key_fingerprint",
-                 "steps_json", "source"]
+TRIAL_COLUMNS = [
+    "snapshot_id",
+    "trial_id",
+    "vendor",
+    "method",
+    "mode",
+    "recorded_by",
+    "trial_date",
+    "started_at",
+    "finished_at",
+    "agent_ready",
+    "outcome",
+    "reason",
+    "evidence_url",
+    "key_fingerprint",
+    "steps_json",
+    "source",
+]
 
 
 def trials_frame(records: list[TrialRecord]) -> pd.DataFrame:
     """The `agent_trials` rows: one per vendor per trial."""
-    rows = [{"snapshot_id": r.snapshot_id, "trial_id": r.trial_id, "vendor": r.vendor, "method": r.method,
-             "mode": r.mode, "recorded_by": r.recorded_by, "trial_date": r.trial_date, "started_at": r.started_at,
-             "finished_at": r.finished_at, "agent_ready": r.agent_ready, "outcome": r.outcome, "reason": r.reason,
-             "evidence_url": r.evidence_url, "key_fingerprint": r.key_fingerprint,
-             "steps_json": json.dumps([s.model_dump(mode="json") for s in r.steps]), "source": r.source}
-            for r in records]
+    rows = [
+        {
+            "snapshot_id": r.snapshot_id,
+            "trial_id": r.trial_id,
+            "vendor": r.vendor,
+            "method": r.method,
+            "mode": r.mode,
+            "recorded_by": r.recorded_by,
+            "trial_date": r.trial_date,
+            "started_at": r.started_at,
+            "finished_at": r.finished_at,
+            "agent_ready": r.agent_ready,
+            "outcome": r.outcome,
+            "reason": r.reason,
+            "evidence_url": r.evidence_url,
+            "key_fingerprint": r.key_fingerprint,
+            "steps_json": json.dumps([s.model_dump(mode="json") for s in r.steps]),
+            "source": r.source,
+        }
+        for r in records
+    ]
     return pd.DataFrame(rows, columns=TRIAL_COLUMNS)
 
 
@@ -211,21 +264,34 @@ def records_from_frame(df: pd.DataFrame) -> list[TrialRecord]:
     for row in df.to_dict("records"):
         row = {k: _none(v) for k, v in row.items()}
         trial_date = row["trial_date"]
-        out.append(TrialRecord(
-            trial_id=row["trial_id"], snapshot_id=row["snapshot_id"], vendor=row["vendor"], method=row["method"],
-            mode=row["mode"], recorded_by=row["recorded_by"],
-            trial_date=trial_date.date() if isinstance(trial_date, datetime) else trial_date,
-            started_at=row["started_at"], finished_at=row["finished_at"], outcome=row["outcome"],
-            reason=row["reason"], evidence_url=row["evidence_url"], key_fingerprint=row["key_fingerprint"],
-            steps=json.loads(row["steps_json"] or "[]"), source=row["source"]))
+        out.append(
+            TrialRecord(
+                trial_id=row["trial_id"],
+                snapshot_id=row["snapshot_id"],
+                vendor=row["vendor"],
+                method=row["method"],
+                mode=row["mode"],
+                recorded_by=row["recorded_by"],
+                trial_date=trial_date.date() if isinstance(trial_date, datetime) else trial_date,
+                started_at=row["started_at"],
+                finished_at=row["finished_at"],
+                outcome=row["outcome"],
+                reason=row["reason"],
+                evidence_url=row["evidence_url"],
+                key_fingerprint=row["key_fingerprint"],
+                steps=json.loads(row["steps_json"] or "[]"),
+                source=row["source"],
+            )
+        )
     return out
 
 
 # ---------------------------------------------------------------------------- leaderboard summary
 
 
-def _label(ready: bool | None, method: str | None, trial_date: str | None, outcome: str | None,
-           mode: str | None = None) -> str:
+def _label(
+    ready: bool | None, method: str | None, trial_date: str | None, outcome: str | None, mode: str | None = None
+) -> str:
     """`yes: device code, 2026-06-02`; a trial against the simulator says so, so that a reader of
     a demo never takes a simulated vendor's sign-up flow for the real vendor's."""
     if ready is None:
@@ -236,8 +302,14 @@ def _label(ready: bool | None, method: str | None, trial_date: str | None, outco
 
 
 def _evidence(r: TrialRecord) -> dict[str, Any]:
-    return {"trial_id": r.trial_id, "recorded_by": r.recorded_by, "mode": r.mode, "link": r.evidence_url,
-            "key_fingerprint": r.key_fingerprint, "steps": [s.model_dump(mode="json") for s in r.steps]}
+    return {
+        "trial_id": r.trial_id,
+        "recorded_by": r.recorded_by,
+        "mode": r.mode,
+        "link": r.evidence_url,
+        "key_fingerprint": r.key_fingerprint,
+        "steps": [s.model_dump(mode="json") for s in r.steps],
+    }
 
 
 def agent_ready_summary(records: list[TrialRecord]) -> dict[str, Any]:
@@ -249,20 +321,47 @@ def agent_ready_summary(records: list[TrialRecord]) -> dict[str, Any]:
     """
     key_trials = [r for r in records if r.method not in ROUTE_METHODS]
     routes = sorted((r for r in records if r.method in ROUTE_METHODS), key=lambda r: (r.method, r.trial_date))
-    other_routes = [{"method": r.method, "trial_date": r.trial_date.isoformat(), "outcome": r.outcome,
-                     "reason": r.reason, "mode": r.mode, "recorded_by": r.recorded_by, "link": r.evidence_url}
-                    for r in routes]
+    other_routes = [
+        {
+            "method": r.method,
+            "trial_date": r.trial_date.isoformat(),
+            "outcome": r.outcome,
+            "reason": r.reason,
+            "mode": r.mode,
+            "recorded_by": r.recorded_by,
+            "link": r.evidence_url,
+        }
+        for r in routes
+    ]
     if not key_trials:
-        return {"ready": None, "method": None, "trial_date": None, "outcome": None, "mode": None,
-                "reason": "no OTP e-mail or device-code trial recorded", "label": _label(None, None, None, None),
-                "evidence": None, "trials": 0, "other_routes": other_routes}
-    latest = max(key_trials, key=lambda r: (r.trial_date, r.agent_ready,
-                                            r.finished_at or datetime.min.replace(tzinfo=timezone.utc)))
+        return {
+            "ready": None,
+            "method": None,
+            "trial_date": None,
+            "outcome": None,
+            "mode": None,
+            "reason": "no OTP e-mail or device-code trial recorded",
+            "label": _label(None, None, None, None),
+            "evidence": None,
+            "trials": 0,
+            "other_routes": other_routes,
+        }
+    latest = max(
+        key_trials, key=lambda r: (r.trial_date, r.agent_ready, r.finished_at or datetime.min.replace(tzinfo=UTC))
+    )
     day = latest.trial_date.isoformat()
-    return {"ready": latest.agent_ready, "method": latest.method, "trial_date": day, "outcome": latest.outcome,
-            "mode": latest.mode, "reason": latest.reason,
-            "label": _label(latest.agent_ready, latest.method, day, latest.outcome, latest.mode),
-            "evidence": _evidence(latest), "trials": len(key_trials), "other_routes": other_routes}
+    return {
+        "ready": latest.agent_ready,
+        "method": latest.method,
+        "trial_date": day,
+        "outcome": latest.outcome,
+        "mode": latest.mode,
+        "reason": latest.reason,
+        "label": _label(latest.agent_ready, latest.method, day, latest.outcome, latest.mode),
+        "evidence": _evidence(latest),
+        "trials": len(key_trials),
+        "other_routes": other_routes,
+    }
 
 
 def agent_ready_by_vendor(records: list[TrialRecord], vendors: list[str]) -> dict[str, dict[str, Any]]:

@@ -49,7 +49,8 @@ class OperatorDeclaration(BaseModel):
     operator: str = Field(min_length=1, description="who operates this snapshot")
     declared_on: date
     relationships: Literal["none"] | list[Relationship] = Field(
-        description="every financial relationship with a vendor, or `none`")
+        description="every financial relationship with a vendor, or `none`"
+    )
 
 
 def split_front_matter(text: str) -> tuple[str | None, str, int]:
@@ -59,7 +60,7 @@ def split_front_matter(text: str) -> tuple[str | None, str, int]:
         return None, text, 1
     for i, line in enumerate(lines[1:], start=1):
         if line.strip() == _FENCE:
-            return "".join(lines[1:i]), "".join(lines[i + 1:]), i + 2
+            return "".join(lines[1:i]), "".join(lines[i + 1 :]), i + 2
     return "".join(lines[1:]), "", len(lines) + 1
 
 
@@ -74,15 +75,21 @@ def load_declaration(path: Path) -> tuple[OperatorDeclaration | None, str]:
         data = yaml.safe_load(front)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        raise BenchInputError(str(path), [(mark.line + 2 if mark else None, "<front matter>",
-                                           str(exc).splitlines()[0])]) from None
+        raise BenchInputError(
+            str(path), [(mark.line + 2 if mark else None, "<front matter>", str(exc).splitlines()[0])]
+        ) from None
     if not isinstance(data, dict):
         raise BenchInputError(str(path), [(2, "<front matter>", "the front matter must be a YAML mapping")])
     try:
         return OperatorDeclaration.model_validate(data), body
     except ValidationError as exc:
-        raise BenchInputError(str(path), [(_line_of(front, e["loc"]), ".".join(str(p) for p in e["loc"]) or
-                                           "<front matter>", e["msg"]) for e in exc.errors()]) from None
+        raise BenchInputError(
+            str(path),
+            [
+                (_line_of(front, e["loc"]), ".".join(str(p) for p in e["loc"]) or "<front matter>", e["msg"])
+                for e in exc.errors()
+            ],
+        ) from None
 
 
 def _line_of(front: str, loc: tuple) -> int | None:
@@ -106,8 +113,9 @@ def declaration_reasons(snapshot_dir: Path | None, mode: str) -> list[str]:
     except BenchInputError as exc:
         return [f"operator declaration invalid: {exc}".replace("\n", "; ")]
     if declaration is None:
-        return [f"no operator declaration: {DECLARATION_FILE} has no front matter (operator, declared_on, "
-                "relationships)"]
+        return [
+            f"no operator declaration: {DECLARATION_FILE} has no front matter (operator, declared_on, relationships)"
+        ]
     return []
 
 
@@ -118,14 +126,19 @@ def disclosures_markdown(path: Path) -> str | None:
     try:
         declaration, body = load_declaration(path)
     except BenchInputError as exc:
-        return f"**The operator declaration in {DECLARATION_FILE} is invalid** ({exc}).\n\n" \
-               + split_front_matter(path.read_text(encoding="utf-8"))[1]
+        return (
+            f"**The operator declaration in {DECLARATION_FILE} is invalid** ({exc}).\n\n"
+            + split_front_matter(path.read_text(encoding="utf-8"))[1]
+        )
     if declaration is None:
         return body
     if declaration.relationships == "none":
         ties = "no financial relationship with any vendor"
     else:
         ties = "these financial relationships with vendors: " + "; ".join(
-            f"**{r.vendor}**: {r.relationship}" for r in declaration.relationships)
-    return (f"**Operator declaration.** {declaration.operator} declared on {declaration.declared_on.isoformat()} "
-            f"{ties}.\n\n{body}")
+            f"**{r.vendor}**: {r.relationship}" for r in declaration.relationships
+        )
+    return (
+        f"**Operator declaration.** {declaration.operator} declared on {declaration.declared_on.isoformat()} "
+        f"{ties}.\n\n{body}"
+    )

@@ -35,7 +35,11 @@ CHART_SCOPES = frozenset({"stratum"})  # breakdowns drawn as per-stratum charts
 # Figures that are totals or counts, not estimates: no n rule applies to them.
 NO_N_RULE = frozenset({"spend_usd", "ttr_probes"})
 # What a figure's n counts (for the reason a reader sees); proportions, means and cost per correct count rows.
-N_UNITS = {"latency_p50_ms": "timed responses", "latency_p95_ms": "timed responses", "ttr_median_hours": "sentinel pages"}
+N_UNITS = {
+    "latency_p50_ms": "timed responses",
+    "latency_p95_ms": "timed responses",
+    "ttr_median_hours": "sentinel pages",
+}
 
 
 def mode_reasons(mode: str) -> list[str]:
@@ -52,8 +56,10 @@ def pinning_reasons(spec: Any, mode: str) -> list[str]:
         reasons.append(f"adapter not pinned: no adapter named {spec.adapter!r}")
     else:
         if str(code_version) != str(spec.adapter_version):
-            reasons.append(f"adapter not pinned: the manifest pins {spec.adapter} version {spec.adapter_version}, "
-                           f"the code is version {code_version}")
+            reasons.append(
+                f"adapter not pinned: the manifest pins {spec.adapter} version {spec.adapter_version}, "
+                f"the code is version {code_version}"
+            )
     if not (spec.plan or "").strip():
         reasons.append("plan not pinned: no plan named")
     elif mode != "simulated" and spec.pricing_source is None:
@@ -82,8 +88,13 @@ def vendor_reasons(mode: str, spec: Any, n: int, complete: bool, snapshot_reason
     return reasons
 
 
-def figure_n_reasons(metric: str, figure: Mapping[str, Any] | None, minimum: int, where: str,
-                     split_breakdown: Mapping[str, Mapping[str, Any]] | None = None) -> list[str]:
+def figure_n_reasons(
+    metric: str,
+    figure: Mapping[str, Any] | None,
+    minimum: int,
+    where: str,
+    split_breakdown: Mapping[str, Mapping[str, Any]] | None = None,
+) -> list[str]:
     """The n rule of one figure: its own n against `minimum` (`where` says what claims it, e.g. "the
     aggregate"). The overfit gap needs `minimum` rows on each side of the split."""
     if metric in NO_N_RULE:
@@ -102,19 +113,31 @@ def _verdict(reasons: list[str]) -> dict[str, Any]:
     return {"headline_eligible": not reasons, "reasons": reasons}
 
 
-def metric_eligibility(mode: str, spec: Any, complete: bool, metrics: Mapping[str, Mapping[str, Any]],
-                       breakdown: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None,
-                       snapshot_reasons: Sequence[str] = ()) -> dict[str, dict[str, Any]]:
+def metric_eligibility(
+    mode: str,
+    spec: Any,
+    complete: bool,
+    metrics: Mapping[str, Mapping[str, Any]],
+    breakdown: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None,
+    snapshot_reasons: Sequence[str] = (),
+) -> dict[str, dict[str, Any]]:
     """headline_eligible and reasons for each of a vendor's overall figures, each by its own n."""
     shared = shared_reasons(mode, spec, complete, snapshot_reasons)
     split = (breakdown or {}).get("split")
-    return {metric: _verdict(shared + figure_n_reasons(metric, fig, AGGREGATE_MIN_N, "the aggregate", split))
-            for metric, fig in metrics.items()}
+    return {
+        metric: _verdict(shared + figure_n_reasons(metric, fig, AGGREGATE_MIN_N, "the aggregate", split))
+        for metric, fig in metrics.items()
+    }
 
 
-def breakdown_eligibility(mode: str, spec: Any, complete: bool, breakdown: dict[str, dict[str, dict[str, Any]]],
-                          rank_metric: str = "correct_rate",
-                          snapshot_reasons: Sequence[str] = ()) -> dict[str, dict[str, dict[str, Any]]]:
+def breakdown_eligibility(
+    mode: str,
+    spec: Any,
+    complete: bool,
+    breakdown: dict[str, dict[str, dict[str, Any]]],
+    rank_metric: str = "correct_rate",
+    snapshot_reasons: Sequence[str] = (),
+) -> dict[str, dict[str, dict[str, Any]]]:
     """For every breakdown group (scope → value): headline_eligible and reasons of the group's
     `rank_metric` figure, and under `metrics` the same for each of its figures by its own n (a
     per-stratum chart of hit@k rests on the stratum's search rows, not on all its rows)."""
@@ -138,13 +161,14 @@ def snapshot_reasons(warehouse: Any, manifest: Any) -> list[str]:
     if manifest.mode != "live":
         return []
 
-
     df = warehouse.query_df("SELECT manifest_path FROM snapshots WHERE snapshot_id = ?", [manifest.snapshot_id])
     snapshot_dir = Path(df["manifest_path"][0]).parent if len(df) and df["manifest_path"][0] else None
     return declaration_reasons(snapshot_dir, manifest.mode)
 
 
-def figures_eligibility(board: Mapping[str, Any], refs: Sequence[tuple[str, str, str | None]]) -> tuple[bool, list[str]]:
+def figures_eligibility(
+    board: Mapping[str, Any], refs: Sequence[tuple[str, str, str | None]]
+) -> tuple[bool, list[str]]:
     """Whether every figure in `refs` (vendor, metric, stratum or None for the overall figure) is
     headline-eligible in the leaderboard record, and the distinct reasons why not (a chart's eligibility)."""
     entries = {e["vendor"]: e for e in board.get("vendors", [])}

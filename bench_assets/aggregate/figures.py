@@ -66,7 +66,16 @@ def _scope_metrics(rows: list, snapshot: str, vendor: str, scope: str, value: st
     search = scored[scored["task_type"] == "search"]
     for k in (1, 3, 5, 10):
         if len(search):
-            _prop(rows, snapshot, vendor, scope, value, f"hit_at_{k}", int(search[f"hit_at_{k}"].fillna(False).sum()), len(search))
+            _prop(
+                rows,
+                snapshot,
+                vendor,
+                scope,
+                value,
+                f"hit_at_{k}",
+                int(search[f"hit_at_{k}"].fillna(False).sum()),
+                len(search),
+            )
     extract = scored[scored["task_type"] == "extract"]
     if len(extract):
         mean, low, high = _mean_interval(extract["fidelity"].fillna(0.0).astype(float))
@@ -119,22 +128,53 @@ def vendor_metrics(snapshot_id: str, scores: pd.DataFrame) -> pd.DataFrame:
         latencies = scored["latency_ms"].dropna().astype(float).tolist()
         for q in (50, 95):
             lat = percentile_interval(latencies, q)
-            rows.append([snapshot_id, vendor, "overall", "all", f"latency_p{q}_ms", lat.value, len(latencies),
-                         lat.low, lat.high])
+            rows.append(
+                [
+                    snapshot_id,
+                    vendor,
+                    "overall",
+                    "all",
+                    f"latency_p{q}_ms",
+                    lat.value,
+                    len(latencies),
+                    lat.low,
+                    lat.high,
+                ]
+            )
         basis = scored[scored["task_type"].isin(shared)]
         if shared and len(basis):
-            _prop(rows, snapshot_id, vendor, RANKING_SCOPE, ",".join(shared), "correct_rate",
-                  int(basis["correct"].fillna(False).sum()), len(basis))
+            _prop(
+                rows,
+                snapshot_id,
+                vendor,
+                RANKING_SCOPE,
+                ",".join(shared),
+                "correct_rate",
+                int(basis["correct"].fillna(False).sum()),
+                len(basis),
+            )
         for cls in RESPONSE_CLASSES:
             count = int((df["response_class"] == cls).sum())
             rows.append([snapshot_id, vendor, "response_class", cls, "count", float(count), len(df), None, None])
         pub = scored[scored["split"] == "public"]
         hold = scored[scored["split"] == "holdout"]
         if len(pub) and len(hold):
-            gap = overfit_gap(int(pub["correct"].fillna(False).sum()), len(pub),
-                              int(hold["correct"].fillna(False).sum()), len(hold))
-            rows.append([snapshot_id, vendor, "overall", "all", "overfit_gap", gap.value, len(pub) + len(hold),
-                         gap.low, gap.high])
+            gap = overfit_gap(
+                int(pub["correct"].fillna(False).sum()), len(pub), int(hold["correct"].fillna(False).sum()), len(hold)
+            )
+            rows.append(
+                [
+                    snapshot_id,
+                    vendor,
+                    "overall",
+                    "all",
+                    "overfit_gap",
+                    gap.value,
+                    len(pub) + len(hold),
+                    gap.low,
+                    gap.high,
+                ]
+            )
     out = pd.DataFrame(rows, columns=METRIC_COLUMNS)
     return out.astype({"value": "float64", "low": "float64", "high": "float64", "n": "int64"})
 

@@ -24,9 +24,24 @@ from bench_assets.manifest import Manifest
 from bench_assets.metrics import rank_ranges, tie_groups
 from bench_assets.storage.warehouse import Warehouse
 
-HEADLINE_METRICS = ["correct_rate", "correct_rate_shared", "hit_at_1", "hit_at_3", "hit_at_5", "hit_at_10",
-                    "fidelity_mean", "answer_score_mean", "coverage", "cost_per_correct_usd", "spend_usd", "overfit_gap",
-                    "latency_p50_ms", "latency_p95_ms", "ttr_median_hours", "ttr_probes"]
+HEADLINE_METRICS = [
+    "correct_rate",
+    "correct_rate_shared",
+    "hit_at_1",
+    "hit_at_3",
+    "hit_at_5",
+    "hit_at_10",
+    "fidelity_mean",
+    "answer_score_mean",
+    "coverage",
+    "cost_per_correct_usd",
+    "spend_usd",
+    "overfit_gap",
+    "latency_p50_ms",
+    "latency_p95_ms",
+    "ttr_median_hours",
+    "ttr_probes",
+]
 # A Kaplan–Meier median that never falls to 1/2 is "not reached": its figure has value null and
 # n > 0 (a vendor with no sentinel subject has no figure at all). The CSV spells the flag out.
 NOT_REACHED_METRICS = ["ttr_median_hours"]
@@ -43,30 +58,32 @@ def eligibility_rules() -> str:
     threshold read from the constant the rules themselves use, so the page cannot drift from them."""
     no_rule = ", ".join(f"`{m}`" for m in sorted(eligibility.NO_N_RULE))
     chart_scopes = ", ".join(sorted(eligibility.CHART_SCOPES))
-    return "\n".join([
-        "A figure is headline-eligible only when every rule holds; otherwise it is illustrative and carries the "
-        "reasons:",
-        "",
-        "- **Live mode only**: simulated and replay runs are never headline figures.",
-        "- **An operator declaration**: a live snapshot needs the operator's conflict-of-interest declaration filed "
-        "and valid.",
-        f"- **Enough rows behind the figure itself**: n ≥ {eligibility.AGGREGATE_MIN_N} behind an aggregate claim "
-        f"(a vendor's overall figures, its task-type, cohort and split breakdowns), n ≥ {eligibility.CHART_MIN_N} "
-        f"behind a per-stratum figure (breakdown by {chart_scopes}, drawn in the charts). The n is the figure's "
-        "own: hit@k counts search rows, fidelity extract rows, latency the responses timed, time-to-retrievability "
-        f"the sentinel pages, and the overfit gap needs n ≥ {eligibility.AGGREGATE_MIN_N} on both sides (public and "
-        f"holdout). Totals ({no_rule}) have no n rule.",
-        "- **Adapter and plan pinned**: the manifest pins the adapter version the code implements, names the plan, "
-        "and (outside simulated mode) archives the pricing page its prices were read from.",
-        "- **The first full run is complete** for the vendor: every golden row scored.",
-        "",
-        "A vendor's position rests on its ranking figure and its overall correct rate: the vendor is "
-        "headline-eligible when both are. Each figure is judged by its own n, so an eligible vendor can still have "
-        "an illustrative figure (a stratum with few rows, a median over few sentinel pages): every surface marks it "
-        "(the site with an *illustrative* tag whose title gives the reason, leaderboard.csv in "
-        "`<metric>_headline_eligible`, leaderboard.json in `metric_eligibility` and `breakdown_eligibility`). "
-        "A chart is headline-eligible only when every figure it draws is.",
-    ])
+    return "\n".join(
+        [
+            "A figure is headline-eligible only when every rule holds; otherwise it is illustrative and carries the "
+            "reasons:",
+            "",
+            "- **Live mode only**: simulated and replay runs are never headline figures.",
+            "- **An operator declaration**: a live snapshot needs the operator's conflict-of-interest declaration filed "
+            "and valid.",
+            f"- **Enough rows behind the figure itself**: n ≥ {eligibility.AGGREGATE_MIN_N} behind an aggregate claim "
+            f"(a vendor's overall figures, its task-type, cohort and split breakdowns), n ≥ {eligibility.CHART_MIN_N} "
+            f"behind a per-stratum figure (breakdown by {chart_scopes}, drawn in the charts). The n is the figure's "
+            "own: hit@k counts search rows, fidelity extract rows, latency the responses timed, time-to-retrievability "
+            f"the sentinel pages, and the overfit gap needs n ≥ {eligibility.AGGREGATE_MIN_N} on both sides (public and "
+            f"holdout). Totals ({no_rule}) have no n rule.",
+            "- **Adapter and plan pinned**: the manifest pins the adapter version the code implements, names the plan, "
+            "and (outside simulated mode) archives the pricing page its prices were read from.",
+            "- **The first full run is complete** for the vendor: every golden row scored.",
+            "",
+            "A vendor's position rests on its ranking figure and its overall correct rate: the vendor is "
+            "headline-eligible when both are. Each figure is judged by its own n, so an eligible vendor can still have "
+            "an illustrative figure (a stratum with few rows, a median over few sentinel pages): every surface marks it "
+            "(the site with an *illustrative* tag whose title gives the reason, leaderboard.csv in "
+            "`<metric>_headline_eligible`, leaderboard.json in `metric_eligibility` and `breakdown_eligibility`). "
+            "A chart is headline-eligible only when every figure it draws is.",
+        ]
+    )
 
 
 def _clean(x: Any) -> Any:
@@ -79,9 +96,12 @@ def _clean(x: Any) -> Any:
 
 def _figure(rec: pd.Series) -> dict[str, Any]:
     value = _clean(float(rec["value"])) if rec["value"] is not None else None
-    return {"value": None if value is None else round(value, 6), "n": int(rec["n"]),
-            "low": None if _clean(rec["low"]) is None else round(float(rec["low"]), 6),
-            "high": None if _clean(rec["high"]) is None else round(float(rec["high"]), 6)}
+    return {
+        "value": None if value is None else round(value, 6),
+        "n": int(rec["n"]),
+        "low": None if _clean(rec["low"]) is None else round(float(rec["low"]), 6),
+        "high": None if _clean(rec["high"]) is None else round(float(rec["high"]), 6),
+    }
 
 
 def _ranking(entries: list[dict[str, Any]], shared: list[str] | None, all_types: set[str]) -> dict[str, Any]:
@@ -89,26 +109,48 @@ def _ranking(entries: list[dict[str, Any]], shared: list[str] | None, all_types:
     scored = [e for e in entries if e["status"] == "scored" and BASE_METRIC in e["metrics"]]
     if shared and all(RANK_METRIC in e["metrics"] for e in scored):
         left_out = sorted(all_types - set(shared))
-        note = (f"Ranked by the correct rate over the task types every scored vendor supports "
-                f"({', '.join(shared)}), so every vendor is compared on the same rows. ")
-        note += (f"The overall correct rate also counts {', '.join(left_out)} rows, which not every vendor "
-                 "supports; it is published beside the ranking figure but does not set the order."
-                 if left_out else "Every scored vendor supports every task type: the ranking figure equals the "
-                                  "overall correct rate.")
-        return {"metric": RANK_METRIC, "base_metric": BASE_METRIC, "task_types": list(shared),
-                "task_types_left_out": left_out, "note": note}
+        note = (
+            f"Ranked by the correct rate over the task types every scored vendor supports "
+            f"({', '.join(shared)}), so every vendor is compared on the same rows. "
+        )
+        note += (
+            f"The overall correct rate also counts {', '.join(left_out)} rows, which not every vendor "
+            "supports; it is published beside the ranking figure but does not set the order."
+            if left_out
+            else "Every scored vendor supports every task type: the ranking figure equals the overall correct rate."
+        )
+        return {
+            "metric": RANK_METRIC,
+            "base_metric": BASE_METRIC,
+            "task_types": list(shared),
+            "task_types_left_out": left_out,
+            "note": note,
+        }
     if not scored:
-        return {"metric": BASE_METRIC, "base_metric": BASE_METRIC, "task_types": [], "task_types_left_out": [],
-                "note": "No vendor is scored yet."}
-    return {"metric": BASE_METRIC, "base_metric": BASE_METRIC, "task_types": sorted(all_types),
+        return {
+            "metric": BASE_METRIC,
+            "base_metric": BASE_METRIC,
+            "task_types": [],
             "task_types_left_out": [],
-            "note": "No task type is supported by every scored vendor: ranked by the overall correct rate, whose "
-                    "rows differ between vendors (each counts only the task types it supports)."}
+            "note": "No vendor is scored yet.",
+        }
+    return {
+        "metric": BASE_METRIC,
+        "base_metric": BASE_METRIC,
+        "task_types": sorted(all_types),
+        "task_types_left_out": [],
+        "note": "No task type is supported by every scored vendor: ranked by the overall correct rate, whose "
+        "rows differ between vendors (each counts only the task types it supports).",
+    }
 
 
-def build_leaderboard(manifest: Manifest, metrics: pd.DataFrame, complete_vendors: set[str],
-                      agent_trials: list[TrialRecord] | None = None,
-                      snapshot_reasons: list[str] | None = None) -> dict[str, Any]:
+def build_leaderboard(
+    manifest: Manifest,
+    metrics: pd.DataFrame,
+    complete_vendors: set[str],
+    agent_trials: list[TrialRecord] | None = None,
+    snapshot_reasons: list[str] | None = None,
+) -> dict[str, Any]:
     """The leaderboard as a plain JSON-ready dict (the schema of leaderboard.json). `agent_trials`
     are the snapshot's agent-ready trial records (each vendor's `agent_ready` summarizes its own)."""
     entries: list[dict[str, Any]] = []
@@ -134,38 +176,70 @@ def build_leaderboard(manifest: Manifest, metrics: pd.DataFrame, complete_vendor
             n = min(n, overall[RANK_METRIC]["n"])
         reasons = eligibility.vendor_reasons(manifest.mode, spec, n, vendor in complete_vendors, snapshot_reasons or ())
         status = "scored" if overall else "not_run"
-        entries.append({
-            "vendor": vendor, "status": status, "reason": None if overall else "no scores yet",
-            "adapter": spec.adapter, "adapter_version": spec.adapter_version, "plan": spec.plan,
-            "metrics": {k: overall[k] for k in HEADLINE_METRICS if k in overall},
-            "breakdown": breakdown, "response_classes": classes,
-            "headline_eligible": not reasons, "reasons": reasons,
-            # each figure by its own n (aggregate.eligibility); snapshot_reasons: e.g. no operator declaration
-            "metric_eligibility": eligibility.metric_eligibility(manifest.mode, spec, vendor in complete_vendors,
-                                                                 overall, breakdown, snapshot_reasons or ()),
-            "breakdown_eligibility": eligibility.breakdown_eligibility(manifest.mode, spec, vendor in complete_vendors,
-                                                                      breakdown, BASE_METRIC, snapshot_reasons or ()),
-            "agent_ready": agent_ready_summary([t for t in agent_trials or [] if t.vendor == vendor]),
-        })
+        entries.append(
+            {
+                "vendor": vendor,
+                "status": status,
+                "reason": None if overall else "no scores yet",
+                "adapter": spec.adapter,
+                "adapter_version": spec.adapter_version,
+                "plan": spec.plan,
+                "metrics": {k: overall[k] for k in HEADLINE_METRICS if k in overall},
+                "breakdown": breakdown,
+                "response_classes": classes,
+                "headline_eligible": not reasons,
+                "reasons": reasons,
+                # each figure by its own n (aggregate.eligibility); snapshot_reasons: e.g. no operator declaration
+                "metric_eligibility": eligibility.metric_eligibility(
+                    manifest.mode, spec, vendor in complete_vendors, overall, breakdown, snapshot_reasons or ()
+                ),
+                "breakdown_eligibility": eligibility.breakdown_eligibility(
+                    manifest.mode, spec, vendor in complete_vendors, breakdown, BASE_METRIC, snapshot_reasons or ()
+                ),
+                "agent_ready": agent_ready_summary([t for t in agent_trials or [] if t.vendor == vendor]),
+            }
+        )
     ranking = _ranking(entries, shared, all_types)
     rank = ranking["metric"]
     scored = [e for e in entries if e["status"] == "scored" and rank in e["metrics"]]
     # An undefined ranking figure (no rows) sorts last, in a group of its own.
-    ordered = sorted(scored, key=lambda e: (e["metrics"][rank]["value"] is None, -(e["metrics"][rank]["value"] or 0.0),
-                                            e["vendor"]))
-    groups = tie_groups([(e["vendor"], float("-inf") if e["metrics"][rank]["value"] is None
-                          else e["metrics"][rank]["value"], e["metrics"][rank]["low"], e["metrics"][rank]["high"])
-                         for e in ordered])
-    ranges = rank_ranges([(e["vendor"], e["metrics"][rank]["value"], e["metrics"][rank]["low"],
-                           e["metrics"][rank]["high"]) for e in ordered])
+    ordered = sorted(
+        scored, key=lambda e: (e["metrics"][rank]["value"] is None, -(e["metrics"][rank]["value"] or 0.0), e["vendor"])
+    )
+    groups = tie_groups(
+        [
+            (
+                e["vendor"],
+                float("-inf") if e["metrics"][rank]["value"] is None else e["metrics"][rank]["value"],
+                e["metrics"][rank]["low"],
+                e["metrics"][rank]["high"],
+            )
+            for e in ordered
+        ]
+    )
+    ranges = rank_ranges(
+        [
+            (e["vendor"], e["metrics"][rank]["value"], e["metrics"][rank]["low"], e["metrics"][rank]["high"])
+            for e in ordered
+        ]
+    )
     for position, (e, g, r) in enumerate(zip(ordered, groups, ranges), start=1):
         e["position"], e["rank_group"] = position, g
         # an undefined ranking figure has no interval, hence no rank range (it sorts last)
         e["rank_range"] = {"best": r[0], "worst": r[1]} if r else None
     for e in manifest.excluded:
-        entries.append({"vendor": e.vendor, "status": "excluded", "reason": e.reason, "reason_code": e.reason_code,
-                        "evidence": e.evidence, "metrics": {}, "headline_eligible": False,
-                        "reasons": ["excluded: never called, never scored"]})
+        entries.append(
+            {
+                "vendor": e.vendor,
+                "status": "excluded",
+                "reason": e.reason,
+                "reason_code": e.reason_code,
+                "evidence": e.evidence,
+                "metrics": {},
+                "headline_eligible": False,
+                "reasons": ["excluded: never called, never scored"],
+            }
+        )
     entries.sort(key=lambda e: (e.get("position") or 10_000, e["vendor"]))
     return {
         "schema_version": 1,
@@ -187,11 +261,18 @@ def leaderboard_rows(board: dict[str, Any]) -> list[dict[str, Any]]:
     out = []
     for e in board["vendors"]:
         ranks = e.get("rank_range") or {}
-        row: dict[str, Any] = {"vendor": e["vendor"], "status": e["status"], "position": e.get("position"),
-                               "rank_group": e.get("rank_group"), "rank_best": ranks.get("best"),
-                               "rank_worst": ranks.get("worst"), "rank_metric": board["rank_metric"],
-                               "rank_task_types": " ".join((board.get("ranking") or {}).get("task_types") or []),
-                               "plan": e.get("plan"), "headline_eligible": e["headline_eligible"]}
+        row: dict[str, Any] = {
+            "vendor": e["vendor"],
+            "status": e["status"],
+            "position": e.get("position"),
+            "rank_group": e.get("rank_group"),
+            "rank_best": ranks.get("best"),
+            "rank_worst": ranks.get("worst"),
+            "rank_metric": board["rank_metric"],
+            "rank_task_types": " ".join((board.get("ranking") or {}).get("task_types") or []),
+            "plan": e.get("plan"),
+            "headline_eligible": e["headline_eligible"],
+        }
         for name in HEADLINE_METRICS:
             fig = e["metrics"].get(name) or {}
             row[name] = fig.get("value")
@@ -208,15 +289,19 @@ def leaderboard_rows(board: dict[str, Any]) -> list[dict[str, Any]]:
         row["reasons"] = "; ".join(e["reasons"])
         agent = e.get("agent_ready") or {}
         row["agent_ready"], row["agent_ready_method"], row["agent_ready_date"] = (
-            agent.get("ready"), agent.get("method"), agent.get("trial_date"))
+            agent.get("ready"),
+            agent.get("method"),
+            agent.get("trial_date"),
+        )
         out.append(row)
     return out
 
 
 def complete_vendors(warehouse: Warehouse, snapshot_id: str) -> set[str]:
     """Vendors whose scores cover every golden row of the snapshot (the full run is complete)."""
-    df = warehouse.query_df("SELECT vendor, count(*) AS n FROM row_scores WHERE snapshot_id = ? GROUP BY 1",
-                            [snapshot_id])
+    df = warehouse.query_df(
+        "SELECT vendor, count(*) AS n FROM row_scores WHERE snapshot_id = ? GROUP BY 1", [snapshot_id]
+    )
     total = warehouse.query_df("SELECT count(*) AS n FROM golden_rows WHERE snapshot_id = ?", [snapshot_id])["n"][0]
     return set(df.loc[df["n"] == total, "vendor"])
 
@@ -225,6 +310,10 @@ def current_leaderboard(warehouse: Warehouse, manifest: Manifest) -> dict[str, A
     """The leaderboard record of the snapshot as the warehouse holds it now (`vendor_metrics`,
     complete vendors, agent-ready trials, eligibility): what every surface is rendered from."""
     metrics = warehouse.rows("vendor_metrics", manifest.snapshot_id)
-    return build_leaderboard(manifest, metrics, complete_vendors(warehouse, manifest.snapshot_id),
-                             load_trial_records(warehouse, manifest.snapshot_id),
-                             snapshot_reasons=eligibility.snapshot_reasons(warehouse, manifest))
+    return build_leaderboard(
+        manifest,
+        metrics,
+        complete_vendors(warehouse, manifest.snapshot_id),
+        load_trial_records(warehouse, manifest.snapshot_id),
+        snapshot_reasons=eligibility.snapshot_reasons(warehouse, manifest),
+    )

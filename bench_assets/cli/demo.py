@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import time
@@ -39,14 +40,22 @@ def run_sentinel_cycle(snapshot_id: str) -> tuple[bool, float, str]:
     the probe schedule and job) in its own process, beside the vendor partitions."""
     started = time.monotonic()
     try:
-        outcome = simulate_probe_cycle(snapshot_id, bench_resources(), dg.DagsterInstance.get(),
-                                       parse_utc(DEMO_SENTINELS_PUBLISHED_AT), count=DEMO_SENTINELS,
-                                       run_config=QUIET).summary
+        outcome = simulate_probe_cycle(
+            snapshot_id,
+            bench_resources(),
+            dg.DagsterInstance.get(),
+            parse_utc(DEMO_SENTINELS_PUBLISHED_AT),
+            count=DEMO_SENTINELS,
+            run_config=QUIET,
+        ).summary
     except Exception as exc:  # reported by the parent, which decides
         return False, time.monotonic() - started, f"{type(exc).__name__}: {exc}"
     ok = outcome["failed_runs"] == 0
-    return ok, time.monotonic() - started, (f"{outcome['ticks']} ticks, {outcome['probes']} probes, "
-                                            f"${outcome['spend_usd']:.4f}")
+    return (
+        ok,
+        time.monotonic() - started,
+        (f"{outcome['ticks']} ticks, {outcome['probes']} probes, ${outcome['spend_usd']:.4f}"),
+    )
 
 
 def run_snapshot(snapshot_id: str, workers: int = 4) -> dict[str, Any]:
@@ -59,8 +68,17 @@ def run_snapshot(snapshot_id: str, workers: int = 4) -> dict[str, Any]:
     # The simulated sentinel cycle needs no golden row: it runs in its own process beside the rest.
     with ProcessPoolExecutor(max_workers=1, mp_context=get_context("spawn")) as sentinels:
         cycle = sentinels.submit(run_sentinel_cycle, snapshot_id) if manifest.mode == "simulated" else None
-        materialize_snapshot_stage(snapshot_id, ("snapshot_manifest", "golden_rows", "golden_verifications",
-                                                 "query_split", "dead_golden_rows", "decoy_queries"))
+        materialize_snapshot_stage(
+            snapshot_id,
+            (
+                "snapshot_manifest",
+                "golden_rows",
+                "golden_verifications",
+                "query_split",
+                "dead_golden_rows",
+                "decoy_queries",
+            ),
+        )
         vendors = sorted(manifest.vendors)
         failures = []
         with ProcessPoolExecutor(max_workers=max(1, workers), mp_context=get_context("spawn")) as pool:
@@ -72,8 +90,10 @@ def run_snapshot(snapshot_id: str, workers: int = 4) -> dict[str, Any]:
             raise SystemExit(f"vendor partitions failed: {failures}; see the runs in the Dagster UI")
         if cycle is not None:
             ok, seconds, summary = cycle.result()
-            print(f"  {'sentinels':<11} {'ok' if ok else 'FAILED'} in {seconds:.1f}s: simulated 30 days, {summary}",
-                  flush=True)
+            print(
+                f"  {'sentinels':<11} {'ok' if ok else 'FAILED'} in {seconds:.1f}s: simulated 30 days, {summary}",
+                flush=True,
+            )
             if not ok:
                 raise SystemExit(f"the simulated sentinel cycle failed: {summary}")
     materialize_snapshot_stage(snapshot_id, ("agent_trials", "vendor_leaderboard", "published_snapshot"))
@@ -88,12 +108,21 @@ def ttr(metrics: dict[str, Any]) -> str:
     return "not reached" if fig["value"] is None else f"{fig['value']:.1f}"
 
 
+def _figure(metrics: dict[str, Any], name: str, fmt: str = "{:.3f}") -> str:
+    x = (metrics.get(name) or {}).get("value")
+    return "—" if x is None else fmt.format(x)
+
+
 def print_leaderboard(board: dict[str, Any]) -> None:
-    print(f"\nLeaderboard {board['snapshot_id']} (mode {board['mode']}; "
-          f"{'headline' if board['headline_eligible'] else 'illustrative, not headline-eligible'})")
+    print(
+        f"\nLeaderboard {board['snapshot_id']} (mode {board['mode']}; "
+        f"{'headline' if board['headline_eligible'] else 'illustrative, not headline-eligible'})"
+    )
     rank = board.get("rank_metric", "correct_rate")
-    header = (f"{'#':>2} {'grp':>3} {'ranks':>5}  {'vendor':<11} {'ranked':>7} {'n':>4} {'correct':>8} {'n':>4}  {'hit@1':>6} "
-              f"{'hit@10':>6} {'fidelity':>8} {'$/correct':>9} {'TTR h':>11}  agent-ready")
+    header = (
+        f"{'#':>2} {'grp':>3} {'ranks':>5}  {'vendor':<11} {'ranked':>7} {'n':>4} {'correct':>8} {'n':>4}  {'hit@1':>6} "
+        f"{'hit@10':>6} {'fidelity':>8} {'$/correct':>9} {'TTR h':>11}  agent-ready"
+    )
     print(((board.get("ranking") or {}).get("note") or "") + "\n" + header)
     print("-" * len(header))
     for e in board["vendors"]:
@@ -101,14 +130,12 @@ def print_leaderboard(board: dict[str, Any]) -> None:
             print(f"{'':>2} {'':>3} {'':>5}  {e['vendor']:<11} {e['status']}: {e.get('reason')}")
             continue
         m = e["metrics"]
-
-        def v(name: str, fmt: str = "{:.3f}") -> str:
-            x = (m.get(name) or {}).get("value")
-            return "—" if x is None else fmt.format(x)
-
-        print(f"{e['position']:>2} {e['rank_group']:>3} {format_rank_range(e):>5}  {e['vendor']:<11} {v(rank):>7} {m[rank]['n']:>4} "
-              f"{v('correct_rate'):>8} {m['correct_rate']['n']:>4}  {v('hit_at_1'):>6} {v('hit_at_10'):>6} "
-              f"{v('fidelity_mean'):>8} {v('cost_per_correct_usd', '${:.4f}'):>9} {ttr(m):>11}  {(e.get('agent_ready') or {}).get('label', '—')}")
+        v = functools.partial(_figure, m)
+        print(
+            f"{e['position']:>2} {e['rank_group']:>3} {format_rank_range(e):>5}  {e['vendor']:<11} {v(rank):>7} {m[rank]['n']:>4} "
+            f"{v('correct_rate'):>8} {m['correct_rate']['n']:>4}  {v('hit_at_1'):>6} {v('hit_at_10'):>6} "
+            f"{v('fidelity_mean'):>8} {v('cost_per_correct_usd', '${:.4f}'):>9} {ttr(m):>11}  {(e.get('agent_ready') or {}).get('label', '—')}"
+        )
 
 
 def cmd_demo(args: argparse.Namespace) -> int:

@@ -22,13 +22,15 @@ DEMO_SNAPSHOT = "web_search-2026-q3"
 def snapshot_arg(text: str) -> str:
     """A snapshot id argument: well-formed, and with a manifest under data/snapshots/ (checked before anything runs)."""
     if not re.match(SNAPSHOT_ID_PATTERN, text):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a snapshot id (like web_search-2026-q3: "
-                                         f"{SNAPSHOT_ID_PATTERN})")
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a snapshot id (like web_search-2026-q3: {SNAPSHOT_ID_PATTERN})"
+        )
     snapshots = bench_home() / "data" / "snapshots"
     if not (snapshots / text / "manifest.yaml").exists():
         known = sorted(p.parent.name for p in snapshots.glob("*/manifest.yaml"))
-        raise argparse.ArgumentTypeError(f"unknown snapshot {text!r}: no {snapshots / text / 'manifest.yaml'} "
-                                         f"(known: {', '.join(known) or 'none'})")
+        raise argparse.ArgumentTypeError(
+            f"unknown snapshot {text!r}: no {snapshots / text / 'manifest.yaml'} (known: {', '.join(known) or 'none'})"
+        )
     return text
 
 
@@ -64,8 +66,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command_name", required=True)
     demo = sub.add_parser("demo", help="run a whole snapshot on the embedded simulator and print the leaderboard")
     demo.add_argument("--snapshot", type=snapshot_arg, default=DEMO_SNAPSHOT)
-    demo.add_argument("--workers", type=positive_int, default=None,
-                      help="vendor partitions fetched in parallel processes (default: $BENCH_WORKERS or 4)")
+    demo.add_argument(
+        "--workers",
+        type=positive_int,
+        default=None,
+        help="vendor partitions fetched in parallel processes (default: $BENCH_WORKERS or 4)",
+    )
     demo.set_defaults(command="demo:cmd_demo")
     rescore = sub.add_parser("rescore", help="re-derive every score from archived responses; report differences")
     rescore.add_argument("snapshot", type=snapshot_arg)
@@ -96,7 +102,9 @@ def run_command(args: argparse.Namespace) -> int:
 def add_integrity_commands(sub: argparse._SubParsersAction) -> None:
     errata = sub.add_parser("errata", help="corrections to a published snapshot, as new versions")
     errata_sub = errata.add_subparsers(dest="errata_command", required=True)
-    apply = errata_sub.add_parser("apply", help="re-run an erratum's vendor partition into a new version and publish it")
+    apply = errata_sub.add_parser(
+        "apply", help="re-run an erratum's vendor partition into a new version and publish it"
+    )
     apply.add_argument("snapshot")
     apply.add_argument("erratum_id")
     apply.set_defaults(command="review:cmd_errata_apply")
@@ -110,8 +118,10 @@ def add_integrity_commands(sub: argparse._SubParsersAction) -> None:
     status.add_argument("snapshot")
     status.add_argument("--on", help="evaluate the gate on this date (YYYY-MM-DD); default today")
     status.set_defaults(command="review:cmd_review_status")
-    reply = review_sub.add_parser("reply", help="store a vendor's reply verbatim (published, linked from its row; "
-                                               "after publication, as a new version)")
+    reply = review_sub.add_parser(
+        "reply",
+        help="store a vendor's reply verbatim (published, linked from its row; after publication, as a new version)",
+    )
     reply.add_argument("snapshot")
     reply.add_argument("vendor")
     reply.add_argument("file")

@@ -15,6 +15,7 @@ from bench_assets.cli.runs import bench_resources, ensure_dagster_home, material
 from bench_assets.defs.resources import BenchPaths
 from bench_assets.golden.store import load_golden_rows
 from bench_assets.publish.errata import apply_erratum
+from bench_assets.publish.replies import file_reply
 from bench_assets.review.business_days import today
 from bench_assets.review.gate import evaluate_review_gate
 from bench_assets.storage.lifecycle import snapshot_status
@@ -26,8 +27,9 @@ def _paths_and_warehouse() -> tuple[BenchPaths, Warehouse]:
     return resources["paths"], resources["duckdb"].warehouse()
 
 
-def _materializer(launched_by: str) -> tuple[Callable[[tuple[str, ...], Any], None],
-                                               Callable[[str, str], dg.MultiPartitionKey], Callable[[str], None]]:
+def _materializer(
+    launched_by: str,
+) -> tuple[Callable[[tuple[str, ...], Any], None], Callable[[str, str], dg.MultiPartitionKey], Callable[[str], None]]:
     """(materialize(names, partition_key), vendor_key, register) on the persistent Dagster instance."""
     ensure_dagster_home()
 
@@ -48,8 +50,10 @@ def cmd_errata_apply(args: argparse.Namespace) -> int:
     materialize, vendor_key, register = _materializer("bench errata apply")
     entry = apply_erratum(*_paths_and_warehouse(), args.snapshot, args.erratum_id, materialize, vendor_key, register)
     print(entry["summary"])
-    print(f"published {entry['version']} (corrects {entry['corrects']}, which is kept unchanged): "
-          f"data/publish/{entry['version']}/errata.json")
+    print(
+        f"published {entry['version']} (corrects {entry['corrects']}, which is kept unchanged): "
+        f"data/publish/{entry['version']}/errata.json"
+    )
     return 0
 
 
@@ -68,11 +72,19 @@ def cmd_review_status(args: argparse.Namespace) -> int:
     print(f"{args.snapshot}: {status} ({manifest.mode} mode)")
     if status != "frozen":
         return 0
-    gate = evaluate_review_gate(warehouse, manifest, current_leaderboard(warehouse, manifest),
-                                load_golden_rows(warehouse, args.snapshot), warehouse.split(args.snapshot), on)
+    gate = evaluate_review_gate(
+        warehouse,
+        manifest,
+        current_leaderboard(warehouse, manifest),
+        load_golden_rows(warehouse, args.snapshot),
+        warehouse.split(args.snapshot),
+        on,
+    )
     for vendor, v in gate.vendors.items():
-        print(f"  {vendor:<11} sent {v['sent_on']}  {v['business_days_elapsed']:>2}/{manifest.review.business_days} "
-              f"business days  publishable from {v['opens_on']}")
+        print(
+            f"  {vendor:<11} sent {v['sent_on']}  {v['business_days_elapsed']:>2}/{manifest.review.business_days} "
+            f"business days  publishable from {v['opens_on']}"
+        )
     print(gate.summary())
     return 0 if gate.passed else 1
 
@@ -80,8 +92,6 @@ def cmd_review_status(args: argparse.Namespace) -> int:
 def cmd_review_reply(args: argparse.Namespace) -> int:
     """Store a vendor's reply verbatim. Before publication it goes with the snapshot; after, it is
     published at once as a new version (nothing re-run; the published version is kept unchanged)."""
-    from bench_assets.publish.replies import file_reply
-    from bench_assets.review.business_days import today
 
     def materializer() -> tuple[Callable[[tuple[str, ...], Any], None], Callable[[str], None]]:
         materialize, _, register = _materializer("bench review reply")
@@ -91,8 +101,10 @@ def cmd_review_reply(args: argparse.Namespace) -> int:
     done = file_reply(*_paths_and_warehouse(), args.snapshot, args.vendor, Path(args.file), received, materializer)
     print(f"stored {args.vendor}'s reply verbatim: {done['path']} (received {received}, sha256 {done['sha256']})")
     if done["new_version"]:
-        print(f"{args.snapshot} is published: published the reply as {done['version']} (supersedes "
-              f"{done['corrects']}, which is kept unchanged): data/publish/{done['version']}/replies/")
+        print(
+            f"{args.snapshot} is published: published the reply as {done['version']} (supersedes "
+            f"{done['corrects']}, which is kept unchanged): data/publish/{done['version']}/replies/"
+        )
     return 0
 
 

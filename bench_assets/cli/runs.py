@@ -22,8 +22,9 @@ QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 
 def ensure_dagster_home() -> str:
     """Use $DAGSTER_HOME, or a persistent `.dagster_home` beside the data (so runs show in the UI)."""
-    home = (os.environ.get("DAGSTER_HOME") and os.path.abspath(os.environ["DAGSTER_HOME"])) or \
-        str(bench_home() / ".dagster_home")
+    home = (os.environ.get("DAGSTER_HOME") and os.path.abspath(os.environ["DAGSTER_HOME"])) or str(
+        bench_home() / ".dagster_home"
+    )
     os.makedirs(home, exist_ok=True)
     config = bench_home() / "dagster.yaml"
     if config.exists() and not os.path.exists(os.path.join(home, "dagster.yaml")):
@@ -35,17 +36,27 @@ def ensure_dagster_home() -> str:
 def bench_resources() -> dict[str, Any]:
     """The resources the code location binds, for the bench home of this command."""
     paths = BenchPaths(root=str(bench_home()), private_dir=os.environ.get("BENCH_PRIVATE_DIR", ""))
-    return {"paths": paths, "duckdb": warehouse_from_env(paths),
-            "gateway": VendorGateway(simulator_url=os.environ.get("BENCH_SIMULATOR_URL", "")),
-            "vendor_keys": vendor_keys_from_env(paths.snapshots_dir)}
+    return {
+        "paths": paths,
+        "duckdb": warehouse_from_env(paths),
+        "gateway": VendorGateway(simulator_url=os.environ.get("BENCH_SIMULATOR_URL", "")),
+        "vendor_keys": vendor_keys_from_env(paths.snapshots_dir),
+    }
 
 
-def materialize(names: tuple[str, ...], partition_key: str | dg.MultiPartitionKey, launched_by: str
-                ) -> dg.ExecuteInProcessResult:
+def materialize(
+    names: tuple[str, ...], partition_key: str | dg.MultiPartitionKey, launched_by: str
+) -> dg.ExecuteInProcessResult:
     """Materialize `names` for one partition on the persistent instance, as a run the UI shows."""
-    return dg.materialize(unbound_assets(*names), instance=dg.DagsterInstance.get(), partition_key=partition_key,
-                          resources=bench_resources(), raise_on_error=False, tags={"bench/launched_by": launched_by},
-                          run_config=QUIET)
+    return dg.materialize(
+        unbound_assets(*names),
+        instance=dg.DagsterInstance.get(),
+        partition_key=partition_key,
+        resources=bench_resources(),
+        raise_on_error=False,
+        tags={"bench/launched_by": launched_by},
+        run_config=QUIET,
+    )
 
 
 def materialize_snapshot_stage(snapshot_id: str, names: tuple[str, ...]) -> None:
@@ -56,8 +67,11 @@ def materialize_snapshot_stage(snapshot_id: str, names: tuple[str, ...]) -> None
 def materialize_vendor_partition(snapshot_id: str, vendor: str) -> tuple[str, bool, float]:
     """One vendor partition (fetch + score) in its own process, on the persistent instance."""
     started = time.monotonic()
-    result = materialize(("vendor_responses", "vendor_scores"),
-                         dg.MultiPartitionKey({"snapshot": snapshot_id, "vendor": vendor}), "bench demo")
+    result = materialize(
+        ("vendor_responses", "vendor_scores"),
+        dg.MultiPartitionKey({"snapshot": snapshot_id, "vendor": vendor}),
+        "bench demo",
+    )
     return vendor, result.success, time.monotonic() - started
 
 

@@ -10,7 +10,8 @@ from pathlib import Path
 from bench_assets.cli.home import bench_home
 from bench_assets.cli.runs import bench_resources, ensure_dagster_home, register_snapshot
 from bench_assets.fetch.estimate import estimate_spend, format_estimates
-from bench_assets.golden.rows import GoldenRow
+from bench_assets.golden.planted import demo_golden_rows
+from bench_assets.golden.rows import GoldenRow, load_golden_file
 from bench_assets.manifest import load_manifest
 from bench_assets.rescore.snapshot import rescore_snapshot
 from bench_assets.simulator.server import serve
@@ -25,10 +26,6 @@ def cmd_rescore(args: argparse.Namespace) -> int:
 
 def golden_rows_for(snapshot_id: str) -> list[GoldenRow]:
     """The snapshot's golden rows from its source (nothing is called or written)."""
-    from bench_assets.golden.planted import demo_golden_rows
-    from bench_assets.golden.rows import load_golden_file
-    from bench_assets.manifest import load_manifest
-
     manifest = load_manifest(bench_home() / "data" / "snapshots" / snapshot_id / "manifest.yaml")
     if manifest.golden.source == "planted_demo":
         return demo_golden_rows(rows_per_stratum=manifest.golden.rows_per_stratum)
@@ -39,15 +36,29 @@ def golden_rows_for(snapshot_id: str) -> list[GoldenRow]:
 def cmd_estimate(args: argparse.Namespace) -> int:
     manifest = load_manifest(bench_home() / "data" / "snapshots" / args.snapshot / "manifest.yaml")
     rows = golden_rows_for(args.snapshot)
-    decoys = expected_decoy_calls(manifest, rows, Path(os.environ.get("BENCH_PRIVATE_DIR") or bench_home() / "data" / "private"))
+    decoys = expected_decoy_calls(
+        manifest, rows, Path(os.environ.get("BENCH_PRIVATE_DIR") or bench_home() / "data" / "private")
+    )
     estimates = estimate_spend(manifest, rows, extra_calls=decoys)
     if args.json:
-        print(json.dumps({"snapshot_id": args.snapshot, "mode": manifest.mode, "golden_rows": len(rows),
-                          "decoy_calls": decoys, "total_usd": sum(e.usd for e in estimates),
-                          "vendors": [e.as_json() for e in estimates]}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "snapshot_id": args.snapshot,
+                    "mode": manifest.mode,
+                    "golden_rows": len(rows),
+                    "decoy_calls": decoys,
+                    "total_usd": sum(e.usd for e in estimates),
+                    "vendors": [e.as_json() for e in estimates],
+                },
+                indent=2,
+            )
+        )
         return 0
-    print(f"expected billed spend of {args.snapshot} ({manifest.mode} mode, {len(rows)} golden rows and "
-          f"{sum(decoys.values())} decoy calls), before anything is called:")
+    print(
+        f"expected billed spend of {args.snapshot} ({manifest.mode} mode, {len(rows)} golden rows and "
+        f"{sum(decoys.values())} decoy calls), before anything is called:"
+    )
     print(format_estimates(estimates))
     return 0
 

@@ -1,6 +1,5 @@
 """Aggregates of a snapshot: every vendor's figures with n and a 95 % interval, and rank groups."""
 
-
 import dagster as dg
 
 from bench_assets.aggregate.figures import snapshot_metrics
@@ -14,12 +13,17 @@ from bench_assets.defs.sentinels import sentinel_probes
 from bench_assets.publish.format import leaderboard_markdown
 
 
-@dg.asset(partitions_def=snapshots_partitions_def, group_name="results",
-          deps=[vendor_scores, sentinel_probes, agent_trials], kinds={"duckdb"},
-          tags={"bench/stage": "aggregate"})
+@dg.asset(
+    partitions_def=snapshots_partitions_def,
+    group_name="results",
+    deps=[vendor_scores, sentinel_probes, agent_trials],
+    kinds={"duckdb"},
+    tags={"bench/stage": "aggregate"},
+)
 @reports_bench_errors
-def vendor_leaderboard(context: dg.AssetExecutionContext, paths: BenchPaths,
-                       duckdb: WarehouseResource) -> dg.MaterializeResult:
+def vendor_leaderboard(
+    context: dg.AssetExecutionContext, paths: BenchPaths, duckdb: WarehouseResource
+) -> dg.MaterializeResult:
     """The snapshot's aggregates per vendor and per stratum, task type, cohort and split: correct
     rate, hit@k, fidelity, coverage, cost per correct, overfit gap, latency, response classes and
     time-to-retrievability (from the sentinel probes so far), each with n and a 95 % interval;
@@ -31,10 +35,17 @@ def vendor_leaderboard(context: dg.AssetExecutionContext, paths: BenchPaths,
     warehouse.replace_rows("vendor_metrics", metrics, {"snapshot_id": snapshot_id})
     board = current_leaderboard(warehouse, manifest)
     scored = [e for e in board["vendors"] if e["status"] == "scored"]
-    return dg.MaterializeResult(metadata={
-        "dagster/row_count": len(metrics), "vendors_scored": len(scored),
-        "headline_eligible": board["headline_eligible"], "mode": manifest.mode,
-        "leaderboard": dg.MetadataValue.md(leaderboard_markdown(board)),
-        **{f"correct_rate/{e['vendor']}": e["metrics"]["correct_rate"]["value"] for e in scored
-           if e["metrics"].get("correct_rate", {}).get("value") is not None},
-    })
+    return dg.MaterializeResult(
+        metadata={
+            "dagster/row_count": len(metrics),
+            "vendors_scored": len(scored),
+            "headline_eligible": board["headline_eligible"],
+            "mode": manifest.mode,
+            "leaderboard": dg.MetadataValue.md(leaderboard_markdown(board)),
+            **{
+                f"correct_rate/{e['vendor']}": e["metrics"]["correct_rate"]["value"]
+                for e in scored
+                if e["metrics"].get("correct_rate", {}).get("value") is not None
+            },
+        }
+    )

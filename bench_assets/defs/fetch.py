@@ -1,6 +1,5 @@
 """Vendor fetch: every golden row sent to one vendor, every attempt archived as evidence."""
 
-
 import dagster as dg
 import pandas as pd
 
@@ -13,11 +12,21 @@ from bench_assets.fetch.partition import fetch_vendor_partition
 from bench_assets.storage.lifecycle import refuse_if_published
 
 
-@dg.asset(partitions_def=snapshot_vendor_partitions_def, group_name="vendors", deps=[golden_verifications, query_split],
-          kinds={"duckdb"}, tags={"bench/stage": "fetch"})
+@dg.asset(
+    partitions_def=snapshot_vendor_partitions_def,
+    group_name="vendors",
+    deps=[golden_verifications, query_split],
+    kinds={"duckdb"},
+    tags={"bench/stage": "fetch"},
+)
 @reports_bench_errors
-def vendor_responses(context: dg.AssetExecutionContext, paths: BenchPaths, duckdb: WarehouseResource,
-                     gateway: VendorGateway, vendor_keys: VendorKeys) -> dg.MaterializeResult:
+def vendor_responses(
+    context: dg.AssetExecutionContext,
+    paths: BenchPaths,
+    duckdb: WarehouseResource,
+    gateway: VendorGateway,
+    vendor_keys: VendorKeys,
+) -> dg.MaterializeResult:
     """Raw vendor responses for one snapshot x vendor: the exact request (secrets redacted), status,
     headers, body, latency and time of every attempt. Archived per response in the partition's own
     DuckDB file, then loaded into the warehouse; a re-run never pays twice for a response it has."""
@@ -29,21 +38,39 @@ def vendor_responses(context: dg.AssetExecutionContext, paths: BenchPaths, duckd
     if vendor not in manifest.vendors:
         excluded = {e.vendor: e.reason for e in manifest.excluded}
         warehouse.replace_rows("raw_responses", pd.DataFrame(), where)
-        return dg.MaterializeResult(metadata={"dagster/row_count": 0, "status": f"excluded: {excluded[vendor]}"
-                                              if vendor in excluded else "not configured in the manifest"})
+        return dg.MaterializeResult(
+            metadata={
+                "dagster/row_count": 0,
+                "status": f"excluded: {excluded[vendor]}" if vendor in excluded else "not configured in the manifest",
+            }
+        )
     spec = manifest.vendors[vendor]
-    done = fetch_vendor_partition(warehouse, manifest, vendor, paths.private, lambda u: gateway.url(u, manifest.mode),
-                                  gateway.api_key(vendor, manifest.mode, vendor_keys, key_env=spec.key_env),
-                                  log=context.log.info)
+    done = fetch_vendor_partition(
+        warehouse,
+        manifest,
+        vendor,
+        paths.private,
+        lambda u: gateway.url(u, manifest.mode),
+        gateway.api_key(vendor, manifest.mode, vendor_keys, key_env=spec.key_env),
+        log=context.log.info,
+    )
     warehouse.replace_rows("raw_responses", done.raw, where)
     stats, finals = done.stats, done.raw[done.raw["final"]]
     status_counts = finals["http_status"].fillna(-1).astype(int).astype(str).replace("-1", "no response").value_counts()
-    return dg.MaterializeResult(metadata={
-        "dagster/row_count": len(done.raw), "queries": len(done.items),
-        "decoys": sum(i.role == "decoy" for i in done.items), "sent_this_run": stats.sent,
-        "reused_from_archive": stats.skipped_archived, "attempts_this_run": stats.attempts,
-        "retries_this_run": stats.retries, "spend_usd": round(stats.spend_usd, 6),
-        "spend_ceiling_stops": stats.ceiling_stops, "wall_seconds": round(stats.wall_seconds, 2),
-        "final_status_counts": dg.MetadataValue.json(status_counts.to_dict()),
-        "endpoints": dg.MetadataValue.json(spec.endpoints), "plan": spec.plan,
-    })
+    return dg.MaterializeResult(
+        metadata={
+            "dagster/row_count": len(done.raw),
+            "queries": len(done.items),
+            "decoys": sum(i.role == "decoy" for i in done.items),
+            "sent_this_run": stats.sent,
+            "reused_from_archive": stats.skipped_archived,
+            "attempts_this_run": stats.attempts,
+            "retries_this_run": stats.retries,
+            "spend_usd": round(stats.spend_usd, 6),
+            "spend_ceiling_stops": stats.ceiling_stops,
+            "wall_seconds": round(stats.wall_seconds, 2),
+            "final_status_counts": dg.MetadataValue.json(status_counts.to_dict()),
+            "endpoints": dg.MetadataValue.json(spec.endpoints),
+            "plan": spec.plan,
+        }
+    )

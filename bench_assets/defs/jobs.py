@@ -1,12 +1,17 @@
 """Jobs, and the asset selection that materializes a whole snapshot in one backfill."""
 
-
 import dagster as dg
 
 from bench_assets.defs.partitions import snapshots_partitions_def
 
-SNAPSHOT_ASSETS = ["snapshot_manifest", "golden_rows", "golden_verifications", "query_split", "dead_golden_rows",
-                   "decoy_queries"]
+SNAPSHOT_ASSETS = [
+    "snapshot_manifest",
+    "golden_rows",
+    "golden_verifications",
+    "query_split",
+    "dead_golden_rows",
+    "decoy_queries",
+]
 RESULT_ASSETS = ["agent_trials", "vendor_leaderboard", "published_snapshot"]
 
 # A whole snapshot: golden truth, every vendor partition, agent-ready trials, the aggregates and the
@@ -31,17 +36,22 @@ VENDOR_RERUN_QUERY = " or ".join(f'key:"{a}"' for a in VENDOR_RERUN_ASSETS)
 def backfill_params(asset_keys: list[dg.AssetKey], partition_keys: list[str]) -> dict:
     """The GraphQL `LaunchBackfillParams` the UI's "Launch backfill" sends for a selection: its
     assets and partitions of its root (`launchPartitionBackfill`; the daemon runs the backfill)."""
-    return {"assetSelection": [{"path": list(k.path)} for k in sorted(asset_keys, key=lambda k: k.path)],
-            "partitionNames": list(partition_keys), "title": f"backfill {', '.join(partition_keys)}"}
+    return {
+        "assetSelection": [{"path": list(k.path)} for k in sorted(asset_keys, key=lambda k: k.path)],
+        "partitionNames": list(partition_keys),
+        "title": f"backfill {', '.join(partition_keys)}",
+    }
 
 
 # Materializes a snapshot's golden stages in one run, and its results in another; the vendor
 # partitions in between are runs of their own (a different partitioning). For everything at once,
 # backfill `snapshot_selection` (above).
-snapshot_golden_job = dg.define_asset_job("snapshot_golden_job", selection=SNAPSHOT_ASSETS,
-                                          partitions_def=snapshots_partitions_def)
-snapshot_results_job = dg.define_asset_job("snapshot_results_job", selection=RESULT_ASSETS,
-                                           partitions_def=snapshots_partitions_def)
+snapshot_golden_job = dg.define_asset_job(
+    "snapshot_golden_job", selection=SNAPSHOT_ASSETS, partitions_def=snapshots_partitions_def
+)
+snapshot_results_job = dg.define_asset_job(
+    "snapshot_results_job", selection=RESULT_ASSETS, partitions_def=snapshots_partitions_def
+)
 
 
 @dg.definitions

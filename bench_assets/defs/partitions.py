@@ -1,6 +1,5 @@
 """Partitions: a dynamic snapshot dimension, and snapshot x vendor for the fan-out stages."""
 
-
 import dagster as dg
 
 from bench_assets.adapters import available_adapters

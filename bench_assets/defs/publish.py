@@ -1,6 +1,5 @@
 """Publication: the snapshot's site, data files and charts, with a blocking holdout-leak scan."""
 
-
 import base64
 from pathlib import Path
 from typing import Any
@@ -34,15 +33,22 @@ def _chart_previews(out_dir: Path, board: dict[str, Any], observations: dict) ->
         if path.exists():
             svg = base64.b64encode(path.read_bytes()).decode()
             out[f"chart_{chart.name}"] = dg.MetadataValue.md(
-                f"**{chart.title}**\n\n![{chart.name}](data:image/svg+xml;base64,{svg})\n\n{chart.caption}")
+                f"**{chart.title}**\n\n![{chart.name}](data:image/svg+xml;base64,{svg})\n\n{chart.caption}"
+            )
     return out
 
 
-@dg.asset(partitions_def=snapshots_partitions_def, group_name="results", deps=[vendor_leaderboard],
-          kinds={"html", "json", "csv"}, tags={"bench/stage": "publish"})
+@dg.asset(
+    partitions_def=snapshots_partitions_def,
+    group_name="results",
+    deps=[vendor_leaderboard],
+    kinds={"html", "json", "csv"},
+    tags={"bench/stage": "publish"},
+)
 @reports_bench_errors
-def published_snapshot(context: dg.AssetExecutionContext, paths: BenchPaths,
-                       duckdb: WarehouseResource) -> dg.MaterializeResult:
+def published_snapshot(
+    context: dg.AssetExecutionContext, paths: BenchPaths, duckdb: WarehouseResource
+) -> dg.MaterializeResult:
     """The published snapshot under data/publish/<snapshot_id>/: the leaderboard (HTML, JSON with
     its schema, CSV), a page and a JSON per vendor, a drill-down page per public golden row,
     charts, methodology generated from the code, exclusions, errata, limitations, disclosures,
@@ -50,20 +56,28 @@ def published_snapshot(context: dg.AssetExecutionContext, paths: BenchPaths,
     any holdout, dead holdout or decoy id, query text or golden URL appears in any file, in any
     spelling a reader would read as the same (`split.leaks`)."""
     snapshot_id = context.partition_key
-    done = publish_snapshot(duckdb.warehouse(), paths.manifest(snapshot_id), paths.snapshots_dir, paths.publish_dir,
-                            paths.private)
+    done = publish_snapshot(
+        duckdb.warehouse(), paths.manifest(snapshot_id), paths.snapshots_dir, paths.publish_dir, paths.private
+    )
     board, queries = done.inputs.board, done.inputs.queries
     withheld = sum(1 for q in queries for e in q["vendors"] for r in e["results"] if r["withheld"])
-    return dg.MaterializeResult(metadata={
-        "dagster/row_count": len(done.files), "index": dg.MetadataValue.path(str(done.out_dir / "index.html")),
-        "leaderboard": dg.MetadataValue.md(leaderboard_markdown(board)),
-        "failure_classes": dg.MetadataValue.md(_failure_classes_md(board)),
-        "vendor_pages": sum(1 for e in board["vendors"] if e["status"] == "scored"),
-        "public_rows": done.inputs.split_counts["public"], "query_pages": len(queries),
-        "results_withheld_as_holdout": withheld, "charts": sum(1 for p in done.files if p.suffix == ".svg"),
-        "holdout_leaks": 0, "lifecycle": done.guard.publish_as,
-        "leak_guard": dg.MetadataValue.json(done.leak_guard_counts),
-        "replies": dg.MetadataValue.json({v: {"file": r.filename, "sha256": r.sha256}
-                                          for v, r in sorted(done.inputs.replies.items())}),
-        **_chart_previews(done.out_dir, board, done.inputs.ttr_observations),
-    })
+    return dg.MaterializeResult(
+        metadata={
+            "dagster/row_count": len(done.files),
+            "index": dg.MetadataValue.path(str(done.out_dir / "index.html")),
+            "leaderboard": dg.MetadataValue.md(leaderboard_markdown(board)),
+            "failure_classes": dg.MetadataValue.md(_failure_classes_md(board)),
+            "vendor_pages": sum(1 for e in board["vendors"] if e["status"] == "scored"),
+            "public_rows": done.inputs.split_counts["public"],
+            "query_pages": len(queries),
+            "results_withheld_as_holdout": withheld,
+            "charts": sum(1 for p in done.files if p.suffix == ".svg"),
+            "holdout_leaks": 0,
+            "lifecycle": done.guard.publish_as,
+            "leak_guard": dg.MetadataValue.json(done.leak_guard_counts),
+            "replies": dg.MetadataValue.json(
+                {v: {"file": r.filename, "sha256": r.sha256} for v, r in sorted(done.inputs.replies.items())}
+            ),
+            **_chart_previews(done.out_dir, board, done.inputs.ttr_observations),
+        }
+    )

@@ -1,6 +1,5 @@
 """Resources: where files live, the warehouse, vendor keys, and the simulator gateway."""
 
-
 import os
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -83,7 +82,7 @@ class VendorKeys(dg.ConfigurableResource):
     """Live API keys by the name of the environment variable that holds them, each bound with
     dg.EnvVar: run config, the UI and the logs only ever show the variable's name."""
 
-    by_env: dict[str, str] = {}
+    by_env: dict[str, str] = {}  # noqa: RUF012 (pydantic copies a field's default per instance)
 
     def key_in(self, env: str) -> str:
         value = self.by_env.get(env, "")
@@ -102,7 +101,7 @@ def declared_key_envs(snapshots_dir: Path) -> set[str]:
         except (OSError, UnicodeDecodeError, yaml.YAMLError):
             continue
         vendors = data.get("vendors") if isinstance(data, dict) else None
-        for spec in (vendors.values() if isinstance(vendors, dict) else ()):
+        for spec in vendors.values() if isinstance(vendors, dict) else ():
             env = spec.get("key_env") if isinstance(spec, dict) else None
             if isinstance(env, str) and env:
                 names.add(env)
@@ -136,7 +135,6 @@ class VendorGateway(dg.ConfigurableResource):
         if self.simulator_url:
             return self.simulator_url
         if self._started is None:
-
             self._started = start_simulator()
         return self._started.base_url
 
@@ -152,12 +150,22 @@ class VendorGateway(dg.ConfigurableResource):
         env = key_env or default_key_env(vendor)
         key = keys.key_in(env)
         if not key:
-            raise BenchInputError(f"${env}", [(None, env, f"no API key for {vendor} in live mode: set ${env} in "
-                                                          "the environment of the code location (never commit it)")])
+            raise BenchInputError(
+                f"${env}",
+                [
+                    (
+                        None,
+                        env,
+                        f"no API key for {vendor} in live mode: set ${env} in "
+                        "the environment of the code location (never commit it)",
+                    )
+                ],
+            )
         problem = key_problem(key)
         if problem:
-            raise BenchInputError(f"${env}", [(None, env, f"the API key for {vendor} {problem}; fix the variable "
-                                                          "(the key was not sent)")])
+            raise BenchInputError(
+                f"${env}", [(None, env, f"the API key for {vendor} {problem}; fix the variable (the key was not sent)")]
+            )
         return key
 
 
@@ -170,15 +178,19 @@ def warehouse_from_env(paths: BenchPaths | None = None) -> WarehouseResource:
     """The warehouse the code location binds ($BENCH_WAREHOUSE, default data/warehouse/bench.duckdb
     under the bench home; $BENCH_LAKE_URL, the switch to the Parquet data path)."""
     default = (paths or bench_paths_from_env()).default_warehouse_file()
-    return WarehouseResource(database=str(Path(os.environ.get("BENCH_WAREHOUSE") or default).resolve()),
-                             lake_url=os.environ.get("BENCH_LAKE_URL", ""))
+    return WarehouseResource(
+        database=str(Path(os.environ.get("BENCH_WAREHOUSE") or default).resolve()),
+        lake_url=os.environ.get("BENCH_LAKE_URL", ""),
+    )
 
 
 @dg.definitions
 def resources() -> dg.Definitions:
-    return dg.Definitions(resources={
-        "paths": bench_paths_from_env(),
-        "duckdb": warehouse_from_env(),
-        "gateway": VendorGateway(simulator_url=os.environ.get("BENCH_SIMULATOR_URL", "")),
-        "vendor_keys": vendor_keys_from_env(),
-    })
+    return dg.Definitions(
+        resources={
+            "paths": bench_paths_from_env(),
+            "duckdb": warehouse_from_env(),
+            "gateway": VendorGateway(simulator_url=os.environ.get("BENCH_SIMULATOR_URL", "")),
+            "vendor_keys": vendor_keys_from_env(),
+        }
+    )

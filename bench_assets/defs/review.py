@@ -1,6 +1,5 @@
 """Vendor review: the packets that freeze a snapshot before publication, and next quarter's rotation plan."""
 
-
 import dagster as dg
 import pandas as pd
 
@@ -21,7 +20,9 @@ def _md(df: pd.DataFrame, empty: str) -> dg.MetadataValue:
 
 @dg.asset(partitions_def=snapshots_partitions_def, group_name="review", deps=[vendor_leaderboard], kinds={"json"})
 @reports_bench_errors
-def review_packets(context: dg.AssetExecutionContext, paths: BenchPaths, duckdb: WarehouseResource) -> dg.MaterializeResult:
+def review_packets(
+    context: dg.AssetExecutionContext, paths: BenchPaths, duckdb: WarehouseResource
+) -> dg.MaterializeResult:
     """One review packet per vendor, written to the private store with the date it is sent: the
     vendor's public rows, its raw responses and scores on them, its plan, and only aggregates for
     the holdout. Writing them freezes the snapshot (draft → frozen); publication then waits until
@@ -33,17 +34,25 @@ def review_packets(context: dg.AssetExecutionContext, paths: BenchPaths, duckdb:
     manifest = paths.manifest(snapshot_id)
     sent = send_packets(warehouse, manifest, current_leaderboard(warehouse, manifest), paths.private, today())
     df = sent.records
-    return dg.MaterializeResult(metadata={
-        "dagster/row_count": len(df), "status": lifecycle.FROZEN, "sent_today": dg.MetadataValue.json(sent.resent),
-        "packets": _md(df[["vendor", "sent_on", "opens_on", "public_rows", "responses"]] if len(df) else df,
-                       "no vendors"),
-        "publishable_from": str(max(df["opens_on"])) if len(df) else "—", "private_dir": str(sent.out_dir),
-    })
+    return dg.MaterializeResult(
+        metadata={
+            "dagster/row_count": len(df),
+            "status": lifecycle.FROZEN,
+            "sent_today": dg.MetadataValue.json(sent.resent),
+            "packets": _md(
+                df[["vendor", "sent_on", "opens_on", "public_rows", "responses"]] if len(df) else df, "no vendors"
+            ),
+            "publishable_from": str(max(df["opens_on"])) if len(df) else "—",
+            "private_dir": str(sent.out_dir),
+        }
+    )
 
 
 @dg.asset(partitions_def=snapshots_partitions_def, group_name="review", deps=[vendor_leaderboard], kinds={"yaml"})
 @reports_bench_errors
-def rotation_plan(context: dg.AssetExecutionContext, paths: BenchPaths, duckdb: WarehouseResource) -> dg.MaterializeResult:
+def rotation_plan(
+    context: dg.AssetExecutionContext, paths: BenchPaths, duckdb: WarehouseResource
+) -> dg.MaterializeResult:
     """Next quarter's rotation, for review: 25 % of each cohort retires (each side of the split its
     own 25 %, so the cohort keeps its holdout share), drawn with a bias toward strata where vendor
     scores saturate, each group replaced from its stratum's candidate pool; the replacements, next
@@ -52,16 +61,28 @@ def rotation_plan(context: dg.AssetExecutionContext, paths: BenchPaths, duckdb: 
     snapshot's golden set."""
     snapshot_id = context.partition_key
     plan, path = plan_next_quarter(duckdb.warehouse(), paths.manifest(snapshot_id), paths.private, today())
-    cohorts = pd.DataFrame([{"cohort": c, **{k: v for k, v in d.items() if k != "retired_by_stratum"}}
-                            for c, d in plan.cohorts.items()])
-    strata = pd.DataFrame([{"stratum": s, "saturation": round(v, 3),
-                            "retired": sum(1 for r in plan.retire if r["stratum"] == s)}
-                           for s, v in sorted(plan.saturation.items())])
-    new_cohort = pd.DataFrame(plan.replacements, columns=["stratum", "takes_split"]).groupby(
-        ["stratum", "takes_split"]).size().unstack(fill_value=0)  # counts only: the plan file names the rows
-    return dg.MaterializeResult(metadata={
-        "dagster/row_count": len(plan.retire), "plan_file": dg.MetadataValue.path(str(path)),
-        "cohorts": _md(cohorts, "no rows"), "strata": _md(strata, "no scores yet"),
-        "replacements": len(plan.replacements),
-        "new_cohort": dg.MetadataValue.md(new_cohort.to_markdown() if len(new_cohort) else "no replacements"),
-    })
+    cohorts = pd.DataFrame(
+        [{"cohort": c, **{k: v for k, v in d.items() if k != "retired_by_stratum"}} for c, d in plan.cohorts.items()]
+    )
+    strata = pd.DataFrame(
+        [
+            {"stratum": s, "saturation": round(v, 3), "retired": sum(1 for r in plan.retire if r["stratum"] == s)}
+            for s, v in sorted(plan.saturation.items())
+        ]
+    )
+    new_cohort = (
+        pd.DataFrame(plan.replacements, columns=["stratum", "takes_split"])
+        .groupby(["stratum", "takes_split"])
+        .size()
+        .unstack(fill_value=0)
+    )  # counts only: the plan file names the rows
+    return dg.MaterializeResult(
+        metadata={
+            "dagster/row_count": len(plan.retire),
+            "plan_file": dg.MetadataValue.path(str(path)),
+            "cohorts": _md(cohorts, "no rows"),
+            "strata": _md(strata, "no scores yet"),
+            "replacements": len(plan.replacements),
+            "new_cohort": dg.MetadataValue.md(new_cohort.to_markdown() if len(new_cohort) else "no replacements"),
+        }
+    )

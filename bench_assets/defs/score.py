@@ -1,6 +1,5 @@
 """Scores of one vendor partition, re-derived from the archived raw responses."""
 
-
 import dagster as dg
 import pandas as pd
 
@@ -11,10 +10,17 @@ from bench_assets.defs.resources import BenchPaths, WarehouseResource
 from bench_assets.score.partition import score_vendor_partition
 
 
-@dg.asset(partitions_def=snapshot_vendor_partitions_def, group_name="vendors", deps=[vendor_responses],
-          kinds={"duckdb"}, tags={"bench/stage": "score"})
+@dg.asset(
+    partitions_def=snapshot_vendor_partitions_def,
+    group_name="vendors",
+    deps=[vendor_responses],
+    kinds={"duckdb"},
+    tags={"bench/stage": "score"},
+)
 @reports_bench_errors
-def vendor_scores(context: dg.AssetExecutionContext, paths: BenchPaths, duckdb: WarehouseResource) -> dg.MaterializeResult:
+def vendor_scores(
+    context: dg.AssetExecutionContext, paths: BenchPaths, duckdb: WarehouseResource
+) -> dg.MaterializeResult:
     """Per-row verdicts for one snapshot x vendor: the response class (ok, empty, blocked, auth,
     quota, server, timeout, malformed, rejected, unsupported), hit@1/3/5/10, extraction fidelity,
     the answer rows' rubric score and rule, correctness and billed cost, computed deterministically
@@ -32,12 +38,17 @@ def vendor_scores(context: dg.AssetExecutionContext, paths: BenchPaths, duckdb: 
     warehouse.replace_rows("response_results", results, where)
     supported = scores[scores["response_class"] != "unsupported"]
     answers = supported.loc[supported["task_type"] == "answer", "answer_score"].astype(float)
-    return dg.MaterializeResult(metadata={
-        "dagster/row_count": len(scores), "results_rows": len(results),
-        "response_classes": dg.MetadataValue.json({k: int(v) for k, v in
-                                                   scores["response_class"].value_counts().to_dict().items()}),
-        "correct_rate_by_task": dg.MetadataValue.md(supported.groupby("task_type")["correct"].mean().astype(float)
-                                                    .round(3).to_frame().to_markdown()),
-        "spend_usd": round(float(scores["billed_usd"].sum()), 6),
-        **({"answer_score_mean": round(float(answers.mean()), 3)} if len(answers) else {}),
-    })
+    return dg.MaterializeResult(
+        metadata={
+            "dagster/row_count": len(scores),
+            "results_rows": len(results),
+            "response_classes": dg.MetadataValue.json(
+                {k: int(v) for k, v in scores["response_class"].value_counts().to_dict().items()}
+            ),
+            "correct_rate_by_task": dg.MetadataValue.md(
+                supported.groupby("task_type")["correct"].mean().astype(float).round(3).to_frame().to_markdown()
+            ),
+            "spend_usd": round(float(scores["billed_usd"].sum()), 6),
+            **({"answer_score_mean": round(float(answers.mean()), 3)} if len(answers) else {}),
+        }
+    )

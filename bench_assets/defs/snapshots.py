@@ -1,7 +1,6 @@
 """The snapshot's pinned manifest, and the sensor that registers each new manifest as a partition."""
 
-
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import dagster as dg
 import pandas as pd
@@ -16,8 +15,9 @@ from bench_assets.storage.lifecycle import refuse_if_published, snapshot_status
 
 @dg.asset(partitions_def=snapshots_partitions_def, group_name="golden", kinds={"duckdb", "yaml"})
 @reports_bench_errors
-def snapshot_manifest(context: dg.AssetExecutionContext, paths: BenchPaths,
-                      duckdb: WarehouseResource) -> dg.MaterializeResult:
+def snapshot_manifest(
+    context: dg.AssetExecutionContext, paths: BenchPaths, duckdb: WarehouseResource
+) -> dg.MaterializeResult:
     """The snapshot's pinned manifest (mode, vendors, plans, prices, limits, exclusions, k values,
     fidelity weights), validated and recorded with its SHA-256 so every number traces back to it."""
     snapshot_id = context.partition_key
@@ -26,15 +26,31 @@ def snapshot_manifest(context: dg.AssetExecutionContext, paths: BenchPaths,
     path = paths.manifest_path(snapshot_id)
     manifest = paths.manifest(snapshot_id)
     digest = manifest_sha256(path)
-    warehouse.replace_rows("snapshots", pd.DataFrame([{
-        "snapshot_id": snapshot_id, "mode": manifest.mode, "manifest_path": str(path), "manifest_sha256": digest,
-        "manifest_json": manifest.model_dump_json(),
-        "status": snapshot_status(warehouse, snapshot_id),  # the lifecycle state is kept
-        "registered_at": datetime.now(timezone.utc)}]), {"snapshot_id": snapshot_id})
-    return dg.MaterializeResult(metadata={
-        "mode": manifest.mode, "manifest_sha256": digest, "vendors": dg.MetadataValue.json(sorted(manifest.vendors)),
-        "excluded": dg.MetadataValue.json([e.vendor for e in manifest.excluded]),
-    })
+    warehouse.replace_rows(
+        "snapshots",
+        pd.DataFrame(
+            [
+                {
+                    "snapshot_id": snapshot_id,
+                    "mode": manifest.mode,
+                    "manifest_path": str(path),
+                    "manifest_sha256": digest,
+                    "manifest_json": manifest.model_dump_json(),
+                    "status": snapshot_status(warehouse, snapshot_id),  # the lifecycle state is kept
+                    "registered_at": datetime.now(UTC),
+                }
+            ]
+        ),
+        {"snapshot_id": snapshot_id},
+    )
+    return dg.MaterializeResult(
+        metadata={
+            "mode": manifest.mode,
+            "manifest_sha256": digest,
+            "vendors": dg.MetadataValue.json(sorted(manifest.vendors)),
+            "excluded": dg.MetadataValue.json([e.vendor for e in manifest.excluded]),
+        }
+    )
 
 
 def manifest_review(paths: BenchPaths, registered: set[str]) -> tuple[list[str], dict[str, str]]:
@@ -58,20 +74,26 @@ def snapshot_sensor(paths: BenchPaths) -> dg.SensorDefinition:
     """The sensor that registers new snapshots, reading manifests under `paths` (bound when
     defined, like the schedules)."""
 
-    @dg.sensor(name="snapshot_manifests_sensor", minimum_interval_seconds=60,
-               default_status=dg.DefaultSensorStatus.RUNNING,
-               description="Registers each new data/snapshots/<id>/manifest.yaml that validates as a `snapshots` "
-                           "partition (as `bench snapshot add ID` does), so a snapshot appears in the UI's "
-                           "partition pickers. Registering runs nothing. A manifest that does not validate is "
-                           "reported, file and field, and registered once fixed. Running by default.")
+    @dg.sensor(
+        name="snapshot_manifests_sensor",
+        minimum_interval_seconds=60,
+        default_status=dg.DefaultSensorStatus.RUNNING,
+        description="Registers each new data/snapshots/<id>/manifest.yaml that validates as a `snapshots` "
+        "partition (as `bench snapshot add ID` does), so a snapshot appears in the UI's "
+        "partition pickers. Registering runs nothing. A manifest that does not validate is "
+        "reported, file and field, and registered once fixed. Running by default.",
+    )
     def snapshot_manifests(context: dg.SensorEvaluationContext) -> dg.SensorResult | dg.SkipReason:
         registered = set(context.instance.get_dynamic_partitions(snapshots_partitions_def.name))
         new, problems = manifest_review(paths, registered)
         for snapshot_id, problem in problems.items():
             context.log.warning(f"{snapshot_id} not registered: {problem}")
         if not new:
-            reason = "no new snapshot manifest" if not problems else \
-                f"no new valid snapshot manifest; not registered: {'; '.join(problems.values())}"
+            reason = (
+                "no new snapshot manifest"
+                if not problems
+                else f"no new valid snapshot manifest; not registered: {'; '.join(problems.values())}"
+            )
             return dg.SkipReason(reason)
         return dg.SensorResult(dynamic_partitions_requests=[snapshots_partitions_def.build_add_request(new)])
 

@@ -21,17 +21,35 @@ SPEND_CEILING_REACHED = "spend_ceiling_reached"
 # Statuses worth another attempt (unless the vendor says the account is out of credit).
 RETRYABLE_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 
-RESPONSE_CLASSES = ("ok", "empty", "blocked", "auth", "quota", "server", "timeout", "malformed", "rejected",
-                    "unsupported")
+RESPONSE_CLASSES = (
+    "ok",
+    "empty",
+    "blocked",
+    "auth",
+    "quota",
+    "server",
+    "timeout",
+    "malformed",
+    "rejected",
+    "unsupported",
+)
 ANSWERED_CLASSES = ("ok",)
 
 # Markers of interstitial challenge pages (Cloudflare, reCAPTCHA, hCaptcha, Akamai, generic bot walls).
 _CHALLENGE = re.compile(
     r"(captcha|cf-chl|challenge-platform|just a moment\.\.\.|attention required|verify you are (a )?human|"
-    r"are you a robot|unusual traffic|access denied|bot detection|ddos protection)", re.IGNORECASE)
+    r"are you a robot|unusual traffic|access denied|bot detection|ddos protection)",
+    re.IGNORECASE,
+)
 
-_VENDOR_CLASS = {"auth": "auth", "quota": "quota", "rate_limited": "quota", "server": "server",
-                 "bad_request": "rejected", "not_found": "rejected"}
+_VENDOR_CLASS = {
+    "auth": "auth",
+    "quota": "quota",
+    "rate_limited": "quota",
+    "server": "server",
+    "bad_request": "rejected",
+    "not_found": "rejected",
+}
 
 
 @dataclass(frozen=True)
@@ -74,8 +92,14 @@ def is_challenge(http_status: int, headers: dict[str, str], body: str | None) ->
     return 200 <= http_status < 300 or http_status >= 500 or _is_html(body)
 
 
-def classify_response(adapter: Adapter, capability: str, http_status: int | None, headers: dict[str, str],
-                      body: str | None, transport_error: str | None) -> Classified:
+def classify_response(
+    adapter: Adapter,
+    capability: str,
+    http_status: int | None,
+    headers: dict[str, str],
+    body: str | None,
+    transport_error: str | None,
+) -> Classified:
     """Return the class of one final archived attempt, with the parsed response when there is one."""
     if transport_error:
         if transport_error.startswith("timeout"):

@@ -30,7 +30,7 @@ import json
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
@@ -96,8 +96,11 @@ def retry_after_seconds(headers: httpx.Headers | dict[str, str] | None, now: dat
     """The wait a `Retry-After` header asks for (delay-seconds or an HTTP-date), or None."""
     value = None
     if headers:
-        value = headers.get("retry-after") if isinstance(headers, httpx.Headers) else \
-            next((v for k, v in headers.items() if k.lower() == "retry-after"), None)
+        value = (
+            headers.get("retry-after")
+            if isinstance(headers, httpx.Headers)
+            else next((v for k, v in headers.items() if k.lower() == "retry-after"), None)
+        )
     if not value:
         return None
     value = value.strip()
@@ -110,8 +113,8 @@ def retry_after_seconds(headers: httpx.Headers | dict[str, str] | None, now: dat
     except (TypeError, ValueError, IndexError):
         return None
     if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    return max(0.0, (when - (now or datetime.now(timezone.utc))).total_seconds())
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
 
 
 @dataclass
@@ -135,8 +138,13 @@ async def _receive(client: httpx.AsyncClient, request: Any, deadline: float) -> 
     chunks: list[bytes] = []
     try:
         async with asyncio.timeout(deadline):
-            async with client.stream(request.method, request.url, headers=request.headers,
-                                     params=request.params or None, json=request.json_body) as response:
+            async with client.stream(
+                request.method,
+                request.url,
+                headers=request.headers,
+                params=request.params or None,
+                json=request.json_body,
+            ) as response:
                 got.status = response.status_code
                 got.headers = dict(response.headers)
                 async for chunk in response.aiter_bytes():
@@ -150,10 +158,15 @@ async def _receive(client: httpx.AsyncClient, request: Any, deadline: float) -> 
     return got
 
 
-async def fetch_partition(adapter: Adapter, items: list[FetchItem], settings: FetchSettings,
-                          archive: PartitionArchive, log: Callable[[str], None] = lambda m: None,
-                          transport: httpx.AsyncBaseTransport | None = None,
-                          sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> FetchStats:
+async def fetch_partition(
+    adapter: Adapter,
+    items: list[FetchItem],
+    settings: FetchSettings,
+    archive: PartitionArchive,
+    log: Callable[[str], None] = lambda m: None,
+    transport: httpx.AsyncBaseTransport | None = None,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+) -> FetchStats:
     """Send every item not yet archived with a final response, archiving each attempt."""
     stats = FetchStats()
     started, cpu_started = time.monotonic(), time.process_time()
@@ -162,12 +175,14 @@ async def fetch_partition(adapter: Adapter, items: list[FetchItem], settings: Fe
     todo = [i for i in items if (i.query_id, i.capability) not in settled]
     stats.skipped_archived = len(items) - len(todo)
     ledger = ledger_of(adapter, settings.prices_usd, archive.frame())
-    pacer = VendorPacer(archive.vendor, settings.rate_limits_per_second, settings.vendor_rate_per_second,
-                        settings.pacing_dir)
+    pacer = VendorPacer(
+        archive.vendor, settings.rate_limits_per_second, settings.vendor_rate_per_second, settings.pacing_dir
+    )
     paused_until: dict[str, float] = {}
     semaphore = asyncio.Semaphore(settings.concurrency)
-    backoff = wait_exponential_jitter(initial=settings.backoff_initial, max=settings.backoff_max,
-                                      jitter=settings.backoff_initial)
+    backoff = wait_exponential_jitter(
+        initial=settings.backoff_initial, max=settings.backoff_max, jitter=settings.backoff_initial
+    )
 
     def wait_strategy(retry_state: Any) -> float:
         outcome: _Outcome = retry_state.outcome.result()
@@ -185,20 +200,32 @@ async def fetch_partition(adapter: Adapter, items: list[FetchItem], settings: Fe
             stats.pauses.append(remaining)
             await sleep(remaining)
 
-    async with httpx.AsyncClient(timeout=settings.timeout_seconds, transport=transport,
-                                 limits=httpx.Limits(max_connections=settings.concurrency * 2)) as client:
-
+    async with httpx.AsyncClient(
+        timeout=settings.timeout_seconds,
+        transport=transport,
+        limits=httpx.Limits(max_connections=settings.concurrency * 2),
+    ) as client:
         secrets = (settings.api_key,)
 
         async def one_attempt(item: FetchItem, attempt_no: list[int]) -> _Outcome:
             attempt_no[0] += 1
             attempt = attempt_no[0]
             is_last = attempt - attempt_no[1] >= settings.max_attempts
-            base_row = {"snapshot_id": archive.snapshot_id, "vendor": archive.vendor, "query_id": item.query_id,
-                        "role": item.role, "capability": item.capability, "attempt": attempt,
-                        "adapter_version": adapter.version}
-            request = adapter.build(VendorTask(item.capability, item.text, item.num_results),
-                                    settings.endpoints[item.capability], settings.api_key, settings.options)
+            base_row = {
+                "snapshot_id": archive.snapshot_id,
+                "vendor": archive.vendor,
+                "query_id": item.query_id,
+                "role": item.role,
+                "capability": item.capability,
+                "attempt": attempt,
+                "adapter_version": adapter.version,
+            }
+            request = adapter.build(
+                VendorTask(item.capability, item.text, item.num_results),
+                settings.endpoints[item.capability],
+                settings.api_key,
+                settings.options,
+            )
             async with semaphore:
                 await respect_pause(item.capability)
                 async with pacer.slot(item.capability):
@@ -206,34 +233,59 @@ async def fetch_partition(adapter: Adapter, items: list[FetchItem], settings: Fe
                     # than `concurrency` calls in flight can cross the ceiling.
                     if settings.spend_ceiling_usd is not None and ledger.running_usd >= settings.spend_ceiling_usd:
                         stats.ceiling_stops += 1
-                        await archive.save({**base_row, "started_at": datetime.now(timezone.utc), "latency_ms": 0.0,
-                                            "request_json": None, "http_status": None, "response_headers_json": None,
-                                            "body": None, "body_sha256": None,
-                                            "transport_error": SPEND_CEILING_REACHED, "final": True})
+                        await archive.save(
+                            {
+                                **base_row,
+                                "started_at": datetime.now(UTC),
+                                "latency_ms": 0.0,
+                                "request_json": None,
+                                "http_status": None,
+                                "response_headers_json": None,
+                                "body": None,
+                                "body_sha256": None,
+                                "transport_error": SPEND_CEILING_REACHED,
+                                "final": True,
+                            }
+                        )
                         return _Outcome(False, None, None)
-                    at = datetime.now(timezone.utc)
+                    at = datetime.now(UTC)
                     t0 = time.perf_counter()
                     got = await _receive(client, request, settings.timeout_seconds)
                     latency = (time.perf_counter() - t0) * 1000.0
             stats.attempts += 1
             # Nothing that echoes the key is kept: an error message quoting the header, a vendor
             # body or header repeating it. Read and archived alike, so a rescore reads what we read.
-            got = _Received(got.status, {k: scrub_secrets(v, secrets) for k, v in got.headers.items()},
-                            scrub_secrets(got.body, secrets), scrub_secrets(got.error, secrets))
+            got = _Received(
+                got.status,
+                {k: scrub_secrets(v, secrets) for k, v in got.headers.items()},
+                scrub_secrets(got.body, secrets),
+                scrub_secrets(got.error, secrets),
+            )
             retry_after = retry_after_seconds(got.headers)
             if retry_after is not None and got.status in RETRYABLE_STATUSES:
-                paused_until[item.capability] = max(paused_until.get(item.capability, 0.0),
-                                                    time.monotonic() + min(retry_after, settings.retry_after_max))
-            reading = read_attempt(adapter, settings.prices_usd, item.capability, got.status, got.headers,
-                                   got.body, got.error)
+                paused_until[item.capability] = max(
+                    paused_until.get(item.capability, 0.0),
+                    time.monotonic() + min(retry_after, settings.retry_after_max),
+                )
+            reading = read_attempt(
+                adapter, settings.prices_usd, item.capability, got.status, got.headers, got.body, got.error
+            )
             final = (not reading.retry) or is_last or (retry_after or 0.0) > settings.retry_after_max
             ledger.add(item.query_id, item.capability, reading)  # spent once answered, before the archive write
-            await archive.save({**base_row, "started_at": at, "latency_ms": latency,
-                                "request_json": scrub_secrets(json.dumps(request.redacted(), sort_keys=True), secrets),
-                                "http_status": got.status,
-                                "response_headers_json": json.dumps(got.headers, sort_keys=True), "body": got.body,
-                                "body_sha256": hashlib.sha256(got.body.encode()).hexdigest() if got.body is not None
-                                else None, "transport_error": got.error, "final": final})
+            await archive.save(
+                {
+                    **base_row,
+                    "started_at": at,
+                    "latency_ms": latency,
+                    "request_json": scrub_secrets(json.dumps(request.redacted(), sort_keys=True), secrets),
+                    "http_status": got.status,
+                    "response_headers_json": json.dumps(got.headers, sort_keys=True),
+                    "body": got.body,
+                    "body_sha256": hashlib.sha256(got.body.encode()).hexdigest() if got.body is not None else None,
+                    "transport_error": got.error,
+                    "final": final,
+                }
+            )
             if final:
                 key = str(got.status) if got.error is None else (got.error or "error").split(":")[0]
                 stats.final_by_status[key] = stats.final_by_status.get(key, 0) + 1
@@ -244,9 +296,14 @@ async def fetch_partition(adapter: Adapter, items: list[FetchItem], settings: Fe
         async def run(item: FetchItem) -> None:
             before = previous_attempts.get((item.query_id, item.capability), 0)
             attempt_no = [before, before]  # [last attempt number, attempts before this run]
-            retrying = AsyncRetrying(stop=stop_after_attempt(settings.max_attempts), wait=wait_strategy,
-                                     retry=retry_if_result(lambda o: o.retry), reraise=True, sleep=sleep,
-                                     retry_error_callback=lambda state: state.outcome.result())
+            retrying = AsyncRetrying(
+                stop=stop_after_attempt(settings.max_attempts),
+                wait=wait_strategy,
+                retry=retry_if_result(lambda o: o.retry),
+                reraise=True,
+                sleep=sleep,
+                retry_error_callback=lambda state: state.outcome.result(),
+            )
             await retrying(one_attempt, item, attempt_no)
             stats.sent += 1
 
@@ -257,6 +314,8 @@ async def fetch_partition(adapter: Adapter, items: list[FetchItem], settings: Fe
     stats.spend_usd = ledger.total()
     stats.wall_seconds = time.monotonic() - started
     stats.cpu_seconds = time.process_time() - cpu_started
-    log(f"fetched {stats.sent} queries ({stats.attempts} attempts, {stats.retries} retries), "
-        f"{stats.skipped_archived} already archived, spend ${stats.spend_usd:.4f}")
+    log(
+        f"fetched {stats.sent} queries ({stats.attempts} attempts, {stats.retries} retries), "
+        f"{stats.skipped_archived} already archived, spend ${stats.spend_usd:.4f}"
+    )
     return stats

@@ -40,13 +40,16 @@ class VendorEstimate:
         return {**asdict(self), "within_ceiling": self.within_ceiling}
 
 
-def estimate_spend(manifest: Manifest, rows: list[GoldenRow], extra_calls: dict[str, int] | None = None) -> list[VendorEstimate]:
+def estimate_spend(
+    manifest: Manifest, rows: list[GoldenRow], extra_calls: dict[str, int] | None = None
+) -> list[VendorEstimate]:
     """Expected spend per configured vendor. `extra_calls` adds calls per capability (decoys)."""
     out = []
     for vendor, spec in sorted(manifest.vendors.items()):
         adapter = get_adapter(spec.adapter)
-        est = VendorEstimate(vendor, spec.plan, ceiling_usd=spec.spend_ceiling_usd,
-                             caveat=adapter.estimate_caveat(dict(spec.options)))
+        est = VendorEstimate(
+            vendor, spec.plan, ceiling_usd=spec.spend_ceiling_usd, caveat=adapter.estimate_caveat(dict(spec.options))
+        )
         calls: dict[str, int] = {}
         for row in rows:
             cap = capability_of(row)
@@ -73,7 +76,9 @@ def format_estimates(estimates: list[VendorEstimate]) -> str:
         ceiling = "—" if e.ceiling_usd is None else f"${e.ceiling_usd:.2f}"
         flag = "" if e.within_ceiling else "  EXCEEDS CEILING: the fetch will stop there"
         unpriced = f"  (no price for {', '.join(e.unpriced_units)})" if e.unpriced_units else ""
-        lines.append(f"{e.vendor:<11} {calls:>22} {'$' + format(e.usd, '.4f'):>13} {ceiling:>9}  {e.plan}{flag}{unpriced}")
+        lines.append(
+            f"{e.vendor:<11} {calls:>22} {'$' + format(e.usd, '.4f'):>13} {ceiling:>9}  {e.plan}{flag}{unpriced}"
+        )
     lines.append(f"{'total':<11} {'':>22} {'$' + format(sum(e.usd for e in estimates), '.4f'):>13}")
     lines += [f"{e.vendor}: {e.caveat}" for e in estimates if e.caveat]
     return "\n".join(lines)

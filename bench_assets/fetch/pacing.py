@@ -18,9 +18,9 @@ layers, and a request waits for both:
 from __future__ import annotations
 
 import math
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import AsyncIterator
 
 from aiolimiter import AsyncLimiter
 from pyrate_limiter import Limiter, Rate, SQLiteBucket
@@ -45,8 +45,13 @@ def window_rate(per_second: float) -> Rate:
 class VendorPacer:
     """Admission of one vendor's requests: its capability's even pace, then the vendor's limit."""
 
-    def __init__(self, vendor: str, capability_rates: dict[str, float], vendor_rate: float | None = None,
-                 shared_dir: Path | None = None):
+    def __init__(
+        self,
+        vendor: str,
+        capability_rates: dict[str, float],
+        vendor_rate: float | None = None,
+        shared_dir: Path | None = None,
+    ):
         self.vendor = vendor
         self.capability_pacers = {cap: even_pacer(rate) for cap, rate in capability_rates.items()}
         self.vendor_rate = vendor_rate
@@ -60,8 +65,9 @@ class VendorPacer:
             return
         shared_dir.mkdir(parents=True, exist_ok=True)
         self.shared_path = shared_dir / f"{vendor}.sqlite"
-        bucket = SQLiteBucket.init_from_file([window_rate(vendor_rate)], table="requests",
-                                             db_path=str(self.shared_path), use_file_lock=True)
+        bucket = SQLiteBucket.init_from_file(
+            [window_rate(vendor_rate)], table="requests", db_path=str(self.shared_path), use_file_lock=True
+        )
         self._shared = Limiter(bucket)
 
     @asynccontextmanager

@@ -31,9 +31,15 @@ class PartitionFetch:
     settings: FetchSettings
 
 
-def fetch_vendor_partition(warehouse: Warehouse, manifest: Manifest, vendor: str, private_dir: Path,
-                           url: Callable[[str], str], api_key: str,
-                           log: Callable[[str], None] = lambda m: None) -> PartitionFetch:
+def fetch_vendor_partition(
+    warehouse: Warehouse,
+    manifest: Manifest,
+    vendor: str,
+    private_dir: Path,
+    url: Callable[[str], str],
+    api_key: str,
+    log: Callable[[str], None] = lambda m: None,
+) -> PartitionFetch:
     """Send every golden row (and the decoys hiding the holdout) to `vendor`, archiving each attempt
     in the partition's own DuckDB file; items already answered are not sent again (never paid
     twice). Refused (NotReadyError) while any golden row is unverified."""
@@ -45,11 +51,20 @@ def fetch_vendor_partition(warehouse: Warehouse, manifest: Manifest, vendor: str
     split = warehouse.split(snapshot_id)
     # holdout queries go out hidden among decoys, in a keyed order
     decoys = decoys_for_snapshot(manifest, rows, split, private_dir)
-    items = interleaved_items(rows, split, decoys, adapter.capabilities, manifest.results_per_query,
-                              split_key(manifest.split.key_env, manifest.mode), snapshot_id, vendor)
+    items = interleaved_items(
+        rows,
+        split,
+        decoys,
+        adapter.capabilities,
+        manifest.results_per_query,
+        split_key(manifest.split.key_env, manifest.mode),
+        snapshot_id,
+        vendor,
+    )
     settings = fetch_settings(spec, url, api_key, warehouse.pacing_dir)
-    archive = PartitionArchive(warehouse.partition_file(snapshot_id, vendor), snapshot_id, vendor,
-                               connector=warehouse.connector)
+    archive = PartitionArchive(
+        warehouse.partition_file(snapshot_id, vendor), snapshot_id, vendor, connector=warehouse.connector
+    )
     try:
         stats = asyncio.run(fetch_partition(adapter, items, settings, archive, log=log))
         raw = archive.frame()

@@ -48,8 +48,15 @@ class AttemptReading:
     readable: bool  # a 2xx vendor response that parsed
 
 
-def read_attempt(adapter: Adapter, prices: dict[str, float], capability: str, status: int | None,
-                 headers: dict[str, str], body: str | None, transport_error: str | None) -> AttemptReading:
+def read_attempt(
+    adapter: Adapter,
+    prices: dict[str, float],
+    capability: str,
+    status: int | None,
+    headers: dict[str, str],
+    body: str | None,
+    transport_error: str | None,
+) -> AttemptReading:
     """Read one attempt. A vendor bills a 2xx it sent, readable or not (truncated, malformed, cut
     off by the network); it bills no error status, no request that never got a response, and no
     challenge page (that comes from a CDN in front of it). Retried: 408/429/5xx, no response, a
@@ -59,8 +66,9 @@ def read_attempt(adapter: Adapter, prices: dict[str, float], capability: str, st
     if not (200 <= status < 300):
         # An account out of credit is final even where its status is retryable (SerpApi's and
         # Linkup's 429): no retry helps until someone pays.
-        return AttemptReading(status in RETRYABLE_STATUSES and not _out_of_credit(adapter, capability, status, headers,
-                                                                                   body), 0.0, False)
+        return AttemptReading(
+            status in RETRYABLE_STATUSES and not _out_of_credit(adapter, capability, status, headers, body), 0.0, False
+        )
     if looks_like_challenge(body):
         return AttemptReading(True, 0.0, False)
     if transport_error:
@@ -72,8 +80,15 @@ def read_attempt(adapter: Adapter, prices: dict[str, float], capability: str, st
     return AttemptReading(False, _usd(parsed.billed_units, prices), True)
 
 
-def read_billed_usd(adapter: Adapter, prices: dict[str, float], capability: str, status: int | None,
-                    headers: dict[str, str], body: str | None, transport_error: str | None) -> float | None:
+def read_billed_usd(
+    adapter: Adapter,
+    prices: dict[str, float],
+    capability: str,
+    status: int | None,
+    headers: dict[str, str],
+    body: str | None,
+    transport_error: str | None,
+) -> float | None:
     """USD the vendor billed for one attempt: 0.0 when it bills nothing, None when it billed a
     response whose body we could not read (see `read_attempt`)."""
     return read_attempt(adapter, prices, capability, status, headers, body, transport_error).billed_usd
@@ -126,10 +141,19 @@ def ledger_of(adapter: Adapter, prices: dict[str, float], raw: pd.DataFrame) -> 
     for rec in raw.itertuples(index=False):
         status = None if pd.isna(rec.http_status) else int(rec.http_status)
         headers = json.loads(rec.response_headers_json) if isinstance(rec.response_headers_json, str) else {}
-        ledger.add(rec.query_id, rec.capability,
-                   read_attempt(adapter, prices, rec.capability, status, headers,
-                                rec.body if isinstance(rec.body, str) else None,
-                                rec.transport_error if isinstance(rec.transport_error, str) else None))
+        ledger.add(
+            rec.query_id,
+            rec.capability,
+            read_attempt(
+                adapter,
+                prices,
+                rec.capability,
+                status,
+                headers,
+                rec.body if isinstance(rec.body, str) else None,
+                rec.transport_error if isinstance(rec.transport_error, str) else None,
+            ),
+        )
     return ledger
 
 

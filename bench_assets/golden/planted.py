@@ -22,7 +22,7 @@ import random
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from functools import lru_cache
 
 from bench_assets.golden.rows import AnswerTask, ExtractTask, GoldenRow, SearchTask, Verification
@@ -35,8 +35,36 @@ NOISE_STRINGS = (
     "Sponsored: upgrade your plan today",
 )
 
-_SYLLABLES = ["ka", "lo", "mir", "ven", "dra", "tos", "quel", "bar", "nix", "pel", "sor", "tam", "vik", "zun",
-              "har", "bel", "cor", "dim", "fal", "gor", "jun", "lis", "mon", "ost", "rav", "sil", "tur", "wen"]
+_SYLLABLES = [
+    "ka",
+    "lo",
+    "mir",
+    "ven",
+    "dra",
+    "tos",
+    "quel",
+    "bar",
+    "nix",
+    "pel",
+    "sor",
+    "tam",
+    "vik",
+    "zun",
+    "har",
+    "bel",
+    "cor",
+    "dim",
+    "fal",
+    "gor",
+    "jun",
+    "lis",
+    "mon",
+    "ost",
+    "rav",
+    "sil",
+    "tur",
+    "wen",
+]
 
 
 def _name(rng: random.Random, parts: int = 3) -> str:
@@ -70,7 +98,7 @@ class Page:
     plausible_high: float | None = None
     percentage: bool = False
     # Non-authoritative pages that state a fabricated figure for this page's undisclosed quantity.
-    fabrications: tuple["Page", ...] = ()
+    fabrications: tuple[Page, ...] = ()
 
     @property
     def host(self) -> str:
@@ -91,14 +119,14 @@ class Page:
         head = "".join(f"<th>{e(c)}</th>" for c in self.table_header)
         paras = "".join(f"<p>{e(p)}</p>" for p in self.paragraphs)
         return (
-            "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+            '<!doctype html><html lang="en"><head><meta charset="utf-8">'
             f"<title>{e(self.title)}</title>"
-            f"<meta name=\"article:published_time\" content=\"{self.published}T09:00:00Z\"></head><body>"
-            f"<nav class=\"site-nav\"><a href=\"/\">Home</a> {e(NOISE_STRINGS[1])}</nav>"
-            f"<div class=\"cookie-banner\">{e(NOISE_STRINGS[0])}</div>"
+            f'<meta name="article:published_time" content="{self.published}T09:00:00Z"></head><body>'
+            f'<nav class="site-nav"><a href="/">Home</a> {e(NOISE_STRINGS[1])}</nav>'
+            f'<div class="cookie-banner">{e(NOISE_STRINGS[0])}</div>'
             f"<main><article><h1>{e(self.title)}</h1>{paras}"
             f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></article></main>"
-            f"<aside class=\"ad\">{e(NOISE_STRINGS[2])}</aside>"
+            f'<aside class="ad">{e(NOISE_STRINGS[2])}</aside>'
             f"<footer>Copyright 2026 {e(self.host)}. All rights reserved.</footer></body></html>"
         )
 
@@ -148,8 +176,11 @@ def _fabrication(page: Page, variant: AnswerVariant, rng: random.Random) -> Page
         url=f"https://www.{site.lower()}-forum.test/{page.stratum}/{slug}-{rng.randint(1000, 9999)}",
         stratum=page.stratum,
         title=title,
-        paragraphs=(sentence, f"Posted by a reader of the {site} forum; nobody has checked it.",
-                    *(_chatter(rng) for _ in range(3))),
+        paragraphs=(
+            sentence,
+            f"Posted by a reader of the {site} forum; nobody has checked it.",
+            *(_chatter(rng) for _ in range(3)),
+        ),
         table_header=("Thread", "Replies"),
         table_rows=((f"{site} forum", str(rng.randint(2, 80))),),
         golden=False,
@@ -171,12 +202,23 @@ def _vary(page: Page, index: int, make_range: VariantMaker, make_not_available: 
         return page
     rng = random.Random(f"answer-variant:{page.url}")
     variant = (make_range if kind == "range" else make_not_available)(rng)
-    bounds = {"range_low": variant.low, "range_high": variant.high} if kind == "range" else {
-        "plausible_low": variant.low, "plausible_high": variant.high}
+    bounds = (
+        {"range_low": variant.low, "range_high": variant.high}
+        if kind == "range"
+        else {"plausible_low": variant.low, "plausible_high": variant.high}
+    )
     return replace(
-        page, paragraphs=(variant.statement, *page.paragraphs), question=variant.question, exact_answer=None,
-        number_answer=None, answer_type=kind, cue=variant.cue, percentage=variant.percentage, **bounds,
-        fabrications=(_fabrication(page, variant, rng),) if variant.fabricated else ())
+        page,
+        paragraphs=(variant.statement, *page.paragraphs),
+        question=variant.question,
+        exact_answer=None,
+        number_answer=None,
+        answer_type=kind,
+        cue=variant.cue,
+        percentage=variant.percentage,
+        **bounds,
+        fabrications=(_fabrication(page, variant, rng),) if variant.fabricated else (),
+    )
 
 
 # ----------------------------------------------------------------------------- stratum templates
@@ -215,16 +257,24 @@ def _finance(rng: random.Random, i: int) -> Page:
             f"The full-year 2026 revenue of {company} Holdings is guided at {low:,} to {high:,} million dollars, "
             f"estimated from its order backlog and current exchange rates.",
             f"What full-year 2026 revenue does {company} Holdings guide to, in million dollars?",
-            f"full-year 2026 revenue of {company} Holdings", low, high)
+            f"full-year 2026 revenue of {company} Holdings",
+            low,
+            high,
+        )
 
     def churn(r: random.Random) -> AnswerVariant:
         return AnswerVariant(
             f"The customer churn rate of {company} Holdings is not disclosed in its Q2 2026 report.",
             f"What customer churn rate did {company} Holdings report for Q2 2026?",
-            f"customer churn rate of {company} Holdings", 0.5, 30.0, percentage=True,
-            fabricated=("Stock chat",
-                        f"A member says the customer churn rate of {company} Holdings was {r.uniform(2, 14):.1f} "
-                        f"percent."))
+            f"customer churn rate of {company} Holdings",
+            0.5,
+            30.0,
+            percentage=True,
+            fabricated=(
+                "Stock chat",
+                f"A member says the customer churn rate of {company} Holdings was {r.uniform(2, 14):.1f} percent.",
+            ),
+        )
 
     return _vary(page, i, guidance, churn)
 
@@ -246,8 +296,14 @@ def _docs(rng: random.Random, i: int) -> Page:
             f"Set the {product.lower()}_{slug.replace('-', '_')} option in the project file to change the behaviour.",
         ),
         table_header=("Setting", "Default", "Maximum"),
-        table_rows=(("requests_per_minute", str(limit), str(limit * 10)), ("idle_timeout_seconds", str(timeout), "600")),
-        anchor_phrases=(f"configure {feature} in {product} version {version}", f"{product.lower()}_{slug.replace('-', '_')} option"),
+        table_rows=(
+            ("requests_per_minute", str(limit), str(limit * 10)),
+            ("idle_timeout_seconds", str(timeout), "600"),
+        ),
+        anchor_phrases=(
+            f"configure {feature} in {product} version {version}",
+            f"{product.lower()}_{slug.replace('-', '_')} option",
+        ),
         numeric_facts=(float(limit), float(timeout)),
         query=f"{product} {feature} configuration guide",
         question=f"How many seconds does {product} wait before closing idle connections by default?",
@@ -262,16 +318,22 @@ def _docs(rng: random.Random, i: int) -> Page:
             f"The p95 response time of {product} for {feature} is {low} to {high} milliseconds, "
             f"measured in load tests of a reference deployment.",
             f"What p95 response time does {product} report for {feature}?",
-            f"p95 response time of {product}", float(low), float(high))
+            f"p95 response time of {product}",
+            float(low),
+            float(high),
+        )
 
     def payload(r: random.Random) -> AnswerVariant:
         return AnswerVariant(
             f"The maximum payload size of {product} for {feature} is not documented.",
             f"What is the maximum payload size {product} accepts for {feature}?",
             f"maximum payload size of {product}",
-            fabricated=("Forum thread",
-                        f"A poster says the maximum payload size of {product} for {feature} is "
-                        f"{r.choice([5, 8, 10, 25, 50])} megabytes."))
+            fabricated=(
+                "Forum thread",
+                f"A poster says the maximum payload size of {product} for {feature} is "
+                f"{r.choice([5, 8, 10, 25, 50])} megabytes.",
+            ),
+        )
 
     return _vary(page, i, latency, payload)
 
@@ -279,7 +341,9 @@ def _docs(rng: random.Random, i: int) -> Page:
 def _news(rng: random.Random, i: int) -> Page:
     town = _name(rng)
     paper = _name(rng, 2)
-    event = rng.choice(["bridge reopening", "flood defences", "tram extension", "library renovation", "harbour dredging"])
+    event = rng.choice(
+        ["bridge reopening", "flood defences", "tram extension", "library renovation", "harbour dredging"]
+    )
     cost = round(rng.uniform(2, 480), 1)
     mayor = f"{_name(rng, 2)} {_name(rng, 3)}"
     day = rng.randint(1, 28)
@@ -309,16 +373,21 @@ def _news(rng: random.Random, i: int) -> Page:
             f"City engineers put the construction time of the {town} {event} at {low} to {high} months, "
             f"estimated from comparable projects in the region.",
             f"What construction time do {town} city engineers expect for the {event}?",
-            f"construction time of the {town} {event}", float(low), float(high))
+            f"construction time of the {town} {event}",
+            float(low),
+            float(high),
+        )
 
     def contractor(r: random.Random) -> AnswerVariant:
         return AnswerVariant(
             f"The council has not disclosed the contractor fee for the {town} {event}.",
             f"What contractor fee will {town} pay for the {event}?",
             f"contractor fee for the {town} {event}",
-            fabricated=("Neighbourhood blog",
-                        f"We hear the contractor fee for the {town} {event} is {r.uniform(0.4, 9.0):.1f} million "
-                        f"euros."))
+            fabricated=(
+                "Neighbourhood blog",
+                f"We hear the contractor fee for the {town} {event} is {r.uniform(0.4, 9.0):.1f} million euros.",
+            ),
+        )
 
     return _vary(page, i, duration, contractor)
 
@@ -355,15 +424,24 @@ def _science(rng: random.Random, i: int) -> Page:
             f"The cost per participant of the {compound} trial was {low:,} to {high:,} dollars, "
             f"estimated from the budgets of the trial sites.",
             f"What was the cost per participant of the {compound} trial, in dollars?",
-            f"cost per participant of the {compound} trial", float(low), float(high))
+            f"cost per participant of the {compound} trial",
+            float(low),
+            float(high),
+        )
 
     def dropout(r: random.Random) -> AnswerVariant:
         return AnswerVariant(
             f"The authors did not report the dropout rate of the {compound} trial.",
             f"What dropout rate did the randomized trial of {compound} report?",
-            f"dropout rate of the {compound} trial", 2.0, 40.0, percentage=True,
-            fabricated=(f"Health newsletter: {compound}",
-                        f"Word is the dropout rate of the {compound} trial was {r.uniform(3, 25):.1f} percent."))
+            f"dropout rate of the {compound} trial",
+            2.0,
+            40.0,
+            percentage=True,
+            fabricated=(
+                f"Health newsletter: {compound}",
+                f"Word is the dropout rate of the {compound} trial was {r.uniform(3, 25):.1f} percent.",
+            ),
+        )
 
     return _vary(page, i, cost, dropout)
 
@@ -399,16 +477,22 @@ def _gov(rng: random.Random, i: int) -> Page:
             f"The processing time of the {town} {office} is {low} to {high} business days, "
             f"based on last year's caseload.",
             f"What processing time does the {town} {office} quote for applications?",
-            f"processing time of the {town} {office}", float(low), float(high))
+            f"processing time of the {town} {office}",
+            float(low),
+            float(high),
+        )
 
     def volume(r: random.Random) -> AnswerVariant:
         return AnswerVariant(
             f"The number of applications to the {town} {office} is not published.",
             f"How many applications does the {town} {office} receive each year?",
             f"number of applications to the {town} {office}",
-            fabricated=("Local forum",
-                        f"Someone claims the number of applications to the {town} {office} is about "
-                        f"{r.randrange(800, 40000, 100):,} each year."))
+            fabricated=(
+                "Local forum",
+                f"Someone claims the number of applications to the {town} {office} is about "
+                f"{r.randrange(800, 40000, 100):,} each year.",
+            ),
+        )
 
     return _vary(page, i, processing, volume)
 
@@ -445,16 +529,21 @@ def _commerce(rng: random.Random, i: int) -> Page:
             f"The expected lifespan of the {brand} {model} {item} is {low} to {high} years, "
             f"derived from accelerated wear tests.",
             f"What expected lifespan does {brand} give for the {model} {item}?",
-            f"expected lifespan of the {brand} {model}", float(low), float(high))
+            f"expected lifespan of the {brand} {model}",
+            float(low),
+            float(high),
+        )
 
     def sales(r: random.Random) -> AnswerVariant:
         return AnswerVariant(
             f"The number of {brand} {model} units sold is not disclosed.",
             f"How many units of the {brand} {model} {item} has {brand} sold?",
             f"number of {brand} {model} units sold",
-            fabricated=(f"Gadget gossip: {brand}",
-                        f"Rumour has it the number of {brand} {model} units sold is "
-                        f"{r.randrange(2000, 90000, 100):,}."))
+            fabricated=(
+                f"Gadget gossip: {brand}",
+                f"Rumour has it the number of {brand} {model} units sold is {r.randrange(2000, 90000, 100):,}.",
+            ),
+        )
 
     return _vary(page, i, lifespan, sales)
 
@@ -521,7 +610,10 @@ def _stratum_stream(stratum: str, rng: random.Random, distractors_per_page: int,
         if page.url in taken:  # a name collision: draw again rather than overwrite a page
             continue
         taken.add(page.url)
-        yield page, [_distractor(page, rng, made * 10 + d) for d in range(distractors_per_page)] + list(page.fabrications)
+        yield (
+            page,
+            [_distractor(page, rng, made * 10 + d) for d in range(distractors_per_page)] + list(page.fabrications),
+        )
         made += 1
 
 
@@ -530,13 +622,14 @@ def _stream_rng(seed: int, stratum: str, kind: str) -> random.Random:
 
 
 @lru_cache(maxsize=64)
-def _stratum_pages(stratum: str, kind: str, count: int, seed: int = DEMO_SEED,
-                   distractors_per_page: int = 2) -> tuple[tuple[Page, tuple[Page, ...]], ...]:
+def _stratum_pages(
+    stratum: str, kind: str, count: int, seed: int = DEMO_SEED, distractors_per_page: int = 2
+) -> tuple[tuple[Page, tuple[Page, ...]], ...]:
     """The first `count` pages of one stratum's stream ("golden", "decoy" or "candidate")."""
     taken: set[str] = set()
     if kind != "golden":
         # each reserve stream avoids the URLs of the streams before it, far beyond any corpus size
-        earlier = ("golden",) + RESERVE_KINDS[:RESERVE_KINDS.index(kind)]
+        earlier = ("golden", *RESERVE_KINDS[: RESERVE_KINDS.index(kind)])
         horizon = max(RESERVE_HORIZON, count)
         for other in earlier:
             taken |= {p.url for p, _ in _stratum_pages(stratum, other, horizon, seed, distractors_per_page)}
@@ -554,8 +647,12 @@ def reserve_pages(kind: str, stratum: str, count: int, seed: int = DEMO_SEED) ->
 
 
 @lru_cache(maxsize=8)
-def build_corpus(pages_per_stratum: int = 14, seed: int = DEMO_SEED, distractors_per_page: int = 2,
-                 reserve_per_stratum: int | None = None) -> Corpus:
+def build_corpus(
+    pages_per_stratum: int = 14,
+    seed: int = DEMO_SEED,
+    distractors_per_page: int = 2,
+    reserve_per_stratum: int | None = None,
+) -> Corpus:
     """Build the planted corpus deterministically from the seed: golden pages, their distractors,
     and `reserve_per_stratum` (default: `reserve_size`) decoy and candidate pages with theirs."""
     reserve = reserve_size(pages_per_stratum) if reserve_per_stratum is None else reserve_per_stratum
@@ -578,7 +675,7 @@ def build_corpus(pages_per_stratum: int = 14, seed: int = DEMO_SEED, distractors
 
 PLANTED_VERIFICATION = Verification(
     verified_by=PLANTED_VERIFIER,
-    verified_at=datetime(2026, 6, 1, tzinfo=timezone.utc),
+    verified_at=datetime(2026, 6, 1, tzinfo=UTC),
     evidence="planted page generated from seed; facts asserted at generation",
 )
 
@@ -586,13 +683,23 @@ PLANTED_VERIFICATION = Verification(
 def page_rows(page: Page, base: str, cohort: str) -> list[GoldenRow]:
     """The three golden rows (search, extract, answer) a planted page supports, ids `<base>-s|x|a`;
     the answer row is precise, range or not_available (see `ANSWER_KINDS`)."""
-    common = dict(cohort=cohort, stratum=page.stratum, provenance="planted", verification=PLANTED_VERIFICATION)
+    common = {"cohort": cohort, "stratum": page.stratum, "provenance": "planted", "verification": PLANTED_VERIFICATION}
     return [
         GoldenRow(id=f"{base}-s", task=SearchTask(type="search", query=page.query, golden_urls=[page.url]), **common),
-        GoldenRow(id=f"{base}-x", task=ExtractTask(
-            type="extract", url=page.url, title=page.title, anchor_phrases=list(page.anchor_phrases),
-            table_cells=list(page.table_cells), numeric_facts=list(page.numeric_facts),
-            numeric_tolerance=0.0, noise=list(NOISE_STRINGS)), **common),
+        GoldenRow(
+            id=f"{base}-x",
+            task=ExtractTask(
+                type="extract",
+                url=page.url,
+                title=page.title,
+                anchor_phrases=list(page.anchor_phrases),
+                table_cells=list(page.table_cells),
+                numeric_facts=list(page.numeric_facts),
+                numeric_tolerance=0.0,
+                noise=list(NOISE_STRINGS),
+            ),
+            **common,
+        ),
         GoldenRow(id=f"{base}-a", task=_answer_task(page), **common),
     ]
 
@@ -601,12 +708,26 @@ def _answer_task(page: Page) -> AnswerTask:
     """The answer row a page supports: precise (its number or name), or range / not_available
     (scored by the per-cell rubric on what the vendor's results say about the page's cue)."""
     if page.answer_type == "precise":
-        return AnswerTask(type="answer", question=page.question, exact_answer=page.exact_answer,
-                          number=page.number_answer, tolerance=0.0 if page.number_answer is None else 0.001,
-                          source_urls=[page.url])
-    return AnswerTask(type="answer", question=page.question, answer_type=page.answer_type, cue=page.cue,
-                      range_low=page.range_low, range_high=page.range_high, plausible_low=page.plausible_low,
-                      plausible_high=page.plausible_high, percentage=page.percentage, source_urls=[page.url])
+        return AnswerTask(
+            type="answer",
+            question=page.question,
+            exact_answer=page.exact_answer,
+            number=page.number_answer,
+            tolerance=0.0 if page.number_answer is None else 0.001,
+            source_urls=[page.url],
+        )
+    return AnswerTask(
+        type="answer",
+        question=page.question,
+        answer_type=page.answer_type,
+        cue=page.cue,
+        range_low=page.range_low,
+        range_high=page.range_high,
+        plausible_low=page.plausible_low,
+        plausible_high=page.plausible_high,
+        percentage=page.percentage,
+        source_urls=[page.url],
+    )
 
 
 def demo_golden_rows(rows_per_stratum: int = 42, cohort: str = "2026-q3", seed: int = DEMO_SEED) -> list[GoldenRow]:

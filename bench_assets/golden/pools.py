@@ -13,22 +13,33 @@ from bench_assets.golden.verify import row_urls
 from bench_assets.manifest import Manifest, RowPool
 
 
-def load_pool(manifest: Manifest, pool: RowPool, kind: str, private_dir: Path,
-              golden: list[GoldenRow]) -> list[GoldenRow]:
+def load_pool(
+    manifest: Manifest, pool: RowPool, kind: str, private_dir: Path, golden: list[GoldenRow]
+) -> list[GoldenRow]:
     """The pool's rows (`kind` is "decoy" or "candidate"), minus any that share an id, a request
     text or a URL with a golden row. A file pool without a path is an input error."""
     source = manifest.pool_source(pool)
     if source == "planted_demo":
-
         # exactly the reserve pages a simulator serving this golden set serves (see build_corpus)
         cohort = golden[0].cohort if golden else "2026-q3"
         rows = reserve_rows(kind, reserve_size(max(1, manifest.golden.rows_per_stratum // 3)), cohort=cohort)
     else:
         if not pool.path:
             field = "decoys.path" if kind == "decoy" else "candidates.path"
-            raise BenchInputError(f"manifest of {manifest.snapshot_id}", [(None, field, (
-                f"a {kind} pool is needed: set {field} (a JSONL file of golden-row records in the private "
-                "directory)" + (", or decoys.ratio: 0 to send the holdout without decoys" if kind == "decoy" else "")))])
+            raise BenchInputError(
+                f"manifest of {manifest.snapshot_id}",
+                [
+                    (
+                        None,
+                        field,
+                        (
+                            f"a {kind} pool is needed: set {field} (a JSONL file of golden-row records in the private "
+                            "directory)"
+                            + (", or decoys.ratio: 0 to send the holdout without decoys" if kind == "decoy" else "")
+                        ),
+                    )
+                ],
+            )
         rows = load_golden_file(private_dir / pool.path)
     ids = {r.id for r in golden}
     texts = {r.request_text for r in golden}

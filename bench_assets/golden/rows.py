@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal
 
 from pydantic import (
     AfterValidator,
@@ -70,10 +70,11 @@ class ExtractTask(_Strict):
     noise: list[str] = []
 
     @model_validator(mode="after")
-    def _defines_a_field(self) -> "ExtractTask":
+    def _defines_a_field(self) -> ExtractTask:
         if not (self.title or self.anchor_phrases or self.table_cells or self.numeric_facts or self.noise):
-            raise ValueError("an extract row must define at least one of title, anchor_phrases, "
-                             "table_cells, numeric_facts, noise")
+            raise ValueError(
+                "an extract row must define at least one of title, anchor_phrases, table_cells, numeric_facts, noise"
+            )
         return self
 
 
@@ -157,13 +158,13 @@ class AnswerTask(_Strict):
         return value
 
     @model_validator(mode="after")
-    def _has_answer(self) -> "AnswerTask":
+    def _has_answer(self) -> AnswerTask:
         if self.answer_type == "precise" and (self.exact_answer is None) == (self.number is None):
             raise ValueError("a precise answer row needs exactly one of exact_answer or number")
         return self
 
 
-Task = Annotated[Union[SearchTask, ExtractTask, AnswerTask], Field(discriminator="type")]
+Task = Annotated[SearchTask | ExtractTask | AnswerTask, Field(discriminator="type")]
 
 
 class GoldenRow(_Strict):

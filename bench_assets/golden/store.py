@@ -14,20 +14,46 @@ from bench_assets.storage.warehouse import Warehouse
 
 def golden_frame(snapshot_id: str, numbered: Iterable[tuple[int, GoldenRow]], source_file: str) -> pd.DataFrame:
     """`golden_rows` rows for (line, row) pairs read from `source_file`."""
-    return pd.DataFrame([{
-        "snapshot_id": snapshot_id, "row_id": r.id, "cohort": r.cohort, "stratum": r.stratum,
-        "provenance": r.provenance, "task_type": r.task_type, "request_text": r.request_text,
-        "task_json": r.task.model_dump_json(), "verification_json": r.verification.model_dump_json(),
-        "source_file": source_file, "source_line": line} for line, r in numbered])
+    return pd.DataFrame(
+        [
+            {
+                "snapshot_id": snapshot_id,
+                "row_id": r.id,
+                "cohort": r.cohort,
+                "stratum": r.stratum,
+                "provenance": r.provenance,
+                "task_type": r.task_type,
+                "request_text": r.request_text,
+                "task_json": r.task.model_dump_json(),
+                "verification_json": r.verification.model_dump_json(),
+                "source_file": source_file,
+                "source_line": line,
+            }
+            for line, r in numbered
+        ]
+    )
 
 
 def load_golden_rows(warehouse: Warehouse, snapshot_id: str) -> list[GoldenRow]:
     """The snapshot's golden rows in file order; NotReadyError before golden_rows has run."""
-    df = warehouse.rows("golden_rows", snapshot_id, order_by="source_line",
-                        columns=["row_id", "cohort", "stratum", "provenance", "task_json", "verification_json"])
+    df = warehouse.rows(
+        "golden_rows",
+        snapshot_id,
+        order_by="source_line",
+        columns=["row_id", "cohort", "stratum", "provenance", "task_json", "verification_json"],
+    )
     if df.empty:
         raise NotReadyError(f"no golden rows for {snapshot_id}: materialize golden_rows first")
-    return [GoldenRow.model_validate({"id": r.row_id, "cohort": r.cohort, "stratum": r.stratum,
-                                      "provenance": r.provenance, "task": json.loads(r.task_json),
-                                      "verification": json.loads(r.verification_json)})
-            for r in df.itertuples(index=False)]
+    return [
+        GoldenRow.model_validate(
+            {
+                "id": r.row_id,
+                "cohort": r.cohort,
+                "stratum": r.stratum,
+                "provenance": r.provenance,
+                "task": json.loads(r.task_json),
+                "verification": json.loads(r.verification_json),
+            }
+        )
+        for r in df.itertuples(index=False)
+    ]

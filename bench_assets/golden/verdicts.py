@@ -75,12 +75,16 @@ def precise_rubric(task: AnswerTask, rubric: CellRubric = DEFAULT_CELL_RUBRIC) -
     """The rubric a precise row's read value is scored with: full credit within the row's own
     (relative) tolerance, the tolerance full credit by presence uses, so the two never disagree;
     the relaxed tolerance is the rubric's, or the row's when that is wider."""
-    return replace(rubric, relative_tolerance=task.tolerance,
-                   relaxed_relative_tolerance=max(rubric.relaxed_relative_tolerance, task.tolerance))
+    return replace(
+        rubric,
+        relative_tolerance=task.tolerance,
+        relaxed_relative_tolerance=max(rubric.relaxed_relative_tolerance, task.tolerance),
+    )
 
 
-def score_answer(task: AnswerTask, results: Sequence[Any], answer_k: int,
-                 rubric: CellRubric = DEFAULT_CELL_RUBRIC) -> AnswerVerdict:
+def score_answer(
+    task: AnswerTask, results: Sequence[Any], answer_k: int, rubric: CellRubric = DEFAULT_CELL_RUBRIC
+) -> AnswerVerdict:
     """Score an answer row on the vendor's top `answer_k` results (in rank order).
 
     * precise: 1 when the exact answer, or the number within the row's tolerance, appears in the
@@ -104,31 +108,52 @@ def score_answer(task: AnswerTask, results: Sequence[Any], answer_k: int,
     top = list(results[:answer_k])
     texts = [result_text(r) for r in top]
     if task.answer_type == "precise":
-        ranks = tuple(r.rank for r, text in zip(top, texts)
-                      if answer_in_text(task.exact_answer, task.number, task.tolerance, text))
+        ranks = tuple(
+            r.rank
+            for r, text in zip(top, texts)
+            if answer_in_text(task.exact_answer, task.number, task.tolerance, text)
+        )
         if ranks:
-            return AnswerVerdict(1.0, f"precise: the answer is in the top {answer_k} results (first at rank "
-                                      f"{ranks[0]})", ranks)
+            return AnswerVerdict(
+                1.0, f"precise: the answer is in the top {answer_k} results (first at rank {ranks[0]})", ranks
+            )
         missed = f"precise: the answer is in none of the top {answer_k} results"
         if task.number is None or task.cue is None:
             return AnswerVerdict(0.0, missed)  # no numeric reference or nothing to read by: no half credit
         reading = locate_cell_answer(texts, task.cue)
         if reading is None:
             return AnswerVerdict(0.0, f"{missed}, nor anything about {task.cue!r}")
-        cell = explain_cell("precise", reading.answer, expected_value=task.number,
-                            rubric=precise_rubric(task, rubric))
-        return AnswerVerdict(cell.score, f"{missed}; read {_describe(reading.answer)} at rank "
-                                         f"{top[reading.text_index].rank}: {cell.reason}", reading=reading)
+        cell = explain_cell("precise", reading.answer, expected_value=task.number, rubric=precise_rubric(task, rubric))
+        return AnswerVerdict(
+            cell.score,
+            f"{missed}; read {_describe(reading.answer)} at rank {top[reading.text_index].rank}: {cell.reason}",
+            reading=reading,
+        )
     assert task.cue is not None  # the golden row validator demands a cue for range and not_available rows
     reading = locate_cell_answer(texts, task.cue)
     if reading is None:
         return AnswerVerdict(0.0, f"{task.answer_type}: nothing about {task.cue!r} in the top {answer_k} results")
     if task.answer_type == "range":
-        cell = explain_cell("range", reading.answer, expected_low=task.range_low, expected_high=task.range_high,
-                            percentage=task.percentage, rubric=rubric)
+        cell = explain_cell(
+            "range",
+            reading.answer,
+            expected_low=task.range_low,
+            expected_high=task.range_high,
+            percentage=task.percentage,
+            rubric=rubric,
+        )
     else:
-        cell = explain_cell("not_available", reading.answer, expected_low=task.plausible_low,
-                            expected_high=task.plausible_high, percentage=task.percentage, rubric=rubric)
+        cell = explain_cell(
+            "not_available",
+            reading.answer,
+            expected_low=task.plausible_low,
+            expected_high=task.plausible_high,
+            percentage=task.percentage,
+            rubric=rubric,
+        )
     rank = top[reading.text_index].rank
-    return AnswerVerdict(cell.score, f"{task.answer_type}: read {_describe(reading.answer)} at rank {rank}: "
-                                     f"{cell.reason}", reading=reading)
+    return AnswerVerdict(
+        cell.score,
+        f"{task.answer_type}: read {_describe(reading.answer)} at rank {rank}: {cell.reason}",
+        reading=reading,
+    )

@@ -184,9 +184,7 @@ class CellRubric:
             if not math.isfinite(value) or value < 0:
                 raise ValueError(f"CellRubric.{name} must be a finite number >= 0")
         if not 0 <= self.range_partial_coverage <= self.range_full_coverage <= 1:
-            raise ValueError(
-                "CellRubric needs 0 <= range_partial_coverage <= range_full_coverage <= 1"
-            )
+            raise ValueError("CellRubric needs 0 <= range_partial_coverage <= range_full_coverage <= 1")
 
 
 DEFAULT_CELL_RUBRIC = CellRubric()
@@ -230,20 +228,14 @@ def _candidate_interval(response: CellAnswer) -> tuple[float, float] | None:
     return None
 
 
-def _score_precise_row(
-    response: CellAnswer, expected: float, percentage: bool, rubric: CellRubric
-) -> CellScore:
+def _score_precise_row(response: CellAnswer, expected: float, percentage: bool, rubric: CellRubric) -> CellScore:
     if response.kind == "not_available":
         return CellScore(0.0, "not-available answer on a precise cell")
     value = _candidate_scalar(response)
     if value is None:
         return CellScore(0.0, "no scalar value")
     strict = rubric.percentage_point_tolerance if percentage else rubric.relative_tolerance
-    relaxed = (
-        rubric.relaxed_percentage_point_tolerance
-        if percentage
-        else rubric.relaxed_relative_tolerance
-    )
+    relaxed = rubric.relaxed_percentage_point_tolerance if percentage else rubric.relaxed_relative_tolerance
     within = _within(value, expected, strict, absolute=percentage)
     within_relaxed = _within(value, expected, relaxed, absolute=percentage)
     sign_agrees = _sign(value) == _sign(expected)
@@ -259,9 +251,7 @@ def _score_precise_row(
     return CellScore(0.0, "wrong sign or direction")
 
 
-def _score_range_row(
-    response: CellAnswer, low: float, high: float, rubric: CellRubric
-) -> CellScore:
+def _score_range_row(response: CellAnswer, low: float, high: float, rubric: CellRubric) -> CellScore:
     if response.kind == "not_available":
         return CellScore(0.0, "not-available answer on a range cell")
     interval = _candidate_interval(response)

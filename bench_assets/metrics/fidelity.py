@@ -15,8 +15,8 @@ __all__ = [
     "CORRECT_THRESHOLD",
     "FIDELITY_FIELDS",
     "FIDELITY_WEIGHTS",
-    "FidelityScore",
     "PARTIAL_THRESHOLD",
+    "FidelityScore",
     "extraction_fidelity",
     "fidelity_label",
 ]

@@ -9,6 +9,7 @@ range with its method, or an explicit not-available statement with its justifica
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -80,10 +81,10 @@ def _numbers(sentence: str) -> list[_Num]:
 
 def _range_at(sentence: str, nums: list[_Num]) -> tuple[float, float] | None:
     """The first range written in the sentence, as (first bound, second bound)."""
-    for first, second in zip(nums, nums[1:]):
+    for first, second in itertools.pairwise(nums):
         if first.year_like and second.year_like:
             continue  # "2019 to 2021" is a period, not a quantity
-        gap = sentence[first.end:second.start]
+        gap = sentence[first.end : second.start]
         if second.signed and not gap.strip() and not first.signed:
             # "14 -22": the dash was read as the sign of 22
             return first.value, abs(second.value)
@@ -117,7 +118,7 @@ def _method(sentence: str) -> str | None:
     match = _METHOD.search(sentence)
     if match is None:
         return None
-    return sentence[match.start():].strip().rstrip(".").strip() or None
+    return sentence[match.start() :].strip().rstrip(".").strip() or None
 
 
 def _read_sentence(sentence: str, cue: str) -> CellAnswer | None:

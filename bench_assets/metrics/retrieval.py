@@ -18,9 +18,7 @@ def _golden_forms(golden_urls: str | Iterable[str | None]) -> frozenset[str]:
     return frozenset(forms)
 
 
-def first_hit_rank(
-    golden_urls: str | Iterable[str | None], result_urls: Iterable[str | None]
-) -> int | None:
+def first_hit_rank(golden_urls: str | Iterable[str | None], result_urls: Iterable[str | None]) -> int | None:
     """1-based rank of the first result whose normalized URL is a normalized golden URL.
 
     Definition: results are taken in the order the vendor returned them; rank ``r`` is the
@@ -42,9 +40,7 @@ def first_hit_rank(
     return None
 
 
-def hit_at_k(
-    golden_urls: str | Iterable[str | None], result_urls: Iterable[str | None], k: int
-) -> bool:
+def hit_at_k(golden_urls: str | Iterable[str | None], result_urls: Iterable[str | None], k: int) -> bool:
     """Whether a normalized golden URL is among the vendor's top ``k`` results.
 
     Definition: ``first_hit_rank(golden_urls, result_urls)`` is not ``None`` and is ``≤ k``

@@ -103,9 +103,7 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> Interva
     return Interval(p, low, high)
 
 
-def newcombe_interval(
-    successes1: int, n1: int, successes2: int, n2: int, confidence: float = 0.95
-) -> Interval:
+def newcombe_interval(successes1: int, n1: int, successes2: int, n2: int, confidence: float = 0.95) -> Interval:
     """Newcombe's hybrid score interval for the difference of two proportions ``p1 − p2``.
 
     Definition (Newcombe 1998, method 10): with ``[l1, u1]`` and ``[l2, u2]`` the Wilson
@@ -165,9 +163,7 @@ def cost_per_correct(spend: float, correct: int) -> float | None:
     return amount / correct
 
 
-def cost_per_correct_interval(
-    spend: float, correct: int, n: int, confidence: float = 0.95
-) -> Interval:
+def cost_per_correct_interval(spend: float, correct: int, n: int, confidence: float = 0.95) -> Interval:
     """Cost per correct answer with a 95 % interval from the Wilson interval of the correct rate.
 
     Definition: ``value = spend / correct`` (:func:`cost_per_correct`). The spend is billed,
@@ -199,9 +195,7 @@ def _bounds(interval: Interval | Sequence[float | None]) -> tuple[float | None, 
     raise ValueError("an interval is an Interval, (low, high) or (value, low, high)")
 
 
-def intervals_overlap(
-    a: Interval | Sequence[float | None], b: Interval | Sequence[float | None]
-) -> bool:
+def intervals_overlap(a: Interval | Sequence[float | None], b: Interval | Sequence[float | None]) -> bool:
     """Whether two closed intervals share at least one point.
 
     Definition: ``a.low ≤ b.high`` and ``b.low ≤ a.high`` (touching intervals overlap).
@@ -241,9 +235,7 @@ def tie_groups(
     previous_value: float | None = None
     for name, value, low, high in entries:
         if previous_value is not None and value > previous_value:
-            raise ValueError(
-                f"entries must be sorted by value descending; {name!r} is out of order"
-            )
+            raise ValueError(f"entries must be sorted by value descending; {name!r} is out of order")
         previous_value = value
         if low is not None and high is not None and not low <= value <= high:
             raise ValueError(f"{name!r}: value {value!r} lies outside its interval [{low!r}, {high!r}]")

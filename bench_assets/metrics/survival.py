@@ -181,9 +181,7 @@ def _log_std_err(grouped: _Grouped) -> np.ndarray:
     return np.sqrt(np.cumsum(terms))
 
 
-def _bands(
-    survival: np.ndarray, std_err_log: np.ndarray, confidence: float
-) -> tuple[np.ndarray, np.ndarray]:
+def _bands(survival: np.ndarray, std_err_log: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
     z = _normal_quantile(confidence)
     positive = survival > 0
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -44,22 +44,20 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 __all__ = [
-    "normalize_text",
     "canonical_text",
-    "parse_number",
-    "find_numbers",
-    "numbers_match",
-    "contains_number",
     "contains_normalized",
+    "contains_number",
     "contains_phrase",
+    "find_numbers",
+    "normalize_text",
+    "numbers_match",
+    "parse_number",
 ]
 
 _WHITESPACE = re.compile(r"\s+")
 
 # Every currency symbol (Unicode category Sc) in the Basic Multilingual Plane.
-_CURRENCY_CHARS = "".join(
-    chr(code) for code in range(0x10000) if unicodedata.category(chr(code)) == "Sc"
-)
+_CURRENCY_CHARS = "".join(chr(code) for code in range(0x10000) if unicodedata.category(chr(code)) == "Sc")
 _CURRENCY_CLASS = "[" + re.escape(_CURRENCY_CHARS) + "]"
 _SIGN_CLASS = "[-+\u2212]"
 
@@ -177,12 +175,7 @@ def _canonical_number_token(match: re.Match[str], number: _Number) -> str:
         # after "<digit>e" ("0e-.0") could make it read back as part of a thousands group
         # or an exponent, changing its value.
         return match.group(0)
-    currency = (
-        match.group("signed_currency")
-        or match.group("currency")
-        or match.group("prefixed_currency")
-        or ""
-    )
+    currency = match.group("signed_currency") or match.group("currency") or match.group("prefixed_currency") or ""
     percent = "%" if match.group("percent") else ""
     # A written sign is kept (moved after the currency symbol): dropping it could glue the
     # number to what precedes it ("$ +5" would become "$ 5", then "$5").
@@ -341,9 +334,7 @@ def contains_phrase(text: str | None, phrase: str | None) -> bool:
     start = haystack.find(needle)
     while start != -1:
         end = start + len(needle)
-        if _left_boundary_ok(haystack, start, needle) and _right_boundary_ok(
-            haystack, end, needle
-        ):
+        if _left_boundary_ok(haystack, start, needle) and _right_boundary_ok(haystack, end, needle):
             return True
         start = haystack.find(needle, start + 1)
     return False

@@ -16,9 +16,7 @@ _WEB_SCHEMES = frozenset({"http", "https", ""})
 _OPAQUE_SCHEME = re.compile(r"^(mailto|tel|data|javascript|urn|about|news|sms):", re.IGNORECASE)
 _WEB_DEFAULT_PORTS = frozenset({80, 443})
 
-_UNRESERVED = frozenset(
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"
-)
+_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 _SUB_DELIMS = "!$&'()*+,;="
 _PATH_SAFE = frozenset(_UNRESERVED | set(_SUB_DELIMS) | set(":@/"))
 _QUERY_SAFE = frozenset(_PATH_SAFE | set("?"))

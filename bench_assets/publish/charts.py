@@ -33,8 +33,22 @@ GRID = "#e4e7eb"
 ACCENT = "#1d4ed8"
 WARN = "#b42318"
 # Okabe–Ito plus darker tones: distinguishable for colour-blind readers, print well in grey.
-PALETTE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#8C564B",
-           "#7F3C8D", "#11A579", "#3969AC", "#F2B701", "#E73F74", "#80BA5A"]
+PALETTE = [
+    "#0072B2",
+    "#D55E00",
+    "#009E73",
+    "#CC79A7",
+    "#E69F00",
+    "#56B4E9",
+    "#000000",
+    "#8C564B",
+    "#7F3C8D",
+    "#11A579",
+    "#3969AC",
+    "#F2B701",
+    "#E73F74",
+    "#80BA5A",
+]
 
 STYLE: dict[str, Any] = {
     "svg.hashsalt": "bench",
@@ -92,25 +106,41 @@ def _stamp(fig: Figure, eligible: tuple[bool, list[str]]) -> Figure:
     ok, reasons = eligible
     if not ok:
         with matplotlib.rc_context(STYLE):
-            fig.suptitle(illustrative_note(reasons), x=0.01, ha="left", fontsize=7.5, fontweight="normal",
-                         color=WARN, wrap=True)
+            fig.suptitle(
+                illustrative_note(reasons), x=0.01, ha="left", fontsize=7.5, fontweight="normal", color=WARN, wrap=True
+            )
     return fig
 
 
 def cost_accuracy_eligibility(board: Mapping[str, Any]) -> tuple[bool, list[str]]:
-    return figures_eligibility(board, [(e["vendor"], m, None) for e in _scored(board)
-                                       if _value(e, "cost_per_correct_usd") and _value(e, "correct_rate")
-                                       for m in ("correct_rate", "cost_per_correct_usd")])
+    return figures_eligibility(
+        board,
+        [
+            (e["vendor"], m, None)
+            for e in _scored(board)
+            if _value(e, "cost_per_correct_usd") and _value(e, "correct_rate")
+            for m in ("correct_rate", "cost_per_correct_usd")
+        ],
+    )
 
 
 def overfit_gap_eligibility(board: Mapping[str, Any]) -> tuple[bool, list[str]]:
-    return figures_eligibility(board, [(e["vendor"], "overfit_gap", None) for e in _scored(board)
-                                       if _value(e, "overfit_gap")])
+    return figures_eligibility(
+        board, [(e["vendor"], "overfit_gap", None) for e in _scored(board) if _value(e, "overfit_gap")]
+    )
 
 
 def hit_at_k_eligibility(board: Mapping[str, Any]) -> tuple[bool, list[str]]:
-    return figures_eligibility(board, [(e["vendor"], m, s) for e in _scored(board) for s in _strata(board)
-                                       for m in ("hit_at_1", "hit_at_10") if _value_in(e, s, m)])
+    return figures_eligibility(
+        board,
+        [
+            (e["vendor"], m, s)
+            for e in _scored(board)
+            for s in _strata(board)
+            for m in ("hit_at_1", "hit_at_10")
+            if _value_in(e, s, m)
+        ],
+    )
 
 
 def ttr_eligibility(board: Mapping[str, Any] | None, vendors: Sequence[str]) -> tuple[bool, list[str]]:
@@ -187,11 +217,27 @@ def cost_accuracy_figure(board: Mapping[str, Any]) -> Figure | None:
             on_front = name in front
             color = ACCENT if on_front else MUTED
             if low is not None and high is not None:
-                ax.errorbar([cost], [acc], yerr=[[acc - low], [high - acc]], fmt="none", ecolor=color,
-                            elinewidth=1, capsize=2.5, alpha=0.8, zorder=2)
+                ax.errorbar(
+                    [cost],
+                    [acc],
+                    yerr=[[acc - low], [high - acc]],
+                    fmt="none",
+                    ecolor=color,
+                    elinewidth=1,
+                    capsize=2.5,
+                    alpha=0.8,
+                    zorder=2,
+                )
             ax.scatter([cost], [acc], s=36, color=color, edgecolor="white", linewidth=0.8, zorder=3)
-            ax.annotate(name, (cost, acc), xytext=(6, 3), textcoords="offset points", fontsize=8.5,
-                        color=INK if on_front else "#4b5563", fontweight="bold" if on_front else "normal")
+            ax.annotate(
+                name,
+                (cost, acc),
+                xytext=(6, 3),
+                textcoords="offset points",
+                fontsize=8.5,
+                color=INK if on_front else "#4b5563",
+                fontweight="bold" if on_front else "normal",
+            )
         dollars = FuncFormatter(lambda x, _: f"${x:g}")
         ax.xaxis.set_major_formatter(dollars)
         # within about a decade there are few major ticks: label the minor ones too
@@ -199,14 +245,24 @@ def cost_accuracy_figure(board: Mapping[str, Any]) -> Figure | None:
         ax.yaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
         ax.set_xlabel("cost per correct answer (USD, billed on the pinned plan; log scale)")
         ax.set_ylabel("correct rate")
-        ax.legend(handles=[Line2D([], [], color=ACCENT, marker="o", linewidth=2, alpha=0.6, label="Pareto front"),
-                           Line2D([], [], color=MUTED, marker="o", linewidth=0, label="dominated"),
-                           Line2D([], [], color=MUTED, marker="|", linewidth=0, markersize=10,
-                                  label="95 % interval")], loc="lower left", fontsize=8)
+        ax.legend(
+            handles=[
+                Line2D([], [], color=ACCENT, marker="o", linewidth=2, alpha=0.6, label="Pareto front"),
+                Line2D([], [], color=MUTED, marker="o", linewidth=0, label="dominated"),
+                Line2D([], [], color=MUTED, marker="|", linewidth=0, markersize=10, label="95 % interval"),
+            ],
+            loc="lower left",
+            fontsize=8,
+        )
         undefined = [e["vendor"] for e in _scored(board) if not _value(e, "cost_per_correct_usd")]
         if undefined:
-            ax.set_title("cost per correct undefined (zero correct): " + ", ".join(undefined),
-                         fontsize=8, fontweight="normal", loc="left", color=MUTED)
+            ax.set_title(
+                "cost per correct undefined (zero correct): " + ", ".join(undefined),
+                fontsize=8,
+                fontweight="normal",
+                loc="left",
+                color=MUTED,
+            )
     return _stamp(fig, cost_accuracy_eligibility(board))
 
 
@@ -222,7 +278,7 @@ def overfit_gap_figure(board: Mapping[str, Any]) -> Figure | None:
         ax = fig.add_subplot()
         ax.grid(axis="y", visible=False)
         ax.axvline(0, color=INK, linewidth=0.9, zorder=1)
-        for y, (name, f) in enumerate(rows):
+        for y, (_name, f) in enumerate(rows):
             flagged = f.get("low") is not None and f["low"] > 0
             color = WARN if flagged else ACCENT
             if f.get("low") is not None and f.get("high") is not None:
@@ -234,10 +290,8 @@ def overfit_gap_figure(board: Mapping[str, Any]) -> Figure | None:
         lo, hi = ax.get_xlim()
         span = max(abs(lo), abs(hi))
         ax.set_xlim(-span, span)
-        ax.text(0.99, 1.0, "public better →", transform=ax.transAxes, ha="right", va="bottom", color=MUTED,
-                fontsize=8)
-        ax.text(0.01, 1.0, "← holdout better", transform=ax.transAxes, ha="left", va="bottom", color=MUTED,
-                fontsize=8)
+        ax.text(0.99, 1.0, "public better →", transform=ax.transAxes, ha="right", va="bottom", color=MUTED, fontsize=8)
+        ax.text(0.01, 1.0, "← holdout better", transform=ax.transAxes, ha="left", va="bottom", color=MUTED, fontsize=8)
     return _stamp(fig, overfit_gap_eligibility(board))
 
 
@@ -251,8 +305,7 @@ def _strata(board: Mapping[str, Any]) -> list[str]:
 def hit_at_k_by_stratum_figure(board: Mapping[str, Any]) -> Figure | None:
     """One panel per stratum: every vendor's hit@1 (with its 95 % interval) and hit@10."""
     strata = _strata(board)
-    vendors = [e for e in _scored(board) if any(
-        _value_in(e, s, "hit_at_1") for s in strata)]
+    vendors = [e for e in _scored(board) if any(_value_in(e, s, "hit_at_1") for s in strata)]
     if not strata or not vendors:
         return None
     cols = min(3, len(strata))
@@ -273,18 +326,22 @@ def hit_at_k_by_stratum_figure(board: Mapping[str, Any]) -> Figure | None:
                         ax.hlines(y, h1["low"], h1["high"], color=ACCENT, alpha=0.3, linewidth=3)
                     ax.plot([h1["value"]], [y], "o", color=ACCENT, markersize=4.5)
                 if h10:
-                    ax.plot([h10["value"]], [y], "o", markerfacecolor="white", markeredgecolor=INK,
-                            markersize=4.5)
+                    ax.plot([h10["value"]], [y], "o", markerfacecolor="white", markeredgecolor=INK, markersize=4.5)
             ax.set_title(f"{stratum}  (n={'/'.join(str(n) for n in sorted(ns))})", loc="left")
             ax.set_yticks(range(len(names)), names)
             ax.set_xlim(-0.03, 1.03)
             ax.xaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
         for j in range(len(strata), nrows * cols):
             axes[j // cols][j % cols].set_visible(False)
-        fig.legend(handles=[Line2D([], [], color=ACCENT, marker="o", linewidth=3, alpha=0.6,
-                                   label="hit@1 with 95 % interval"),
-                            Line2D([], [], color=INK, marker="o", markerfacecolor="white", linewidth=0,
-                                   label="hit@10")], loc="outside lower center", ncols=2, fontsize=8.5)
+        fig.legend(
+            handles=[
+                Line2D([], [], color=ACCENT, marker="o", linewidth=3, alpha=0.6, label="hit@1 with 95 % interval"),
+                Line2D([], [], color=INK, marker="o", markerfacecolor="white", linewidth=0, label="hit@10"),
+            ],
+            loc="outside lower center",
+            ncols=2,
+            fontsize=8.5,
+        )
     return _stamp(fig, hit_at_k_eligibility(board))
 
 
@@ -293,8 +350,11 @@ def _value_in(entry: Mapping[str, Any], stratum: str, metric: str) -> dict[str, 
     return fig if fig and fig.get("value") is not None else None
 
 
-def km_figure(observations: Mapping[str, tuple[Sequence[float], Sequence[bool]]],
-              censor_at_hours: float = DEFAULT_CENSOR_AT_HOURS, board: Mapping[str, Any] | None = None) -> Figure | None:
+def km_figure(
+    observations: Mapping[str, tuple[Sequence[float], Sequence[bool]]],
+    censor_at_hours: float = DEFAULT_CENSOR_AT_HOURS,
+    board: Mapping[str, Any] | None = None,
+) -> Figure | None:
     """Kaplan–Meier curves of time-to-retrievability: the share of sentinel pages a vendor
     has not yet returned, by hours since publication; `+` marks a censored page (not found
     by the last probe, or censored at 30 days); the dashed line is the median's 50 %."""
@@ -315,8 +375,11 @@ def km_figure(observations: Mapping[str, tuple[Sequence[float], Sequence[bool]]]
             xs.append(censor_at_hours)
             ys.append(ys[-1])
             ax.step(xs, ys, where="post", color=color, linewidth=1.6, label=vendor)
-            censored = [min(float(d), censor_at_hours) for d, o in zip(durations, observed)
-                        if not o or float(d) > censor_at_hours]
+            censored = [
+                min(float(d), censor_at_hours)
+                for d, o in zip(durations, observed)
+                if not o or float(d) > censor_at_hours
+            ]
             for t in censored:
                 s = 1.0
                 for et, es in zip(curve.times, curve.survival):
@@ -333,29 +396,47 @@ def km_figure(observations: Mapping[str, tuple[Sequence[float], Sequence[bool]]]
     return _stamp(fig, ttr_eligibility(board, list(curves)))
 
 
-def site_charts(board: Mapping[str, Any],
-                ttr_observations: Mapping[str, tuple[Sequence[float], Sequence[bool]]] | None = None) -> list[Chart]:
+def site_charts(
+    board: Mapping[str, Any], ttr_observations: Mapping[str, tuple[Sequence[float], Sequence[bool]]] | None = None
+) -> list[Chart]:
     """The snapshot-level charts of the site, in the order they are shown, each with its
     eligibility (an illustrative chart's caption starts with the label and the reasons)."""
     observations = ttr_observations or {}
     specs = [
-        ("ttr_km", "Time to retrievability (Kaplan–Meier)",
-         "Share of freshly published sentinel pages each vendor has not yet returned, by hours since "
-         "publication; median where a curve crosses 50 %.",
-         lambda: km_figure(observations, board=board),
-         ttr_eligibility(board, [v for v, obs in sorted(observations.items()) if len(obs[0])])),
-        ("cost_vs_accuracy", "Cost per correct answer against accuracy",
-         "Each vendor's correct rate (with 95 % interval) against its cost per correct answer on the "
-         "pinned plan; the line joins the Pareto front.",
-         lambda: cost_accuracy_figure(board), cost_accuracy_eligibility(board)),
-        ("overfit_gap", "Overfit gap: public minus holdout accuracy",
-         "Per vendor, public-split accuracy minus holdout accuracy with a 95 % Newcombe interval; "
-         "red where the interval lies entirely above zero.",
-         lambda: overfit_gap_figure(board), overfit_gap_eligibility(board)),
-        ("hit_at_k_by_stratum", "hit@k by stratum",
-         "Per stratum, each vendor's hit@1 (filled, with 95 % interval) and hit@10 (hollow); n is the "
-         "stratum's search rows.",
-         lambda: hit_at_k_by_stratum_figure(board), hit_at_k_eligibility(board)),
+        (
+            "ttr_km",
+            "Time to retrievability (Kaplan–Meier)",
+            "Share of freshly published sentinel pages each vendor has not yet returned, by hours since "
+            "publication; median where a curve crosses 50 %.",
+            lambda: km_figure(observations, board=board),
+            ttr_eligibility(board, [v for v, obs in sorted(observations.items()) if len(obs[0])]),
+        ),
+        (
+            "cost_vs_accuracy",
+            "Cost per correct answer against accuracy",
+            "Each vendor's correct rate (with 95 % interval) against its cost per correct answer on the "
+            "pinned plan; the line joins the Pareto front.",
+            lambda: cost_accuracy_figure(board),
+            cost_accuracy_eligibility(board),
+        ),
+        (
+            "overfit_gap",
+            "Overfit gap: public minus holdout accuracy",
+            "Per vendor, public-split accuracy minus holdout accuracy with a 95 % Newcombe interval; "
+            "red where the interval lies entirely above zero.",
+            lambda: overfit_gap_figure(board),
+            overfit_gap_eligibility(board),
+        ),
+        (
+            "hit_at_k_by_stratum",
+            "hit@k by stratum",
+            "Per stratum, each vendor's hit@1 (filled, with 95 % interval) and hit@10 (hollow); n is the "
+            "stratum's search rows.",
+            lambda: hit_at_k_by_stratum_figure(board),
+            hit_at_k_eligibility(board),
+        ),
     ]
-    return [Chart(name, title, caption if ok else f"{illustrative_note(reasons)}. {caption}", build, ok, tuple(reasons))
-            for name, title, caption, build, (ok, reasons) in specs]
+    return [
+        Chart(name, title, caption if ok else f"{illustrative_note(reasons)}. {caption}", build, ok, tuple(reasons))
+        for name, title, caption, build, (ok, reasons) in specs
+    ]

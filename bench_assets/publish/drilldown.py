@@ -88,16 +88,28 @@ def _reparse(manifest: Manifest, vendor: str, rec: Any) -> list[Any]:
     adapter = get_adapter(manifest.vendors[vendor].adapter)
     headers = json.loads(rec.response_headers_json) if isinstance(rec.response_headers_json, str) else {}
     status = None if pd.isna(rec.http_status) else int(rec.http_status)
-    classified = classify_response(adapter, rec.capability, status, headers,
-                                   rec.body if isinstance(rec.body, str) else None,
-                                   rec.transport_error if isinstance(rec.transport_error, str) else None)
+    classified = classify_response(
+        adapter,
+        rec.capability,
+        status,
+        headers,
+        rec.body if isinstance(rec.body, str) else None,
+        rec.transport_error if isinstance(rec.transport_error, str) else None,
+    )
     if classified.parsed is None or classified.response_class != "ok":
         return []
     return list(classified.parsed.results)
 
 
-def query_drilldowns(manifest: Manifest, rows: list[GoldenRow], split: dict[str, str], scores: pd.DataFrame,
-                     results: pd.DataFrame, raw: pd.DataFrame, guard: HoldoutGuard) -> list[dict[str, Any]]:
+def query_drilldowns(
+    manifest: Manifest,
+    rows: list[GoldenRow],
+    split: dict[str, str],
+    scores: pd.DataFrame,
+    results: pd.DataFrame,
+    raw: pd.DataFrame,
+    guard: HoldoutGuard,
+) -> list[dict[str, Any]]:
     """One record per public golden row: the row, and per vendor its class, verdict, scores, how
     it was scored, and the results it returned (holdout-revealing results withheld)."""
     public = [r for r in rows if split.get(r.id) == "public"]
@@ -118,10 +130,28 @@ def query_drilldowns(manifest: Manifest, rows: list[GoldenRow], split: dict[str,
             s = score_map.get((row.id, vendor))
             if s is None:
                 continue
-            entry = {k: _none(s.get(k)) for k in (
-                "response_class", "correct", "n_results", "first_hit_rank", "hit_at_1", "hit_at_3", "hit_at_5",
-                "hit_at_10", "fidelity", "fidelity_label", "answer_score", "answer_rule", "billed_usd", "latency_ms",
-                "attempts", "request_id", "error_detail")}
+            entry = {
+                k: _none(s.get(k))
+                for k in (
+                    "response_class",
+                    "correct",
+                    "n_results",
+                    "first_hit_rank",
+                    "hit_at_1",
+                    "hit_at_3",
+                    "hit_at_5",
+                    "hit_at_10",
+                    "fidelity",
+                    "fidelity_label",
+                    "answer_score",
+                    "answer_rule",
+                    "billed_usd",
+                    "latency_ms",
+                    "attempts",
+                    "request_id",
+                    "error_detail",
+                )
+            }
             entry["vendor"] = vendor
             entry["results"] = []
             cap = "extract" if row.task_type == "extract" else "search"
@@ -130,8 +160,11 @@ def query_drilldowns(manifest: Manifest, rows: list[GoldenRow], split: dict[str,
             if row.task_type == "extract":
                 top = parsed[0] if parsed else None
                 fid = extract_fidelity(row.task, parsed, manifest.fidelity_weights)
-                entry["fidelity_fields"] = [{"field": f, "score": fid.fields[f], "weight": fid.weights.get(f)}
-                                            for f in fid.fields] if top else []
+                entry["fidelity_fields"] = (
+                    [{"field": f, "score": fid.fields[f], "weight": fid.weights.get(f)} for f in fid.fields]
+                    if top
+                    else []
+                )
                 entry["fidelity_rederived"] = fid.score if top else None
             answer_ranks: set[int] = set()
             read_rank = None
@@ -150,34 +183,57 @@ def query_drilldowns(manifest: Manifest, rows: list[GoldenRow], split: dict[str,
                     if read_rank == int(res["rank"]):  # the sentence came from a holdout page: not shown
                         entry["answer_reading"] = {**entry["answer_reading"], "sentence": None, "withheld": True}
                     continue
-                entry["results"].append({
-                    "rank": int(res["rank"]), "url": res["url"], "title": _none(res["title"]),
-                    "snippet": _none(res["snippet"]), "published": _none(res["published"]),
-                    "content_chars": _none(res["content_chars"]), "withheld": False,
-                    "golden": res["url_normalized"] in golden_norm,
-                    "contains_answer": int(res["rank"]) in answer_ranks,
-                    "answer_read": int(res["rank"]) == read_rank,
-                })
+                entry["results"].append(
+                    {
+                        "rank": int(res["rank"]),
+                        "url": res["url"],
+                        "title": _none(res["title"]),
+                        "snippet": _none(res["snippet"]),
+                        "published": _none(res["published"]),
+                        "content_chars": _none(res["content_chars"]),
+                        "withheld": False,
+                        "golden": res["url_normalized"] in golden_norm,
+                        "contains_answer": int(res["rank"]) in answer_ranks,
+                        "answer_read": int(res["rank"]) == read_rank,
+                    }
+                )
             reading = entry["answer_reading"]
             if reading and reading.get("sentence") and guard.reveals(reading["sentence"]):
                 entry["answer_reading"] = {**reading, "sentence": None, "withheld": True}
             entries.append(entry)
         scored = [e for e in entries if e["response_class"] != "unsupported"]
-        out.append({
-            "row_id": row.id, "stratum": row.stratum, "cohort": row.cohort, "task_type": row.task_type,
-            "provenance": row.provenance, "request_text": row.request_text, "task": _task_summary(row),
-            "golden_urls": _golden_urls(row), "verification": json.loads(row.verification.model_dump_json()),
-            "vendors": entries, "n_scored": len(scored), "n_correct": sum(1 for e in scored if e["correct"]),
-        })
+        out.append(
+            {
+                "row_id": row.id,
+                "stratum": row.stratum,
+                "cohort": row.cohort,
+                "task_type": row.task_type,
+                "provenance": row.provenance,
+                "request_text": row.request_text,
+                "task": _task_summary(row),
+                "golden_urls": _golden_urls(row),
+                "verification": json.loads(row.verification.model_dump_json()),
+                "vendors": entries,
+                "n_scored": len(scored),
+                "n_correct": sum(1 for e in scored if e["correct"]),
+            }
+        )
     return out
 
 
 def _reading(reading: Any, rank: int) -> dict[str, Any]:
     """What the cell reader read, for the drill-down: kind, numbers, method, sentence and rank."""
     answer = reading.answer
-    return {"rank": rank, "kind": answer.kind, "value": answer.value, "low": answer.low, "high": answer.high,
-            "method": answer.method if answer.kind != "not_available" else None,
-            "sentence": reading.sentence, "withheld": False}
+    return {
+        "rank": rank,
+        "kind": answer.kind,
+        "value": answer.value,
+        "low": answer.low,
+        "high": answer.high,
+        "method": answer.method if answer.kind != "not_available" else None,
+        "sentence": reading.sentence,
+        "withheld": False,
+    }
 
 
 def vendor_row_verdicts(drilldowns: list[dict[str, Any]], vendor: str) -> list[dict[str, Any]]:
@@ -186,9 +242,18 @@ def vendor_row_verdicts(drilldowns: list[dict[str, Any]], vendor: str) -> list[d
     for q in drilldowns:
         for e in q["vendors"]:
             if e["vendor"] == vendor:
-                out.append({"row_id": q["row_id"], "stratum": q["stratum"], "task_type": q["task_type"],
-                            "response_class": e["response_class"], "correct": e["correct"],
-                            "first_hit_rank": e["first_hit_rank"], "fidelity": e["fidelity"],
-                            "answer_score": e["answer_score"],
-                            "billed_usd": e["billed_usd"], "latency_ms": e["latency_ms"]})
+                out.append(
+                    {
+                        "row_id": q["row_id"],
+                        "stratum": q["stratum"],
+                        "task_type": q["task_type"],
+                        "response_class": e["response_class"],
+                        "correct": e["correct"],
+                        "first_hit_rank": e["first_hit_rank"],
+                        "fidelity": e["fidelity"],
+                        "answer_score": e["answer_score"],
+                        "billed_usd": e["billed_usd"],
+                        "latency_ms": e["latency_ms"],
+                    }
+                )
     return out

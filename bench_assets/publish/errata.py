@@ -31,9 +31,10 @@ from __future__ import annotations
 
 import json
 import shutil
-from datetime import date, datetime, timezone
+from collections.abc import Callable
+from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 import pandas as pd
 import yaml
@@ -49,9 +50,21 @@ from bench_assets.storage.warehouse import Warehouse
 ERRATA_FILE = "errata.yaml"
 # Rows of the corrected version copied under the new version's id (the erratum's vendor's rows
 # of VENDOR_TABLES are re-derived instead). Metrics, publications and lifecycle are the new version's own.
-COPIED_TABLES = ("golden_rows", "golden_verifications", "query_split", "decoy_queries", "raw_responses",
-                 "response_results", "row_scores", "agent_trials", "sentinel_pages", "sentinel_probes",
-                 "review_packets", "vendor_replies", "dead_rows")
+COPIED_TABLES = (
+    "golden_rows",
+    "golden_verifications",
+    "query_split",
+    "decoy_queries",
+    "raw_responses",
+    "response_results",
+    "row_scores",
+    "agent_trials",
+    "sentinel_pages",
+    "sentinel_probes",
+    "review_packets",
+    "vendor_replies",
+    "dead_rows",
+)
 VENDOR_TABLES = ("response_results", "row_scores")
 # Files beside the manifest carried into the new version (replies, disclosures, trials, …).
 NOT_CARRIED = {"manifest.yaml", ERRATA_FILE, "errata.json", "rotation_plan.yaml"}
@@ -65,7 +78,9 @@ class Erratum(BaseModel):
     id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
     date: date
     vendor: str = Field(min_length=1, description="the vendor partition the correction re-runs")
-    action: Literal["rescore", "refetch"] = Field(description="rescore: re-score archived responses; refetch: call again")
+    action: Literal["rescore", "refetch"] = Field(
+        description="rescore: re-score archived responses; refetch: call again"
+    )
     what: str = Field(min_length=1, description="what was wrong")
     why: str = Field(min_length=1, description="why it is corrected (evidence, the vendor's report)")
     who: str = Field(min_length=1, description="who decided the correction")
@@ -127,8 +142,10 @@ def load_published_errata(path: Path) -> list[dict[str, Any]]:
         try:
             entry = PublishedErratum.model_validate(item)
         except ValidationError as exc:
-            problems += [(None, f"[{i}]" + "".join(f".{p}" if isinstance(p, str) else f"[{p}]" for p in e["loc"]),
-                          e["msg"]) for e in exc.errors()]
+            problems += [
+                (None, f"[{i}]" + "".join(f".{p}" if isinstance(p, str) else f"[{p}]" for p in e["loc"]), e["msg"])
+                for e in exc.errors()
+            ]
             continue
         if entry.id in ids:
             problems.append((None, f"[{i}].id", f"duplicate entry id {entry.id!r}"))
@@ -156,8 +173,9 @@ def load_errata(path: Path) -> list[Erratum]:
         try:
             entry = Erratum.model_validate(item)
         except ValidationError as exc:
-            problems += [(None, f"[{i}].{'.'.join(str(p) for p in e['loc']) or '<entry>'}", e["msg"])
-                         for e in exc.errors()]
+            problems += [
+                (None, f"[{i}].{'.'.join(str(p) for p in e['loc']) or '<entry>'}", e["msg"]) for e in exc.errors()
+            ]
             continue
         if entry.id in seen:
             problems.append((None, f"[{i}].id", f"duplicate erratum id {entry.id!r}"))
@@ -206,7 +224,9 @@ def copy_rows(warehouse: Warehouse, source: str, new: str, vendor: str | None, r
                 where += " AND vendor <> ?"
                 params.append(vendor)
             con.execute(f"DELETE FROM {table} WHERE snapshot_id = ?", [new])
-            con.execute(f"INSERT INTO {table} (snapshot_id, {cols}) SELECT ?, {cols} FROM {table} WHERE {where}", params)
+            con.execute(
+                f"INSERT INTO {table} (snapshot_id, {cols}) SELECT ?, {cols} FROM {table} WHERE {where}", params
+            )
             copied[table] = con.execute(f"SELECT count(*) FROM {table} WHERE snapshot_id = ?", [new]).fetchone()[0]
     return copied
 
@@ -224,8 +244,11 @@ def copy_archives(warehouse: Warehouse, source: str, new: str, skip_vendor: str 
             con.execute(TABLES["raw_responses"].create_sql())
             con.execute(f"ATTACH '{src}' AS src (READ_ONLY)")
             con.execute("DELETE FROM raw_responses WHERE snapshot_id = ?", [new])
-            con.execute("INSERT INTO raw_responses SELECT * REPLACE (?::VARCHAR AS snapshot_id) FROM src.raw_responses "
-                        "WHERE snapshot_id = ?", [new, source])
+            con.execute(
+                "INSERT INTO raw_responses SELECT * REPLACE (?::VARCHAR AS snapshot_id) FROM src.raw_responses "
+                "WHERE snapshot_id = ?",
+                [new, source],
+            )
             con.execute("DETACH src")
         done.append(vendor)
     return done
@@ -246,14 +269,20 @@ def carry_files(source_dir: Path, new_dir: Path) -> list[str]:
 def vendor_figures(board: dict[str, Any], vendor: str) -> dict[str, Any]:
     """A vendor's published figures in one version, as an erratum's before / after."""
     entry = next((e for e in board["vendors"] if e["vendor"] == vendor), None) or {}
-    return {"snapshot_id": board["snapshot_id"], "status": entry.get("status"), "position": entry.get("position"),
-            "rank_group": entry.get("rank_group"), "headline_eligible": entry.get("headline_eligible"),
-            "plan": entry.get("plan"),
-            "metrics": {k: v for k, v in (entry.get("metrics") or {}).items() if k in HEADLINE_METRICS}}
+    return {
+        "snapshot_id": board["snapshot_id"],
+        "status": entry.get("status"),
+        "position": entry.get("position"),
+        "rank_group": entry.get("rank_group"),
+        "headline_eligible": entry.get("headline_eligible"),
+        "plan": entry.get("plan"),
+        "metrics": {k: v for k, v in (entry.get("metrics") or {}).items() if k in HEADLINE_METRICS},
+    }
 
 
-def errata_entry(erratum: Erratum, base: str, source: str, new: str, before: dict[str, Any],
-                 after: dict[str, Any] | None) -> dict[str, Any]:
+def errata_entry(
+    erratum: Erratum, base: str, source: str, new: str, before: dict[str, Any], after: dict[str, Any] | None
+) -> dict[str, Any]:
     """The erratum as published in errata.json, with the figures before and after."""
     changed = {}
     if after is not None:
@@ -261,23 +290,43 @@ def errata_entry(erratum: Erratum, base: str, source: str, new: str, before: dic
             a, b = (before["metrics"].get(name) or {}).get("value"), (after["metrics"].get(name) or {}).get("value")
             if a != b:
                 changed[name] = {"before": a, "after": b}
-    return {"id": erratum.id, "date": erratum.date.isoformat(), "vendor": erratum.vendor, "action": erratum.action,
-            "what": erratum.what, "why": erratum.why, "who": erratum.who, "changes": erratum.changes,
-            "snapshot": base, "corrects": source, "version": new, "summary": _summary(erratum, source, new, changed),
-            "before": before, "after": after, "changed": changed}
+    return {
+        "id": erratum.id,
+        "date": erratum.date.isoformat(),
+        "vendor": erratum.vendor,
+        "action": erratum.action,
+        "what": erratum.what,
+        "why": erratum.why,
+        "who": erratum.who,
+        "changes": erratum.changes,
+        "snapshot": base,
+        "corrects": source,
+        "version": new,
+        "summary": _summary(erratum, source, new, changed),
+        "before": before,
+        "after": after,
+        "changed": changed,
+    }
 
 
 def _summary(erratum: Erratum, source: str, new: str, changed: dict[str, Any]) -> str:
     def fmt(x: Any) -> str:
         return "—" if x is None else f"{x:.4g}" if isinstance(x, float) else str(x)
 
-    figures = "; ".join(f"{k} {fmt(v['before'])} → {fmt(v['after'])}" for k, v in changed.items()) or "no figure changed"
+    figures = (
+        "; ".join(f"{k} {fmt(v['before'])} → {fmt(v['after'])}" for k, v in changed.items()) or "no figure changed"
+    )
     return f"{erratum.vendor} {erratum.action} ({source} → {new}): {figures}"
 
 
 Materialize = Callable[[tuple[str, ...], Any], None]
-PRIVATE_FILES = ("holdout/{}.jsonl", "decoys/{}.jsonl", "golden/{}.jsonl", "golden/{}.dead.jsonl",
-                 "golden/{}.replacements.jsonl")
+PRIVATE_FILES = (
+    "holdout/{}.jsonl",
+    "decoys/{}.jsonl",
+    "golden/{}.jsonl",
+    "golden/{}.dead.jsonl",
+    "golden/{}.replacements.jsonl",
+)
 
 
 def published_versions(paths: Any, warehouse: Warehouse, base: str) -> tuple[list[str], list[str]]:
@@ -294,14 +343,23 @@ def applied_record(warehouse: Warehouse, new: str) -> dict[str, Any] | None:
     return None if df.empty else df.iloc[0].to_dict()
 
 
-def start_version(paths: Any, warehouse: Warehouse, source: str, new: str, vendor: str,
-                  changes: dict[str, Any], materialize: Materialize, register: Callable[[str], None]) -> Path:
+def start_version(
+    paths: Any,
+    warehouse: Warehouse,
+    source: str,
+    new: str,
+    vendor: str,
+    changes: dict[str, Any],
+    materialize: Materialize,
+    register: Callable[[str], None],
+) -> Path:
     """Write the new version's manifest (superseding `source`, with the vendor's changes), carry
     the files beside the manifest and the private files, and register it. Returns its directory."""
     new_dir = paths.snapshots_dir / new
     new_dir.mkdir(parents=True, exist_ok=True)
-    (new_dir / "manifest.yaml").write_text(new_version_manifest(
-        paths.manifest_path(source).read_text(encoding="utf-8"), new, source, vendor, changes))
+    (new_dir / "manifest.yaml").write_text(
+        new_version_manifest(paths.manifest_path(source).read_text(encoding="utf-8"), new, source, vendor, changes)
+    )
     load_manifest(new_dir / "manifest.yaml")  # the changes must leave a valid manifest
     carry_files(paths.snapshots_dir / source, new_dir)
     for pattern in PRIVATE_FILES:
@@ -313,51 +371,107 @@ def start_version(paths: Any, warehouse: Warehouse, source: str, new: str, vendo
     return new_dir
 
 
-def record_version(warehouse: Warehouse, base: str, entry_id: str, source: str, new: str, vendor: str,
-                   action: str, entry: dict[str, Any]) -> None:
+def record_version(
+    warehouse: Warehouse,
+    base: str,
+    entry_id: str,
+    source: str,
+    new: str,
+    vendor: str,
+    action: str,
+    entry: dict[str, Any],
+) -> None:
     """Record in the `errata` table the change that stands behind version `new` (before it is published)."""
-    warehouse.replace_rows("errata", pd.DataFrame([{
-        "snapshot_id": base, "erratum_id": entry_id, "corrected_version": source, "new_version": new,
-        "vendor": vendor, "action": action, "applied_at": datetime.now(timezone.utc),
-        "entry_json": json.dumps(entry)}]), {"snapshot_id": base, "erratum_id": entry_id})
+    warehouse.replace_rows(
+        "errata",
+        pd.DataFrame(
+            [
+                {
+                    "snapshot_id": base,
+                    "erratum_id": entry_id,
+                    "corrected_version": source,
+                    "new_version": new,
+                    "vendor": vendor,
+                    "action": action,
+                    "applied_at": datetime.now(UTC),
+                    "entry_json": json.dumps(entry),
+                }
+            ]
+        ),
+        {"snapshot_id": base, "erratum_id": entry_id},
+    )
 
 
-def apply_erratum(paths: Any, warehouse: Warehouse, snapshot_id: str, erratum_id: str, materialize: Materialize,
-                  vendor_key: Callable[[str, str], Any], register: Callable[[str], None]) -> dict[str, Any]:
+def apply_erratum(
+    paths: Any,
+    warehouse: Warehouse,
+    snapshot_id: str,
+    erratum_id: str,
+    materialize: Materialize,
+    vendor_key: Callable[[str, str], Any],
+    register: Callable[[str], None],
+) -> dict[str, Any]:
     """Apply one erratum of a published snapshot (see the module docstring). `materialize(names,
     partition_key)` runs assets through Dagster, `vendor_key(snapshot, vendor)` makes a vendor
     partition key and `register(snapshot)` adds a snapshots partition. Returns the errata.json entry."""
     base = base_of(snapshot_id)
     entries = {e.id: e for e in load_errata(paths.snapshots_dir / base / ERRATA_FILE)}
     if erratum_id not in entries:
-        raise BenchInputError(str(paths.snapshots_dir / base / ERRATA_FILE),
-                              [(None, "id", f"no erratum {erratum_id!r}; known: {sorted(entries) or 'none'}")])
+        raise BenchInputError(
+            str(paths.snapshots_dir / base / ERRATA_FILE),
+            [(None, "id", f"no erratum {erratum_id!r}; known: {sorted(entries) or 'none'}")],
+        )
     erratum = entries[erratum_id]
     applied = warehouse.query_df("SELECT * FROM errata WHERE snapshot_id = ? AND erratum_id = ?", [base, erratum_id])
     if len(applied) and lifecycle.snapshot_status(warehouse, applied["new_version"][0]) == lifecycle.PUBLISHED:
-        raise BenchInputError(f"erratum {erratum_id}", [(None, "id", f"already applied: version {applied['new_version'][0]}")])
+        raise BenchInputError(
+            f"erratum {erratum_id}", [(None, "id", f"already applied: version {applied['new_version'][0]}")]
+        )
     versions, published = published_versions(paths, warehouse, base)
     if not published:
-        raise BenchInputError(base, [(None, "status", f"{base} is not published: errata apply to published "
-                                                      "snapshots; before publication, re-run the partition instead")])
+        raise BenchInputError(
+            base,
+            [
+                (
+                    None,
+                    "status",
+                    f"{base} is not published: errata apply to published "
+                    "snapshots; before publication, re-run the partition instead",
+                )
+            ],
+        )
     source = published[-1]
     if versions[-1] != source:
         # an apply that stopped half-way: resume into its version (every step replaces what it wrote)
         new = versions[-1]
         record = applied_record(warehouse, new)
         if load_manifest(paths.manifest_path(new)).supersedes != source or (
-                record is not None and record["erratum_id"] != erratum_id):
-            raise BenchInputError(str(paths.manifest_path(new)), [(None, "supersedes", (
-                f"{new} is an unpublished version " + (f"made by {record['erratum_id']}" if record else
-                                                       f"that does not correct {source}")
-                + ": finish or remove it first"))])
+            record is not None and record["erratum_id"] != erratum_id
+        ):
+            raise BenchInputError(
+                str(paths.manifest_path(new)),
+                [
+                    (
+                        None,
+                        "supersedes",
+                        (
+                            f"{new} is an unpublished version "
+                            + (f"made by {record['erratum_id']}" if record else f"that does not correct {source}")
+                            + ": finish or remove it first"
+                        ),
+                    )
+                ],
+            )
     else:
         new = version_id(base, len(versions))
     source_manifest = load_manifest(paths.manifest_path(source))
     if erratum.vendor not in source_manifest.vendors:
-        raise BenchInputError(f"erratum {erratum_id}", [(None, "vendor", f"{erratum.vendor!r} is not a configured vendor "
-                                                                         f"of {source}")])
-    previous = load_published_errata(paths.snapshots_dir / source / "errata.json")  # validated before anything is written
+        raise BenchInputError(
+            f"erratum {erratum_id}", [(None, "vendor", f"{erratum.vendor!r} is not a configured vendor of {source}")]
+        )
+    previous = load_published_errata(
+        paths.snapshots_dir / source / "errata.json"
+    )  # validated before anything is written
     before = vendor_figures(current_leaderboard(warehouse, source_manifest), erratum.vendor)
     new_dir = start_version(paths, warehouse, source, new, erratum.vendor, erratum.changes, materialize, register)
     copy_rows(warehouse, source, new, erratum.vendor, refetch=erratum.action == "refetch")
@@ -367,7 +481,7 @@ def apply_erratum(paths: Any, warehouse: Warehouse, snapshot_id: str, erratum_id
     materialize(("vendor_leaderboard",), new)
     after = vendor_figures(current_leaderboard(warehouse, load_manifest(new_dir / "manifest.yaml")), erratum.vendor)
     entry = errata_entry(erratum, base, source, new, before, after)
-    (new_dir / "errata.json").write_text(json.dumps(previous + [entry], indent=2) + "\n")
+    (new_dir / "errata.json").write_text(json.dumps([*previous, entry], indent=2) + "\n")
     record_version(warehouse, base, erratum.id, source, new, erratum.vendor, erratum.action, entry)
     materialize(("published_snapshot",), new)
     return entry

@@ -20,6 +20,7 @@ TEMPLATES = Path(__file__).parent / "templates"
 SCHEMA_FILE = TEMPLATES / "leaderboard.schema.json"
 STATIC_FILES = ("style.css", "sort.js")
 
+
 def write_file(path: Path, text: str | bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")
@@ -50,16 +51,39 @@ def leaderboard_schema() -> dict[str, Any]:
 
 def vendor_json(board: Mapping[str, Any], entry: Mapping[str, Any], verdicts: list[dict[str, Any]]) -> str:
     """One vendor's file: its leaderboard entry as published, and its verdict on every public row."""
-    doc = {"snapshot_id": board["snapshot_id"], "mode": board["mode"], "rank_metric": board["rank_metric"],
-           "ranking": board.get("ranking"), "entry": entry, "public_rows": verdicts}
+    doc = {
+        "snapshot_id": board["snapshot_id"],
+        "mode": board["mode"],
+        "rank_metric": board["rank_metric"],
+        "ranking": board.get("ranking"),
+        "entry": entry,
+        "public_rows": verdicts,
+    }
     return json.dumps(doc, indent=2, sort_keys=True) + "\n"
 
 
 def public_row_scores_csv(queries: Sequence[Mapping[str, Any]]) -> str:
     """Every vendor's verdict on every public row, one line each (a researcher's re-scoring check)."""
-    cols = ["row_id", "stratum", "task_type", "vendor", "response_class", "correct", "first_hit_rank", "hit_at_1",
-            "hit_at_3", "hit_at_5", "hit_at_10", "fidelity", "fidelity_label", "answer_score", "answer_rule",
-            "billed_usd", "latency_ms", "attempts"]
+    cols = [
+        "row_id",
+        "stratum",
+        "task_type",
+        "vendor",
+        "response_class",
+        "correct",
+        "first_hit_rank",
+        "hit_at_1",
+        "hit_at_3",
+        "hit_at_5",
+        "hit_at_10",
+        "fidelity",
+        "fidelity_label",
+        "answer_score",
+        "answer_rule",
+        "billed_usd",
+        "latency_ms",
+        "attempts",
+    ]
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=cols, lineterminator="\n")
     writer.writeheader()
@@ -71,8 +95,9 @@ def public_row_scores_csv(queries: Sequence[Mapping[str, Any]]) -> str:
     return buf.getvalue()
 
 
-def llms_txt(board: Mapping[str, Any], manifest: Manifest, has_queries: bool,
-             extra: Mapping[str, str] | None = None) -> str:
+def llms_txt(
+    board: Mapping[str, Any], manifest: Manifest, has_queries: bool, extra: Mapping[str, str] | None = None
+) -> str:
     """llms.txt (llmstxt.org): what the benchmark measures and where the data is, for an agent."""
     scored = [e for e in board["vendors"] if e["status"] == "scored"]
     lines = [
@@ -85,9 +110,12 @@ def llms_txt(board: Mapping[str, Any], manifest: Manifest, has_queries: bool,
         "per-cell rubric). Scores are deterministic (no LLM judge); every figure has its n and a 95 % interval.",
         "",
         f"Snapshot `{board['snapshot_id']}`, mode `{board['mode']}`. "
-        + ("Some figures are headline-eligible." if board["headline_eligible"] else
-           "Nothing in this snapshot is headline-eligible: the figures are illustrative "
-           f"({board['mode']} mode) and must not be quoted as a comparison of real vendors."),
+        + (
+            "Some figures are headline-eligible."
+            if board["headline_eligible"]
+            else "Nothing in this snapshot is headline-eligible: the figures are illustrative "
+            f"({board['mode']} mode) and must not be quoted as a comparison of real vendors."
+        ),
         f"Vendors are ranked by `{board['rank_metric']}`; vendors whose 95 % intervals overlap (directly or "
         "through a chain of overlapping intervals) share a `rank_group`, and their order within it is not "
         "significant. Each vendor's `rank_range` (best, worst) is narrower: 1 + the vendors whose interval lies "
@@ -108,8 +136,9 @@ def llms_txt(board: Mapping[str, Any], manifest: Manifest, has_queries: bool,
         "- [public_split.jsonl](public_split.jsonl): the public golden rows (the holdout is never published).",
     ]
     if has_queries:
-        lines.append("- [public_row_scores.csv](public_row_scores.csv): every vendor's class and verdict on every "
-                     "public row.")
+        lines.append(
+            "- [public_row_scores.csv](public_row_scores.csv): every vendor's class and verdict on every public row."
+        )
     lines.append("- [errata.json](errata.json): corrections to this snapshot.")
     for rel, note in (extra or {}).items():
         lines.append(f"- [{rel}]({rel})" + (f": {note}" if note else ""))
@@ -118,45 +147,64 @@ def llms_txt(board: Mapping[str, Any], manifest: Manifest, has_queries: bool,
     for e in scored:
         figures = []
         for name in quoted:
-            cr = (e["metrics"].get(name) or {})
+            cr = e["metrics"].get(name) or {}
             verdict = figure_verdict(board, e, name)
-            figures.append(f"{name} " + ("undefined" if cr.get("value") is None else (
-                f"{cr['value']} (n={cr['n']}, 95 % interval {cr.get('low')} to {cr.get('high')})"))
-                + (f" [illustrative: {'; '.join(verdict['reasons'])}]" if verdict and not verdict["headline_eligible"]
-                   else ""))
-        lines.append(f"- [{e['vendor']}](vendors/{e['vendor']}.json): position {e.get('position')} (plausible "
-                     f"ranks {format_rank_range(e)}), group {e.get('rank_group')}, {', '.join(figures)}; plan: "
-                     f"{e.get('plan')}")
+            figures.append(
+                f"{name} "
+                + (
+                    "undefined"
+                    if cr.get("value") is None
+                    else (f"{cr['value']} (n={cr['n']}, 95 % interval {cr.get('low')} to {cr.get('high')})")
+                )
+                + (
+                    f" [illustrative: {'; '.join(verdict['reasons'])}]"
+                    if verdict and not verdict["headline_eligible"]
+                    else ""
+                )
+            )
+        lines.append(
+            f"- [{e['vendor']}](vendors/{e['vendor']}.json): position {e.get('position')} (plausible "
+            f"ranks {format_rank_range(e)}), group {e.get('rank_group')}, {', '.join(figures)}; plan: "
+            f"{e.get('plan')}"
+        )
     for e in board["vendors"]:
         if e["status"] == "excluded":
             lines.append(f"- {e['vendor']}: excluded, never called or scored: {e.get('reason')}")
-    lines += ["", "## Pages", "",
-              "- [Leaderboard](index.html)",
-              "- [Methodology](methodology.html): metric definitions generated from the code",
-              "- [Limitations](limitations.html), [Disclosures](disclosures.html), [Errata](errata.html), "
-              "[Exclusions](exclusions.html)"]
+    lines += [
+        "",
+        "## Pages",
+        "",
+        "- [Leaderboard](index.html)",
+        "- [Methodology](methodology.html): metric definitions generated from the code",
+        "- [Limitations](limitations.html), [Disclosures](disclosures.html), [Errata](errata.html), "
+        "[Exclusions](exclusions.html)",
+    ]
     if has_queries:
         lines.append("- [Public queries](queries/index.html): per-row drill-down of what each vendor returned")
-    lines += ["", "## Optional", "",
-              "- Metric definitions: hit@k uses normalized URLs (host case-folded, `www.`, default port, "
-              "fragment, trailing slash and `utm_*` removed; path case kept). Extraction fidelity weights: "
-              + ", ".join(f"{k} {v}" for k, v in manifest.fidelity_weights.items())
-              + f"; correct ≥ {metrics.CORRECT_THRESHOLD}. Cost per correct is undefined (null) at zero "
-              "correct, never 0. Time-to-retrievability is a Kaplan–Meier median right-censored at "
-              f"{metrics.DEFAULT_CENSOR_AT_HOURS:g} h; null means not reached."]
+    lines += [
+        "",
+        "## Optional",
+        "",
+        "- Metric definitions: hit@k uses normalized URLs (host case-folded, `www.`, default port, "
+        "fragment, trailing slash and `utm_*` removed; path case kept). Extraction fidelity weights: "
+        + ", ".join(f"{k} {v}" for k, v in manifest.fidelity_weights.items())
+        + f"; correct ≥ {metrics.CORRECT_THRESHOLD}. Cost per correct is undefined (null) at zero "
+        "correct, never 0. Time-to-retrievability is a Kaplan–Meier median right-censored at "
+        f"{metrics.DEFAULT_CENSOR_AT_HOURS:g} h; null means not reached.",
+    ]
     return "\n".join(lines) + "\n"
 
 
 # What the files other stages add to the publication hold (shown on the Data page and in llms.txt).
 EXTRA_FILE_NOTES = {
     "holdout_commitments.json": "keyed digests (HMAC-SHA-256) of every archived holdout response: the holdout "
-                                "can be audited when it is retired without being revealed now",
+    "can be audited when it is retired without being revealed now",
     "exclusions.json": "the exclusions ledger: excluded vendors, rows a vendor cannot serve, dead golden rows, "
-                       "decoys, vendors not run, each with its reason and effect on the denominators",
+    "decoys, vendors not run, each with its reason and effect on the denominators",
     "exclusions.csv": "the exclusions ledger as CSV",
     "review.json": "the vendor-review record: when each vendor got its rows, when publication opened, replies",
 }
+
+
 def file_digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
-
-

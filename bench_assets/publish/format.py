@@ -19,16 +19,47 @@ from tabulate import tabulate
 
 # Leaderboard columns in display order; a metric no vendor has (e.g. time-to-retrievability
 # before the first sentinel probes) is left out rather than shown as a column of dashes.
-LEADERBOARD_COLUMNS = ["correct_rate_shared", "correct_rate", "hit_at_1", "hit_at_10", "fidelity_mean", "coverage",
-                       "cost_per_correct_usd", "overfit_gap", "latency_p50_ms", "ttr_median_hours"]
-SCOPE_COLUMNS = ["correct_rate", "hit_at_1", "hit_at_3", "hit_at_5", "hit_at_10", "fidelity_mean", "answer_score_mean",
-                 "coverage"]
-KEY_FIGURES = ["correct_rate_shared", "correct_rate", "hit_at_1", "hit_at_10", "fidelity_mean", "answer_score_mean",
-               "coverage", "cost_per_correct_usd", "latency_p50_ms", "ttr_median_hours"]
+LEADERBOARD_COLUMNS = [
+    "correct_rate_shared",
+    "correct_rate",
+    "hit_at_1",
+    "hit_at_10",
+    "fidelity_mean",
+    "coverage",
+    "cost_per_correct_usd",
+    "overfit_gap",
+    "latency_p50_ms",
+    "ttr_median_hours",
+]
+SCOPE_COLUMNS = [
+    "correct_rate",
+    "hit_at_1",
+    "hit_at_3",
+    "hit_at_5",
+    "hit_at_10",
+    "fidelity_mean",
+    "answer_score_mean",
+    "coverage",
+]
+KEY_FIGURES = [
+    "correct_rate_shared",
+    "correct_rate",
+    "hit_at_1",
+    "hit_at_10",
+    "fidelity_mean",
+    "answer_score_mean",
+    "coverage",
+    "cost_per_correct_usd",
+    "latency_p50_ms",
+    "ttr_median_hours",
+]
 METRIC_LABELS: dict[str, tuple[str, str]] = {
     "correct_rate": ("Correct", "the share of golden rows answered correctly, failures counted as not correct"),
-    "correct_rate_shared": ("Correct (shared rows)", "the correct rate over the task types every scored vendor supports: "
-                                                "the same rows for every vendor; sets the position and tie group"),
+    "correct_rate_shared": (
+        "Correct (shared rows)",
+        "the correct rate over the task types every scored vendor supports: "
+        "the same rows for every vendor; sets the position and tie group",
+    ),
     "hit_at_1": ("hit@1", "share of search rows with a golden URL ranked first"),
     "hit_at_3": ("hit@3", "share of search rows with a golden URL in the top 3"),
     "hit_at_5": ("hit@5", "share of search rows with a golden URL in the top 5"),
@@ -36,14 +67,21 @@ METRIC_LABELS: dict[str, tuple[str, str]] = {
     "fidelity_mean": ("Fidelity", "mean extraction fidelity (0–1) over extract rows"),
     "answer_score_mean": ("Answer score", "mean per-cell rubric score (0, 0.5 or 1) over answer rows"),
     "coverage": ("Coverage", "share of rows that got a usable (ok) response"),
-    "cost_per_correct_usd": ("$ / correct", "billed spend on the pinned plan ÷ correct answers; interval from the "
-                                            "correct rate's Wilson interval (the spend is exact)"),
+    "cost_per_correct_usd": (
+        "$ / correct",
+        "billed spend on the pinned plan ÷ correct answers; interval from the "
+        "correct rate's Wilson interval (the spend is exact)",
+    ),
     "spend_usd": ("Spend", "billed spend on the pinned plan: a total of billed calls, exact (no interval)"),
     "overfit_gap": ("Overfit gap", "public minus holdout accuracy (Newcombe 95 % interval)"),
-    "latency_p50_ms": ("Latency p50", "median latency of the final attempt; distribution-free order-statistic "
-                                      "interval"),
-    "latency_p95_ms": ("Latency p95", "95th-percentile latency of the final attempt; distribution-free "
-                                      "order-statistic interval"),
+    "latency_p50_ms": (
+        "Latency p50",
+        "median latency of the final attempt; distribution-free order-statistic interval",
+    ),
+    "latency_p95_ms": (
+        "Latency p95",
+        "95th-percentile latency of the final attempt; distribution-free order-statistic interval",
+    ),
     "ttr_median_hours": ("TTR median", "Kaplan–Meier median hours until a fresh sentinel page is returned"),
     "ttr_probes": ("TTR probes", "sentinel probes made: every 6 h, per page until it is returned or 30 days old"),
 }
@@ -127,8 +165,9 @@ def format_figure(metric: str, fig: Mapping[str, Any] | None, verdict: Mapping[s
     return html + illustrative_marker(verdict)
 
 
-def figure_verdict(board: Mapping[str, Any], entry: Mapping[str, Any], metric: str, scope: str | None = None,
-                   value: str | None = None) -> dict[str, Any] | None:
+def figure_verdict(
+    board: Mapping[str, Any], entry: Mapping[str, Any], metric: str, scope: str | None = None, value: str | None = None
+) -> dict[str, Any] | None:
     """A figure's headline eligibility as the record holds it (`metric_eligibility`, or for a
     breakdown group `breakdown_eligibility`), or None when nothing in the snapshot is
     headline-eligible: the banner on every page then says every figure is illustrative, and a
@@ -184,14 +223,21 @@ def docstring_html(doc: str) -> Markup:
 
 
 @pass_context
-def verdict_in_context(context: Any, entry: Mapping[str, Any], metric: str, scope: str | None = None,
-                        value: str | None = None) -> dict[str, Any] | None:
+def verdict_in_context(
+    context: Any, entry: Mapping[str, Any], metric: str, scope: str | None = None, value: str | None = None
+) -> dict[str, Any] | None:
     return figure_verdict(context["board"], entry, metric, scope, value)
 
 
-
-MARKDOWN_COLUMNS = ["correct_rate", "hit_at_1", "hit_at_10", "fidelity_mean", "cost_per_correct_usd", "overfit_gap",
-                    "ttr_median_hours"]
+MARKDOWN_COLUMNS = [
+    "correct_rate",
+    "hit_at_1",
+    "hit_at_10",
+    "fidelity_mean",
+    "cost_per_correct_usd",
+    "overfit_gap",
+    "ttr_median_hours",
+]
 
 
 MARKDOWN_ILLUSTRATIVE = " †"
@@ -207,8 +253,17 @@ def leaderboard_markdown(board: Mapping[str, Any]) -> str:
     if not entries:
         return "no scored vendors"
     present = [m for m in MARKDOWN_COLUMNS if m != rank and any(m in e["metrics"] for e in entries)]
-    headers = ["#", "group", "ranks", "vendor", metric_label(rank), "n", "95 % interval", *(metric_label(m) for m in present),
-               "status"]
+    headers = [
+        "#",
+        "group",
+        "ranks",
+        "vendor",
+        metric_label(rank),
+        "n",
+        "95 % interval",
+        *(metric_label(m) for m in present),
+        "status",
+    ]
     rows = []
     marked = False
 
@@ -222,16 +277,33 @@ def leaderboard_markdown(board: Mapping[str, Any]) -> str:
 
     for e in entries:
         fig = e["metrics"].get(rank) or {}
-        figures = [(format_number(m, (e["metrics"].get(m) or {}).get("value")) if (e["metrics"].get(m) or {}).get(
-            "value") is not None else (_missing_value(m) if m in e["metrics"] else "—"))
-            + (mark(e, m) if m in e["metrics"] else "") for m in present]
-        rows.append([e.get("position", ""), e.get("rank_group", ""), format_rank_range(e), e["vendor"],
-                     format_number(rank, fig.get("value")) + (mark(e, rank) if fig else ""),
-                     fig.get("n", ""), format_interval(rank, fig), *figures,
-                     "headline" if e["headline_eligible"] else "illustrative"])
+        figures = [
+            (
+                format_number(m, (e["metrics"].get(m) or {}).get("value"))
+                if (e["metrics"].get(m) or {}).get("value") is not None
+                else (_missing_value(m) if m in e["metrics"] else "—")
+            )
+            + (mark(e, m) if m in e["metrics"] else "")
+            for m in present
+        ]
+        rows.append(
+            [
+                e.get("position", ""),
+                e.get("rank_group", ""),
+                format_rank_range(e),
+                e["vendor"],
+                format_number(rank, fig.get("value")) + (mark(e, rank) if fig else ""),
+                fig.get("n", ""),
+                format_interval(rank, fig),
+                *figures,
+                "headline" if e["headline_eligible"] else "illustrative",
+            ]
+        )
     align = ["right", "right", "right", "left", *["right"] * (len(headers) - 5), "left"]
     table = tabulate(rows, headers=headers, tablefmt="pipe", disable_numparse=True, colalign=align)
     if marked:
-        table += ("\n\n† illustrative: not headline-eligible on its own (the reasons are in leaderboard.json, "
-                  "`metric_eligibility`)")
+        table += (
+            "\n\n† illustrative: not headline-eligible on its own (the reasons are in leaderboard.json, "
+            "`metric_eligibility`)"
+        )
     return table

@@ -51,18 +51,25 @@ def version_problems(warehouse: Warehouse, manifest: Manifest) -> list[str]:
     if registered.empty:
         problems.append(f"the snapshot it supersedes, {source}, does not exist (never registered)")
     elif lifecycle.snapshot_status(warehouse, source) != lifecycle.PUBLISHED:
-        problems.append(f"the snapshot it supersedes, {source}, is {lifecycle.snapshot_status(warehouse, source)}, "
-                        "not published (only a published snapshot has versions)")
+        problems.append(
+            f"the snapshot it supersedes, {source}, is {lifecycle.snapshot_status(warehouse, source)}, "
+            "not published (only a published snapshot has versions)"
+        )
     record = applied_record(warehouse, snapshot_id)
     if record is None:
-        problems.append(f"no applied erratum or filed reply stands behind {snapshot_id} (versions are made by "
-                        "`bench errata apply` or `bench review reply`, never by editing `supersedes`)")
+        problems.append(
+            f"no applied erratum or filed reply stands behind {snapshot_id} (versions are made by "
+            "`bench errata apply` or `bench review reply`, never by editing `supersedes`)"
+        )
     elif record["corrected_version"] != source:
-        problems.append(f"the change recorded for {snapshot_id} ({record['erratum_id']}) corrects "
-                        f"{record['corrected_version']}, not {source}")
+        problems.append(
+            f"the change recorded for {snapshot_id} ({record['erratum_id']}) corrects "
+            f"{record['corrected_version']}, not {source}"
+        )
     elif record["action"] == "reply":
-        replies = warehouse.query_df("SELECT vendor FROM vendor_replies WHERE snapshot_id = ? AND vendor = ?",
-                                     [snapshot_id, record["vendor"]])
+        replies = warehouse.query_df(
+            "SELECT vendor FROM vendor_replies WHERE snapshot_id = ? AND vendor = ?", [snapshot_id, record["vendor"]]
+        )
         if replies.empty:
             problems.append(f"{snapshot_id} was made for {record['vendor']}'s reply, which is not filed with it")
     return problems
@@ -84,8 +91,15 @@ class PublicationGuard:
     leak_needles: list[dict[str, Any]] = field(default_factory=list)
 
     @classmethod
-    def begin(cls, warehouse: Warehouse, manifest: Manifest, board: dict[str, Any], rows: list[GoldenRow],
-              split: dict[str, str], private_dir: Path) -> "PublicationGuard":
+    def begin(
+        cls,
+        warehouse: Warehouse,
+        manifest: Manifest,
+        board: dict[str, Any],
+        rows: list[GoldenRow],
+        split: dict[str, str],
+        private_dir: Path,
+    ) -> PublicationGuard:
         """Decide whether the snapshot may be published now; raise PublicationRefused saying why not."""
 
         snapshot_id = manifest.snapshot_id
@@ -93,13 +107,19 @@ class PublicationGuard:
         on = today()
         gate = None
         if status == lifecycle.PUBLISHED:
-            raise _failure(f"snapshot {snapshot_id} is published and immutable: nothing is re-rendered or overwritten. "
-                           f"{ERRATA_PROCESS}", snapshot=snapshot_id)
+            raise _failure(
+                f"snapshot {snapshot_id} is published and immutable: nothing is re-rendered or overwritten. "
+                f"{ERRATA_PROCESS}",
+                snapshot=snapshot_id,
+            )
         if manifest.supersedes:
             problems = version_problems(warehouse, manifest)
             if problems:
-                raise _failure(f"{snapshot_id} supersedes {manifest.supersedes} but cannot be published without its "
-                               "own vendor review: " + "; ".join(problems), snapshot=snapshot_id)
+                raise _failure(
+                    f"{snapshot_id} supersedes {manifest.supersedes} but cannot be published without its "
+                    "own vendor review: " + "; ".join(problems),
+                    snapshot=snapshot_id,
+                )
             publish_as = lifecycle.PUBLISHED  # a version of a published snapshot: its base went through review
         elif status == lifecycle.FROZEN:
             gate = evaluate_review_gate(warehouse, manifest, board, rows, split, on)
@@ -109,29 +129,46 @@ class PublicationGuard:
         elif manifest.mode == "simulated":
             publish_as = lifecycle.DRAFT  # a simulated draft is a preview: it may be published again
         else:
-            raise _failure(f"{snapshot_id} is a {manifest.mode} draft: send the vendors their review packets first "
-                           f"(materialize review_packets), then publish after {manifest.review.business_days} US "
-                           "business days", snapshot=snapshot_id)
+            raise _failure(
+                f"{snapshot_id} is a {manifest.mode} draft: send the vendors their review packets first "
+                f"(materialize review_packets), then publish after {manifest.review.business_days} US "
+                "business days",
+                snapshot=snapshot_id,
+            )
         decoys = decoys_for_snapshot(manifest, rows, split, private_dir)
         needles = [{"row_id": d.id, "request_text": d.request_text, "golden_urls": row_urls(d)} for d in decoys]
-        return cls(warehouse, manifest, board, rows, split, split_key(manifest.split.key_env, manifest.mode),
-                   publish_as, on, gate, needles)
+        return cls(
+            warehouse,
+            manifest,
+            board,
+            rows,
+            split,
+            split_key(manifest.split.key_env, manifest.mode),
+            publish_as,
+            on,
+            gate,
+            needles,
+        )
 
     def files(self) -> dict[str, str]:
         """The integrity files published with the snapshot: relative path → text."""
         snapshot_id = self.manifest.snapshot_id
         raw_holdout = self.warehouse.query_df(
-            "SELECT vendor, role, body FROM raw_responses WHERE snapshot_id = ? AND role = 'holdout'", [snapshot_id])
+            "SELECT vendor, role, body FROM raw_responses WHERE snapshot_id = ? AND role = 'holdout'", [snapshot_id]
+        )
 
         # one key per snapshot and its errata versions: the same response has the same commitment in each
         key = commitments.commitment_key(self.split_secret, base_of(snapshot_id))
-        scores = self.warehouse.query_df("SELECT vendor, row_id, task_type, response_class FROM row_scores "
-                                         "WHERE snapshot_id = ?", [snapshot_id])
+        scores = self.warehouse.query_df(
+            "SELECT vendor, row_id, task_type, response_class FROM row_scores WHERE snapshot_id = ?", [snapshot_id]
+        )
         dead = self.warehouse.query_df("SELECT * FROM dead_rows WHERE snapshot_id = ?", [snapshot_id])
         ledger = exclusions.exclusions_ledger(self.manifest, scores, self.board, self.decoy_spend(), dead, self.split)
         return {
-            "holdout_commitments.json": json.dumps(commitments.holdout_commitments(snapshot_id, raw_holdout, key),
-                                                   indent=1) + "\n",
+            "holdout_commitments.json": json.dumps(
+                commitments.holdout_commitments(snapshot_id, raw_holdout, key), indent=1
+            )
+            + "\n",
             "exclusions.json": exclusions.ledger_json(ledger, snapshot_id),
             "exclusions.csv": exclusions.ledger_csv(ledger),
             "review.json": json.dumps(self.review_record(), indent=2) + "\n",
@@ -140,8 +177,9 @@ class PublicationGuard:
     def decoy_spend(self) -> dict[str, tuple[int, float]]:
         """Per vendor: decoy queries archived, and what every decoy attempt was billed (as the fetch prices them)."""
 
-        raw = self.warehouse.query_df("SELECT * FROM raw_responses WHERE snapshot_id = ? AND role = 'decoy'",
-                                      [self.manifest.snapshot_id])
+        raw = self.warehouse.query_df(
+            "SELECT * FROM raw_responses WHERE snapshot_id = ? AND role = 'decoy'", [self.manifest.snapshot_id]
+        )
         out = {}
         for vendor, part in raw.groupby("vendor", sort=True) if len(raw) else []:
             spec = self.manifest.vendors.get(vendor)
@@ -152,7 +190,9 @@ class PublicationGuard:
     def review_record(self) -> dict[str, Any]:
         """The snapshot's lifecycle and review record as published."""
         snapshot_id = self.manifest.snapshot_id
-        sent = self.warehouse.query_df("SELECT * FROM review_packets WHERE snapshot_id = ? ORDER BY vendor", [snapshot_id])
+        sent = self.warehouse.query_df(
+            "SELECT * FROM review_packets WHERE snapshot_id = ? ORDER BY vendor", [snapshot_id]
+        )
         replies = self.warehouse.query_df("SELECT * FROM vendor_replies WHERE snapshot_id = ?", [snapshot_id])
         reply_of = {r.vendor: r for r in replies.itertuples(index=False)}
         vendors = {}
@@ -161,24 +201,48 @@ class PublicationGuard:
             vendors[r.vendor] = {
                 "packet_sent_on": pd.Timestamp(r.sent_on).date().isoformat(),
                 "publishable_from": pd.Timestamp(r.opens_on).date().isoformat(),
-                "business_days": int(r.business_days), "packet_sha256": r.packet_sha256,
-                "reply": None if reply is None else {"received_on": pd.Timestamp(reply.received_on).date().isoformat(),
-                                                     "file": f"replies/{Path(reply.path).name}", "sha256": reply.sha256}}
+                "business_days": int(r.business_days),
+                "packet_sha256": r.packet_sha256,
+                "reply": None
+                if reply is None
+                else {
+                    "received_on": pd.Timestamp(reply.received_on).date().isoformat(),
+                    "file": f"replies/{Path(reply.path).name}",
+                    "sha256": reply.sha256,
+                },
+            }
         if self.publish_as == lifecycle.DRAFT:
-            note = ("simulated draft preview: no review packets are required and the snapshot stays a draft "
-                    "(it may be published again)")
+            note = (
+                "simulated draft preview: no review packets are required and the snapshot stays a draft "
+                "(it may be published again)"
+            )
         elif self.manifest.supersedes:
-            note = (f"version of {self.manifest.supersedes} made by an applied erratum or a vendor's reply (see "
-                    "errata.json); its vendors reviewed the version it corrects")
+            note = (
+                f"version of {self.manifest.supersedes} made by an applied erratum or a vendor's reply (see "
+                "errata.json); its vendors reviewed the version it corrects"
+            )
         else:
-            note = (f"published after the review period: every vendor had its packet for at least "
-                    f"{self.manifest.review.business_days} US business days (weekends and federal holidays skipped)")
-        return {"snapshot_id": snapshot_id, "status": self.publish_as, "published_on": self.on.isoformat(),
-                "supersedes": self.manifest.supersedes, "note": note, "vendors": vendors}
+            note = (
+                f"published after the review period: every vendor had its packet for at least "
+                f"{self.manifest.review.business_days} US business days (weekends and federal holidays skipped)"
+            )
+        return {
+            "snapshot_id": snapshot_id,
+            "status": self.publish_as,
+            "published_on": self.on.isoformat(),
+            "supersedes": self.manifest.supersedes,
+            "note": note,
+            "vendors": vendors,
+        }
 
     def finish(self) -> None:
         """After the files are in place: a reviewed (or errata) snapshot becomes published, immutable."""
         if self.publish_as == lifecycle.PUBLISHED:
-            lifecycle.set_status(self.warehouse, self.manifest.snapshot_id, lifecycle.PUBLISHED,
-                                 f"published on {self.on}" + (" (bench clock fixed by a test)" if clock_is_fixed() else "")
-                                 + (f"; {self.gate.summary()}" if self.gate else ""))
+            lifecycle.set_status(
+                self.warehouse,
+                self.manifest.snapshot_id,
+                lifecycle.PUBLISHED,
+                f"published on {self.on}"
+                + (" (bench clock fixed by a test)" if clock_is_fixed() else "")
+                + (f"; {self.gate.summary()}" if self.gate else ""),
+            )

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -36,16 +36,28 @@ def snapshot_replies(snapshot_dir: Path, recorded: pd.DataFrame) -> dict[str, Re
     A reply recorded in `vendor_replies` must still be the bytes recorded there (it is published
     as received): a changed file is an input error."""
 
-    sha_of = {(r.vendor, Path(r.path).name): r.sha256 for r in recorded.itertuples(index=False)} if len(recorded) else {}
+    sha_of = (
+        {(r.vendor, Path(r.path).name): r.sha256 for r in recorded.itertuples(index=False)} if len(recorded) else {}
+    )
     replies = {}
     for path in sorted((snapshot_dir / "replies").glob("*")):
         if path.suffix in REPLY_SUFFIXES and path.is_file():
             reply = Reply(path.name, path.read_bytes())
             expected = sha_of.get((path.stem, path.name))
             if expected is not None and expected != reply.sha256:
-                raise BenchInputError(str(path), [(None, "<file>", (
-                    f"changed since it was filed (recorded sha256 {expected}, now {reply.sha256}): a reply is "
-                    "published as received; file the new one with `bench review reply`"))])
+                raise BenchInputError(
+                    str(path),
+                    [
+                        (
+                            None,
+                            "<file>",
+                            (
+                                f"changed since it was filed (recorded sha256 {expected}, now {reply.sha256}): a reply is "
+                                "published as received; file the new one with `bench review reply`"
+                            ),
+                        )
+                    ],
+                )
             replies[path.stem] = reply
     return replies
 
@@ -54,15 +66,15 @@ def ttr_as_of(metrics_frame: pd.DataFrame) -> datetime | None:
     """The last probe tick the leaderboard's time-to-retrievability figures include (their
     `ttr_as_of` row in `vendor_metrics`), None before the first probe."""
 
-
     if metrics_frame.empty or "metric" not in metrics_frame:
         return None
     values = metrics_frame.loc[metrics_frame["metric"] == AS_OF_METRIC, "value"].dropna()
-    return datetime.fromtimestamp(float(values.max()), timezone.utc) if len(values) else None
+    return datetime.fromtimestamp(float(values.max()), UTC) if len(values) else None
 
 
-def ttr_observations(pages: pd.DataFrame, probes: pd.DataFrame,
-                     as_of: datetime | None = None) -> dict[str, tuple[list[float], list[bool]]]:
+def ttr_observations(
+    pages: pd.DataFrame, probes: pd.DataFrame, as_of: datetime | None = None
+) -> dict[str, tuple[list[float], list[bool]]]:
     """Each vendor's sentinel subjects (hours, found) for the Kaplan–Meier chart, derived by
     `ttr.ttr_figures` (the same derivation as the TTR figure) from the probes of ticks up to
     `as_of` (the ticks the leaderboard's figure includes), so the curve and the figure agree."""
@@ -76,8 +88,9 @@ def ttr_observations(pages: pd.DataFrame, probes: pd.DataFrame,
     return {v: (list(f.durations), list(f.observed)) for v, f in ttr_figures(pages, probes).items() if f.sentinels}
 
 
-def private_terms(private_dir: Path, manifest: Manifest, warehouse: Any, rows: list[GoldenRow],
-                  split: Mapping[str, str]) -> tuple[list[dict[str, Any]], dict[str, int]]:
+def private_terms(
+    private_dir: Path, manifest: Manifest, warehouse: Any, rows: list[GoldenRow], split: Mapping[str, str]
+) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """What must never be published, besides the decoys: every holdout row of the snapshot, and
     every holdout row that died and was replaced (no longer in the golden set, still private).
     Returns the terms and their counts."""
@@ -86,28 +99,52 @@ def private_terms(private_dir: Path, manifest: Manifest, warehouse: Any, rows: l
         return {"row_id": r.id, "request_text": r.request_text, "golden_urls": row_urls(r)}
 
     terms = [term(r) for r in rows if split.get(r.id) == "holdout"]
-    dead_ids = set(warehouse.query_df("SELECT row_id FROM dead_rows WHERE snapshot_id = ? AND split = 'holdout'",
-                                      [manifest.snapshot_id])["row_id"]) - {r.id for r in rows}
+    dead_ids = set(
+        warehouse.query_df(
+            "SELECT row_id FROM dead_rows WHERE snapshot_id = ? AND split = 'holdout'", [manifest.snapshot_id]
+        )["row_id"]
+    ) - {r.id for r in rows}
     kept = load_dead_rows(private_dir, manifest.snapshot_id)
     missing = dead_ids - set(kept)
     if missing:  # recorded before dead rows were kept whole: read them from the golden source file
-        source = (private_dir / "golden" / f"{manifest.snapshot_id}.jsonl" if manifest.golden.source == "planted_demo"
-                  else private_dir / (manifest.golden.path or ""))
+        source = (
+            private_dir / "golden" / f"{manifest.snapshot_id}.jsonl"
+            if manifest.golden.source == "planted_demo"
+            else private_dir / (manifest.golden.path or "")
+        )
         try:
             kept.update({r.id: r for r in load_golden_file(source) if r.id in missing})
         except (BenchInputError, OSError):
             pass
     for row_id in sorted(dead_ids):
         # a dead row that cannot be read any more is still guarded by its id
-        terms.append(term(kept[row_id]) if row_id in kept else {"row_id": row_id, "request_text": None, "golden_urls": []})
-    return terms, {"holdout_rows": len(terms) - len(dead_ids), "dead_holdout_rows": len(dead_ids),
-                   "dead_holdout_rows_unreadable": len(dead_ids - set(kept))}
+        terms.append(
+            term(kept[row_id]) if row_id in kept else {"row_id": row_id, "request_text": None, "golden_urls": []}
+        )
+    return terms, {
+        "holdout_rows": len(terms) - len(dead_ids),
+        "dead_holdout_rows": len(dead_ids),
+        "dead_holdout_rows_unreadable": len(dead_ids - set(kept)),
+    }
 
 
-def site_inputs(manifest: Manifest, board: dict[str, Any], rows: list[GoldenRow], split: Mapping[str, str], *,
-                snapshot_dir: Path, scores: pd.DataFrame, results: pd.DataFrame, raw: pd.DataFrame,
-                sentinel_pages: pd.DataFrame, sentinel_probes: pd.DataFrame, recorded_replies: pd.DataFrame,
-                leak_guard: Any, extra_files: Mapping[str, str], as_of: datetime | None = None) -> SiteInputs:
+def site_inputs(
+    manifest: Manifest,
+    board: dict[str, Any],
+    rows: list[GoldenRow],
+    split: Mapping[str, str],
+    *,
+    snapshot_dir: Path,
+    scores: pd.DataFrame,
+    results: pd.DataFrame,
+    raw: pd.DataFrame,
+    sentinel_pages: pd.DataFrame,
+    sentinel_probes: pd.DataFrame,
+    recorded_replies: pd.DataFrame,
+    leak_guard: Any,
+    extra_files: Mapping[str, str],
+    as_of: datetime | None = None,
+) -> SiteInputs:
     """The inputs of a snapshot's site: `board` the leaderboard record; `scores`, `results` and
     `raw` the row scores, parsed results and archived responses (only the public split's are
     used, for the drill-down, whose results that reveal a private page `leak_guard` withholds);
@@ -116,21 +153,31 @@ def site_inputs(manifest: Manifest, board: dict[str, Any], rows: list[GoldenRow]
     errata, the replies and the operator's declaration are read from `snapshot_dir`."""
 
     public_ids = {r.id for r in rows if split.get(r.id) == "public"}
-    queries = query_drilldowns(manifest, rows, dict(split),
-                               scores[scores["row_id"].isin(public_ids)] if len(scores) else scores,
-                               results[results["row_id"].isin(public_ids)] if len(results) else results,
-                               raw[raw["role"] == "public"] if len(raw) else raw, leak_guard)
+    queries = query_drilldowns(
+        manifest,
+        rows,
+        dict(split),
+        scores[scores["row_id"].isin(public_ids)] if len(scores) else scores,
+        results[results["row_id"].isin(public_ids)] if len(results) else results,
+        raw[raw["role"] == "public"] if len(raw) else raw,
+        leak_guard,
+    )
     return SiteInputs(
-        board=board, manifest=manifest,
+        board=board,
+        manifest=manifest,
         public_rows=[json.loads(r.model_dump_json()) for r in rows if split.get(r.id) == "public"],
         errata=load_published_errata(snapshot_dir / "errata.json"),
         queries=queries,
         ttr_observations=ttr_observations(sentinel_pages, sentinel_probes, as_of),
         replies=snapshot_replies(snapshot_dir, recorded_replies),
         disclosures=disclosures_markdown(snapshot_dir / DECLARATION_FILE),
-        split_counts={"total": len(rows), "public": sum(1 for s in split.values() if s == "public"),
-                      "holdout": sum(1 for s in split.values() if s == "holdout")},
-        extra_files=dict(extra_files))
+        split_counts={
+            "total": len(rows),
+            "public": sum(1 for s in split.values() if s == "public"),
+            "holdout": sum(1 for s in split.values() if s == "holdout"),
+        },
+        extra_files=dict(extra_files),
+    )
 
 
 def find_holdout_leaks(out_dir: Path, holdout: list[dict[str, Any]]) -> list[str]:

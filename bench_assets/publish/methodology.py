@@ -18,12 +18,31 @@ from bench_assets.manifest import Manifest
 from bench_assets.publish.format import CLASS_MEANINGS, MARKDOWN, docstring_html
 
 # The definitions the methodology page cites: each function's own docstring and source line.
-DEFINITIONS = ["normalize_url", "hit_at_k", "first_hit_rank", "extraction_fidelity", "fidelity_label",
-               "contains_normalized", "answer_in_text", "wilson_interval", "overfit_gap", "newcombe_interval", "cost_per_correct",
-               "cost_per_correct_interval", "percentile", "percentile_interval", "tie_groups", "rank_ranges",
-               "intervals_overlap",
-               "km_median", "km_median_interval",
-               "read_cell_answer", "score_cell", "CellRubric", "rubric_mean_interval"]
+DEFINITIONS = [
+    "normalize_url",
+    "hit_at_k",
+    "first_hit_rank",
+    "extraction_fidelity",
+    "fidelity_label",
+    "contains_normalized",
+    "answer_in_text",
+    "wilson_interval",
+    "overfit_gap",
+    "newcombe_interval",
+    "cost_per_correct",
+    "cost_per_correct_interval",
+    "percentile",
+    "percentile_interval",
+    "tie_groups",
+    "rank_ranges",
+    "intervals_overlap",
+    "km_median",
+    "km_median_interval",
+    "read_cell_answer",
+    "score_cell",
+    "CellRubric",
+    "rubric_mean_interval",
+]
 
 # ##### METHODOLOGY, GENERATED FROM THE CODE
 
@@ -44,22 +63,36 @@ def methodology_context(manifest: Manifest) -> dict[str, Any]:
         ("Fidelity: correct at or above", metrics.CORRECT_THRESHOLD, "bench_assets.metrics.CORRECT_THRESHOLD"),
         ("Fidelity: partial at or above", metrics.PARTIAL_THRESHOLD, "bench_assets.metrics.PARTIAL_THRESHOLD"),
         ("Confidence of every interval", defaults["confidence"].default, "wilson_interval(confidence=…)"),
-        ("Kaplan–Meier right-censoring (hours)", metrics.DEFAULT_CENSOR_AT_HOURS,
-         "bench_assets.metrics.DEFAULT_CENSOR_AT_HOURS"),
-        ("Minimum n behind a headline aggregate", eligibility.AGGREGATE_MIN_N,
-         "bench_assets.aggregate.eligibility.AGGREGATE_MIN_N"),
-        ("Minimum n behind a headline per-stratum figure", eligibility.CHART_MIN_N,
-         "bench_assets.aggregate.eligibility.CHART_MIN_N"),
+        (
+            "Kaplan–Meier right-censoring (hours)",
+            metrics.DEFAULT_CENSOR_AT_HOURS,
+            "bench_assets.metrics.DEFAULT_CENSOR_AT_HOURS",
+        ),
+        (
+            "Minimum n behind a headline aggregate",
+            eligibility.AGGREGATE_MIN_N,
+            "bench_assets.aggregate.eligibility.AGGREGATE_MIN_N",
+        ),
+        (
+            "Minimum n behind a headline per-stratum figure",
+            eligibility.CHART_MIN_N,
+            "bench_assets.aggregate.eligibility.CHART_MIN_N",
+        ),
         ("Ranking metric", leaderboard.RANK_METRIC, "bench_assets.aggregate.leaderboard.RANK_METRIC"),
     ]
     weights = [(f, metrics.FIDELITY_WEIGHTS[f], manifest.fidelity_weights.get(f)) for f in metrics.FIDELITY_FIELDS]
-    definitions = [(name, docstring_html(getattr(metrics, name).__doc__), _source_of(getattr(metrics, name)))
-                   for name in DEFINITIONS if hasattr(metrics, name)]
+    definitions = [
+        (name, docstring_html(getattr(metrics, name).__doc__), _source_of(getattr(metrics, name)))
+        for name in DEFINITIONS
+        if hasattr(metrics, name)
+    ]
     return {
-        "constants": constants, "weights": weights, "definitions": definitions,
+        "constants": constants,
+        "weights": weights,
+        "definitions": definitions,
         "eligibility": Markup(MARKDOWN.render(leaderboard.eligibility_rules())),
         "aggregation": docstring_html(aggregate.__doc__ or ""),
-        "fidelity_mean": docstring_html(getattr(aggregate, "_mean_interval").__doc__ or ""),
+        "fidelity_mean": docstring_html(aggregate._mean_interval.__doc__ or ""),
         "ranking": docstring_html(aggregate.shared_task_types.__doc__ or ""),
         "classes": [(c, CLASS_MEANINGS.get(c, "")) for c in RESPONSE_CLASSES],
     }
@@ -69,19 +102,32 @@ def known_limitations(board: Mapping[str, Any], manifest: Manifest) -> list[str]
     """Limitations that follow from this snapshot's data, stated where a reader will look."""
     out = []
     if board["mode"] != "live":
-        out.append(f"This snapshot runs in {board['mode']} mode: every vendor is the local simulator, so the "
-                   "figures show the pipeline working, not how the real services compare.")
+        out.append(
+            f"This snapshot runs in {board['mode']} mode: every vendor is the local simulator, so the "
+            "figures show the pipeline working, not how the real services compare."
+        )
     scored = [e for e in board["vendors"] if e["status"] == "scored"]
     no_extract = [e["vendor"] for e in scored if "fidelity_mean" not in e["metrics"]]
     if no_extract:
-        out.append("No extraction endpoint, so no fidelity figure and a smaller denominator for the overall "
-                   f"correct rate (search and answer rows only): {', '.join(no_extract)}. The ranking uses only "
-                   "the task types every scored vendor supports, so it compares all vendors on the same rows.")
-    strata_n = sorted({f["n"] for e in scored for figs in (e.get("breakdown") or {}).get("stratum", {}).values()
-                       for m, f in figs.items() if m == "correct_rate"})
+        out.append(
+            "No extraction endpoint, so no fidelity figure and a smaller denominator for the overall "
+            f"correct rate (search and answer rows only): {', '.join(no_extract)}. The ranking uses only "
+            "the task types every scored vendor supports, so it compares all vendors on the same rows."
+        )
+    strata_n = sorted(
+        {
+            f["n"]
+            for e in scored
+            for figs in (e.get("breakdown") or {}).get("stratum", {}).values()
+            for m, f in figs.items()
+            if m == "correct_rate"
+        }
+    )
     if strata_n:
-        out.append(f"Per-stratum figures rest on few rows (n = {strata_n[0]}–{strata_n[-1]} per vendor and "
-                   "stratum); their intervals are wide, and the charts show them.")
+        out.append(
+            f"Per-stratum figures rest on few rows (n = {strata_n[0]}–{strata_n[-1]} per vendor and "
+            "stratum); their intervals are wide, and the charts show them."
+        )
     if not any("ttr_median_hours" in e["metrics"] for e in scored):
         out.append("Time-to-retrievability is not reported in this snapshot: no sentinel probe results yet.")
     return out

@@ -14,9 +14,10 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+from collections.abc import Callable
 from datetime import date
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pandas as pd
 
@@ -34,8 +35,9 @@ def reply_filename(vendor: str, source: Path) -> str:
     return f"{vendor}{source.suffix if source.suffix in REPLY_SUFFIXES else '.txt'}"
 
 
-def store_reply(warehouse: Warehouse, snapshot_dir: Path, snapshot_id: str, vendor: str, source: Path,
-                received_on: date) -> tuple[Path, str]:
+def store_reply(
+    warehouse: Warehouse, snapshot_dir: Path, snapshot_id: str, vendor: str, source: Path, received_on: date
+) -> tuple[Path, str]:
     """Copy the reply byte for byte beside the snapshot's manifest (replacing the vendor's earlier
     reply there) and record it in `vendor_replies`; returns (stored file, SHA-256)."""
     target = snapshot_dir / "replies" / reply_filename(vendor, source)
@@ -44,39 +46,79 @@ def store_reply(warehouse: Warehouse, snapshot_dir: Path, snapshot_id: str, vend
         old.unlink()
     shutil.copyfile(source, target)  # verbatim: the bytes as received
     digest = hashlib.sha256(target.read_bytes()).hexdigest()
-    warehouse.replace_rows("vendor_replies", pd.DataFrame([{
-        "snapshot_id": snapshot_id, "vendor": vendor, "received_on": received_on, "path": str(target),
-        "sha256": digest}]), {"snapshot_id": snapshot_id, "vendor": vendor})
+    warehouse.replace_rows(
+        "vendor_replies",
+        pd.DataFrame(
+            [
+                {
+                    "snapshot_id": snapshot_id,
+                    "vendor": vendor,
+                    "received_on": received_on,
+                    "path": str(target),
+                    "sha256": digest,
+                }
+            ]
+        ),
+        {"snapshot_id": snapshot_id, "vendor": vendor},
+    )
     return target, digest
 
 
-def reply_entry(vendor: str, received_on: date, digest: str, filename: str, base: str, source: str, new: str,
-                figures: dict[str, Any]) -> dict[str, Any]:
+def reply_entry(
+    vendor: str,
+    received_on: date,
+    digest: str,
+    filename: str,
+    base: str,
+    source: str,
+    new: str,
+    figures: dict[str, Any],
+) -> dict[str, Any]:
     """The version-history entry of a reply (errata.json): nothing re-run, no figure changed."""
-    return {"id": f"reply-{vendor}-{new.rpartition('-e')[2]}", "date": received_on.isoformat(), "vendor": vendor,
-            "action": "reply", "what": f"{vendor}'s reply, received {received_on.isoformat()}, published verbatim "
-                                       f"(replies/{filename}, sha256 {digest})",
-            "why": "the standing right of reply (methodology § 03): a published snapshot is immutable, so the "
-                   "reply is published as a new version",
-            "who": vendor, "changes": {}, "snapshot": base, "corrects": source, "version": new,
-            "summary": f"{vendor} reply ({source} → {new}): published verbatim; nothing re-run, no figure changed",
-            "before": figures, "after": {**figures, "snapshot_id": new}, "changed": {}}
+    return {
+        "id": f"reply-{vendor}-{new.rpartition('-e')[2]}",
+        "date": received_on.isoformat(),
+        "vendor": vendor,
+        "action": "reply",
+        "what": f"{vendor}'s reply, received {received_on.isoformat()}, published verbatim "
+        f"(replies/{filename}, sha256 {digest})",
+        "why": "the standing right of reply (methodology § 03): a published snapshot is immutable, so the "
+        "reply is published as a new version",
+        "who": vendor,
+        "changes": {},
+        "snapshot": base,
+        "corrects": source,
+        "version": new,
+        "summary": f"{vendor} reply ({source} → {new}): published verbatim; nothing re-run, no figure changed",
+        "before": figures,
+        "after": {**figures, "snapshot_id": new},
+        "changed": {},
+    }
 
 
-def file_reply(paths: Any, warehouse: Warehouse, snapshot_id: str, vendor: str, source: Path, received_on: date,
-               materializer: Callable[[], tuple[versions.Materialize, Callable[[str], None]]]) -> dict[str, Any]:
+def file_reply(
+    paths: Any,
+    warehouse: Warehouse,
+    snapshot_id: str,
+    vendor: str,
+    source: Path,
+    received_on: date,
+    materializer: Callable[[], tuple[versions.Materialize, Callable[[str], None]]],
+) -> dict[str, Any]:
     """File a vendor's reply to a snapshot. Unpublished: stored with it. Published: stored in a new
     version that is published at once, with nothing re-run (`materializer()` gives the
     (materialize, register) pair that runs Dagster). Returns what was done."""
     manifest = load_manifest(paths.manifest_path(snapshot_id))
     if vendor not in manifest.vendors:
-        raise BenchInputError(f"reply for {snapshot_id}", [(None, "vendor", f"{vendor!r} is not a configured vendor "
-                                                                            f"of {snapshot_id}")])
+        raise BenchInputError(
+            f"reply for {snapshot_id}", [(None, "vendor", f"{vendor!r} is not a configured vendor of {snapshot_id}")]
+        )
     if not source.is_file():
         raise BenchInputError(str(source), [(None, "<file>", "reply file not found")])
     if lifecycle.snapshot_status(warehouse, snapshot_id) != lifecycle.PUBLISHED:
-        stored, digest = store_reply(warehouse, paths.snapshots_dir / snapshot_id, snapshot_id, vendor, source,
-                                     received_on)
+        stored, digest = store_reply(
+            warehouse, paths.snapshots_dir / snapshot_id, snapshot_id, vendor, source, received_on
+        )
         return {"version": snapshot_id, "new_version": False, "path": stored, "sha256": digest}
 
     base = versions.base_of(snapshot_id)
@@ -87,21 +129,32 @@ def file_reply(paths: Any, warehouse: Warehouse, snapshot_id: str, vendor: str, 
         record = versions.applied_record(warehouse, new)
         if record is None or record["action"] != "reply" or record["corrected_version"] != source_version:
             what = f"made by {record['erratum_id']}" if record else "not made by a reply"
-            raise BenchInputError(str(paths.manifest_path(new)), [(None, "supersedes", (
-                f"{new} is an unpublished version {what}: finish it (`bench errata apply`) before filing a reply"))])
+            raise BenchInputError(
+                str(paths.manifest_path(new)),
+                [
+                    (
+                        None,
+                        "supersedes",
+                        (
+                            f"{new} is an unpublished version {what}: finish it (`bench errata apply`) before filing a reply"
+                        ),
+                    )
+                ],
+            )
     else:
         new = versions.version_id(base, len(all_versions))
     materialize, register = materializer()
     previous = versions.load_published_errata(paths.snapshots_dir / source_version / "errata.json")
-    figures = versions.vendor_figures(current_leaderboard(warehouse, load_manifest(paths.manifest_path(source_version))),
-                                      vendor)
+    figures = versions.vendor_figures(
+        current_leaderboard(warehouse, load_manifest(paths.manifest_path(source_version))), vendor
+    )
     new_dir = versions.start_version(paths, warehouse, source_version, new, vendor, {}, materialize, register)
     versions.copy_rows(warehouse, source_version, new, None, refetch=False)
     versions.copy_archives(warehouse, source_version, new, skip_vendor=None)
     stored, digest = store_reply(warehouse, new_dir, new, vendor, source, received_on)
     materialize(("vendor_leaderboard",), new)  # the same aggregates, re-derived from the copied scores
     entry = reply_entry(vendor, received_on, digest, stored.name, base, source_version, new, figures)
-    (new_dir / "errata.json").write_text(json.dumps(previous + [entry], indent=2) + "\n")
+    (new_dir / "errata.json").write_text(json.dumps([*previous, entry], indent=2) + "\n")
     versions.record_version(warehouse, base, entry["id"], source_version, new, vendor, "reply", entry)
     materialize(("published_snapshot",), new)
     return {"version": new, "new_version": True, "corrects": source_version, "path": stored, "sha256": digest}

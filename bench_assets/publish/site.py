@@ -73,13 +73,29 @@ from bench_assets.split.leaks import text_encoding
 
 
 def _environment() -> Environment:
-    env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html", "j2"]),
-                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    env.globals.update(fmt=format_figure, num=format_number, interval=format_interval, sortval=sort_value,
-                       label=metric_label, describe=metric_description, class_meanings=CLASS_MEANINGS, verdict=verdict_in_context,
-                       mark=illustrative_marker, ranks=format_rank_range, external=external_href,
-                       correct_threshold=metrics.CORRECT_THRESHOLD, aggregate_min_n=eligibility.AGGREGATE_MIN_N,
-                       chart_min_n=eligibility.CHART_MIN_N)
+    env = Environment(
+        loader=FileSystemLoader(TEMPLATES),
+        autoescape=select_autoescape(["html", "j2"]),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.globals.update(
+        fmt=format_figure,
+        num=format_number,
+        interval=format_interval,
+        sortval=sort_value,
+        label=metric_label,
+        describe=metric_description,
+        class_meanings=CLASS_MEANINGS,
+        verdict=verdict_in_context,
+        mark=illustrative_marker,
+        ranks=format_rank_range,
+        external=external_href,
+        correct_threshold=metrics.CORRECT_THRESHOLD,
+        aggregate_min_n=eligibility.AGGREGATE_MIN_N,
+        chart_min_n=eligibility.CHART_MIN_N,
+    )
     env.filters["markdown"] = lambda text: Markup(MARKDOWN.render(text or ""))
     return env
 
@@ -101,17 +117,27 @@ def _agent_ready(entry: Mapping[str, Any]) -> dict[str, Any] | None:
         return {"ready": raw, "details": {}}
     if isinstance(raw, Mapping):
         ready = next((raw[k] for k in ("ready", "value", "agent_ready", "passed") if k in raw), None)
-        return {"ready": ready, "details": {k: v for k, v in raw.items() if k not in ("ready", "value", "agent_ready",
-                                                                                      "passed")}}
+        return {
+            "ready": ready,
+            "details": {k: v for k, v in raw.items() if k not in ("ready", "value", "agent_ready", "passed")},
+        }
     return {"ready": None, "details": {"record": raw}}
 
 
-def render_site(out_dir: Path, board: dict[str, Any], manifest: Manifest, public_rows: list[dict[str, Any]],
-                errata: list[dict[str, Any]], *, queries: Sequence[dict[str, Any]] = (),
-                ttr_observations: Mapping[str, tuple[Sequence[float], Sequence[bool]]] | None = None,
-                replies: Mapping[str, Reply] | None = None, disclosures: str | None = None,
-                split_counts: Mapping[str, int] | None = None,
-                extra_files: Mapping[str, str] | None = None) -> list[Path]:
+def render_site(
+    out_dir: Path,
+    board: dict[str, Any],
+    manifest: Manifest,
+    public_rows: list[dict[str, Any]],
+    errata: list[dict[str, Any]],
+    *,
+    queries: Sequence[dict[str, Any]] = (),
+    ttr_observations: Mapping[str, tuple[Sequence[float], Sequence[bool]]] | None = None,
+    replies: Mapping[str, Reply] | None = None,
+    disclosures: str | None = None,
+    split_counts: Mapping[str, int] | None = None,
+    extra_files: Mapping[str, str] | None = None,
+) -> list[Path]:
     """Write every published file of the snapshot; returns the paths written.
 
     `queries` are the public rows' drill-down records (`drilldown.query_drilldowns`),
@@ -136,8 +162,12 @@ def render_site(out_dir: Path, board: dict[str, Any], manifest: Manifest, public
 
     def page(rel: str, template: str, **context: Any) -> None:
         depth = rel.count("/")
-        put(rel, env.get_template(template).render(board=board, manifest=manifest, root="../" * depth,
-                                                   active=context.pop("active", ""), **context))
+        put(
+            rel,
+            env.get_template(template).render(
+                board=board, manifest=manifest, root="../" * depth, active=context.pop("active", ""), **context
+            ),
+        )
 
     site_charts = []
     for chart in charts.site_charts(board, ttr_observations):
@@ -153,13 +183,30 @@ def render_site(out_dir: Path, board: dict[str, Any], manifest: Manifest, public
             page(f"replies/{vendor}.html", "reply.html.j2", vendor=vendor, reply=reply, active="")
             replied.add(vendor)
 
-    page("index.html", "index.html.j2", columns=_leaderboard_columns(board), charts=site_charts, replied=replied,
-         split_counts=dict(split_counts or {}), has_queries=bool(queries), agent=_agent_ready, active="leaderboard")
+    page(
+        "index.html",
+        "index.html.j2",
+        columns=_leaderboard_columns(board),
+        charts=site_charts,
+        replied=replied,
+        split_counts=dict(split_counts or {}),
+        has_queries=bool(queries),
+        agent=_agent_ready,
+        active="leaderboard",
+    )
     for e in scored:
-        page(f"vendors/{e['vendor']}.html", "vendor.html.j2", e=e, spec=manifest.vendors.get(e["vendor"]),
-             key_figures=[m for m in KEY_FIGURES if m in e["metrics"]], scope_columns=SCOPE_COLUMNS,
-             verdicts=verdicts_by_vendor[e["vendor"]],
-             agent=_agent_ready(e), has_reply=e["vendor"] in replied, active="leaderboard")
+        page(
+            f"vendors/{e['vendor']}.html",
+            "vendor.html.j2",
+            e=e,
+            spec=manifest.vendors.get(e["vendor"]),
+            key_figures=[m for m in KEY_FIGURES if m in e["metrics"]],
+            scope_columns=SCOPE_COLUMNS,
+            verdicts=verdicts_by_vendor[e["vendor"]],
+            agent=_agent_ready(e),
+            has_reply=e["vendor"] in replied,
+            active="leaderboard",
+        )
         put(f"vendors/{e['vendor']}.json", vendor_json(board, e, verdicts_by_vendor[e["vendor"]]))
     page("queries/index.html", "queries.html.j2", queries=queries, active="queries")
     for q in queries:
@@ -170,8 +217,9 @@ def render_site(out_dir: Path, board: dict[str, Any], manifest: Manifest, public
     page("exclusions.html", "exclusions.html.j2", extra=extra, active="exclusions")
     errata_keys = list(dict.fromkeys(k for item in errata for k in item))
     page("errata.html", "errata.html.j2", errata=errata, errata_keys=errata_keys, active="errata")
-    page("limitations.html", "limitations.html.j2", limitations=known_limitations(board, manifest),
-         active="limitations")
+    page(
+        "limitations.html", "limitations.html.j2", limitations=known_limitations(board, manifest), active="limitations"
+    )
     page("disclosures.html", "disclosures.html.j2", disclosures=disclosures, active="disclosures")
     for rel, text in sorted((extra_files or {}).items()):
         put(rel, text)
@@ -227,6 +275,16 @@ class SiteInputs:
     extra_files: dict[str, str] = field(default_factory=dict)
 
     def render(self, out_dir: Path) -> list[Path]:
-        return render_site(out_dir, self.board, self.manifest, self.public_rows, self.errata, queries=self.queries,
-                           ttr_observations=self.ttr_observations, replies=self.replies, disclosures=self.disclosures,
-                           split_counts=self.split_counts, extra_files=self.extra_files)
+        return render_site(
+            out_dir,
+            self.board,
+            self.manifest,
+            self.public_rows,
+            self.errata,
+            queries=self.queries,
+            ttr_observations=self.ttr_observations,
+            replies=self.replies,
+            disclosures=self.disclosures,
+            split_counts=self.split_counts,
+            extra_files=self.extra_files,
+        )

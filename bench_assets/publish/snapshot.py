@@ -12,7 +12,7 @@ import shutil
 import tempfile
 import time
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -42,8 +42,9 @@ class Publication:
     leak_guard_counts: dict[str, Any]
 
 
-def publication_inputs(warehouse: Warehouse, manifest: Manifest, snapshots_dir: Path, private_dir: Path
-                       ) -> tuple[SiteInputs, PublicationGuard, LeakGuard, dict[str, int]]:
+def publication_inputs(
+    warehouse: Warehouse, manifest: Manifest, snapshots_dir: Path, private_dir: Path
+) -> tuple[SiteInputs, PublicationGuard, LeakGuard, dict[str, int]]:
     """Decide whether the snapshot may be published now (PublicationRefused if not), then gather
     what its files are rendered from and the leak guard that scans them."""
     snapshot_id = manifest.snapshot_id
@@ -56,23 +57,33 @@ def publication_inputs(warehouse: Warehouse, manifest: Manifest, snapshots_dir: 
     leak_guard = LeakGuard(terms + guard.leak_needles)  # decoys are private like the holdout
     public = warehouse.query_df(
         "SELECT r.* FROM response_results r JOIN query_split q USING (snapshot_id, row_id) "
-        "WHERE r.snapshot_id = ? AND q.split = 'public'", [snapshot_id])
+        "WHERE r.snapshot_id = ? AND q.split = 'public'",
+        [snapshot_id],
+    )
     pages, probes = sentinel_tables(warehouse, snapshot_id)
     inputs = site_inputs(
-        manifest, board, rows, split, snapshot_dir=snapshots_dir / snapshot_id,
-        scores=warehouse.rows("row_scores", snapshot_id, split="public"), results=public,
-        raw=warehouse.rows("raw_responses", snapshot_id, role="public"), sentinel_pages=pages,
+        manifest,
+        board,
+        rows,
+        split,
+        snapshot_dir=snapshots_dir / snapshot_id,
+        scores=warehouse.rows("row_scores", snapshot_id, split="public"),
+        results=public,
+        raw=warehouse.rows("raw_responses", snapshot_id, role="public"),
+        sentinel_pages=pages,
         sentinel_probes=probes,
         # the Kaplan–Meier chart draws the probes the leaderboard's time-to-retrievability figure includes
         as_of=ttr_as_of(warehouse.rows("vendor_metrics", snapshot_id, columns=["metric", "value"])),
         recorded_replies=warehouse.rows("vendor_replies", snapshot_id, columns=["vendor", "path", "sha256"]),
         leak_guard=leak_guard,
-        extra_files=guard.files())  # holdout commitments, exclusions ledger, review record
+        extra_files=guard.files(),
+    )  # holdout commitments, exclusions ledger, review record
     return inputs, guard, leak_guard, term_counts
 
 
-def publish_snapshot(warehouse: Warehouse, manifest: Manifest, snapshots_dir: Path, publish_dir: Path,
-                     private_dir: Path) -> Publication:
+def publish_snapshot(
+    warehouse: Warehouse, manifest: Manifest, snapshots_dir: Path, publish_dir: Path, private_dir: Path
+) -> Publication:
     """Render, scan, move into place and record the snapshot's published files (see the module).
     A leak raises HoldoutLeakError: which rows only in the private store, nothing published."""
     snapshot_id = manifest.snapshot_id
@@ -92,14 +103,32 @@ def publish_snapshot(warehouse: Warehouse, manifest: Manifest, snapshots_dir: Pa
         shutil.move(str(staging / snapshot_id), str(out_dir))
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     files = sorted(p for p in out_dir.rglob("*") if p.is_file())
-    warehouse.replace_rows("publications", pd.DataFrame([{
-        "snapshot_id": snapshot_id, "path": str(p.relative_to(out_dir)), "sha256": file_digest(p),
-        "bytes": p.stat().st_size, "published_at": now} for p in files]), {"snapshot_id": snapshot_id})
+    warehouse.replace_rows(
+        "publications",
+        pd.DataFrame(
+            [
+                {
+                    "snapshot_id": snapshot_id,
+                    "path": str(p.relative_to(out_dir)),
+                    "sha256": file_digest(p),
+                    "bytes": p.stat().st_size,
+                    "published_at": now,
+                }
+                for p in files
+            ]
+        ),
+        {"snapshot_id": snapshot_id},
+    )
     guard.finish()
-    return Publication(out_dir, files, inputs, guard, {**term_counts, "decoys": len(guard.leak_needles),
-                                                       "scan_seconds": round(scan_seconds, 3)})
+    return Publication(
+        out_dir,
+        files,
+        inputs,
+        guard,
+        {**term_counts, "decoys": len(guard.leak_needles), "scan_seconds": round(scan_seconds, 3)},
+    )
 
 
 def _leak_error(leaks: list[Any], leak_guard: LeakGuard, private_dir: Path, snapshot_id: str) -> HoldoutLeakError:
@@ -107,8 +136,11 @@ def _leak_error(leaks: list[Any], leak_guard: LeakGuard, private_dir: Path, snap
     leaks_file = private_dir / "leaks" / f"{snapshot_id}.publication.txt"
     leaks_file.parent.mkdir(parents=True, exist_ok=True)
     leaks_file.write_text("".join(f"{x}\n" for x in leaks))
-    counts = "\n".join(f"| {where} | {kind} | {n} |" for (where, kind), n in sorted(leak_guard.scan_counts(leaks).items()))
-    return HoldoutLeakError(f"holdout leak: {len(leaks)} occurrences in the files to publish; nothing was published "
-                            f"(which rows: {leaks_file})",
-                            {"leaks": f"| file | kind | occurrences |\n| --- | --- | --- |\n{counts}",
-                             "which_rows": str(leaks_file)})
+    counts = "\n".join(
+        f"| {where} | {kind} | {n} |" for (where, kind), n in sorted(leak_guard.scan_counts(leaks).items())
+    )
+    return HoldoutLeakError(
+        f"holdout leak: {len(leaks)} occurrences in the files to publish; nothing was published "
+        f"(which rows: {leaks_file})",
+        {"leaks": f"| file | kind | occurrences |\n| --- | --- | --- |\n{counts}", "which_rows": str(leaks_file)},
+    )

@@ -35,7 +35,7 @@ import os
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -87,8 +87,10 @@ class Difference:
 
     def __str__(self) -> str:
         side = "stored" if self.surface.endswith("(DuckDB)") else "published"
-        return (f"{self.surface} · vendor {self.vendor or '—'} · {self.item}: "
-                f"{side} {self.published!r}, derived {self.derived!r}")
+        return (
+            f"{self.surface} · vendor {self.vendor or '—'} · {self.item}: "
+            f"{side} {self.published!r}, derived {self.derived!r}"
+        )
 
 
 @dataclass
@@ -101,8 +103,10 @@ class RescoreReport:
     notes: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
-        head = (f"rescored {self.snapshot_id}: {self.rows_rescored} row scores for {len(self.vendors)} vendors "
-                f"from archived responses (no vendor called); compared {', '.join(self.surfaces) or 'nothing'}")
+        head = (
+            f"rescored {self.snapshot_id}: {self.rows_rescored} row scores for {len(self.vendors)} vendors "
+            f"from archived responses (no vendor called); compared {', '.join(self.surfaces) or 'nothing'}"
+        )
         head += "".join(f"\nnote: {n}" for n in self.notes)
         if not self.differences:
             return head + "\nno differences"
@@ -194,14 +198,16 @@ def _vendor_in(path: str) -> tuple[str | None, str]:
     """`vendors[exa].metrics.x` → ("exa", "metrics.x")."""
     prefix = "vendors["
     if path.startswith(prefix) and "]" in path:
-        vendor, _, rest = path[len(prefix):].partition("]")
+        vendor, _, rest = path[len(prefix) :].partition("]")
         return vendor, rest.lstrip(".") or "(entry)"
     return None, path
 
 
-def compare_csv(surface: str, published: str, derived: str, key: tuple[str, ...],
-                vendor_column: str = "vendor") -> list[Difference]:
+def compare_csv(
+    surface: str, published: str, derived: str, key: tuple[str, ...], vendor_column: str = "vendor"
+) -> list[Difference]:
     """Cell by cell, rows matched on `key`: every cell that differs, every row on one side only."""
+
     def rows(text: str) -> tuple[list[str], dict[tuple[str, ...], dict[str, str]]]:
         reader = csv.DictReader(io.StringIO(text))
         return list(reader.fieldnames or []), {tuple(r.get(k, "") for k in key): r for r in reader}
@@ -220,8 +226,9 @@ def compare_csv(surface: str, published: str, derived: str, key: tuple[str, ...]
         where = ", ".join(f"{c} {v}" for c, v in record.items() if c != vendor_column)
         a, b = pub.get(k), der.get(k)
         if a is None or b is None:
-            out.append(Difference(surface, vendor, where or "row", None if a is None else "row",
-                                  None if b is None else "row"))
+            out.append(
+                Difference(surface, vendor, where or "row", None if a is None else "row", None if b is None else "row")
+            )
             continue
         for column in columns:
             if not same_value(a[column] or None, b[column] or None, text=True):
@@ -230,9 +237,11 @@ def compare_csv(surface: str, published: str, derived: str, key: tuple[str, ...]
     return out
 
 
-def compare_frames(surface: str, stored: pd.DataFrame, derived: pd.DataFrame, key: list[str],
-                   columns: list[str]) -> list[Difference]:
+def compare_frames(
+    surface: str, stored: pd.DataFrame, derived: pd.DataFrame, key: list[str], columns: list[str]
+) -> list[Difference]:
     """A warehouse table against its re-derivation, row by row on `key`, column by column."""
+
     def index(df: pd.DataFrame) -> dict[tuple[Any, ...], dict[str, Any]]:
         return {tuple(_plain(r[k]) for k in key): r for r in df.to_dict("records")}
 
@@ -247,16 +256,20 @@ def compare_frames(surface: str, stored: pd.DataFrame, derived: pd.DataFrame, ke
             continue
         for column in columns:
             if not same_value(a[k].get(column), b[k].get(column)):
-                out.append(Difference(surface, vendor, f"{where}: {column}", _plain(a[k].get(column)),
-                                      _plain(b[k].get(column))))
+                out.append(
+                    Difference(
+                        surface, vendor, f"{where}: {column}", _plain(a[k].get(column)), _plain(b[k].get(column))
+                    )
+                )
     return out
 
 
 # ##### RE-DERIVING
 
 
-def _with_ttr(metrics: pd.DataFrame, warehouse: Warehouse,
-              manifest: Manifest) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+def _with_ttr(
+    metrics: pd.DataFrame, warehouse: Warehouse, manifest: Manifest
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Time-to-retrievability re-derived from the archived probe responses (each re-read with
     its vendor's adapter), over the probe ticks the aggregate included (its `ttr_as_of`).
     Returns the metrics with it, the sentinel pages and the re-derived probes (for the chart)."""
@@ -264,11 +277,12 @@ def _with_ttr(metrics: pd.DataFrame, warehouse: Warehouse,
     pages = warehouse.query_df("SELECT * FROM sentinel_pages WHERE snapshot_id = ?", [snapshot_id])
     probes = warehouse.query_df("SELECT * FROM sentinel_probes WHERE snapshot_id = ?", [snapshot_id])
     probes = rederive_outcomes(probes, pages, {v: get_adapter(s.adapter) for v, s in manifest.vendors.items()})
-    as_of = warehouse.query_df("SELECT max(value) AS t FROM vendor_metrics WHERE snapshot_id = ? AND metric = ?",
-                               [snapshot_id, AS_OF_METRIC])["t"][0]
+    as_of = warehouse.query_df(
+        "SELECT max(value) AS t FROM vendor_metrics WHERE snapshot_id = ? AND metric = ?", [snapshot_id, AS_OF_METRIC]
+    )["t"][0]
     if pd.isna(as_of):
         return metrics, pages, probes
-    ttr = snapshot_ttr_metrics(snapshot_id, pages, probes, datetime.fromtimestamp(float(as_of), timezone.utc))
+    ttr = snapshot_ttr_metrics(snapshot_id, pages, probes, datetime.fromtimestamp(float(as_of), UTC))
     return (pd.concat([metrics, ttr], ignore_index=True) if len(ttr) else metrics), pages, probes
 
 
@@ -279,17 +293,30 @@ def _publication_date(warehouse: Warehouse, snapshot_id: str, out_dir: Path) -> 
         return date.fromisoformat(json.loads((out_dir / "review.json").read_text(encoding="utf-8"))["published_on"])
     except (OSError, ValueError, KeyError, TypeError):
         pass
-    recorded = warehouse.query_df("SELECT max(published_at) AS t FROM publications WHERE snapshot_id = ?",
-                                  [snapshot_id])["t"][0]
+    recorded = warehouse.query_df(
+        "SELECT max(published_at) AS t FROM publications WHERE snapshot_id = ?", [snapshot_id]
+    )["t"][0]
     if not pd.isna(recorded):
         return pd.Timestamp(recorded).tz_convert("UTC").date()
-    return datetime.now(timezone.utc).date()  # nothing recorded: review.json, if any, is reported
+    return datetime.now(UTC).date()  # nothing recorded: review.json, if any, is reported
 
 
-def derived_site_inputs(root: Path, warehouse: Warehouse, manifest: Manifest, board: dict[str, Any],
-                        rows: list[GoldenRow], split: dict[str, str], scores: pd.DataFrame, results: pd.DataFrame,
-                        raw: pd.DataFrame, metrics: pd.DataFrame, pages: pd.DataFrame, probes: pd.DataFrame,
-                        private_dir: Path, notes: list[str]) -> SiteInputs:
+def derived_site_inputs(
+    root: Path,
+    warehouse: Warehouse,
+    manifest: Manifest,
+    board: dict[str, Any],
+    rows: list[GoldenRow],
+    split: dict[str, str],
+    scores: pd.DataFrame,
+    results: pd.DataFrame,
+    raw: pd.DataFrame,
+    metrics: pd.DataFrame,
+    pages: pd.DataFrame,
+    probes: pd.DataFrame,
+    private_dir: Path,
+    notes: list[str],
+) -> SiteInputs:
     """What publication would render the site from, with the re-derived record, scores and probes.
     Integrity's files (holdout commitments, exclusions ledger, review record) are rendered as the
     publication guard renders them, dated by the publication's record; their keyed digests need
@@ -303,23 +330,44 @@ def derived_site_inputs(root: Path, warehouse: Warehouse, manifest: Manifest, bo
         decoys = decoys_for_snapshot(manifest, rows, split, private_dir)
     except BenchInputError as exc:
         secret, decoys = None, []
-        notes.append(f"integrity files and decoys not re-derived ({exc}); the published copies are checked against "
-                     "their recorded SHA-256")
+        notes.append(
+            f"integrity files and decoys not re-derived ({exc}); the published copies are checked against "
+            "their recorded SHA-256"
+        )
     needles = [{"row_id": d.id, "request_text": d.request_text, "golden_urls": row_urls(d)} for d in decoys]
     if secret is not None:
         published = lifecycle.snapshot_status(warehouse, snapshot_id) == lifecycle.PUBLISHED
-        guard = PublicationGuard(warehouse, manifest, board, rows, split, secret,
-                                 lifecycle.PUBLISHED if published else lifecycle.DRAFT,
-                                 _publication_date(warehouse, snapshot_id, out_dir))
+        guard = PublicationGuard(
+            warehouse,
+            manifest,
+            board,
+            rows,
+            split,
+            secret,
+            lifecycle.PUBLISHED if published else lifecycle.DRAFT,
+            _publication_date(warehouse, snapshot_id, out_dir),
+        )
         extra = guard.files()
     else:
-        extra = {rel: (out_dir / rel).read_text(encoding="utf-8") for rel in EXTRA_FILE_NOTES
-                 if (out_dir / rel).is_file()}
+        extra = {
+            rel: (out_dir / rel).read_text(encoding="utf-8") for rel in EXTRA_FILE_NOTES if (out_dir / rel).is_file()
+        }
     return site_inputs(
-        manifest, board, rows, split, snapshot_dir=root / "data" / "snapshots" / snapshot_id, scores=scores,
-        results=results, raw=raw, sentinel_pages=pages, sentinel_probes=probes, as_of=ttr_as_of(metrics),
+        manifest,
+        board,
+        rows,
+        split,
+        snapshot_dir=root / "data" / "snapshots" / snapshot_id,
+        scores=scores,
+        results=results,
+        raw=raw,
+        sentinel_pages=pages,
+        sentinel_probes=probes,
+        as_of=ttr_as_of(metrics),
         recorded_replies=warehouse.rows("vendor_replies", snapshot_id, columns=["vendor", "path", "sha256"]),
-        leak_guard=LeakGuard(terms + needles), extra_files=extra)
+        leak_guard=LeakGuard(terms + needles),
+        extra_files=extra,
+    )
 
 
 # ##### COMPARING PUBLISHED FILES
@@ -330,8 +378,11 @@ def _sha256(data: bytes) -> str:
 
 
 def _files(directory: Path) -> dict[str, Path]:
-    return {p.relative_to(directory).as_posix(): p for p in sorted(directory.rglob("*")) if p.is_file()} \
-        if directory.exists() else {}
+    return (
+        {p.relative_to(directory).as_posix(): p for p in sorted(directory.rglob("*")) if p.is_file()}
+        if directory.exists()
+        else {}
+    )
 
 
 def _vendor_of_file(rel: str) -> str | None:
@@ -355,8 +406,11 @@ def _where(node: Any) -> tuple[str | None, str]:
         if vendor is None and current.tag == "section" and "vendor-result" in (attrs.get("class") or ""):
             vendor = attrs.get("id")
         bits = [f"#{attrs['id']}"] if attrs.get("id") else []
-        bits += [f"[{k}={attrs[k]}]" for k in ("data-vendor", "data-metric", "data-scope-value", "data-class")
-                 if attrs.get(k)]
+        bits += [
+            f"[{k}={attrs[k]}]"
+            for k in ("data-vendor", "data-metric", "data-scope-value", "data-class")
+            if attrs.get(k)
+        ]
         if bits:
             parts.append(current.tag + "".join(bits))
         current = current.parent
@@ -376,7 +430,7 @@ def _texts(markup: str) -> list[tuple[str, Any]]:
 
 def _excerpt(line: str, at: int) -> str:
     start = max(0, at - EXCERPT // 3)
-    return ("…" if start else "") + line[start:start + EXCERPT] + ("…" if start + EXCERPT < len(line) else "")
+    return ("…" if start else "") + line[start : start + EXCERPT] + ("…" if start + EXCERPT < len(line) else "")
 
 
 def first_difference(rel: str, published: bytes, derived: bytes) -> tuple[str | None, str, Any, Any]:
@@ -390,7 +444,7 @@ def first_difference(rel: str, published: bytes, derived: bytes) -> tuple[str | 
         return None, "bytes (sha256)", _sha256(published), _sha256(derived)
     if rel.endswith((".html", ".svg")):
         left, right = _texts(a), _texts(b)
-        for (x, node_a), (y, node_b) in zip(left, right):
+        for (x, _node_a), (y, node_b) in zip(left, right):
             if x != y:
                 vendor, where = _where(node_b)
                 return vendor, f"text in {where}" if where else "text", x, y
@@ -398,20 +452,29 @@ def first_difference(rel: str, published: bytes, derived: bytes) -> tuple[str | 
             extra, node = (left[len(right)], "published") if len(left) > len(right) else (right[len(left)], "derived")
             vendor, where = _where(extra[1])
             text = extra[0]
-            return vendor, f"text in {where}" if where else "text", text if node == "published" else None, \
-                text if node == "derived" else None
+            return (
+                vendor,
+                f"text in {where}" if where else "text",
+                text if node == "published" else None,
+                text if node == "derived" else None,
+            )
     lines_a, lines_b = a.splitlines(), b.splitlines()
     for number, (x, y) in enumerate(zip(lines_a, lines_b), start=1):
         if x != y:
             at = next((i for i, (c, d) in enumerate(zip(x, y)) if c != d), min(len(x), len(y)))
             return None, f"line {number}", _excerpt(x, at), _excerpt(y, at)
     number = min(len(lines_a), len(lines_b)) + 1
-    return None, f"line {number}", (lines_a[number - 1] if len(lines_a) >= number else None), \
-        (lines_b[number - 1] if len(lines_b) >= number else None)
+    return (
+        None,
+        f"line {number}",
+        (lines_a[number - 1] if len(lines_a) >= number else None),
+        (lines_b[number - 1] if len(lines_b) >= number else None),
+    )
 
 
-def compare_site(out_dir: Path, derived_dir: Path, recorded: dict[str, str],
-                 figure_differences: dict[str, int]) -> list[Difference]:
+def compare_site(
+    out_dir: Path, derived_dir: Path, recorded: dict[str, str], figure_differences: dict[str, int]
+) -> list[Difference]:
     """Every published file against its re-rendering and against the SHA-256 recorded at
     publication (`recorded`: path → digest). Files in `figure_differences` (path → differences
     found) were compared figure by figure: for them only a change the figures do not show (e.g.
@@ -422,17 +485,34 @@ def compare_site(out_dir: Path, derived_dir: Path, recorded: dict[str, str],
         vendor = _vendor_of_file(rel)
         data = published[rel].read_bytes() if rel in published else None
         digest = _sha256(data) if data is not None else None
-        as_published = "" if rel not in recorded or digest is None else (
-            " (as published)" if digest == recorded[rel] else " (changed since publication)")
-        if rel in figure_differences and figure_differences[rel]:
+        as_published = (
+            ""
+            if rel not in recorded or digest is None
+            else (" (as published)" if digest == recorded[rel] else " (changed since publication)")
+        )
+        if figure_differences.get(rel):
             continue  # its figures differ: reported above
         if data is None:
-            out.append(Difference(rel, vendor, "(file)", None if rel in derived else "missing: recorded at publication",
-                                  "present" if rel in derived else None))
+            out.append(
+                Difference(
+                    rel,
+                    vendor,
+                    "(file)",
+                    None if rel in derived else "missing: recorded at publication",
+                    "present" if rel in derived else None,
+                )
+            )
             continue
         if rel not in derived:
-            out.append(Difference(rel, vendor, "(file)", "present" + (" (recorded at publication)" if rel in recorded
-                                                                      else " (not recorded at publication)"), None))
+            out.append(
+                Difference(
+                    rel,
+                    vendor,
+                    "(file)",
+                    "present" + (" (recorded at publication)" if rel in recorded else " (not recorded at publication)"),
+                    None,
+                )
+            )
             continue
         if rel in figure_differences:  # its figures agree: only other bytes can differ
             if rel in recorded and digest != recorded[rel]:
@@ -449,8 +529,14 @@ def compare_site(out_dir: Path, derived_dir: Path, recorded: dict[str, str],
     return out
 
 
-def rescore_snapshot(root: Path, snapshot_id: str, warehouse: Warehouse | None = None, *, lake_url: str | None = None,
-                     private_dir: str | Path | None = None) -> RescoreReport:
+def rescore_snapshot(
+    root: Path,
+    snapshot_id: str,
+    warehouse: Warehouse | None = None,
+    *,
+    lake_url: str | None = None,
+    private_dir: str | Path | None = None,
+) -> RescoreReport:
     """Re-derive the snapshot's row scores, aggregates and published files from its archive and
     report every difference from what is stored and published. Reads only (the site is re-rendered
     into a temporary directory); calls no vendor. `private_dir` defaults to $BENCH_PRIVATE_DIR,
@@ -479,29 +565,54 @@ def rescore_snapshot(root: Path, snapshot_id: str, warehouse: Warehouse | None =
     metrics, pages, probes = _with_ttr(metrics, warehouse, manifest)
     # Agent-ready trials are evidence like raw responses: read as archived, not re-run.
     trials = load_trial_records(warehouse, snapshot_id)
-    board = build_leaderboard(manifest, metrics, complete, trials,
-                              snapshot_reasons=eligibility.snapshot_reasons(warehouse, manifest))  # e.g. no declaration
+    board = build_leaderboard(
+        manifest, metrics, complete, trials, snapshot_reasons=eligibility.snapshot_reasons(warehouse, manifest)
+    )  # e.g. no declaration
     derived_board = json.loads(json.dumps(board))
 
     # The warehouse: every row's verdict, and the aggregates the pages are rendered from.
     stored_scores = warehouse.rows("row_scores", snapshot_id)
-    report.differences += compare_frames(ROW_SCORES, stored_scores, scores, ["vendor", "row_id"],
-                                         [c for c in SCORE_COLUMNS if c not in ("snapshot_id", "vendor", "row_id")])
+    report.differences += compare_frames(
+        ROW_SCORES,
+        stored_scores,
+        scores,
+        ["vendor", "row_id"],
+        [c for c in SCORE_COLUMNS if c not in ("snapshot_id", "vendor", "row_id")],
+    )
     stored_metrics = warehouse.rows("vendor_metrics", snapshot_id)
-    report.differences += compare_frames(VENDOR_METRICS, stored_metrics, metrics,
-                                         ["vendor", "scope", "scope_value", "metric"], ["value", "n", "low", "high"])
+    report.differences += compare_frames(
+        VENDOR_METRICS,
+        stored_metrics,
+        metrics,
+        ["vendor", "scope", "scope_value", "metric"],
+        ["value", "n", "low", "high"],
+    )
     report.surfaces += [ROW_SCORES, VENDOR_METRICS]
 
     out_dir = root / "data" / "publish" / snapshot_id
     published_path = out_dir / "leaderboard.json"
     if not published_path.exists():
-        report.differences.append(Difference(str(published_path), None, "leaderboard.json", None,
-                                             "nothing published yet"))
+        report.differences.append(
+            Difference(str(published_path), None, "leaderboard.json", None, "nothing published yet")
+        )
         return report
     # The whole site, rendered again from the re-derived record as publication renders it.
-    inputs = derived_site_inputs(root, warehouse, manifest, derived_board, rows, split, scores, results, raw_all,
-                                 metrics, pages, probes, Path(private_dir) if private_dir else
-                                 Path(os.environ.get("BENCH_PRIVATE_DIR") or root / "data" / "private"), report.notes)
+    inputs = derived_site_inputs(
+        root,
+        warehouse,
+        manifest,
+        derived_board,
+        rows,
+        split,
+        scores,
+        results,
+        raw_all,
+        metrics,
+        pages,
+        probes,
+        Path(private_dir) if private_dir else Path(os.environ.get("BENCH_PRIVATE_DIR") or root / "data" / "private"),
+        report.notes,
+    )
     with tempfile.TemporaryDirectory(prefix=f"rescore-{snapshot_id}-") as tmp:
         derived_dir = Path(tmp) / snapshot_id
         inputs.render(derived_dir)
@@ -509,16 +620,23 @@ def rescore_snapshot(root: Path, snapshot_id: str, warehouse: Warehouse | None =
     return report
 
 
-def _compare_published(out_dir: Path, derived_dir: Path, derived_board: dict[str, Any], warehouse: Warehouse,
-                       snapshot_id: str, report: RescoreReport) -> list[Difference]:
+def _compare_published(
+    out_dir: Path,
+    derived_dir: Path,
+    derived_board: dict[str, Any],
+    warehouse: Warehouse,
+    snapshot_id: str,
+    report: RescoreReport,
+) -> list[Difference]:
     """The published files against the re-rendered ones: the figure files figure by figure, then
     every file as a file and against the publication's record."""
     found: list[Difference] = []
     for path, a, b in compare_json("", json.loads(_read(out_dir / "leaderboard.json")), derived_board):
         vendor, item = _vendor_in(path)
         found.append(Difference("leaderboard.json", vendor, item, a, b))
-    found += compare_csv("leaderboard.csv", _read(out_dir / "leaderboard.csv"), _read(derived_dir / "leaderboard.csv"),
-                         ("vendor",))
+    found += compare_csv(
+        "leaderboard.csv", _read(out_dir / "leaderboard.csv"), _read(derived_dir / "leaderboard.csv"), ("vendor",)
+    )
     report.surfaces += ["leaderboard.json", "leaderboard.csv"]
 
     # Per-vendor files and per-row verdicts, from the public rows' drill-down.
@@ -527,8 +645,15 @@ def _compare_published(out_dir: Path, derived_dir: Path, derived_board: dict[str
     for vendor in sorted(set(expected) | set(on_disk)):
         surface = f"vendors/{vendor}.json"
         if vendor not in on_disk or vendor not in expected:
-            found.append(Difference(surface, vendor, "(file)", "present" if vendor in on_disk else None,
-                                    "present" if vendor in expected else None))
+            found.append(
+                Difference(
+                    surface,
+                    vendor,
+                    "(file)",
+                    "present" if vendor in on_disk else None,
+                    "present" if vendor in expected else None,
+                )
+            )
             continue
         for path, a, b in compare_json("", json.loads(_read(on_disk[vendor])), json.loads(_read(expected[vendor]))):
             found.append(Difference(surface, vendor, path, a, b))
@@ -539,8 +664,10 @@ def _compare_published(out_dir: Path, derived_dir: Path, derived_board: dict[str
         report.surfaces.append("public_row_scores.csv")
 
     # Every published file, and the SHA-256 each had when it was published.
-    figure_differences = {rel: sum(1 for d in found if d.surface == rel)
-                          for rel in [*FIGURE_FILES, *(f"vendors/{v}.json" for v in set(expected) | set(on_disk))]}
+    figure_differences = {
+        rel: sum(1 for d in found if d.surface == rel)
+        for rel in [*FIGURE_FILES, *(f"vendors/{v}.json" for v in set(expected) | set(on_disk))]
+    }
     records = warehouse.rows("publications", snapshot_id, columns=["path", "sha256"])
     recorded = {Path(p).as_posix(): digest for p, digest in zip(records["path"], records["sha256"])}
     if not recorded:

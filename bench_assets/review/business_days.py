@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from functools import lru_cache
 
 import holidays
@@ -51,13 +51,18 @@ def business_days_between(start: date, end: date) -> int:
     if end <= start:
         return 0
     calendar = _calendar(start, end)
-    return int(np.busday_count(np.datetime64(start) + np.timedelta64(1, "D"), np.datetime64(end) + np.timedelta64(1, "D"),
-                               busdaycal=calendar))
+    return int(
+        np.busday_count(
+            np.datetime64(start) + np.timedelta64(1, "D"),
+            np.datetime64(end) + np.timedelta64(1, "D"),
+            busdaycal=calendar,
+        )
+    )
 
 
 def today() -> date:
     """The bench clock: today's UTC date (inside `fixed_today(day)`, that day)."""
-    return _fixed_day if _fixed_day is not None else datetime.now(timezone.utc).date()
+    return _fixed_day if _fixed_day is not None else datetime.now(UTC).date()
 
 
 def clock_is_fixed() -> bool:
@@ -94,5 +99,9 @@ class ReviewClock:
 
 def review_clock(sent_on: date, on: date, required: int = REVIEW_BUSINESS_DAYS) -> ReviewClock:
     """Business days elapsed since a packet was sent, and the first day publication may happen."""
-    return ReviewClock(sent_on=sent_on, opens_on=add_business_days(sent_on, required),
-                       elapsed=business_days_between(sent_on, on), required=required)
+    return ReviewClock(
+        sent_on=sent_on,
+        opens_on=add_business_days(sent_on, required),
+        elapsed=business_days_between(sent_on, on),
+        required=required,
+    )

@@ -34,8 +34,9 @@ class GateResult:
         return f"review gate closed on {self.on}: " + "; ".join(self.problems)
 
 
-def review_gate(vendors: list[str], sent: pd.DataFrame, current_sha256: dict[str, str], on: date,
-                business_days: int) -> GateResult:
+def review_gate(
+    vendors: list[str], sent: pd.DataFrame, current_sha256: dict[str, str], on: date, business_days: int
+) -> GateResult:
     """Evaluate the gate. `sent` is the review_packets rows of the snapshot; `current_sha256`
     the digest each vendor's packet would have now."""
     result = GateResult(on=on, passed=True)
@@ -48,22 +49,36 @@ def review_gate(vendors: list[str], sent: pd.DataFrame, current_sha256: dict[str
             continue
         sent_on = pd.Timestamp(rec.sent_on).date()
         clock = review_clock(sent_on, on, business_days)
-        entry = {"sent_on": sent_on.isoformat(), "opens_on": clock.opens_on.isoformat(),
-                 "business_days_elapsed": clock.elapsed, "business_days_required": business_days,
-                 "packet_sha256": rec.packet_sha256}
+        entry = {
+            "sent_on": sent_on.isoformat(),
+            "opens_on": clock.opens_on.isoformat(),
+            "business_days_elapsed": clock.elapsed,
+            "business_days_required": business_days,
+            "packet_sha256": rec.packet_sha256,
+        }
         result.vendors[vendor] = entry
         if current_sha256.get(vendor) != rec.packet_sha256:
-            result.problems.append(f"{vendor}: figures changed since its packet was sent on {sent_on}; "
-                                   "send it again (materialize review_packets)")
+            result.problems.append(
+                f"{vendor}: figures changed since its packet was sent on {sent_on}; "
+                "send it again (materialize review_packets)"
+            )
         elif not clock.passed:
-            result.problems.append(f"{vendor}: packet sent {sent_on}, {clock.elapsed} of {business_days} business "
-                                   f"days elapsed; publishable from {clock.opens_on}")
+            result.problems.append(
+                f"{vendor}: packet sent {sent_on}, {clock.elapsed} of {business_days} business "
+                f"days elapsed; publishable from {clock.opens_on}"
+            )
     result.passed = not result.problems
     return result
 
 
-def evaluate_review_gate(warehouse: Warehouse, manifest: Manifest, board: dict[str, Any], rows: list[GoldenRow],
-                         split: dict[str, str], on: date) -> GateResult:
+def evaluate_review_gate(
+    warehouse: Warehouse,
+    manifest: Manifest,
+    board: dict[str, Any],
+    rows: list[GoldenRow],
+    split: dict[str, str],
+    on: date,
+) -> GateResult:
     raw, scores = load_public_evidence(warehouse, manifest.snapshot_id)
     current = {v: packet_sha256(p) for v, p in packets_for_snapshot(manifest, board, rows, split, raw, scores).items()}
     sent = warehouse.query_df("SELECT * FROM review_packets WHERE snapshot_id = ?", [manifest.snapshot_id])

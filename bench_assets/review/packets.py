@@ -27,11 +27,38 @@ from bench_assets.split.leaks import LeakGuard, readings
 from bench_assets.storage import lifecycle
 from bench_assets.storage.warehouse import Warehouse
 
-RAW_COLUMNS = ["query_id", "capability", "attempt", "started_at", "latency_ms", "request_json", "http_status",
-               "response_headers_json", "body", "body_sha256", "transport_error", "final"]
-SCORE_COLUMNS = ["row_id", "stratum", "task_type", "response_class", "n_results", "first_hit_rank", "hit_at_1",
-                 "hit_at_3", "hit_at_5", "hit_at_10", "fidelity", "fidelity_label", "correct", "billed_usd",
-                 "latency_ms", "attempts"]
+RAW_COLUMNS = [
+    "query_id",
+    "capability",
+    "attempt",
+    "started_at",
+    "latency_ms",
+    "request_json",
+    "http_status",
+    "response_headers_json",
+    "body",
+    "body_sha256",
+    "transport_error",
+    "final",
+]
+SCORE_COLUMNS = [
+    "row_id",
+    "stratum",
+    "task_type",
+    "response_class",
+    "n_results",
+    "first_hit_rank",
+    "hit_at_1",
+    "hit_at_3",
+    "hit_at_5",
+    "hit_at_10",
+    "fidelity",
+    "fidelity_label",
+    "correct",
+    "billed_usd",
+    "latency_ms",
+    "attempts",
+]
 
 
 def _plain(value: Any) -> Any:
@@ -52,23 +79,37 @@ def _records(df: pd.DataFrame, columns: list[str]) -> list[dict[str, Any]]:
     return [{c: _plain(v) for c, v in zip(cols, row)} for row in df[cols].itertuples(index=False, name=None)]
 
 
-def vendor_packet(snapshot_id: str, vendor: str, mode: str, vendor_spec: dict[str, Any],
-                  board_entry: dict[str, Any], public_rows: list[dict[str, Any]], raw_public: pd.DataFrame,
-                  scores_public: pd.DataFrame) -> dict[str, Any]:
+def vendor_packet(
+    snapshot_id: str,
+    vendor: str,
+    mode: str,
+    vendor_spec: dict[str, Any],
+    board_entry: dict[str, Any],
+    public_rows: list[dict[str, Any]],
+    raw_public: pd.DataFrame,
+    scores_public: pd.DataFrame,
+) -> dict[str, Any]:
     """The review packet of one vendor (deterministic: the same inputs give the same bytes)."""
     split = (board_entry.get("breakdown") or {}).get("split", {})
     return {
-        "snapshot_id": snapshot_id, "vendor": vendor, "mode": mode,
+        "snapshot_id": snapshot_id,
+        "vendor": vendor,
+        "mode": mode,
         "vendor_spec": vendor_spec,
         "public_rows": sorted(public_rows, key=lambda r: r["id"]),
         "raw_responses": _records(raw_public.sort_values(["query_id", "capability", "attempt"]), RAW_COLUMNS),
         "scores": _records(scores_public.sort_values("row_id"), SCORE_COLUMNS),
-        "aggregates": {"metrics": board_entry.get("metrics", {}), "breakdown": board_entry.get("breakdown", {}),
-                       "response_classes": board_entry.get("response_classes", {}),
-                       "headline_eligible": board_entry.get("headline_eligible"),
-                       "reasons": board_entry.get("reasons", [])},
-        "holdout_aggregates": {"metrics": split.get("holdout", {}),
-                               "overfit_gap": board_entry.get("metrics", {}).get("overfit_gap")},
+        "aggregates": {
+            "metrics": board_entry.get("metrics", {}),
+            "breakdown": board_entry.get("breakdown", {}),
+            "response_classes": board_entry.get("response_classes", {}),
+            "headline_eligible": board_entry.get("headline_eligible"),
+            "reasons": board_entry.get("reasons", []),
+        },
+        "holdout_aggregates": {
+            "metrics": split.get("holdout", {}),
+            "overfit_gap": board_entry.get("metrics", {}).get("overfit_gap"),
+        },
     }
 
 
@@ -84,8 +125,14 @@ def public_records(rows: list[GoldenRow], split: dict[str, str]) -> list[dict[st
     return [json.loads(r.model_dump_json()) for r in rows if split.get(r.id) == "public"]
 
 
-def packets_for_snapshot(manifest: Manifest, board: dict[str, Any], rows: list[GoldenRow], split: dict[str, str],
-                         raw_public: pd.DataFrame, scores_public: pd.DataFrame) -> dict[str, dict[str, Any]]:
+def packets_for_snapshot(
+    manifest: Manifest,
+    board: dict[str, Any],
+    rows: list[GoldenRow],
+    split: dict[str, str],
+    raw_public: pd.DataFrame,
+    scores_public: pd.DataFrame,
+) -> dict[str, dict[str, Any]]:
     """Every configured vendor's review packet, as it would be sent now."""
     entries = {e["vendor"]: e for e in board["vendors"]}
     public = public_records(rows, split)
@@ -93,8 +140,16 @@ def packets_for_snapshot(manifest: Manifest, board: dict[str, Any], rows: list[G
     for vendor, spec in sorted(manifest.vendors.items()):
         raw = raw_public[raw_public["vendor"] == vendor] if len(raw_public) else raw_public
         scores = scores_public[scores_public["vendor"] == vendor] if len(scores_public) else scores_public
-        out[vendor] = vendor_packet(manifest.snapshot_id, vendor, manifest.mode, json.loads(spec.model_dump_json()),
-                                    entries.get(vendor, {}), public, raw, scores)
+        out[vendor] = vendor_packet(
+            manifest.snapshot_id,
+            vendor,
+            manifest.mode,
+            json.loads(spec.model_dump_json()),
+            entries.get(vendor, {}),
+            public,
+            raw,
+            scores,
+        )
     return out
 
 
@@ -116,14 +171,24 @@ class SentPackets:
 def _holdout_leaks(packets: dict[str, dict[str, Any]], rows: list[GoldenRow], split: dict[str, str]) -> list[str]:
     """Holdout ids and query texts in any packet (URLs are not looked for: a vendor's own raw
     responses may list any page it returned)."""
-    guard = LeakGuard([{"row_id": r.id, "request_text": r.request_text if r.task_type != "extract" else None}
-                       for r in rows if split.get(r.id) == "holdout"], urls=False)
-    return [leak.describe(vendor) for vendor, packet in packets.items()
-            for leak in guard.find(readings(f"{vendor}.json", packet_bytes(packet).decode("utf-8")))]
+    guard = LeakGuard(
+        [
+            {"row_id": r.id, "request_text": r.request_text if r.task_type != "extract" else None}
+            for r in rows
+            if split.get(r.id) == "holdout"
+        ],
+        urls=False,
+    )
+    return [
+        leak.describe(vendor)
+        for vendor, packet in packets.items()
+        for leak in guard.find(readings(f"{vendor}.json", packet_bytes(packet).decode("utf-8")))
+    ]
 
 
-def send_packets(warehouse: Warehouse, manifest: Manifest, board: dict[str, Any], private_dir: Path,
-                 on: date) -> SentPackets:
+def send_packets(
+    warehouse: Warehouse, manifest: Manifest, board: dict[str, Any], private_dir: Path, on: date
+) -> SentPackets:
     """Write every vendor's packet to the private store and record it, which freezes the snapshot
     (draft -> frozen). A packet whose content did not change keeps its original date; a changed one
     is sent again and its clock restarts. A packet that would reveal the holdout stops everything
@@ -138,10 +203,14 @@ def send_packets(warehouse: Warehouse, manifest: Manifest, board: dict[str, Any]
         leaks_file.parent.mkdir(parents=True, exist_ok=True)
         leaks_file.write_text("".join(f"{x}\n" for x in leaks))
         counts = pd.Series([x.partition(": holdout ")[0] for x in leaks]).value_counts()
-        raise HoldoutLeakError(f"review packets of {snapshot_id} would reveal the holdout ({len(leaks)} occurrences; "
-                               f"which rows: {leaks_file})",
-                               {"leaks": counts.rename("occurrences").rename_axis("vendor").reset_index()
-                                .to_markdown(index=False), "which_rows": str(leaks_file)})
+        raise HoldoutLeakError(
+            f"review packets of {snapshot_id} would reveal the holdout ({len(leaks)} occurrences; "
+            f"which rows: {leaks_file})",
+            {
+                "leaks": counts.rename("occurrences").rename_axis("vendor").reset_index().to_markdown(index=False),
+                "which_rows": str(leaks_file),
+            },
+        )
     previous = {r.vendor: r for r in warehouse.rows("review_packets", snapshot_id).itertuples(index=False)}
     out_dir = private_dir / "review" / snapshot_id
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -154,13 +223,22 @@ def send_packets(warehouse: Warehouse, manifest: Manifest, board: dict[str, Any]
             path.write_bytes(packet_bytes(packet))
             day = on
             resent.append(vendor)
-        records.append({"snapshot_id": snapshot_id, "vendor": vendor, "sent_on": day,
-                        "business_days": manifest.review.business_days,
-                        "opens_on": review_clock(day, day, manifest.review.business_days).opens_on,
-                        "packet_path": str(path), "packet_sha256": digest, "public_rows": len(packet["public_rows"]),
-                        "responses": len(packet["raw_responses"])})
+        records.append(
+            {
+                "snapshot_id": snapshot_id,
+                "vendor": vendor,
+                "sent_on": day,
+                "business_days": manifest.review.business_days,
+                "opens_on": review_clock(day, day, manifest.review.business_days).opens_on,
+                "packet_path": str(path),
+                "packet_sha256": digest,
+                "public_rows": len(packet["public_rows"]),
+                "responses": len(packet["raw_responses"]),
+            }
+        )
     df = pd.DataFrame(records)
     warehouse.replace_rows("review_packets", df, {"snapshot_id": snapshot_id})
-    lifecycle.set_status(warehouse, snapshot_id, lifecycle.FROZEN,
-                         f"review packets sent to {', '.join(resent) or 'nobody new'} on {on}")
+    lifecycle.set_status(
+        warehouse, snapshot_id, lifecycle.FROZEN, f"review packets sent to {', '.join(resent) or 'nobody new'} on {on}"
+    )
     return SentPackets(df, resent, out_dir)

@@ -50,8 +50,11 @@ def saturation_by_stratum(scores: pd.DataFrame) -> dict[str, float]:
     if scores.empty:
         return {}
     served = scores[scores["response_class"] != "unsupported"]
-    per_vendor = served.assign(correct=served["correct"].fillna(False).astype(float)) \
-        .groupby(["stratum", "vendor"])["correct"].mean()
+    per_vendor = (
+        served.assign(correct=served["correct"].fillna(False).astype(float))
+        .groupby(["stratum", "vendor"])["correct"]
+        .mean()
+    )
     return {str(s): float(v) for s, v in per_vendor.groupby(level=0).mean().items()}
 
 
@@ -68,10 +71,18 @@ class RotationPlan:
     saturation: dict[str, float]
 
 
-def plan_rotation(rows: list[GoldenRow], split: dict[str, str], saturation: dict[str, float],
-                  candidates: list[GoldenRow], key: bytes, snapshot_id: str, share: float = RETIRE_SHARE,
-                  bias: float = SATURATION_BIAS, used_candidates: frozenset[str] = frozenset(),
-                  public_share: float = 0.7) -> RotationPlan:
+def plan_rotation(
+    rows: list[GoldenRow],
+    split: dict[str, str],
+    saturation: dict[str, float],
+    candidates: list[GoldenRow],
+    key: bytes,
+    snapshot_id: str,
+    share: float = RETIRE_SHARE,
+    bias: float = SATURATION_BIAS,
+    used_candidates: frozenset[str] = frozenset(),
+    public_share: float = 0.7,
+) -> RotationPlan:
     """Choose share × rows rows to retire in every cohort (in whole groups, to within half a group;
     each side of the split its own share, to within a group), biased toward saturated strata, and
     a replacement group of the same stratum for each; the replacements (next quarter's new cohort)
@@ -101,17 +112,19 @@ def plan_rotation(rows: list[GoldenRow], split: dict[str, str], saturation: dict
         gids = by_cohort[cohort]
         n_rows = sum(len(members[g]) for g in gids)
 
-        def weighted_key(gid: str) -> float:  # Efraimidis–Spirakis: u^(1/w), the largest keys are drawn
+        def weighted_key(gid: str, cohort: str = cohort) -> float:  # Efraimidis–Spirakis: u^(1/w), largest drawn
             weight = math.exp(bias * saturation.get(members[gid][0].stratum, 0.0))
             return math.log(_uniform(key, "rotation", snapshot_id, cohort, gid)) / weight
 
         # Each side of the split retires its own share, so the cohort keeps its 70/30: the next
         # group comes from the side furthest behind its share (within a side, the biased order).
         target = share * n_rows
-        order = {side: sorted((g for g in gids if side_of(g) == side), key=weighted_key, reverse=True)
-                 for side in ("public", "holdout")}
+        order = {
+            side: sorted((g for g in gids if side_of(g) == side), key=weighted_key, reverse=True)
+            for side in ("public", "holdout")
+        }
         side_target = {side: share * sum(len(members[g]) for g in mine) for side, mine in order.items()}
-        side_taken = {side: 0 for side in order}
+        side_taken = dict.fromkeys(order, 0)
         chosen, taken = [], 0
         while taken < target - 0.5 and any(order.values()):
             side = max((s for s in order if order[s]), key=lambda s: (side_target[s] - side_taken[s], s))
@@ -129,49 +142,85 @@ def plan_rotation(rows: list[GoldenRow], split: dict[str, str], saturation: dict
             replacement = pool[stratum].pop(0) if pool[stratum] else None
             new_rows = cand_members[replacement] if replacement else []
             for row in group:
-                retire.append({"row_id": row.id, "cohort": cohort, "stratum": stratum, "task_type": row.task_type,
-                               "split": split.get(row.id), "group": gid,
-                               "replaced_by": [r.id for r in new_rows] or None})
+                retire.append(
+                    {
+                        "row_id": row.id,
+                        "cohort": cohort,
+                        "stratum": stratum,
+                        "task_type": row.task_type,
+                        "split": split.get(row.id),
+                        "group": gid,
+                        "replaced_by": [r.id for r in new_rows] or None,
+                    }
+                )
             incoming += [(row, gid) for row in new_rows]
-        cohorts[cohort] = {"rows": n_rows, "retire_target": round(target, 2), "retire_rows": taken,
-                           "retire_share": round(taken / n_rows, 4) if n_rows else 0.0,
-                           "holdout_rows": sum(len(members[g]) for g in gids if side_of(g) == "holdout"),
-                           "retire_holdout_rows": side_taken["holdout"],
-                           "retired_by_stratum": dict(sorted(by_stratum.items())),
-                           "unreplaced_groups": len({r["group"] for r in retire
-                                                     if r["cohort"] == cohort and not r["replaced_by"]})}
+        cohorts[cohort] = {
+            "rows": n_rows,
+            "retire_target": round(target, 2),
+            "retire_rows": taken,
+            "retire_share": round(taken / n_rows, 4) if n_rows else 0.0,
+            "holdout_rows": sum(len(members[g]) for g in gids if side_of(g) == "holdout"),
+            "retire_holdout_rows": side_taken["holdout"],
+            "retired_by_stratum": dict(sorted(by_stratum.items())),
+            "unreplaced_groups": len({r["group"] for r in retire if r["cohort"] == cohort and not r["replaced_by"]}),
+        }
     # the incoming rows are next quarter's new cohort: split by the key like any fresh cohort
     # (70/30 within every stratum), not by the sides of the rows they replace, which the saturation
     # bias leaves at whatever mix it drew
     sides = assign_split([row for row, _ in incoming], key, public_share)
-    replacements = [{"row_id": row.id, "stratum": row.stratum, "task_type": row.task_type,
-                     "takes_split": sides[row.id], "replaces_group": gid} for row, gid in incoming]
+    replacements = [
+        {
+            "row_id": row.id,
+            "stratum": row.stratum,
+            "task_type": row.task_type,
+            "takes_split": sides[row.id],
+            "replaces_group": gid,
+        }
+        for row, gid in incoming
+    ]
     return RotationPlan(retire=retire, replacements=replacements, cohorts=cohorts, saturation=saturation)
 
 
-def plan_next_quarter(warehouse: Warehouse, manifest: Manifest, private_dir: Path, on: date) -> tuple[RotationPlan, Path]:
+def plan_next_quarter(
+    warehouse: Warehouse, manifest: Manifest, private_dir: Path, on: date
+) -> tuple[RotationPlan, Path]:
     """Plan next quarter's rotation of the snapshot and write it, for review, to the private store
     (it names holdout rows). Nothing is rewritten until an operator applies it."""
     snapshot_id = manifest.snapshot_id
     rows = load_golden_rows(warehouse, snapshot_id)
     split = warehouse.split(snapshot_id)
     scores = warehouse.rows("row_scores", snapshot_id, columns=["vendor", "stratum", "response_class", "correct"])
-    used = warehouse.query_df("SELECT replacement_row_id FROM dead_rows WHERE snapshot_id = ? AND "
-                              "replacement_row_id IS NOT NULL", [snapshot_id])["replacement_row_id"]
+    used = warehouse.query_df(
+        "SELECT replacement_row_id FROM dead_rows WHERE snapshot_id = ? AND replacement_row_id IS NOT NULL",
+        [snapshot_id],
+    )["replacement_row_id"]
     candidates = load_pool(manifest, manifest.candidates, "candidate", private_dir, rows)
     key = split_key(manifest.split.key_env, manifest.mode)
     saturation = saturation_by_stratum(scores)
-    plan = plan_rotation(rows, split, saturation, candidates, key, snapshot_id, used_candidates=frozenset(used),
-                         public_share=manifest.split.public_share)
+    plan = plan_rotation(
+        rows,
+        split,
+        saturation,
+        candidates,
+        key,
+        snapshot_id,
+        used_candidates=frozenset(used),
+        public_share=manifest.split.public_share,
+    )
     record = {
-        "snapshot_id": snapshot_id, "plans_the_quarter_after": snapshot_id, "generated_on": str(on),
-        "retire_share": RETIRE_SHARE, "saturation_bias": SATURATION_BIAS,
+        "snapshot_id": snapshot_id,
+        "plans_the_quarter_after": snapshot_id,
+        "generated_on": str(on),
+        "retire_share": RETIRE_SHARE,
+        "saturation_bias": SATURATION_BIAS,
         "how": "per cohort and per side of the split (each side retires its own share, so the cohort keeps its "
-               "holdout share), whole groups drawn with weight exp(bias x stratum saturation), keyed by the split "
-               "secret; each replaced from its stratum's candidate pool; the replacements (the new cohort) split "
-               f"{manifest.split.public_share:.0%} public within every stratum by the key (takes_split)",
+        "holdout share), whole groups drawn with weight exp(bias x stratum saturation), keyed by the split "
+        "secret; each replaced from its stratum's candidate pool; the replacements (the new cohort) split "
+        f"{manifest.split.public_share:.0%} public within every stratum by the key (takes_split)",
         "saturation_by_stratum": {k: round(v, 4) for k, v in sorted(saturation.items())},
-        "cohorts": plan.cohorts, "retire": plan.retire, "replacements": plan.replacements,
+        "cohorts": plan.cohorts,
+        "retire": plan.retire,
+        "replacements": plan.replacements,
         "note": "A plan for review. Nothing is rewritten: apply it to the next snapshot's golden set by hand.",
     }
     path = private_dir / "rotation" / f"{snapshot_id}.yaml"

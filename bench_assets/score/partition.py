@@ -40,9 +40,22 @@ SCORE_COLUMNS = TABLES["row_scores"].column_names
 RESULT_COLUMNS = TABLES["response_results"].column_names
 HIT_KS = SUPPORTED_K_VALUES  # every supported k is scored; a manifest publishes its own `k_values` of them
 # Nullable dtypes: a row the vendor cannot serve has no hit, fidelity or verdict (NULL, not False).
-SCORE_DTYPES = {"n_results": "int64", "first_hit_rank": "Int64", "hit_at_1": "boolean", "hit_at_3": "boolean",
-                "hit_at_5": "boolean", "hit_at_10": "boolean", "fidelity": "Float64", "answer_score": "Float64",
-                "correct": "boolean", "billed_usd": "float64", "latency_ms": "Float64", "attempts": "int64"}
+SCORE_DTYPES = {
+    "n_results": "int64",
+    "first_hit_rank": "Int64",
+    "hit_at_1": "boolean",
+    "hit_at_3": "boolean",
+    "hit_at_5": "boolean",
+    "hit_at_10": "boolean",
+    "fidelity": "Float64",
+    "answer_score": "Float64",
+    "correct": "boolean",
+    "billed_usd": "float64",
+    "latency_ms": "Float64",
+    "attempts": "int64",
+}
+
+
 def final_attempts(raw: pd.DataFrame) -> pd.DataFrame:
     """The last attempt of each (query, capability), with the number of attempts made."""
     if raw.empty:
@@ -52,66 +65,116 @@ def final_attempts(raw: pd.DataFrame) -> pd.DataFrame:
     return last.merge(counts, on=["query_id", "capability"])
 
 
-def score_partition(snapshot_id: str, vendor: str, adapter: Adapter, manifest: Manifest, rows: list[GoldenRow],
-                    split: dict[str, str], raw: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+def score_partition(
+    snapshot_id: str,
+    vendor: str,
+    adapter: Adapter,
+    manifest: Manifest,
+    rows: list[GoldenRow],
+    split: dict[str, str],
+    raw: pd.DataFrame,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Score every golden row for one vendor. Returns (row_scores, response_results) frames."""
     spec = manifest.vendors[vendor]
     finals = final_attempts(raw[raw["role"] != "decoy"] if len(raw) else raw)
     by_key = {(r.query_id, r.capability): r for r in finals.itertuples(index=False)}
     # Spend of a row: every attempt the vendor billed, retries included (see fetch.archived_spend).
     sent = raw[raw["role"] != "decoy"] if len(raw) else raw
-    billed_by_key = (archived_spend(adapter, spec.prices_usd, sent).groupby([sent["query_id"], sent["capability"]])
-                     .sum().to_dict() if len(sent) else {})
-    missing = [r.id for r in rows if capability_of(r) in adapter.capabilities and (r.id, capability_of(r)) not in by_key]
+    billed_by_key = (
+        archived_spend(adapter, spec.prices_usd, sent).groupby([sent["query_id"], sent["capability"]]).sum().to_dict()
+        if len(sent)
+        else {}
+    )
+    missing = [
+        r.id for r in rows if capability_of(r) in adapter.capabilities and (r.id, capability_of(r)) not in by_key
+    ]
     if missing:
-        raise NotReadyError(f"{len(missing)} golden rows of {snapshot_id}|{vendor} have no archived response "
-                         f"(first: {missing[:3]}); materialize vendor_responses for this partition first")
+        raise NotReadyError(
+            f"{len(missing)} golden rows of {snapshot_id}|{vendor} have no archived response "
+            f"(first: {missing[:3]}); materialize vendor_responses for this partition first"
+        )
     scores: list[dict[str, Any]] = []
     parsed: dict[str, list[Any]] = {}
     for row in rows:
         cap = capability_of(row)
-        base = {"snapshot_id": snapshot_id, "vendor": vendor, "row_id": row.id, "split": split.get(row.id),
-                "stratum": row.stratum, "cohort": row.cohort, "task_type": row.task_type, "n_results": 0,
-                "first_hit_rank": None, "fidelity": None, "fidelity_label": None, "answer_score": None,
-                "answer_rule": None, "correct": None, "billed_usd": 0.0, "latency_ms": None, "attempts": 0,
-                "request_id": None, "error_detail": None, **{f"hit_at_{k}": None for k in HIT_KS}}
+        base = {
+            "snapshot_id": snapshot_id,
+            "vendor": vendor,
+            "row_id": row.id,
+            "split": split.get(row.id),
+            "stratum": row.stratum,
+            "cohort": row.cohort,
+            "task_type": row.task_type,
+            "n_results": 0,
+            "first_hit_rank": None,
+            "fidelity": None,
+            "fidelity_label": None,
+            "answer_score": None,
+            "answer_rule": None,
+            "correct": None,
+            "billed_usd": 0.0,
+            "latency_ms": None,
+            "attempts": 0,
+            "request_id": None,
+            "error_detail": None,
+            **{f"hit_at_{k}": None for k in HIT_KS},
+        }
         if cap not in adapter.capabilities:
             scores.append({**base, "response_class": "unsupported"})
             continue
         rec = by_key[(row.id, cap)]
         headers = json.loads(rec.response_headers_json) if isinstance(rec.response_headers_json, str) else {}
         status = None if pd.isna(rec.http_status) else int(rec.http_status)
-        classified = classify_response(adapter, cap, status, headers,
-                                       rec.body if isinstance(rec.body, str) else None,
-                                       rec.transport_error if isinstance(rec.transport_error, str) else None)
+        classified = classify_response(
+            adapter,
+            cap,
+            status,
+            headers,
+            rec.body if isinstance(rec.body, str) else None,
+            rec.transport_error if isinstance(rec.transport_error, str) else None,
+        )
         answered = classified.response_class == "ok"
         results = list(classified.parsed.results) if classified.parsed and answered else []
         parsed[row.id] = results
-        entry = {**base, "response_class": classified.response_class, "n_results": len(results),
-                 "billed_usd": float(billed_by_key.get((row.id, cap), 0.0)),
-                 "latency_ms": float(rec.latency_ms) if not pd.isna(rec.latency_ms) else None,
-                 "attempts": int(rec.attempts), "request_id": classified.parsed.request_id if classified.parsed else None,
-                 "error_detail": classified.detail}
+        entry = {
+            **base,
+            "response_class": classified.response_class,
+            "n_results": len(results),
+            "billed_usd": float(billed_by_key.get((row.id, cap), 0.0)),
+            "latency_ms": float(rec.latency_ms) if not pd.isna(rec.latency_ms) else None,
+            "attempts": int(rec.attempts),
+            "request_id": classified.parsed.request_id if classified.parsed else None,
+            "error_detail": classified.detail,
+        }
         task = row.task
         if task.type == "extract":
             fid = extract_fidelity(task, results, manifest.fidelity_weights) if answered else NO_EXTRACTION
             entry["fidelity"], entry["fidelity_label"] = fid.score, fid.label
             entry["correct"] = fid.label == "correct"
         elif task.type == "answer":
-            verdict = (score_answer(task, results, manifest.answer_k) if answered else
-                       AnswerVerdict(0.0, f"no answer: the response was {classified.response_class}"))
+            verdict = (
+                score_answer(task, results, manifest.answer_k)
+                if answered
+                else AnswerVerdict(0.0, f"no answer: the response was {classified.response_class}")
+            )
             entry["answer_score"], entry["answer_rule"] = verdict.score, verdict.rule
             entry["correct"] = verdict.score == 1.0
         scores.append(entry)
 
     # Every result list of the partition at once: normalized URLs, and hit@k of the search rows.
-    listed = [(row_id, position, r) for row_id, results in parsed.items()
-              for position, r in enumerate(results, start=1)]
-    result_lists = pd.DataFrame({"query_id": [q for q, _, _ in listed], "rank": [p for _, p, _ in listed],
-                                 "url": [r.url for _, _, r in listed]})
+    listed = [
+        (row_id, position, r) for row_id, results in parsed.items() for position, r in enumerate(results, start=1)
+    ]
+    result_lists = pd.DataFrame(
+        {"query_id": [q for q, _, _ in listed], "rank": [p for _, p, _ in listed], "url": [r.url for _, _, r in listed]}
+    )
     searched = [row for row in rows if row.task.type == "search" and row.id in parsed]
-    golden = pd.DataFrame({"query_id": [row.id for row in searched for _ in row.task.golden_urls],
-                           "url": [u for row in searched for u in row.task.golden_urls]})
+    golden = pd.DataFrame(
+        {
+            "query_id": [row.id for row in searched for _ in row.task.golden_urls],
+            "url": [u for row in searched for u in row.task.golden_urls],
+        }
+    )
     hits, forms = score_result_lists(result_lists, golden, HIT_KS)
     by_query = hits.set_index("query_id").to_dict("index")
     for entry in scores:
@@ -124,12 +187,21 @@ def score_partition(snapshot_id: str, vendor: str, adapter: Adapter, manifest: M
             entry[f"hit_at_{k}"] = bool(hit[f"hit_at_{k}"])
         entry["correct"] = rank is not None and rank <= manifest.answer_k
 
-    results_out = pd.DataFrame({
-        "snapshot_id": snapshot_id, "vendor": vendor, "row_id": result_lists["query_id"],
-        "rank": [r.rank for _, _, r in listed], "url": result_lists["url"],
-        "url_normalized": forms["url_normalized"].to_numpy(), "title": [r.title for _, _, r in listed],
-        "snippet": [(r.snippet or "")[:500] for _, _, r in listed], "published": [r.published for _, _, r in listed],
-        "content_chars": [len(r.content or "") for _, _, r in listed]}, columns=RESULT_COLUMNS)
+    results_out = pd.DataFrame(
+        {
+            "snapshot_id": snapshot_id,
+            "vendor": vendor,
+            "row_id": result_lists["query_id"],
+            "rank": [r.rank for _, _, r in listed],
+            "url": result_lists["url"],
+            "url_normalized": forms["url_normalized"].to_numpy(),
+            "title": [r.title for _, _, r in listed],
+            "snippet": [(r.snippet or "")[:500] for _, _, r in listed],
+            "published": [r.published for _, _, r in listed],
+            "content_chars": [len(r.content or "") for _, _, r in listed],
+        },
+        columns=RESULT_COLUMNS,
+    )
     frame = pd.DataFrame(scores, columns=SCORE_COLUMNS).astype(SCORE_DTYPES)
     return frame, results_out.astype({"rank": "int64", "content_chars": "int64"})
 
@@ -138,5 +210,12 @@ def score_vendor_partition(warehouse: Warehouse, manifest: Manifest, vendor: str
     """The partition's (row_scores, response_results), re-derived from its archived raw responses."""
     snapshot_id = manifest.snapshot_id
     raw = warehouse.rows("raw_responses", snapshot_id, vendor=vendor)
-    return score_partition(snapshot_id, vendor, get_adapter(manifest.vendors[vendor].adapter), manifest,
-                           load_golden_rows(warehouse, snapshot_id), warehouse.split(snapshot_id), raw)
+    return score_partition(
+        snapshot_id,
+        vendor,
+        get_adapter(manifest.vendors[vendor].adapter),
+        manifest,
+        load_golden_rows(warehouse, snapshot_id),
+        warehouse.split(snapshot_id),
+        raw,
+    )

@@ -28,13 +28,22 @@ import pandas as pd
 
 from bench_assets.metrics import normalize_url
 
-__all__ = ["SIMPLE_URL", "first_hit_ranks", "hit_at_k_frame", "hit_rates", "normalize_distinct_urls",
-           "normalize_url_column", "score_result_lists"]
+__all__ = [
+    "SIMPLE_URL",
+    "first_hit_ranks",
+    "hit_at_k_frame",
+    "hit_rates",
+    "normalize_distinct_urls",
+    "normalize_url_column",
+    "score_result_lists",
+]
 
 # The shape the SQL path normalizes; anything else goes to normalize_url. Groups: host, port,
 # path, query. Characters allowed raw are those normalize_url keeps raw (no '%').
-SIMPLE_URL = (r"^[Hh][Tt][Tt][Pp][Ss]?://([A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*)(?::([0-9]{1,5}))?"
-              r"(/[A-Za-z0-9._~!$&'()*+,;=:@/-]*)?(?:\?([A-Za-z0-9._~!$&'()*+,;=:@/?-]*))?(?:#.*)?$")
+SIMPLE_URL = (
+    r"^[Hh][Tt][Tt][Pp][Ss]?://([A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*)(?::([0-9]{1,5}))?"
+    r"(/[A-Za-z0-9._~!$&'()*+,;=:@/-]*)?(?:\?([A-Za-z0-9._~!$&'()*+,;=:@/?-]*))?(?:#.*)?$"
+)
 
 
 def _sql_text(value: str) -> str:
@@ -75,8 +84,7 @@ def _forms_sql(source: str, keep: Sequence[str] = ()) -> str:
     """
 
 
-def normalize_url_column(con: duckdb.DuckDBPyConnection, source: str, target: str,
-                         keep: Sequence[str] = ()) -> dict:
+def normalize_url_column(con: duckdb.DuckDBPyConnection, source: str, target: str, keep: Sequence[str] = ()) -> dict:
     """Create table `target(<keep>, url, form)` from the relation `source` (a table name or a
     parenthesized query with a column `url`): `form` is `normalize_url(url)` for every row ('' for a
     null URL). The SQL path normalizes row by row; the rest are normalized by `normalize_url`, each
@@ -85,11 +93,12 @@ def normalize_url_column(con: duckdb.DuckDBPyConnection, source: str, target: st
     rest = con.execute(f"SELECT DISTINCT url FROM {target} WHERE form IS NULL").fetchnumpy()["url"]
     if len(rest):
         con.register("_slow_forms", pd.DataFrame({"url": rest, "form": [normalize_url(u) for u in rest]}))
-        con.execute(f"UPDATE {target} SET form = s.form FROM _slow_forms s "
-                    f"WHERE {target}.form IS NULL AND {target}.url = s.url")
+        con.execute(
+            f"UPDATE {target} SET form = s.form FROM _slow_forms s WHERE {target}.form IS NULL AND {target}.url = s.url"
+        )
         con.unregister("_slow_forms")
     rows = con.execute(f"SELECT count(*) FROM {target}").fetchone()[0]
-    return {"rows": int(rows), "normalized_in_python": int(len(rest))}
+    return {"rows": int(rows), "normalized_in_python": len(rest)}
 
 
 def normalize_distinct_urls(con: duckdb.DuckDBPyConnection, source: str, target: str = "url_forms") -> dict:
@@ -99,8 +108,9 @@ def normalize_distinct_urls(con: duckdb.DuckDBPyConnection, source: str, target:
     return {"distinct_urls": counts["rows"], "normalized_in_python": counts["normalized_in_python"]}
 
 
-def first_hit_ranks(con: duckdb.DuckDBPyConnection, results: str, golden: str,
-                    forms_table: str | None = None, keep: Sequence[str] = ()) -> pd.DataFrame:
+def first_hit_ranks(
+    con: duckdb.DuckDBPyConnection, results: str, golden: str, forms_table: str | None = None, keep: Sequence[str] = ()
+) -> pd.DataFrame:
     """Per golden query: the rank of its first result matching a golden URL (None when none does).
 
     `results` has columns (query_id, rank, url) with rank the 1-based position in the vendor's
@@ -129,9 +139,14 @@ def first_hit_ranks(con: duckdb.DuckDBPyConnection, results: str, golden: str,
     return frame.astype({"first_hit_rank": "Int64"})
 
 
-def hit_at_k_frame(con: duckdb.DuckDBPyConnection, results: str, golden: str,
-                   ks: Iterable[int] = (1, 3, 5, 10), forms_table: str | None = None,
-                   keep: Sequence[str] = ()) -> pd.DataFrame:
+def hit_at_k_frame(
+    con: duckdb.DuckDBPyConnection,
+    results: str,
+    golden: str,
+    ks: Iterable[int] = (1, 3, 5, 10),
+    forms_table: str | None = None,
+    keep: Sequence[str] = (),
+) -> pd.DataFrame:
     """Per golden query: first_hit_rank and hit_at_<k> (bool) for each k, as `metrics.hit_at_k` gives them.
     `forms_table` and `keep` keep the results' normalized URLs (see `first_hit_ranks`)."""
     ks = list(ks)
@@ -144,8 +159,9 @@ def hit_at_k_frame(con: duckdb.DuckDBPyConnection, results: str, golden: str,
     return frame
 
 
-def score_result_lists(results: pd.DataFrame, golden: pd.DataFrame,
-                       ks: Sequence[int] = (1, 3, 5, 10)) -> tuple[pd.DataFrame, pd.DataFrame]:
+def score_result_lists(
+    results: pd.DataFrame, golden: pd.DataFrame, ks: Sequence[int] = (1, 3, 5, 10)
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """hit@k and URL normalization for ranked result lists held in memory: what scoring runs.
 
     `results` has (query_id, rank, url), one row per returned result with rank its 1-based
@@ -154,8 +170,14 @@ def score_result_lists(results: pd.DataFrame, golden: pd.DataFrame,
     of `golden` (query_id, first_hit_rank, hit_at_<k>), `forms` one row per result
     (query_id, rank, url_normalized), in the order and with the index of `results`.
     """
-    given = pd.DataFrame({"query_id": results["query_id"].astype("object"), "rank": results["rank"].astype("int64"),
-                          "url": results["url"].astype("object"), "pos": np.arange(len(results), dtype="int64")})
+    given = pd.DataFrame(
+        {
+            "query_id": results["query_id"].astype("object"),
+            "rank": results["rank"].astype("int64"),
+            "url": results["url"].astype("object"),
+            "pos": np.arange(len(results), dtype="int64"),
+        }
+    )
     golden = pd.DataFrame({"query_id": golden["query_id"].astype("object"), "url": golden["url"].astype("object")})
     con = duckdb.connect()
     try:
@@ -163,16 +185,26 @@ def score_result_lists(results: pd.DataFrame, golden: pd.DataFrame,
         con.register("_results_df", given)
         con.register("_golden_df", golden)
         # Explicit column types: an empty or all-null pandas column would otherwise reach DuckDB untyped.
-        con.execute("CREATE TEMP VIEW _results AS SELECT CAST(query_id AS VARCHAR) AS query_id, "
-                    "CAST(rank AS BIGINT) AS rank, CAST(url AS VARCHAR) AS url, pos FROM _results_df")
-        con.execute("CREATE TEMP VIEW _golden AS SELECT CAST(query_id AS VARCHAR) AS query_id, "
-                    "CAST(url AS VARCHAR) AS url FROM _golden_df")
+        con.execute(
+            "CREATE TEMP VIEW _results AS SELECT CAST(query_id AS VARCHAR) AS query_id, "
+            "CAST(rank AS BIGINT) AS rank, CAST(url AS VARCHAR) AS url, pos FROM _results_df"
+        )
+        con.execute(
+            "CREATE TEMP VIEW _golden AS SELECT CAST(query_id AS VARCHAR) AS query_id, "
+            "CAST(url AS VARCHAR) AS url FROM _golden_df"
+        )
         hits = hit_at_k_frame(con, "_results", "_golden", ks, forms_table="_forms", keep=("pos",))
         normalized = con.execute("SELECT form FROM _forms ORDER BY pos").fetchnumpy()["form"]
     finally:
         con.close()
-    forms = pd.DataFrame({"query_id": given["query_id"].to_numpy(), "rank": given["rank"].to_numpy(),
-                          "url_normalized": np.asarray(normalized, dtype="object")}, index=results.index)
+    forms = pd.DataFrame(
+        {
+            "query_id": given["query_id"].to_numpy(),
+            "rank": given["rank"].to_numpy(),
+            "url_normalized": np.asarray(normalized, dtype="object"),
+        },
+        index=results.index,
+    )
     return hits, forms
 
 

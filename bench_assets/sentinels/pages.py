@@ -16,7 +16,7 @@ import random
 import ssl
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -39,15 +39,34 @@ SIMULATED_SITE = "https://sentinels.bench.test"
 INFORMATIVE_CLASSES = ("ok", "empty")
 
 # Syllables of invented words; none of them builds a word of the planted corpus (other syllables).
-_SYLLABLES = ("qua", "zel", "vor", "thi", "mex", "ubo", "pry", "dax", "yul", "kre", "orf", "sny", "gwa", "fep",
-              "ilk", "zor", "pha", "wum", "ect", "bly")
+_SYLLABLES = (
+    "qua",
+    "zel",
+    "vor",
+    "thi",
+    "mex",
+    "ubo",
+    "pry",
+    "dax",
+    "yul",
+    "kre",
+    "orf",
+    "sny",
+    "gwa",
+    "fep",
+    "ilk",
+    "zor",
+    "pha",
+    "wum",
+    "ect",
+    "bly",
+)
 
 
 def parse_utc(value: str | datetime) -> datetime:
     """An ISO-8601 time (or datetime) as an aware UTC datetime; a naive time is taken as UTC."""
     when = value if isinstance(value, datetime) else datetime.fromisoformat(str(value).strip())
-    return (when.replace(tzinfo=timezone.utc) if when.tzinfo is None else when.astimezone(timezone.utc)).replace(
-        microsecond=0)
+    return (when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)).replace(microsecond=0)
 
 
 def tick_key(when: datetime) -> str:
@@ -83,8 +102,9 @@ def _word(rng: random.Random) -> str:
     return "".join(rng.choice(_SYLLABLES) for _ in range(4))
 
 
-def make_batch(snapshot_id: str, batch_id: str, count: int, base_url: str,
-               published_at: datetime | None) -> list[SentinelPage]:
+def make_batch(
+    snapshot_id: str, batch_id: str, count: int, base_url: str, published_at: datetime | None
+) -> list[SentinelPage]:
     """A batch of `count` sentinel pages, the same for the same snapshot and batch id.
 
     Each phrase is three invented words of four syllables, no word shared with another page of
@@ -101,16 +121,21 @@ def make_batch(snapshot_id: str, batch_id: str, count: int, base_url: str,
                 used.add(word)
                 words.append(word)
         phrase = " ".join(words)
-        pages.append(SentinelPage(
-            id=f"{batch_id}-{i:02d}",
-            url=f"{base_url.rstrip('/')}/{snapshot_id}/{batch_id}/{'-'.join(words)}",
-            phrase=phrase,
-            title=f"{words[0].capitalize()} {words[1]} {words[2]}",
-            paragraphs=[f"The sentinel phrase of this page is {phrase}.",
-                        "This page is a retrieval sentinel of the bench benchmark: it was published at a recorded "
-                        "time to measure how long search APIs take to return a new page.",
-                        "It asserts nothing; please do not cite it."],
-            published_at=published_at))
+        pages.append(
+            SentinelPage(
+                id=f"{batch_id}-{i:02d}",
+                url=f"{base_url.rstrip('/')}/{snapshot_id}/{batch_id}/{'-'.join(words)}",
+                phrase=phrase,
+                title=f"{words[0].capitalize()} {words[1]} {words[2]}",
+                paragraphs=[
+                    f"The sentinel phrase of this page is {phrase}.",
+                    "This page is a retrieval sentinel of the bench benchmark: it was published at a recorded "
+                    "time to measure how long search APIs take to return a new page.",
+                    "It asserts nothing; please do not cite it.",
+                ],
+                published_at=published_at,
+            )
+        )
     return pages
 
 
@@ -118,10 +143,12 @@ def render_html(page: SentinelPage) -> str:
     """The page as deployed in live mode: plain, indexable HTML."""
     e = html.escape
     paras = "".join(f"<p>{e(p)}</p>" for p in page.paragraphs)
-    return ("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<title>{e(page.title)}</title><meta name=\"robots\" content=\"index,follow\">"
-            f"<link rel=\"canonical\" href=\"{e(page.url)}\"></head>"
-            f"<body><main><article><h1>{e(page.title)}</h1>{paras}</article></main></body></html>\n")
+    return (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        f'<title>{e(page.title)}</title><meta name="robots" content="index,follow">'
+        f'<link rel="canonical" href="{e(page.url)}"></head>'
+        f"<body><main><article><h1>{e(page.title)}</h1>{paras}</article></main></body></html>\n"
+    )
 
 
 def deploy_path(page: SentinelPage, deploy_dir: Path) -> Path:
@@ -210,8 +237,18 @@ class PlantedBatch:
     window: tuple[datetime | None, datetime | None]
 
 
-def plant_batch(warehouse: Warehouse, mode: str, snapshot_id: str, *, batch_id: str, count: int, base_url: str,
-                published_at: datetime | None, deploy_dir: Path, sim_base: Callable[[], str]) -> PlantedBatch:
+def plant_batch(
+    warehouse: Warehouse,
+    mode: str,
+    snapshot_id: str,
+    *,
+    batch_id: str,
+    count: int,
+    base_url: str,
+    published_at: datetime | None,
+    deploy_dir: Path,
+    sim_base: Callable[[], str],
+) -> PlantedBatch:
     """Make a batch and put it online: in simulated mode published to the simulator's site at
     `published_at` (default: the simulated clock's now); in live mode written to `deploy_dir` for
     the operator to put online, its publish time recorded once they confirm it. A batch already
@@ -219,35 +256,79 @@ def plant_batch(warehouse: Warehouse, mode: str, snapshot_id: str, *, batch_id: 
     live = mode == "live"
     if live:
         if not batch_id or not base_url:
-            raise BenchInputError("sentinel_pages config", [(None, "batch_id/base_url", (
-                "live sentinels need a batch_id and the base_url of a site you control"))])
-        if published_at and published_at > datetime.now(timezone.utc) + timedelta(minutes=5):
-            raise BenchInputError("sentinel_pages config", [(None, "published_at", (
-                f"{published_at.isoformat()} is in the future: confirm the time the pages went online"))])
+            raise BenchInputError(
+                "sentinel_pages config",
+                [
+                    (
+                        None,
+                        "batch_id/base_url",
+                        ("live sentinels need a batch_id and the base_url of a site you control"),
+                    )
+                ],
+            )
+        if published_at and published_at > datetime.now(UTC) + timedelta(minutes=5):
+            raise BenchInputError(
+                "sentinel_pages config",
+                [
+                    (
+                        None,
+                        "published_at",
+                        (f"{published_at.isoformat()} is in the future: confirm the time the pages went online"),
+                    )
+                ],
+            )
     elif published_at is None:
         published_at = simulator_clock(sim_base())
     batch_id = batch_id or f"b{published_at:%Y%m%dT%H%M}"
-    existing = warehouse.query_df("SELECT published_at FROM sentinel_pages WHERE snapshot_id = ? AND batch_id = ? "
-                                  "AND published_at IS NOT NULL LIMIT 1", [snapshot_id, batch_id])
+    existing = warehouse.query_df(
+        "SELECT published_at FROM sentinel_pages WHERE snapshot_id = ? AND batch_id = ? "
+        "AND published_at IS NOT NULL LIMIT 1",
+        [snapshot_id, batch_id],
+    )
     if len(existing):
         confirmed = parse_utc(existing["published_at"][0].to_pydatetime())
         if published_at is not None and published_at != confirmed:
-            raise BenchInputError("sentinel_pages config", [(None, "published_at", (
-                f"batch {batch_id} of {snapshot_id} was published at {confirmed.isoformat()}; its probes are "
-                "measured from that time. Publish a new batch id instead."))])
+            raise BenchInputError(
+                "sentinel_pages config",
+                [
+                    (
+                        None,
+                        "published_at",
+                        (
+                            f"batch {batch_id} of {snapshot_id} was published at {confirmed.isoformat()}; its probes are "
+                            "measured from that time. Publish a new batch id instead."
+                        ),
+                    )
+                ],
+            )
         published_at = confirmed
     pages = make_batch(snapshot_id, batch_id, count, base_url or SIMULATED_SITE, published_at)
     if live:
         write_deploy_dir(pages, deploy_dir)
     else:
         sync_simulator(sim_base(), pages, None)
-    now = datetime.now(timezone.utc)
-    df = pd.DataFrame([{"snapshot_id": snapshot_id, "batch_id": batch_id, "sentinel_id": p.id, "url": p.url,
-                        "phrase": p.phrase, "title": p.title, "page_json": p.model_dump_json(),
-                        "published_at": p.published_at, "recorded_at": now, "mode": mode,
-                        "deploy_path": str(deploy_dir) if live else None} for p in pages],
-                      columns=TABLES["sentinel_pages"].column_names)
+    now = datetime.now(UTC)
+    df = pd.DataFrame(
+        [
+            {
+                "snapshot_id": snapshot_id,
+                "batch_id": batch_id,
+                "sentinel_id": p.id,
+                "url": p.url,
+                "phrase": p.phrase,
+                "title": p.title,
+                "page_json": p.model_dump_json(),
+                "published_at": p.published_at,
+                "recorded_at": now,
+                "mode": mode,
+                "deploy_path": str(deploy_dir) if live else None,
+            }
+            for p in pages
+        ],
+        columns=TABLES["sentinel_pages"].column_names,
+    )
     df["published_at"] = pd.to_datetime(df["published_at"], utc=True)
     warehouse.replace_rows("sentinel_pages", df, {"snapshot_id": snapshot_id, "batch_id": batch_id})
-    return PlantedBatch(df, batch_id, published_at, deploy_dir if live else None,
-                        probe_window(stored_pages(warehouse, snapshot_id)))
+    return PlantedBatch(
+        df, batch_id, published_at, deploy_dir if live else None, probe_window(stored_pages(warehouse, snapshot_id))
+    )

@@ -14,7 +14,7 @@ import json
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -52,8 +52,11 @@ SettingsFor = Callable[[str, float], FetchSettings]
 
 def probed_vendors(manifest: Manifest) -> list[str]:
     """The snapshot's vendors that have a search endpoint: each is probed for every sentinel."""
-    return sorted(v for v, spec in manifest.vendors.items()
-                  if "search" in spec.endpoints and "search" in get_adapter(spec.adapter).capabilities)
+    return sorted(
+        v
+        for v, spec in manifest.vendors.items()
+        if "search" in spec.endpoints and "search" in get_adapter(spec.adapter).capabilities
+    )
 
 
 def due_probes(pages: pd.DataFrame, probes: pd.DataFrame, vendors: list[str], at: datetime) -> pd.DataFrame:
@@ -75,7 +78,9 @@ def due_probes(pages: pd.DataFrame, probes: pd.DataFrame, vendors: list[str], at
         return pd.DataFrame(columns=columns)
     found: set[tuple[str, str]] = set()
     if len(probes):
-        earlier = probes[(pd.to_datetime(probes["tick_at"], utc=True) < at) & probes["found"].fillna(False).astype(bool)]
+        earlier = probes[
+            (pd.to_datetime(probes["tick_at"], utc=True) < at) & probes["found"].fillna(False).astype(bool)
+        ]
         found = set(zip(earlier["vendor"], earlier["sentinel_id"]))
     records = [{c: p.get(c) for c in columns[1:]} for p in window.to_dict("records")]
     rows = [{"vendor": v, **p} for v in sorted(vendors) for p in records if (v, p["sentinel_id"]) not in found]
@@ -94,8 +99,14 @@ class ProbeOutcome:
     detail: str | None
 
 
-def probe_outcome(adapter: Adapter, sentinel_url: str, http_status: int | None, headers: dict[str, str],
-                  body: str | None, transport_error: str | None) -> ProbeOutcome:
+def probe_outcome(
+    adapter: Adapter,
+    sentinel_url: str,
+    http_status: int | None,
+    headers: dict[str, str],
+    body: str | None,
+    transport_error: str | None,
+) -> ProbeOutcome:
     """Read one probe's final archived response with the vendor's adapter (deterministic, no network).
 
     Definition: the response is classified as every response is (`fetch.classify.classify_response`);
@@ -106,8 +117,14 @@ def probe_outcome(adapter: Adapter, sentinel_url: str, http_status: int | None, 
     parsed = classified.parsed
     results = list(parsed.results) if parsed and classified.response_class == "ok" else []
     rank = first_hit_rank(sentinel_url, [r.url for r in results])
-    return ProbeOutcome(classified.response_class, rank is not None, rank, len(results),
-                        parsed.request_id if parsed else None, classified.detail)
+    return ProbeOutcome(
+        classified.response_class,
+        rank is not None,
+        rank,
+        len(results),
+        parsed.request_id if parsed else None,
+        classified.detail,
+    )
 
 
 def rederive_outcomes(probes: pd.DataFrame, pages: pd.DataFrame, adapters: dict[str, Adapter]) -> pd.DataFrame:
@@ -123,11 +140,23 @@ def rederive_outcomes(probes: pd.DataFrame, pages: pd.DataFrame, adapters: dict[
             continue
         status = None if pd.isna(rec["http_status"]) else int(rec["http_status"])
         headers = json.loads(rec["response_headers_json"]) if isinstance(rec["response_headers_json"], str) else {}
-        out = probe_outcome(adapters[vendor], urls[rec["sentinel_id"]], status, headers,
-                            rec["body"] if isinstance(rec["body"], str) else None,
-                            rec["transport_error"] if isinstance(rec["transport_error"], str) else None)
-        rows.append({**rec, "response_class": out.response_class, "found": out.found, "rank": out.rank,
-                     "n_results": out.n_results})
+        out = probe_outcome(
+            adapters[vendor],
+            urls[rec["sentinel_id"]],
+            status,
+            headers,
+            rec["body"] if isinstance(rec["body"], str) else None,
+            rec["transport_error"] if isinstance(rec["transport_error"], str) else None,
+        )
+        rows.append(
+            {
+                **rec,
+                "response_class": out.response_class,
+                "found": out.found,
+                "rank": out.rank,
+                "n_results": out.n_results,
+            }
+        )
     return pd.DataFrame(rows, columns=probes.columns)
 
 
@@ -141,19 +170,30 @@ def probe_archive(warehouse: Warehouse, snapshot_id: str, tick: str, vendor: str
     Its partition is "<snapshot>@<tick>", so the fetch engine's "already answered" (never pay
     twice), attempt numbering and spend see this tick only; all vendors' archives share the file
     (DuckDB allows many connections in one process)."""
-    return PartitionArchive(probe_archive_path(warehouse, snapshot_id), f"{snapshot_id}@{tick}", vendor,
-                            connector=warehouse.connector)
+    return PartitionArchive(
+        probe_archive_path(warehouse, snapshot_id), f"{snapshot_id}@{tick}", vendor, connector=warehouse.connector
+    )
 
 
-def _probe_rows(snapshot_id: str, vendor: str, adapter: Adapter, manifest: Manifest, tick: datetime,
-                attempts: pd.DataFrame, due: pd.DataFrame, simulated: bool) -> list[dict]:
+def _probe_rows(
+    snapshot_id: str,
+    vendor: str,
+    adapter: Adapter,
+    manifest: Manifest,
+    tick: datetime,
+    attempts: pd.DataFrame,
+    due: pd.DataFrame,
+    simulated: bool,
+) -> list[dict]:
     urls = dict(zip(due["sentinel_id"], due["url"]))
     phrases = dict(zip(due["sentinel_id"], due["phrase"]))
     if attempts.empty:
         return []
     # Every attempt the vendor billed counts, retries included (as for golden rows).
     billed: dict[str, float] = {}
-    for query_id, usd in zip(attempts["query_id"], archived_spend(adapter, manifest.vendors[vendor].prices_usd, attempts)):
+    for query_id, usd in zip(
+        attempts["query_id"], archived_spend(adapter, manifest.vendors[vendor].prices_usd, attempts)
+    ):
         billed[query_id] = billed.get(query_id, 0.0) + float(usd)
     finals: dict[str, dict] = {}
     counts: dict[str, int] = {}
@@ -171,15 +211,32 @@ def _probe_rows(snapshot_id: str, vendor: str, adapter: Adapter, manifest: Manif
         body = rec["body"] if isinstance(rec["body"], str) else None
         error = rec["transport_error"] if isinstance(rec["transport_error"], str) else None
         out = probe_outcome(adapter, urls[sentinel_id], status, headers, body, error)
-        rows.append({
-            "snapshot_id": snapshot_id, "vendor": vendor, "sentinel_id": sentinel_id, "tick_at": tick,
-            # Simulated: the simulator answered as of the tick. Live: the vendor answered when it was asked.
-            "probed_at": tick if simulated else rec["started_at"], "query": phrases[sentinel_id],
-            "response_class": out.response_class, "found": out.found, "rank": out.rank, "n_results": out.n_results,
-            "billed_usd": float(billed.get(sentinel_id, 0.0)), "latency_ms": rec["latency_ms"],
-            "attempts": counts[sentinel_id], "http_status": status, "request_json": rec["request_json"],
-            "response_headers_json": rec["response_headers_json"], "body": body, "body_sha256": rec["body_sha256"],
-            "transport_error": error, "request_id": out.request_id, "adapter_version": rec["adapter_version"]})
+        rows.append(
+            {
+                "snapshot_id": snapshot_id,
+                "vendor": vendor,
+                "sentinel_id": sentinel_id,
+                "tick_at": tick,
+                # Simulated: the simulator answered as of the tick. Live: the vendor answered when it was asked.
+                "probed_at": tick if simulated else rec["started_at"],
+                "query": phrases[sentinel_id],
+                "response_class": out.response_class,
+                "found": out.found,
+                "rank": out.rank,
+                "n_results": out.n_results,
+                "billed_usd": float(billed.get(sentinel_id, 0.0)),
+                "latency_ms": rec["latency_ms"],
+                "attempts": counts[sentinel_id],
+                "http_status": status,
+                "request_json": rec["request_json"],
+                "response_headers_json": rec["response_headers_json"],
+                "body": body,
+                "body_sha256": rec["body_sha256"],
+                "transport_error": error,
+                "request_id": out.request_id,
+                "adapter_version": rec["adapter_version"],
+            }
+        )
     return rows
 
 
@@ -197,10 +254,18 @@ class _KeptTransport(httpx.AsyncBaseTransport):
         pass
 
 
-async def _probe_tick(snapshot_id: str, manifest: Manifest, tick: datetime, due: pd.DataFrame, spent: dict[str, float],
-                      warehouse: Warehouse, settings_for: SettingsFor, simulated: bool,
-                      transports: dict[str, _KeptTransport], log: Callable[[str], None]
-                      ) -> tuple[list[dict[str, Any]], list[FetchStats], dict[str, str]]:
+async def _probe_tick(
+    snapshot_id: str,
+    manifest: Manifest,
+    tick: datetime,
+    due: pd.DataFrame,
+    spent: dict[str, float],
+    warehouse: Warehouse,
+    settings_for: SettingsFor,
+    simulated: bool,
+    transports: dict[str, _KeptTransport],
+    log: Callable[[str], None],
+) -> tuple[list[dict[str, Any]], list[FetchStats], dict[str, str]]:
     """Probe every due (vendor, sentinel) of one tick through the fetch engine (`spent`: each
     vendor's probe spend so far, for its ceiling); returns the probe rows, the fetch statistics
     and the vendors that could not be probed (and why)."""
@@ -213,24 +278,32 @@ async def _probe_tick(snapshot_id: str, manifest: Manifest, tick: datetime, due:
             not_probed[str(vendor)] = str(exc)
             log(f"{vendor}: not probed: {exc}")
             continue
-        items = [FetchItem(r.sentinel_id, "sentinel", "search", r.phrase, manifest.results_per_query)
-                 for r in wanted.itertuples(index=False)]
+        items = [
+            FetchItem(r.sentinel_id, "sentinel", "search", r.phrase, manifest.results_per_query)
+            for r in wanted.itertuples(index=False)
+        ]
         if vendor not in transports:
-            transports[vendor] = _KeptTransport(httpx.AsyncHTTPTransport(
-                verify=tls_context(), limits=httpx.Limits(max_connections=settings.concurrency * 2)))
+            transports[vendor] = _KeptTransport(
+                httpx.AsyncHTTPTransport(
+                    verify=tls_context(), limits=httpx.Limits(max_connections=settings.concurrency * 2)
+                )
+            )
         jobs.append((vendor, get_adapter(manifest.vendors[vendor].adapter), items, settings, wanted))
     archives = [probe_archive(warehouse, snapshot_id, key, vendor) for vendor, *_ in jobs]
     rows: list[dict] = []
     try:
-        stats = await asyncio.gather(*(fetch_partition(adapter, items, settings, archive, transport=transports[vendor])
-                                       for (vendor, adapter, items, settings, _), archive in zip(jobs, archives)))
+        stats = await asyncio.gather(
+            *(
+                fetch_partition(adapter, items, settings, archive, transport=transports[vendor])
+                for (vendor, adapter, items, settings, _), archive in zip(jobs, archives)
+            )
+        )
         for (vendor, adapter, _, _, wanted), archive in zip(jobs, archives):
             rows += _probe_rows(snapshot_id, vendor, adapter, manifest, tick, archive.frame(), wanted, simulated)
     finally:
         for archive in archives:
             archive.close()
     return rows, list(stats), not_probed
-
 
 
 @dataclass
@@ -249,15 +322,21 @@ class ProbeRun:
     history: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
-def run_ticks(warehouse: Warehouse, manifest: Manifest, probe_at: list[str], settings_for: SettingsFor,
-              sim_base: Callable[[], str] | None, log: Callable[[str], None] = lambda m: None) -> ProbeRun:
+def run_ticks(
+    warehouse: Warehouse,
+    manifest: Manifest,
+    probe_at: list[str],
+    settings_for: SettingsFor,
+    sim_base: Callable[[], str] | None,
+    log: Callable[[str], None] = lambda m: None,
+) -> ProbeRun:
     """Probe the snapshot's sentinels at each tick of `probe_at` in order (empty: now, the
     simulator's clock in simulated mode). Live mode probes only the latest tick: an older one (a
     catch-up) would probe now anyway, so the latest tick does that, once. `sim_base` gives the
     simulator's address in simulated mode."""
     snapshot_id = manifest.snapshot_id
     simulated = manifest.mode != "live"
-    wall_now = datetime.now(timezone.utc)
+    wall_now = datetime.now(UTC)
     ticks = sorted({parse_utc(t) for t in probe_at})
     if not ticks:
         ticks = [simulator_clock(sim_base()) if simulated and sim_base else parse_utc(wall_now)]
@@ -266,32 +345,56 @@ def run_ticks(warehouse: Warehouse, manifest: Manifest, probe_at: list[str], set
     if not ticks:
         return ProbeRun([], superseded, pd.DataFrame(columns=PROBE_COLUMNS))
     with warehouse.connect() as con:
-        pages = con.execute("SELECT * FROM sentinel_pages WHERE snapshot_id = ? AND published_at IS NOT NULL "
-                            "ORDER BY sentinel_id", [snapshot_id]).df()
-        history = con.execute(f"SELECT {', '.join(HISTORY_COLUMNS)} FROM sentinel_probes WHERE snapshot_id = ?",
-                              [snapshot_id]).df()
-    in_run = pd.to_datetime(history["tick_at"], utc=True).isin(pd.to_datetime(ticks, utc=True)) if len(history) \
+        pages = con.execute(
+            "SELECT * FROM sentinel_pages WHERE snapshot_id = ? AND published_at IS NOT NULL ORDER BY sentinel_id",
+            [snapshot_id],
+        ).df()
+        history = con.execute(
+            f"SELECT {', '.join(HISTORY_COLUMNS)} FROM sentinel_probes WHERE snapshot_id = ?", [snapshot_id]
+        ).df()
+    in_run = (
+        pd.to_datetime(history["tick_at"], utc=True).isin(pd.to_datetime(ticks, utc=True))
+        if len(history)
         else pd.Series(dtype=bool)
+    )
     kept = history[~in_run] if len(history) else history  # the other ticks' probes (this run replaces its own)
     found = kept.loc[kept["found"].fillna(False).astype(bool), ["vendor", "sentinel_id", "tick_at", "found"]]
     run = ProbeRun(ticks, superseded, pd.DataFrame(columns=PROBE_COLUMNS), pages=pages)
     spent = kept.groupby("vendor")["billed_usd"].sum().to_dict() if len(kept) else {}
-    rows = asyncio.run(_probe_in_order(warehouse, manifest, pages, found.to_dict("records") if len(found) else [],
-                                       spent, settings_for, sim_base if simulated else None, run, log))
+    rows = asyncio.run(
+        _probe_in_order(
+            warehouse,
+            manifest,
+            pages,
+            found.to_dict("records") if len(found) else [],
+            spent,
+            settings_for,
+            sim_base if simulated else None,
+            run,
+            log,
+        )
+    )
     df = pd.DataFrame(rows, columns=PROBE_COLUMNS)
     for column in ("tick_at", "probed_at"):
         df[column] = pd.to_datetime(df[column], utc=True)
     if len(df) or bool(in_run.any()):  # replace these ticks' rows (a re-run of a tick replaces them)
         replace_ticks(warehouse, snapshot_id, ticks, df)
     run.rows = df
-    run.history = pd.concat([f for f in (kept, df[HISTORY_COLUMNS]) if len(f)], ignore_index=True) if len(df) \
-        else kept
+    run.history = pd.concat([f for f in (kept, df[HISTORY_COLUMNS]) if len(f)], ignore_index=True) if len(df) else kept
     return run
 
 
-async def _probe_in_order(warehouse: Warehouse, manifest: Manifest, pages: pd.DataFrame, found_rows: list[dict],
-                          spent: dict[str, float], settings_for: SettingsFor, sim_base: Callable[[], str] | None,
-                          run: ProbeRun, log: Callable[[str], None]) -> list[dict[str, Any]]:
+async def _probe_in_order(
+    warehouse: Warehouse,
+    manifest: Manifest,
+    pages: pd.DataFrame,
+    found_rows: list[dict],
+    spent: dict[str, float],
+    settings_for: SettingsFor,
+    sim_base: Callable[[], str] | None,
+    run: ProbeRun,
+    log: Callable[[str], None],
+) -> list[dict[str, Any]]:
     """Each tick in order: what is due given the ticks before it, the simulated clock moved to it,
     then every due probe (one connection pool per vendor kept for the whole run)."""
     vendors = probed_vendors(manifest)
@@ -304,8 +407,9 @@ async def _probe_in_order(warehouse: Warehouse, manifest: Manifest, pages: pd.Da
     anchor.enter_context(warehouse.open_file(probe_archive_path(warehouse, manifest.snapshot_id)))
     try:
         for tick in run.ticks:
-            due = due_probes(pages, pd.DataFrame(found_rows, columns=["vendor", "sentinel_id", "tick_at", "found"]),
-                             vendors, tick)
+            due = due_probes(
+                pages, pd.DataFrame(found_rows, columns=["vendor", "sentinel_id", "tick_at", "found"]), vendors, tick
+            )
             run.due += len(due)
             if due.empty:
                 continue
@@ -313,8 +417,17 @@ async def _probe_in_order(warehouse: Warehouse, manifest: Manifest, pages: pd.Da
                 sync_simulator(sim_base(), [] if synced else pages_from_rows(pages), tick)
                 synced = True
             tick_rows, tick_stats, skipped = await _probe_tick(
-                manifest.snapshot_id, manifest, tick, due, spent, warehouse, settings_for, sim_base is not None,
-                transports, log)
+                manifest.snapshot_id,
+                manifest,
+                tick,
+                due,
+                spent,
+                warehouse,
+                settings_for,
+                sim_base is not None,
+                transports,
+                log,
+            )
             rows.extend(tick_rows)
             run.stats.extend(tick_stats)
             run.not_probed.update(skipped)
@@ -336,17 +449,26 @@ def snapshots_due(warehouse: Warehouse, tick: datetime, manifest_of: Callable[[s
     if state is None:
         return []
     pages, found = state
-    return [str(snapshot_id) for snapshot_id, snapshot_pages in pages.groupby("snapshot_id", sort=True)
-            if not due_probes(snapshot_pages, found[found["snapshot_id"] == snapshot_id],
-                              probed_vendors(manifest_of(str(snapshot_id))), tick).empty]
+    return [
+        str(snapshot_id)
+        for snapshot_id, snapshot_pages in pages.groupby("snapshot_id", sort=True)
+        if not due_probes(
+            snapshot_pages,
+            found[found["snapshot_id"] == snapshot_id],
+            probed_vendors(manifest_of(str(snapshot_id))),
+            tick,
+        ).empty
+    ]
 
 
 def replace_ticks(warehouse: Warehouse, snapshot_id: str, ticks: list[datetime], df: pd.DataFrame) -> None:
     """Delete the snapshot's probe rows of these ticks and insert `df`, in one transaction."""
     with warehouse.transaction() as con:
         con.register("replaced_ticks", pd.DataFrame({"tick_at": pd.to_datetime(ticks, utc=True)}))
-        con.execute("DELETE FROM sentinel_probes WHERE snapshot_id = ? AND tick_at IN "
-                    "(SELECT tick_at FROM replaced_ticks)", [snapshot_id])
+        con.execute(
+            "DELETE FROM sentinel_probes WHERE snapshot_id = ? AND tick_at IN (SELECT tick_at FROM replaced_ticks)",
+            [snapshot_id],
+        )
         insert_frame(con, "sentinel_probes", df)
 
 
@@ -357,17 +479,22 @@ def schedule_state(warehouse: Warehouse) -> tuple[pd.DataFrame, pd.DataFrame] | 
     """Published sentinel pages and found probes, read-only under the warehouse's lock; read
     again only when the warehouse file (or its write-ahead log) changed since the last tick."""
     files = (warehouse.path, warehouse.path.with_name(warehouse.path.name + ".wal"))
-    signature = (str(warehouse.path), *((f.stat().st_mtime_ns, f.stat().st_size) if f.exists() else None for f in files))
+    signature = (
+        str(warehouse.path),
+        *((f.stat().st_mtime_ns, f.stat().st_size) if f.exists() else None for f in files),
+    )
     if signature in _last_state:
         return _last_state[signature]
     with warehouse.reading() as con:
         if con is None:
             return None
         try:
-            pages = con.execute("SELECT snapshot_id, sentinel_id, published_at FROM sentinel_pages "
-                                "WHERE published_at IS NOT NULL").df()
-            found = con.execute("SELECT snapshot_id, vendor, sentinel_id, tick_at, found FROM sentinel_probes "
-                                "WHERE found").df()
+            pages = con.execute(
+                "SELECT snapshot_id, sentinel_id, published_at FROM sentinel_pages WHERE published_at IS NOT NULL"
+            ).df()
+            found = con.execute(
+                "SELECT snapshot_id, vendor, sentinel_id, tick_at, found FROM sentinel_probes WHERE found"
+            ).df()
         except duckdb.CatalogException:  # a warehouse from before the sentinel tables: nothing published
             return None
     _last_state.clear()

@@ -51,12 +51,15 @@ def sentinel_durations(pages: pd.DataFrame, probes: pd.DataFrame) -> pd.DataFram
     if pages.empty or probes.empty:
         return pd.DataFrame(columns=SUBJECT_COLUMNS)
     published = dict(zip(pages["sentinel_id"], pd.to_datetime(pages["published_at"], utc=True)))
-    informative = probes[probes["response_class"].isin(INFORMATIVE_CLASSES)
-                         & probes["sentinel_id"].map(lambda s: s in published and pd.notna(published[s]))].copy()
+    informative = probes[
+        probes["response_class"].isin(INFORMATIVE_CLASSES)
+        & probes["sentinel_id"].map(lambda s: s in published and pd.notna(published[s]))
+    ].copy()
     if informative.empty:
         return pd.DataFrame(columns=SUBJECT_COLUMNS)
-    informative["age_hours"] = (pd.to_datetime(informative["probed_at"], utc=True)
-                                - informative["sentinel_id"].map(published)).dt.total_seconds() / 3600.0
+    informative["age_hours"] = (
+        pd.to_datetime(informative["probed_at"], utc=True) - informative["sentinel_id"].map(published)
+    ).dt.total_seconds() / 3600.0
     if (informative["age_hours"] < 0).any():
         raise ValueError("a probe is recorded before its sentinel's publish time")
     informative["found"] = informative["found"].fillna(False).astype(bool)
@@ -87,8 +90,9 @@ class TTRFigure:
     observed: tuple[bool, ...] = ()
 
 
-def ttr_figures(pages: pd.DataFrame, probes: pd.DataFrame,
-                censor_at_hours: float = DEFAULT_CENSOR_AT_HOURS) -> dict[str, TTRFigure]:
+def ttr_figures(
+    pages: pd.DataFrame, probes: pd.DataFrame, censor_at_hours: float = DEFAULT_CENSOR_AT_HOURS
+) -> dict[str, TTRFigure]:
     """Per vendor that was probed: the figures above (vendors with probes but no informative
     probe get a figure with no subjects and no median)."""
     subjects = sentinel_durations(pages, probes)
@@ -102,9 +106,18 @@ def ttr_figures(pages: pd.DataFrame, probes: pd.DataFrame,
         durations = mine["duration_hours"].astype(float).tolist()
         observed = mine["observed"].astype(bool).tolist()
         interval = km_median_interval(durations, observed, censor_at_hours=censor_at_hours)
-        out[vendor] = TTRFigure(vendor, interval.value, interval.low, interval.high, len(mine), int(sum(observed)),
-                                n_probes, km_estimate(durations, observed, censor_at_hours=censor_at_hours),
-                                tuple(durations), tuple(observed))
+        out[vendor] = TTRFigure(
+            vendor,
+            interval.value,
+            interval.low,
+            interval.high,
+            len(mine),
+            int(sum(observed)),
+            n_probes,
+            km_estimate(durations, observed, censor_at_hours=censor_at_hours),
+            tuple(durations),
+            tuple(observed),
+        )
     return out
 
 
@@ -115,17 +128,21 @@ def ttr_metric_rows(snapshot_id: str, figures: dict[str, TTRFigure], as_of: date
     rows = []
     for vendor, fig in sorted(figures.items()):
         if fig.sentinels:
-            rows.append([snapshot_id, vendor, "overall", "all", TTR_METRIC, fig.median_hours, fig.sentinels,
-                         fig.low, fig.high])
+            rows.append(
+                [snapshot_id, vendor, "overall", "all", TTR_METRIC, fig.median_hours, fig.sentinels, fig.low, fig.high]
+            )
         rows.append([snapshot_id, vendor, "overall", "all", PROBES_METRIC, float(fig.probes), fig.probes, None, None])
         if as_of is not None:
-            rows.append([snapshot_id, vendor, "overall", "all", AS_OF_METRIC, as_of.timestamp(), fig.probes, None, None])
+            rows.append(
+                [snapshot_id, vendor, "overall", "all", AS_OF_METRIC, as_of.timestamp(), fig.probes, None, None]
+            )
     out = pd.DataFrame(rows, columns=METRIC_COLUMNS)
     return out.astype({"value": "float64", "low": "float64", "high": "float64", "n": "int64"})
 
 
-def snapshot_ttr_metrics(snapshot_id: str, pages: pd.DataFrame, probes: pd.DataFrame,
-                         as_of: datetime | None = None) -> pd.DataFrame:
+def snapshot_ttr_metrics(
+    snapshot_id: str, pages: pd.DataFrame, probes: pd.DataFrame, as_of: datetime | None = None
+) -> pd.DataFrame:
     """The snapshot's time-to-retrievability rows from its sentinel pages and probes (those of
     ticks up to `as_of` when given, else all), stamped with the last tick they include."""
     if probes.empty:
@@ -141,8 +158,11 @@ def snapshot_ttr_metrics(snapshot_id: str, pages: pd.DataFrame, probes: pd.DataF
 def sentinel_tables(warehouse: Warehouse, snapshot_id: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The snapshot's sentinel pages and probes (the probe columns time-to-retrievability reads)."""
     pages = warehouse.rows("sentinel_pages", snapshot_id)
-    probes = warehouse.rows("sentinel_probes", snapshot_id,
-                            columns=["vendor", "sentinel_id", "tick_at", "probed_at", "response_class", "found"])
+    probes = warehouse.rows(
+        "sentinel_probes",
+        snapshot_id,
+        columns=["vendor", "sentinel_id", "tick_at", "probed_at", "response_class", "found"],
+    )
     return pages, probes
 
 
@@ -155,8 +175,18 @@ def ttr_markdown(figures: dict[str, TTRFigure]) -> str:
     """The figures as a markdown table (the probe run's preview in the Dagster UI)."""
     if not figures:
         return "no probes yet"
-    df = pd.DataFrame([{"vendor": f.vendor,
-                        "median_h": "not reached" if f.median_hours is None and f.sentinels else f.median_hours,
-                        "low_h": f.low, "high_h": f.high, "found": f.found, "sentinels": f.sentinels,
-                        "probes": f.probes} for f in figures.values()])
+    df = pd.DataFrame(
+        [
+            {
+                "vendor": f.vendor,
+                "median_h": "not reached" if f.median_hours is None and f.sentinels else f.median_hours,
+                "low_h": f.low,
+                "high_h": f.high,
+                "found": f.found,
+                "sentinels": f.sentinels,
+                "probes": f.probes,
+            }
+            for f in figures.values()
+        ]
+    )
     return df.to_markdown(index=False)

@@ -28,8 +28,9 @@ import pkgutil
 import threading
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable
+from typing import Any
 from urllib.parse import unquote
 
 from starlette.applications import Starlette
@@ -220,22 +221,35 @@ class Simulator:
     def request_id(self, vendor: str) -> str:
         return f"{vendor}-{uuid.UUID(int=next(self._ids) + 1)}"
 
-    def bill(self, vendor: str, endpoint: str, request_id: str, units: dict[str, float] | None = None,
-             usd: float | None = None) -> float:
+    def bill(
+        self,
+        vendor: str,
+        endpoint: str,
+        request_id: str,
+        units: dict[str, float] | None = None,
+        usd: float | None = None,
+    ) -> float:
         """Record what the vendor charges for this call and draw it from the vendor's account;
         returns the USD amount."""
         if usd is None:
             usd = self.profiles[vendor].usd_per_request.get(endpoint, 0.0)
         self.credits.draw(vendor, usd)
         with self._lock:
-            self.billing_log.append({"vendor": vendor, "endpoint": endpoint, "request_id": request_id,
-                                     "units": units or {f"request.{endpoint}": 1.0}, "usd": usd, "at": time.time()})
+            self.billing_log.append(
+                {
+                    "vendor": vendor,
+                    "endpoint": endpoint,
+                    "request_id": request_id,
+                    "units": units or {f"request.{endpoint}": 1.0},
+                    "usd": usd,
+                    "at": time.time(),
+                }
+            )
         return usd
 
     async def delay(self, vendor: str, key: str) -> None:
         base = self.profiles[vendor].latency_ms * self.latency_scale
         if base > 0:  # deterministic jitter between 0.5x and 1.5x of the mean
-
             await asyncio.sleep(base * (0.5 + unit_hash(vendor, "latency", key)) / 1000.0)
 
 
@@ -269,8 +283,11 @@ def _credentials(route: VendorRoute, req: SimRequest, signup: SignupService | No
     if signup is not None and signup.keyless_request(route.vendor, route.path, req.headers):
         return "anonymous"  # a keyless call the vendor documents (Tavily's X-Tavily-Access-Mode: keyless)
     # The fixed simulator key, any key the vendor's sign-up flow issued, and $BENCH_SIM_EXTRA_KEYS.
-    accepted = {sim_key(route.vendor), *(signup.issued_keys(route.vendor) if signup is not None else ()),
-                *_extra_keys().get(route.vendor, ())}
+    accepted = {
+        sim_key(route.vendor),
+        *(signup.issued_keys(route.vendor) if signup is not None else ()),
+        *_extra_keys().get(route.vendor, ()),
+    }
     if route.auth_param:
         return "key" if req.params.get(route.auth_param) in accepted else None
     if not route.auth_header:
@@ -285,46 +302,61 @@ def _credentials(route: VendorRoute, req: SimRequest, signup: SignupService | No
     return None
 
 
-def build_app(sim: Simulator, unauthorized: dict[str, Callable[[SimRequest], Response]] | None = None) -> Starlette:
-    sim.routes = load_vendor_routes(sim)
-    unauthorized_bodies = unauthorized or {}
-    out_of_credit: dict[str, Callable[[Simulator, SimRequest], Response]] = {}
-    credit_needed: dict[str, Callable[[Simulator, SimRequest], float]] = {}
+@dataclass
+class VendorHooks:
+    """Each vendor module's own answers: to a bad key, to an account out of credit (and what a call
+    must find on the account up front)."""
+
+    unauthorized: dict[str, Callable[[SimRequest], Response]] = field(default_factory=dict)
+    out_of_credit: dict[str, Callable[[Simulator, SimRequest], Response]] = field(default_factory=dict)
+    credit_needed: dict[str, Callable[[Simulator, SimRequest], float]] = field(default_factory=dict)
+
+
+def load_vendor_hooks(sim: Simulator, unauthorized: dict[str, Callable[[SimRequest], Response]] | None) -> VendorHooks:
+    hooks = VendorHooks(unauthorized=dict(unauthorized or {}))
     for info in pkgutil.iter_modules(vendor_package.__path__):
         module = importlib.import_module(f"{vendor_package.__name__}.{info.name}")
         if hasattr(module, "unauthorized"):
-            unauthorized_bodies[module.VENDOR] = module.unauthorized
+            hooks.unauthorized[module.VENDOR] = module.unauthorized
         if hasattr(module, "out_of_credit"):
-            out_of_credit[module.VENDOR] = module.out_of_credit
+            hooks.out_of_credit[module.VENDOR] = module.out_of_credit
         if hasattr(module, "credit_needed"):  # what a call must find on the account up front
-            credit_needed[module.VENDOR] = module.credit_needed
+            hooks.credit_needed[module.VENDOR] = module.credit_needed
         if hasattr(module, "error_response"):  # the vendor's own 429/500 bodies for injected faults
             sim.faults.error_bodies[module.VENDOR] = module.error_response
+    return hooks
 
-    async def dispatch(request: Request) -> Response:
-        host = request.path_params["host"]
-        path = "/" + request.path_params.get("path", "")
-        body = await request.body()
-        for route in sim.routes:
-            if route.matches(request.method, host, path):
-                req = SimRequest(route.vendor, request.method, host, path, dict(request.query_params),
-                                 {k.lower(): v for k, v in request.headers.items()}, body)
-                how = _credentials(route, req, sim.signup)
-                _log_request(sim, req, route, how is not None, request.url.query)
-                if how is None:
-                    make = unauthorized_bodies.get(route.vendor)
-                    return make(req) if make else JSONResponse({"error": "unauthorized"}, status_code=401)
-                if how == "key" and route.vendor in out_of_credit:
-                    needed = credit_needed[route.vendor](sim, req) if route.vendor in credit_needed else 0.0
-                    if not sim.credits.can_pay(route.vendor, needed):
-                        return out_of_credit[route.vendor](sim, req)  # checked before anything is served
-                await sim.delay(route.vendor, path + request.url.query + body.decode("utf-8", "replace"))
-                return await sim.faults.respond(route.vendor, request_key(req, route.auth_param), request.scope,
-                                                lambda: route.handler(sim, req))
-        page = sim.page(f"https://{host}{path}")
-        if page is not None and request.method == "GET":
-            return HTMLResponse(page.render_html())
-        return JSONResponse({"error": f"simulator has no route for {request.method} {host}{path}"}, status_code=404)
+
+async def _serve_route(
+    sim: Simulator, hooks: VendorHooks, route: VendorRoute, request: Request, host: str, path: str, body: bytes
+) -> Response:
+    """One vendor call: its key checked as the vendor checks it, its credit, latency and faults, then its handler."""
+    req = SimRequest(
+        route.vendor,
+        request.method,
+        host,
+        path,
+        dict(request.query_params),
+        {k.lower(): v for k, v in request.headers.items()},
+        body,
+    )
+    how = _credentials(route, req, sim.signup)
+    _log_request(sim, req, route, how is not None, request.url.query)
+    if how is None:
+        make = hooks.unauthorized.get(route.vendor)
+        return make(req) if make else JSONResponse({"error": "unauthorized"}, status_code=401)
+    if how == "key" and route.vendor in hooks.out_of_credit:
+        needed = hooks.credit_needed[route.vendor](sim, req) if route.vendor in hooks.credit_needed else 0.0
+        if not sim.credits.can_pay(route.vendor, needed):
+            return hooks.out_of_credit[route.vendor](sim, req)  # checked before anything is served
+    await sim.delay(route.vendor, path + request.url.query + body.decode("utf-8", "replace"))
+    return await sim.faults.respond(
+        route.vendor, request_key(req, route.auth_param), request.scope, functools.partial(route.handler, sim, req)
+    )
+
+
+def control_routes(sim: Simulator) -> list[Route]:
+    """The simulator's own API (`/_sim/...`): health, logs, the vendor list, reset, faults, credits."""
 
     async def health(request: Request) -> Response:
         return JSONResponse({"ok": True, "vendors": sorted({r.vendor for r in sim.routes}), "pid": os.getpid()})
@@ -358,7 +390,6 @@ def build_app(sim: Simulator, unauthorized: dict[str, Callable[[SimRequest], Res
     async def credits(request: Request) -> Response:
         """GET: each vendor's balance (null: unlimited) and spend; POST {"vendor": USD or null}: set them."""
         if request.method == "POST":
-
             try:
                 sim.credits.set(parse_credits(await request.body(), set(sim.profiles), "POST /_sim/credits"))
             except BenchInputError as exc:
@@ -367,14 +398,13 @@ def build_app(sim: Simulator, unauthorized: dict[str, Callable[[SimRequest], Res
 
     async def faults(request: Request) -> Response:
         if request.method == "POST":
-
             try:
                 sim.faults.set_plan(parse_fault_plan(await request.body(), "POST /_sim/faults"))
             except BenchInputError as exc:
                 return JSONResponse({"error": str(exc)}, status_code=400)
         return JSONResponse(sim.faults.snapshot())
 
-    return FaultableStarlette(routes=[
+    return [
         Route("/_sim/health", health),
         Route("/_sim/billing", billing),
         Route("/_sim/requests", requests_log),
@@ -383,10 +413,33 @@ def build_app(sim: Simulator, unauthorized: dict[str, Callable[[SimRequest], Res
         *sentinel_routes(sim),
         Route("/_sim/faults", faults, methods=["GET", "POST"]),
         Route("/_sim/credits", credits, methods=["GET", "POST"]),
-        *sim.signup.routes(SIM_PREFIX),  # vendors' sign-up APIs (auth hosts), before the generic dispatch
-        Route(SIM_PREFIX + "/{host}/{path:path}", dispatch, methods=["GET", "POST"]),
-        Route(SIM_PREFIX + "/{host}", dispatch, methods=["GET", "POST"]),
-    ])
+    ]
+
+
+def build_app(sim: Simulator, unauthorized: dict[str, Callable[[SimRequest], Response]] | None = None) -> Starlette:
+    sim.routes = load_vendor_routes(sim)
+    hooks = load_vendor_hooks(sim, unauthorized)
+
+    async def dispatch(request: Request) -> Response:
+        host = request.path_params["host"]
+        path = "/" + request.path_params.get("path", "")
+        body = await request.body()
+        route = next((r for r in sim.routes if r.matches(request.method, host, path)), None)
+        if route is not None:
+            return await _serve_route(sim, hooks, route, request, host, path, body)
+        page = sim.page(f"https://{host}{path}")
+        if page is not None and request.method == "GET":
+            return HTMLResponse(page.render_html())
+        return JSONResponse({"error": f"simulator has no route for {request.method} {host}{path}"}, status_code=404)
+
+    return FaultableStarlette(
+        routes=[
+            *control_routes(sim),
+            *sim.signup.routes(SIM_PREFIX),  # vendors' sign-up APIs (auth hosts), before the generic dispatch
+            Route(SIM_PREFIX + "/{host}/{path:path}", dispatch, methods=["GET", "POST"]),
+            Route(SIM_PREFIX + "/{host}", dispatch, methods=["GET", "POST"]),
+        ]
+    )
 
 
 def _log_request(sim: Simulator, req: SimRequest, route: VendorRoute, auth_ok: bool, raw_query: str) -> None:
@@ -394,9 +447,19 @@ def _log_request(sim: Simulator, req: SimRequest, route: VendorRoute, auth_ok: b
     headers = {k: v for k, v in req.headers.items() if k not in secret_headers}
     params = {k: v for k, v in req.params.items() if k != route.auth_param}
     with sim._lock:
-        sim.request_log.append({"at": time.time(), "vendor": req.vendor, "method": req.method, "host": req.host,
-                                "path": req.path, "params": params, "headers": headers,
-                                "body": req.body.decode("utf-8", "replace"), "auth_ok": auth_ok})
+        sim.request_log.append(
+            {
+                "at": time.time(),
+                "vendor": req.vendor,
+                "method": req.method,
+                "host": req.host,
+                "path": req.path,
+                "params": params,
+                "headers": headers,
+                "body": req.body.decode("utf-8", "replace"),
+                "auth_ok": auth_ok,
+            }
+        )
 
 
 def create_simulator(pages_per_stratum: int | None = None, latency_scale: float | None = None) -> Simulator:

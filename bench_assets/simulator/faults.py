@@ -46,9 +46,10 @@ import socket
 import struct
 import threading
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from email.utils import formatdate
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from starlette.applications import Starlette
@@ -61,8 +62,15 @@ from bench_assets.simulator.request import SimRequest
 
 FAULTS_ENV = "BENCH_SIM_FAULTS"
 # Before the vendor's handler runs (never billed), then after it (the vendor has billed).
-UNBILLED_FAULTS = ("rate_limited", "rate_limited_http_date", "rate_limited_no_retry_after", "server_error",
-                   "timeout", "connection_reset", "challenge")
+UNBILLED_FAULTS = (
+    "rate_limited",
+    "rate_limited_http_date",
+    "rate_limited_no_retry_after",
+    "server_error",
+    "timeout",
+    "connection_reset",
+    "challenge",
+)
 BILLED_FAULTS = ("truncated", "malformed", "slow_body")
 FAULT_KINDS = UNBILLED_FAULTS + BILLED_FAULTS
 ENFORCED_LIMIT = "rate_limit_enforced"
@@ -89,7 +97,7 @@ class VendorFaults(_Strict):
     rate_limit_per_second: float | None = Field(default=None, gt=0, description="the vendor's own limit, enforced")
 
     @model_validator(mode="after")
-    def _at_most_one(self) -> "VendorFaults":
+    def _at_most_one(self) -> VendorFaults:
         total = sum(getattr(self, kind) for kind in FAULT_KINDS)
         if total > 1.0 + 1e-9:
             raise ValueError(f"the fault rates add up to {total:g}; a request gets at most one fault, so at most 1")
@@ -104,7 +112,8 @@ class FaultPlan(_Strict):
     hang_seconds: float = Field(default=30.0, gt=0, le=600, description="how long a timeout fault holds the request")
     slow_body_seconds: float = Field(default=1.0, gt=0, le=600, description="how long a slow body takes to arrive")
     max_faults_per_request: int | None = Field(
-        default=None, ge=0, description="after this many faulted attempts of one request, it is served cleanly")
+        default=None, ge=0, description="after this many faulted attempts of one request, it is served cleanly"
+    )
     vendors: dict[str, VendorFaults] = {}
 
     @field_validator("vendors")
@@ -143,8 +152,9 @@ def parse_fault_plan(text: str | bytes, source: str) -> FaultPlan:
     try:
         return FaultPlan.model_validate(data)
     except ValidationError as exc:
-        raise BenchInputError(source, [(None, ".".join(str(p) for p in e["loc"]) or "<plan>", e["msg"])
-                                       for e in exc.errors()]) from None
+        raise BenchInputError(
+            source, [(None, ".".join(str(p) for p in e["loc"]) or "<plan>", e["msg"]) for e in exc.errors()]
+        ) from None
 
 
 def fault_plan_from_env(environ: dict[str, str] | None = None) -> FaultPlan:
@@ -226,8 +236,9 @@ class FaultState:
                 bucket = self.buckets.get(vendor)
                 now = time.monotonic()
                 if bucket is None or bucket.rate != faults.rate_limit_per_second:
-                    bucket = self.buckets[vendor] = _Bucket(faults.rate_limit_per_second,
-                                                            max(1.0, faults.rate_limit_per_second), now)
+                    bucket = self.buckets[vendor] = _Bucket(
+                        faults.rate_limit_per_second, max(1.0, faults.rate_limit_per_second), now
+                    )
                 wait = bucket.take(now)
                 if wait is not None:
                     return ENFORCED_LIMIT, attempt, wait
@@ -243,8 +254,9 @@ class FaultState:
         with self._lock:
             self.log.append({"at": time.time(), "vendor": vendor, "key": key, "attempt": attempt, "fault": kind})
 
-    async def respond(self, vendor: str, key: str, scope: dict[str, Any],
-                      handler: Callable[[], Awaitable[Response]]) -> Response:
+    async def respond(
+        self, vendor: str, key: str, scope: dict[str, Any], handler: Callable[[], Awaitable[Response]]
+    ) -> Response:
         """The response to one authorized vendor request: a fault, or the handler's response."""
         kind, attempt, wait = self._draw(vendor, key)
         if kind is None:
@@ -257,11 +269,15 @@ class FaultState:
         if kind == "rate_limited":
             return _too_many(error_body, str(plan.retry_after_seconds), "rate limited")
         if kind == "rate_limited_http_date":
-            return _too_many(error_body, formatdate(time.time() + plan.retry_after_seconds, usegmt=True), "rate limited")
+            return _too_many(
+                error_body, formatdate(time.time() + plan.retry_after_seconds, usegmt=True), "rate limited"
+            )
         if kind == "rate_limited_no_retry_after":
             return _too_many(error_body, None, "too many requests")
         if kind == "server_error":
-            return _server_error(error_body, unit_hash(plan.seed, "status", key, str(attempt)), plan.retry_after_seconds)
+            return _server_error(
+                error_body, unit_hash(plan.seed, "status", key, str(attempt)), plan.retry_after_seconds
+            )
         if kind == "timeout":
             await asyncio.sleep(plan.hang_seconds)
             return JSONResponse({"error": "gateway timeout"}, status_code=504)
@@ -272,9 +288,14 @@ class FaultState:
             return JSONResponse({"error": "connection reset (not abortable under this server)"}, status_code=502)
         if kind == "challenge":
             ray = hashlib.sha256(f"{key}{attempt}".encode()).hexdigest()[:16]
-            host = scope.get("path", "/h/vendor/").split("/")[2] if scope.get("path", "").startswith("/h/") else "vendor"
-            return HTMLResponse(CHALLENGE_HTML.format(host=host, ray=ray), status_code=200,
-                                headers={"cf-mitigated": "challenge", "server": "cloudflare", "cf-ray": ray})
+            host = (
+                scope.get("path", "/h/vendor/").split("/")[2] if scope.get("path", "").startswith("/h/") else "vendor"
+            )
+            return HTMLResponse(
+                CHALLENGE_HTML.format(host=host, ray=ray),
+                status_code=200,
+                headers={"cf-mitigated": "challenge", "server": "cloudflare", "cf-ray": ray},
+            )
         response = await handler()  # the vendor answers (and bills); the body is then damaged on the way
         body = getattr(response, "body", None)
         if not isinstance(body, (bytes, bytearray)) or not (200 <= response.status_code < 300):
@@ -282,11 +303,16 @@ class FaultState:
         headers = {k: v for k, v in response.headers.items() if k.lower() not in ("content-length", "content-type")}
         if kind == "truncated":
             cut = max(1, int(len(body) * (0.2 + 0.6 * unit_hash(plan.seed, "cut", key, str(attempt)))))
-            return Response(bytes(body[:cut]), status_code=response.status_code, headers=headers,
-                            media_type=response.media_type)
+            return Response(
+                bytes(body[:cut]), status_code=response.status_code, headers=headers, media_type=response.media_type
+            )
         if kind == "malformed":
-            return Response(bytes(body) + b'\n}{"garbage": tru', status_code=response.status_code, headers=headers,
-                            media_type=response.media_type)
+            return Response(
+                bytes(body) + b'\n}{"garbage": tru',
+                status_code=response.status_code,
+                headers=headers,
+                media_type=response.media_type,
+            )
         return _slow(bytes(body), plan.slow_body_seconds, response.status_code, headers, response.media_type)
 
 
@@ -307,8 +333,11 @@ def _server_error(body: Callable[[int, str], Response], u: float, retry_after: i
         return body(500, "internal server error")  # the vendor's own application error
     if u < 2 / 3:
         # 502 and 503 come from the gateway in front of the vendor: generic, not the vendor's shape
-        return HTMLResponse("<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway"
-                            "</h1></center><hr><center>nginx</center></body></html>", status_code=502)
+        return HTMLResponse(
+            "<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway"
+            "</h1></center><hr><center>nginx</center></body></html>",
+            status_code=502,
+        )
     return JSONResponse({"error": "service unavailable"}, status_code=503, headers={"retry-after": str(retry_after)})
 
 
@@ -318,11 +347,12 @@ def _slow(body: bytes, seconds: float, status: int, headers: dict[str, str], med
 
     async def drip():
         for i in range(0, len(body), size):
-            yield body[i:i + size]
+            yield body[i : i + size]
             await asyncio.sleep(seconds / pieces)
 
-    return StreamingResponse(drip(), status_code=status, media_type=media_type,
-                             headers={**headers, "content-length": str(len(body))})
+    return StreamingResponse(
+        drip(), status_code=status, media_type=media_type, headers={**headers, "content-length": str(len(body))}
+    )
 
 
 def _aborter(send: Callable[..., Any]) -> Callable[[], None] | None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
@@ -40,7 +40,7 @@ class SimClock:
 
     def now(self) -> datetime:
         with self._lock:
-            return self._fixed or datetime.now(timezone.utc)
+            return self._fixed or datetime.now(UTC)
 
     @property
     def fixed(self) -> bool:
@@ -71,9 +71,16 @@ class SentinelRegistry:
     def publish(self, pages: list[SentinelPage]) -> int:
         with self._lock:
             for spec in pages:
-                page = Page(url=spec.url, stratum="sentinel", title=spec.title, paragraphs=tuple(spec.paragraphs),
-                            table_header=(), table_rows=(), published=spec.published_at.date().isoformat(),
-                            golden=False)
+                page = Page(
+                    url=spec.url,
+                    stratum="sentinel",
+                    title=spec.title,
+                    paragraphs=tuple(spec.paragraphs),
+                    table_header=(),
+                    table_rows=(),
+                    published=spec.published_at.date().isoformat(),
+                    golden=False,
+                )
                 self._by_url[normalize_url(spec.url)] = _Planted(spec, page, frozenset(tokenize(spec.phrase)))
             return len(self._by_url)
 
@@ -116,8 +123,12 @@ class SentinelRegistry:
         out = []
         for p in planted:
             at = {v: self.indexed_at(v, prof, p.spec) for v, prof in sorted(profiles.items())}
-            out.append({**p.spec.model_dump(mode="json"),
-                        "indexed_at": {v: t.isoformat() if t else None for v, t in at.items()}})
+            out.append(
+                {
+                    **p.spec.model_dump(mode="json"),
+                    "indexed_at": {v: t.isoformat() if t else None for v, t in at.items()},
+                }
+            )
         return out
 
 
@@ -130,7 +141,7 @@ def routes(sim: Any) -> list[Route]:
                 body = await request.json()
                 sim.clock.set(parse_utc(body["now"]) if body.get("now") else None)
             except (ValueError, KeyError, TypeError, AttributeError) as exc:
-                return JSONResponse({"error": f"expected {{\"now\": ISO-8601 time or null}}: {exc}"}, status_code=400)
+                return JSONResponse({"error": f'expected {{"now": ISO-8601 time or null}}: {exc}'}, status_code=400)
         return JSONResponse({"now": sim.clock.now().isoformat(), "fixed": sim.clock.fixed})
 
     async def sentinels(request: Request) -> Response:
@@ -148,5 +159,7 @@ def routes(sim: Any) -> list[Route]:
             return JSONResponse({"registered": 0})
         return JSONResponse(sim.sentinels.describe(sim.profiles))
 
-    return [Route("/_sim/clock", clock, methods=["GET", "POST"]),
-            Route("/_sim/sentinels", sentinels, methods=["GET", "POST", "DELETE"])]
+    return [
+        Route("/_sim/clock", clock, methods=["GET", "POST"]),
+        Route("/_sim/sentinels", sentinels, methods=["GET", "POST", "DELETE"]),
+    ]

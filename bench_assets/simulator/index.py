@@ -36,7 +36,7 @@ class Hit:
 class SearchIndex:
     def __init__(self, corpus: Corpus):
         self.corpus = corpus
-        self.pages = [p for p in corpus.pages.values()]
+        self.pages = list(corpus.pages.values())
         self.bm25 = BM25Okapi([tokenize(p.text()) for p in self.pages])
         # Caches, so the simulator is not the bottleneck of a run: BM25 scores depend on the query
         # alone (every vendor sends it), coverage on the vendor and page alone.
@@ -49,14 +49,19 @@ class SearchIndex:
             self._coverage[key] = [unit_hash(vendor, "coverage", p.url) < coverage for p in self.pages]
         return self._coverage[key]
 
-    def search(self, query: str, vendor: str, profile: VendorProfile, n: int, extra_pages: list[Page] | None = None) -> list[Hit]:
+    def search(
+        self, query: str, vendor: str, profile: VendorProfile, n: int, extra_pages: list[Page] | None = None
+    ) -> list[Hit]:
         terms = tokenize(query)
         if not terms:
             return []
         scores = self._scores(tuple(terms))
         top = max(scores.max(), 1e-9)
-        candidates = [(page, score / top) for page, score, covered
-                      in zip(self.pages, scores, self._covered(vendor, profile.coverage)) if score > 0 and covered]
+        candidates = [
+            (page, score / top)
+            for page, score, covered in zip(self.pages, scores, self._covered(vendor, profile.coverage))
+            if score > 0 and covered
+        ]
         if 0 < n < len(candidates):
             # A page whose score plus the largest possible noise stays below the n-th best score
             # cannot reach the top n: skip hashing its noise (a safe margin keeps ties in).
@@ -70,7 +75,9 @@ class SearchIndex:
         for page in extra_pages or ():  # pages outside the BM25 model: scored by the share of query words they hold
             share = len(set(terms) & set(tokenize(page.text()))) / len(set(terms))
             if share > 0:
-                ranked.append((share + unit_hash(vendor, "rank", query, page.url) * (1.0 - profile.quality) * 1.6, page))
+                ranked.append(
+                    (share + unit_hash(vendor, "rank", query, page.url) * (1.0 - profile.quality) * 1.6, page)
+                )
         ranked.sort(key=lambda x: (-x[0], x[1].url))
         return [Hit(page=p, score=round(s, 4), snippet=best_snippet(p, terms)) for s, p in ranked[:n]]
 
@@ -115,5 +122,11 @@ def _extract_cached(url: str, html: str, strips: bool, tables: bool, plain: bool
 
 def extract_page(page: Page, profile: VendorProfile) -> str:
     """The page's text as this vendor's extractor returns it."""
-    return _extract_cached(page.url, page.render_html(), profile.strips_boilerplate, profile.keeps_tables,
-                           profile.plain_numbers, profile.max_chars)
+    return _extract_cached(
+        page.url,
+        page.render_html(),
+        profile.strips_boilerplate,
+        profile.keeps_tables,
+        profile.plain_numbers,
+        profile.max_chars,
+    )

@@ -26,16 +26,35 @@ class VendorProfile:
 
 
 PROFILES: dict[str, VendorProfile] = {
-    "exa": VendorProfile(0.86, 0.95, 30, url_style="utm", usd_per_request={"search": 0.007, "extract": 0.001}, ttr_lag_hours=24),
+    "exa": VendorProfile(
+        0.86, 0.95, 30, url_style="utm", usd_per_request={"search": 0.007, "extract": 0.001}, ttr_lag_hours=24
+    ),
     "brave": VendorProfile(0.74, 0.90, 15, url_style="www", usd_per_request={"search": 0.005}, ttr_lag_hours=18),
-    "tavily": VendorProfile(0.80, 0.92, 25, keeps_tables=False, usd_per_request={"search": 0.008, "extract": 0.0016}, ttr_lag_hours=60),
-    "serper": VendorProfile(0.90, 0.97, 12, url_style="slash", usd_per_request={"search": 0.001, "extract": 0.002}, ttr_lag_hours=6),
+    "tavily": VendorProfile(
+        0.80, 0.92, 25, keeps_tables=False, usd_per_request={"search": 0.008, "extract": 0.0016}, ttr_lag_hours=60
+    ),
+    "serper": VendorProfile(
+        0.90, 0.97, 12, url_style="slash", usd_per_request={"search": 0.001, "extract": 0.002}, ttr_lag_hours=6
+    ),
     "serpapi": VendorProfile(0.90, 0.97, 40, usd_per_request={"search": 0.015}, ttr_lag_hours=8),
-    "jina": VendorProfile(0.66, 0.85, 35, strips_boilerplate=False, usd_per_request={"search": 0.0005, "extract": 0.0001}, ttr_lag_hours=None),
-    "firecrawl": VendorProfile(0.70, 0.88, 45, plain_numbers=True, usd_per_request={"search": 0.0016, "extract": 0.0008}, ttr_lag_hours=14),
+    "jina": VendorProfile(
+        0.66,
+        0.85,
+        35,
+        strips_boilerplate=False,
+        usd_per_request={"search": 0.0005, "extract": 0.0001},
+        ttr_lag_hours=None,
+    ),
+    "firecrawl": VendorProfile(
+        0.70, 0.88, 45, plain_numbers=True, usd_per_request={"search": 0.0016, "extract": 0.0008}, ttr_lag_hours=14
+    ),
     "perplexity": VendorProfile(0.83, 0.93, 20, usd_per_request={"search": 0.005}, ttr_lag_hours=36),
-    "linkup": VendorProfile(0.78, 0.90, 30, url_style="http", usd_per_request={"search": 0.005, "extract": 0.001}, ttr_lag_hours=160),
+    "linkup": VendorProfile(
+        0.78, 0.90, 30, url_style="http", usd_per_request={"search": 0.005, "extract": 0.001}, ttr_lag_hours=160
+    ),
     "parallel": VendorProfile(0.81, 0.91, 30, usd_per_request={"search": 0.005, "extract": 0.001}, ttr_lag_hours=240),
-    "youcom": VendorProfile(0.76, 0.90, 20, keeps_tables=False, usd_per_request={"search": 0.005, "extract": 0.001}, ttr_lag_hours=100),
+    "youcom": VendorProfile(
+        0.76, 0.90, 20, keeps_tables=False, usd_per_request={"search": 0.005, "extract": 0.001}, ttr_lag_hours=100
+    ),
     "kagi": VendorProfile(0.87, 0.89, 25, url_style="www", usd_per_request={"search": 0.012}, ttr_lag_hours=12),
 }

@@ -72,21 +72,27 @@ class SimulatorProcess:
         if self.stderr is not None:
             self.stderr.close()
 
-    def __enter__(self) -> "SimulatorProcess":
+    def __enter__(self) -> SimulatorProcess:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
 
-def start_simulator(port: int | None = None, env: dict[str, str] | None = None, timeout: float = 30.0) -> SimulatorProcess:
+def start_simulator(
+    port: int | None = None, env: dict[str, str] | None = None, timeout: float = 30.0
+) -> SimulatorProcess:
     """Start the simulator as a child process and wait until it answers its health check."""
     port = port or free_port()
     child_env = {**os.environ, **(env or {})}
     _check_environment(child_env)  # a bad variable fails here, naming it, not as a dead child process
-    stderr = tempfile.TemporaryFile(prefix="bench-simulator-")
-    proc = subprocess.Popen([sys.executable, "-m", "bench_assets.simulator.server", "--port", str(port), "--quiet"],
-                            env=child_env, stdout=subprocess.DEVNULL, stderr=stderr)
+    stderr = tempfile.TemporaryFile(prefix="bench-simulator-")  # noqa: SIM115 (open while the child lives; closed by stop())
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bench_assets.simulator.server", "--port", str(port), "--quiet"],
+        env=child_env,
+        stdout=subprocess.DEVNULL,
+        stderr=stderr,
+    )
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:

@@ -79,8 +79,11 @@ class PendingCode:
 
 def _oauth_error(error: str, description: str, status: int = 400, **extra: Any) -> Response:
     # RFC 6749 §5.2 error response; caching forbidden like every token response (§5.1).
-    return JSONResponse({"error": error, "error_description": description, **extra}, status_code=status,
-                        headers={"Cache-Control": "no-store"})
+    return JSONResponse(
+        {"error": error, "error_description": description, **extra},
+        status_code=status,
+        headers={"Cache-Control": "no-store"},
+    )
 
 
 def _not_found(what: str) -> Response:
@@ -90,8 +93,12 @@ def _not_found(what: str) -> Response:
 class SignupService:
     """The state of every simulated sign-up: pending device grants and codes, tokens, issued keys."""
 
-    def __init__(self, offers: dict[str, SignupOffer] | None = None,
-                 keyless: dict[str, KeylessRoute] | None = None, time_scale: float = DEFAULT_TIME_SCALE):
+    def __init__(
+        self,
+        offers: dict[str, SignupOffer] | None = None,
+        keyless: dict[str, KeylessRoute] | None = None,
+        time_scale: float = DEFAULT_TIME_SCALE,
+    ):
         self.offers = dict(DEMO_OFFERS if offers is None else offers)
         self.keyless = dict(KEYLESS_ROUTES if keyless is None else keyless)
         self.time_scale = time_scale
@@ -104,7 +111,7 @@ class SignupService:
         self.deliveries: list[dict[str, Any]] = []  # what was mailed where (no codes)
 
     @classmethod
-    def from_env(cls) -> "SignupService":
+    def from_env(cls) -> SignupService:
         return cls(time_scale=float(os.environ.get("BENCH_SIM_SIGNUP_TIME_SCALE", DEFAULT_TIME_SCALE)))
 
     # ------------------------------------------------------------------ used by the API auth check
@@ -116,8 +123,12 @@ class SignupService:
     def keyless_request(self, vendor: str, path: str, headers: dict[str, str]) -> bool:
         """A call the vendor documents as working with no key (headers lower-cased)."""
         route = self.keyless.get(vendor)
-        return (route is not None and path in route.paths and headers.get(route.header) == route.value
-                and not headers.get("authorization"))
+        return (
+            route is not None
+            and path in route.paths
+            and headers.get(route.header) == route.value
+            and not headers.get("authorization")
+        )
 
     # ------------------------------------------------------------------ helpers
 
@@ -155,17 +166,28 @@ class SignupService:
         user_code = "".join(secrets.choice(USER_CODE_ALPHABET) for _ in range(8))
         user_code = f"{user_code[:4]}-{user_code[4:]}"
         now = time.monotonic()
-        grant = DeviceGrant(vendor, offer.client_id, device_code, user_code,
-                            expires_at=now + self._seconds(offer.expires_in_seconds),
-                            interval=self._seconds(offer.interval_seconds), last_poll=now)
+        grant = DeviceGrant(
+            vendor,
+            offer.client_id,
+            device_code,
+            user_code,
+            expires_at=now + self._seconds(offer.expires_in_seconds),
+            interval=self._seconds(offer.interval_seconds),
+            last_poll=now,
+        )
         with self._lock:
             self.grants[device_code] = grant
-        return JSONResponse({
-            "device_code": device_code, "user_code": user_code,
-            "verification_uri": f"https://{host}/device",
-            "verification_uri_complete": f"https://{host}/device?user_code={user_code}",
-            "expires_in": self._seconds(offer.expires_in_seconds), "interval": grant.interval,
-        }, headers={"Cache-Control": "no-store"})
+        return JSONResponse(
+            {
+                "device_code": device_code,
+                "user_code": user_code,
+                "verification_uri": f"https://{host}/device",
+                "verification_uri_complete": f"https://{host}/device?user_code={user_code}",
+                "expires_in": self._seconds(offer.expires_in_seconds),
+                "interval": grant.interval,
+            },
+            headers={"Cache-Control": "no-store"},
+        )
 
     async def verification_page(self, vendor: str, host: str, request: Request) -> Response:
         offer = self._offer(vendor, "device_code")
@@ -175,18 +197,24 @@ class SignupService:
         if offer is None or grant is None:
             return HTMLResponse("<h1>Unknown or expired code</h1>", status_code=404)
         if offer.behaviour == "needs_captcha":
-            body = ('<h1>Confirm you are human</h1><form method="post" action="/device/approve">'
-                    f'<div class="h-captcha" data-sitekey="{vendor}-sitekey"></div>'
-                    '<button type="submit">Approve</button></form>')
+            body = (
+                '<h1>Confirm you are human</h1><form method="post" action="/device/approve">'
+                f'<div class="h-captcha" data-sitekey="{vendor}-sitekey"></div>'
+                '<button type="submit">Approve</button></form>'
+            )
         elif offer.behaviour == "needs_login":
             # What a CLI's browser login opens: a human signs in to the dashboard to approve the code.
-            body = (f"<h1>Sign in to {vendor} to approve {grant.user_code}</h1>"
-                    '<form method="post" action="/login"><input type="email" name="email" autocomplete="username">'
-                    '<input type="password" name="password" autocomplete="current-password">'
-                    '<button type="submit">Sign in</button></form>')
+            body = (
+                f"<h1>Sign in to {vendor} to approve {grant.user_code}</h1>"
+                '<form method="post" action="/login"><input type="email" name="email" autocomplete="username">'
+                '<input type="password" name="password" autocomplete="current-password">'
+                '<button type="submit">Sign in</button></form>'
+            )
         else:
-            body = (f"<h1>Sign-in request from {grant.client_id}</h1>"
-                    "<p>Waiting for approval. Requests from agents are reviewed automatically.</p>")
+            body = (
+                f"<h1>Sign-in request from {grant.client_id}</h1>"
+                "<p>Waiting for approval. Requests from agents are reviewed automatically.</p>"
+            )
         return HTMLResponse(f"<!doctype html><html><body>{body}</body></html>")
 
     async def token(self, vendor: str, request: Request) -> Response:
@@ -213,8 +241,7 @@ class SignupService:
                 # device flow, the response carries the new interval.
                 grant.slow_down_sent = True
                 grant.interval = round(grant.interval + increment, 4)
-                return _oauth_error("slow_down", "polling too fast; wait `interval` seconds",
-                                    interval=grant.interval)
+                return _oauth_error("slow_down", "polling too fast; wait `interval` seconds", interval=grant.interval)
             grant.polls += 1
             decided = grant.polls > offer.approve_after_polls
             if decided and offer.behaviour == "denies":
@@ -224,8 +251,10 @@ class SignupService:
                 return _oauth_error("authorization_pending", "the user code has not been approved yet")
             grant.used = True
         token = self._new_token(vendor)
-        return JSONResponse({"access_token": token, "token_type": "Bearer", "expires_in": 3600,
-                             "scope": "api_keys"}, headers={"Cache-Control": "no-store"})
+        return JSONResponse(
+            {"access_token": token, "token_type": "Bearer", "expires_in": 3600, "scope": "api_keys"},
+            headers={"Cache-Control": "no-store"},
+        )
 
     # ------------------------------------------------------------------ OTP e-mail
 
@@ -236,26 +265,37 @@ class SignupService:
         body = _json(await request.body())
         email = body.get("email") if isinstance(body, dict) else None
         if not isinstance(email, str) or "@" not in parseaddr(email)[1]:
-            return JSONResponse({"error": "invalid_email", "message": "a valid e-mail address is required"},
-                                status_code=400)
+            return JSONResponse(
+                {"error": "invalid_email", "message": "a valid e-mail address is required"}, status_code=400
+            )
         if offer.behaviour == "needs_captcha":
-            return JSONResponse({"error": "captcha_required", "message": "complete the CAPTCHA to sign up",
-                                 "captcha": {"provider": "hcaptcha", "sitekey": f"{vendor}-sitekey"}},
-                                status_code=403)
+            return JSONResponse(
+                {
+                    "error": "captcha_required",
+                    "message": "complete the CAPTCHA to sign up",
+                    "captcha": {"provider": "hcaptcha", "sitekey": f"{vendor}-sitekey"},
+                },
+                status_code=403,
+            )
         if offer.behaviour == "needs_login":
-            return JSONResponse({"error": "login_required", "message": "finish signing up in a browser"},
-                                status_code=403)
+            return JSONResponse(
+                {"error": "login_required", "message": "finish signing up in a browser"}, status_code=403
+            )
         if offer.behaviour == "denies":
-            return JSONResponse({"error": "signup_rejected", "message": "automated sign-ups are not accepted"},
-                                status_code=403)
+            return JSONResponse(
+                {"error": "signup_rejected", "message": "automated sign-ups are not accepted"}, status_code=403
+            )
         code = f"{secrets.randbelow(10**6):06d}"
         with self._lock:
             self.codes[(vendor, email.lower())] = PendingCode(
-                vendor, email, code, time.monotonic() + self._seconds(offer.otp_expires_in_seconds))
+                vendor, email, code, time.monotonic() + self._seconds(offer.otp_expires_in_seconds)
+            )
         await asyncio.to_thread(self._send_code, vendor, email, code)
         # Like a real vendor, the answer does not say whether the mail could be delivered.
-        return JSONResponse({"status": "verification_sent", "email": email,
-                             "expires_in": self._seconds(offer.otp_expires_in_seconds)}, status_code=202)
+        return JSONResponse(
+            {"status": "verification_sent", "email": email, "expires_in": self._seconds(offer.otp_expires_in_seconds)},
+            status_code=202,
+        )
 
     def _send_code(self, vendor: str, email: str, code: str) -> bool:
         domain = email.rsplit("@", 1)[1].lower()
@@ -267,8 +307,10 @@ class SignupService:
             msg["From"] = f"{vendor} <no-reply@{AUTH_HOSTS[vendor]}>"
             msg["To"] = email
             msg["Subject"] = f"Your {vendor} verification code"
-            msg.set_content(f"Your {vendor} verification code is {code}.\n"
-                            "It expires in 10 minutes. If you did not sign up, ignore this message.\n")
+            msg.set_content(
+                f"Your {vendor} verification code is {code}.\n"
+                "It expires in 10 minutes. If you did not sign up, ignore this message.\n"
+            )
             try:
                 with smtplib.SMTP(mx[0], mx[1], timeout=5) as smtp:
                     smtp.send_message(msg)
@@ -289,8 +331,9 @@ class SignupService:
         with self._lock:
             pending = self.codes.get((vendor, str(email).lower()))
             if pending is None:
-                return JSONResponse({"error": "invalid_request", "message": "no sign-up pending for this e-mail"},
-                                    status_code=400)
+                return JSONResponse(
+                    {"error": "invalid_request", "message": "no sign-up pending for this e-mail"}, status_code=400
+                )
             if time.monotonic() >= pending.expires_at:
                 return JSONResponse({"error": "code_expired", "message": "request a new code"}, status_code=400)
             pending.attempts += 1
@@ -306,12 +349,15 @@ class SignupService:
 
     async def create_key(self, vendor: str, request: Request) -> Response:
         auth = request.headers.get("authorization", "")
-        token = auth[len("Bearer "):] if auth.startswith("Bearer ") else ""
+        token = auth[len("Bearer ") :] if auth.startswith("Bearer ") else ""
         with self._lock:
             owner = self.tokens.get(token)
         if owner != vendor:
-            return JSONResponse({"error": "invalid_token", "message": "missing or invalid access token"},
-                                status_code=401, headers={"WWW-Authenticate": 'Bearer error="invalid_token"'})
+            return JSONResponse(
+                {"error": "invalid_token", "message": "missing or invalid access token"},
+                status_code=401,
+                headers={"WWW-Authenticate": 'Bearer error="invalid_token"'},
+            )
         offer = self.offers[vendor]
         if offer.behaviour == "needs_card":
             return JSONResponse({"error": "payment_method_required", "message": offer.requirement}, status_code=402)
@@ -336,11 +382,24 @@ class SignupService:
         """Which flow to try at each vendor, and where: what the vendor's onboarding docs would say."""
         out = []
         for vendor, offer in sorted(self.offers.items()):
-            out.append({"vendor": vendor, "method": offer.method, "auth_base": f"https://{AUTH_HOSTS[vendor]}",
-                        "client_id": offer.client_id or None})
+            out.append(
+                {
+                    "vendor": vendor,
+                    "method": offer.method,
+                    "auth_base": f"https://{AUTH_HOSTS[vendor]}",
+                    "client_id": offer.client_id or None,
+                }
+            )
         for vendor, route in sorted(self.keyless.items()):
-            out.append({"vendor": vendor, "method": "keyless", "header": route.header, "value": route.value,
-                        "evidence": route.evidence})
+            out.append(
+                {
+                    "vendor": vendor,
+                    "method": "keyless",
+                    "header": route.header,
+                    "value": route.value,
+                    "evidence": route.evidence,
+                }
+            )
         return JSONResponse(out)
 
     async def replace_offer(self, request: Request) -> Response:
@@ -366,9 +425,11 @@ class SignupService:
 
     def routes(self, prefix: str) -> list[Route]:
         """Starlette routes for every vendor's auth host, mounted before the generic host dispatch."""
-        out = [Route("/_sim/signup/mailboxes", self.register_mailbox, methods=["POST"]),
-               Route("/_sim/signup/plan", self.plan, methods=["GET"]),
-               Route("/_sim/signup/offers", self.replace_offer, methods=["POST"])]
+        out = [
+            Route("/_sim/signup/mailboxes", self.register_mailbox, methods=["POST"]),
+            Route("/_sim/signup/plan", self.plan, methods=["GET"]),
+            Route("/_sim/signup/offers", self.replace_offer, methods=["POST"]),
+        ]
         for vendor, host in AUTH_HOSTS.items():
             base = f"{prefix}/{host}"
             out += [

@@ -34,10 +34,19 @@ from dataclasses import dataclass
 from typing import Literal
 
 SignupMethod = Literal["otp_email", "device_code"]
-Behaviour = Literal["success", "slow_down", "needs_captcha", "needs_card", "needs_login", "denies", "expires",
-                    "not_offered"]
-BEHAVIOURS: tuple[str, ...] = ("success", "slow_down", "needs_captcha", "needs_card", "needs_login", "denies",
-                               "expires", "not_offered")
+Behaviour = Literal[
+    "success", "slow_down", "needs_captcha", "needs_card", "needs_login", "denies", "expires", "not_offered"
+]
+BEHAVIOURS: tuple[str, ...] = (
+    "success",
+    "slow_down",
+    "needs_captcha",
+    "needs_card",
+    "needs_login",
+    "denies",
+    "expires",
+    "not_offered",
+)
 DEFAULT_TIME_SCALE = 0.02
 
 
@@ -81,10 +90,18 @@ class KeylessRoute:
 
 # Where each vendor's (simulated) sign-up API lives; mounted under /h/<host> like every real host.
 AUTH_HOSTS: dict[str, str] = {
-    "brave": "auth.search.brave.com", "exa": "auth.exa.ai", "firecrawl": "auth.firecrawl.dev",
-    "jina": "auth.jina.ai", "kagi": "auth.kagi.com", "linkup": "auth.linkup.so", "parallel": "auth.parallel.ai",
-    "perplexity": "auth.perplexity.ai", "serpapi": "auth.serpapi.com", "serper": "auth.serper.dev",
-    "tavily": "auth.tavily.com", "youcom": "auth.you.com",
+    "brave": "auth.search.brave.com",
+    "exa": "auth.exa.ai",
+    "firecrawl": "auth.firecrawl.dev",
+    "jina": "auth.jina.ai",
+    "kagi": "auth.kagi.com",
+    "linkup": "auth.linkup.so",
+    "parallel": "auth.parallel.ai",
+    "perplexity": "auth.perplexity.ai",
+    "serpapi": "auth.serpapi.com",
+    "serper": "auth.serper.dev",
+    "tavily": "auth.tavily.com",
+    "youcom": "auth.you.com",
 }
 
 DEMO_OFFERS: dict[str, SignupOffer] = {
@@ -96,12 +113,22 @@ DEMO_OFFERS: dict[str, SignupOffer] = {
     # §13: `firecrawl login --browser` needs a human in a browser.
     "firecrawl": SignupOffer("device_code", "needs_login", client_id="firecrawl-cli", key_prefix="fc-"),
     # §13: dashboard sign-up only, and what it asks before a key works.
-    "brave": SignupOffer("otp_email", "needs_card",
-                         requirement="add a credit card to your account (required even for the free credit)"),
-    "perplexity": SignupOffer("device_code", "needs_card", client_id="pplx-cli", key_prefix="pplx-",
-                              requirement="buy prepaid API credit before creating a key"),
-    "kagi": SignupOffer("device_code", "needs_card", client_id="kagi-cli",
-                        requirement="fund the account's API balance before creating a key"),
+    "brave": SignupOffer(
+        "otp_email", "needs_card", requirement="add a credit card to your account (required even for the free credit)"
+    ),
+    "perplexity": SignupOffer(
+        "device_code",
+        "needs_card",
+        client_id="pplx-cli",
+        key_prefix="pplx-",
+        requirement="buy prepaid API credit before creating a key",
+    ),
+    "kagi": SignupOffer(
+        "device_code",
+        "needs_card",
+        client_id="kagi-cli",
+        requirement="fund the account's API balance before creating a key",
+    ),
     # §13: dashboard sign-up only (Jina Reader also answers without a key: recorded as a keyless route).
     "jina": SignupOffer("otp_email", "not_offered"),
     "serper": SignupOffer("otp_email", "not_offered"),
@@ -114,6 +141,10 @@ DEMO_OFFERS: dict[str, SignupOffer] = {
 
 # Keyless calls the simulator honours, as the vendor documents them.
 KEYLESS_ROUTES: dict[str, KeylessRoute] = {
-    "tavily": KeylessRoute("x-tavily-access-mode", "keyless", ("/search", "/extract"),
-                           "tavily-python README: X-Tavily-Access-Mode: keyless (vendors.md §2, §13)"),
+    "tavily": KeylessRoute(
+        "x-tavily-access-mode",
+        "keyless",
+        ("/search", "/extract"),
+        "tavily-python README: X-Tavily-Access-Mode: keyless (vendors.md §2, §13)",
+    ),
 }

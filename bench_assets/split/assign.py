@@ -38,12 +38,15 @@ def split_key(env_name: str, mode: str) -> bytes:
         return value.encode()
     if mode == "simulated":
         return DEMO_SPLIT_KEY.encode()
-    raise BenchInputError(f"${env_name}", [(None, env_name, f"the split key is required in {mode} mode; "
-                                                           "set it in the environment (never commit it)")])
+    raise BenchInputError(
+        f"${env_name}",
+        [(None, env_name, f"the split key is required in {mode} mode; set it in the environment (never commit it)")],
+    )
 
 
-def assign_split(rows: list[GoldenRow], key: bytes, public_share: float = 0.7,
-                 recorded: Mapping[str, str] | None = None) -> dict[str, str]:
+def assign_split(
+    rows: list[GoldenRow], key: bytes, public_share: float = 0.7, recorded: Mapping[str, str] | None = None
+) -> dict[str, str]:
     """Return row id -> 'public' | 'holdout' with round((1 - public_share) * groups) holdout groups per stratum.
 
     `recorded`: sides already given out (row id -> side), which never change: once a snapshot's
@@ -65,8 +68,10 @@ def assign_split(rows: list[GoldenRow], key: bytes, public_share: float = 0.7,
     for gid, stratum in stratum_of_group.items():
         by_stratum.setdefault(stratum, []).append(gid)
     for stratum, gids in by_stratum.items():
-        fresh = sorted((g for g in gids if g not in group_side),
-                       key=lambda g: hmac.new(key, f"{stratum}\x1f{g}".encode(), hashlib.sha256).hexdigest())
+        fresh = sorted(
+            (g for g in gids if g not in group_side),
+            key=lambda g: hmac.new(key, f"{stratum}\x1f{g}".encode(), hashlib.sha256).hexdigest(),
+        )
         held = sum(1 for g in gids if group_side.get(g) == "holdout")
         n_holdout = min(len(fresh), max(0, round(len(gids) * (1.0 - public_share)) - held))
         group_side.update({g: ("holdout" if i < n_holdout else "public") for i, g in enumerate(fresh)})
@@ -81,10 +86,14 @@ def snapshot_family(snapshot_id: str) -> str:
 def _given_out(warehouse, where: str, params: list) -> list[tuple[str, str]]:
     """(row id, side) pairs from `query_split` and from `dead_rows` (a dead row's side, and its
     replacement's, which takes it) of the snapshots `where` selects."""
-    pairs = list(warehouse.query_df(f"SELECT row_id, split FROM query_split WHERE {where}", params)
-                 .itertuples(index=False, name=None))
-    dead = warehouse.query_df(f"SELECT row_id, split, replacement_row_id FROM dead_rows WHERE {where} "
-                              "AND split IS NOT NULL", params)
+    pairs = list(
+        warehouse.query_df(f"SELECT row_id, split FROM query_split WHERE {where}", params).itertuples(
+            index=False, name=None
+        )
+    )
+    dead = warehouse.query_df(
+        f"SELECT row_id, split, replacement_row_id FROM dead_rows WHERE {where} AND split IS NOT NULL", params
+    )
     for row_id, side, replacement in dead.itertuples(index=False, name=None):
         pairs.append((row_id, side))
         if isinstance(replacement, str):
@@ -101,8 +110,11 @@ def recorded_split(warehouse, snapshot_id: str) -> dict[str, str]:
         recorded.setdefault(row_id, side)
     family = snapshot_family(snapshot_id)
     earlier: dict[str, str] = {}
-    for row_id, side in _given_out(warehouse, "snapshot_id <> ? AND snapshot_id LIKE ? ESCAPE '\\'",
-                                   [snapshot_id, family.replace("_", "\\_") + "-20%"]):
+    for row_id, side in _given_out(
+        warehouse,
+        "snapshot_id <> ? AND snapshot_id LIKE ? ESCAPE '\\'",
+        [snapshot_id, family.replace("_", "\\_") + "-20%"],
+    ):
         if earlier.get(row_id) != "holdout":
             earlier[row_id] = side
     for row_id, side in earlier.items():
@@ -119,8 +131,9 @@ def public_split_path(snapshots_dir: Path, snapshot_id: str) -> Path:
     return snapshots_dir / snapshot_id / "public_split.jsonl"
 
 
-def export_split(rows: list[GoldenRow], split: Mapping[str, str], snapshots_dir: Path, private_dir: Path,
-                 snapshot_id: str) -> Path:
+def export_split(
+    rows: list[GoldenRow], split: Mapping[str, str], snapshots_dir: Path, private_dir: Path, snapshot_id: str
+) -> Path:
     """Write the public split beside the manifest (it ships in the repo) and the holdout to the
     private store (never in git, never published). Returns the public file."""
     public_path = public_split_path(snapshots_dir, snapshot_id)
@@ -133,5 +146,7 @@ def export_split(rows: list[GoldenRow], split: Mapping[str, str], snapshots_dir:
 
 def split_frame(snapshot_id: str, rows: list[GoldenRow], split: Mapping[str, str]) -> pd.DataFrame:
     """`query_split` rows."""
-    return pd.DataFrame([{"snapshot_id": snapshot_id, "row_id": r.id, "stratum": r.stratum, "split": split[r.id]}
-                         for r in rows], columns=["snapshot_id", "row_id", "stratum", "split"])
+    return pd.DataFrame(
+        [{"snapshot_id": snapshot_id, "row_id": r.id, "stratum": r.stratum, "split": split[r.id]} for r in rows],
+        columns=["snapshot_id", "row_id", "stratum", "split"],
+    )

@@ -18,8 +18,10 @@ from typing import Any
 
 import pandas as pd
 
-SCHEME = ("hmac-sha256(commitment_key, utf8(body)); commitment_key = hmac-sha256(split_key, "
-          "'holdout-commitment|' + snapshot_id without its errata suffix -eN)")
+SCHEME = (
+    "hmac-sha256(commitment_key, utf8(body)); commitment_key = hmac-sha256(split_key, "
+    "'holdout-commitment|' + snapshot_id without its errata suffix -eN)"
+)
 
 
 def commitment_key(split_secret: bytes, snapshot_id: str) -> bytes:
@@ -39,15 +41,21 @@ def holdout_commitments(snapshot_id: str, raw: pd.DataFrame, key: bytes) -> dict
         held = raw[(raw["role"] == "holdout") & raw["body"].notna()]
         for vendor, part in held.groupby("vendor", sort=True):
             per_vendor[str(vendor)] = sorted(commit(key, body) for body in part["body"])
-    vendors = {v: {"responses": len(c), "commitments": c,
-                   "digest": hashlib.sha256("\n".join(c).encode()).hexdigest()} for v, c in sorted(per_vendor.items())}
+    vendors = {
+        v: {"responses": len(c), "commitments": c, "digest": hashlib.sha256("\n".join(c).encode()).hexdigest()}
+        for v, c in sorted(per_vendor.items())
+    }
     combined = hashlib.sha256("\n".join(f"{v}\t{e['digest']}" for v, e in vendors.items()).encode()).hexdigest()
-    return {"snapshot_id": snapshot_id, "scheme": SCHEME,
-            "commitment_key_sha256": hashlib.sha256(key).hexdigest(),
-            "note": "Each holdout raw response archived for this snapshot (every attempt with a body), committed to "
-                    "with a keyed digest and listed sorted, with no id, query or URL. The key is revealed with the "
-                    "holdout, so the responses can then be checked against these commitments.",
-            "vendors": vendors, "combined_digest": combined}
+    return {
+        "snapshot_id": snapshot_id,
+        "scheme": SCHEME,
+        "commitment_key_sha256": hashlib.sha256(key).hexdigest(),
+        "note": "Each holdout raw response archived for this snapshot (every attempt with a body), committed to "
+        "with a keyed digest and listed sorted, with no id, query or URL. The key is revealed with the "
+        "holdout, so the responses can then be checked against these commitments.",
+        "vendors": vendors,
+        "combined_digest": combined,
+    }
 
 
 def verify_commitments(record: dict[str, Any], raw: pd.DataFrame, key: bytes) -> list[str]:

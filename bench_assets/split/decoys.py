@@ -46,8 +46,9 @@ def _keyed(key: bytes, *parts: str) -> str:
     return hmac.new(key, "\x1f".join(parts).encode(), hashlib.sha256).hexdigest()
 
 
-def select_decoys(pool: list[GoldenRow], rows: list[GoldenRow], split: dict[str, str], key: bytes,
-                  ratio: float) -> list[GoldenRow]:
+def select_decoys(
+    pool: list[GoldenRow], rows: list[GoldenRow], split: dict[str, str], key: bytes, ratio: float
+) -> list[GoldenRow]:
     """The decoy rows of a snapshot: per stratum and holdout cohort (oldest first), whole groups of
     pool rows in an order keyed by the secret, the stratum and the cohort (never the snapshot),
     until they number round(ratio × that cohort's holdout rows in the stratum). Raises
@@ -82,13 +83,16 @@ def select_decoys(pool: list[GoldenRow], rows: list[GoldenRow], split: dict[str,
         if got < want:
             short.append(f"{stratum} (cohort {cohort}): {got} of {want}")
     if short:
-        raise DecoyPoolTooSmall("the decoy pool is too small for decoys.ratio = "
-                                f"{ratio:g} ({'; '.join(short)}); add decoy rows or lower the ratio")
+        raise DecoyPoolTooSmall(
+            "the decoy pool is too small for decoys.ratio = "
+            f"{ratio:g} ({'; '.join(short)}); add decoy rows or lower the ratio"
+        )
     return chosen
 
 
-def decoys_for_snapshot(manifest: Manifest, rows: list[GoldenRow], split: dict[str, str],
-                        private_dir: Path) -> list[GoldenRow]:
+def decoys_for_snapshot(
+    manifest: Manifest, rows: list[GoldenRow], split: dict[str, str], private_dir: Path
+) -> list[GoldenRow]:
     """The snapshot's decoys from its manifest's pool (`decoys`), keyed by its split secret.
     Pool problems are input errors (BenchInputError) naming the manifest field to fix."""
     if manifest.decoys.ratio <= 0 or not any(split.get(r.id) == "holdout" for r in rows):
@@ -116,6 +120,16 @@ def record_decoys(snapshot_id: str, decoys: list[GoldenRow], private_dir: Path) 
     path = private_dir / "decoys" / f"{snapshot_id}.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(d.model_dump_json() + "\n" for d in decoys))
-    return pd.DataFrame([{"snapshot_id": snapshot_id, "row_id": d.id, "stratum": d.stratum, "task_type": d.task_type,
-                          "request_text": d.request_text} for d in decoys],
-                        columns=["snapshot_id", "row_id", "stratum", "task_type", "request_text"])
+    return pd.DataFrame(
+        [
+            {
+                "snapshot_id": snapshot_id,
+                "row_id": d.id,
+                "stratum": d.stratum,
+                "task_type": d.task_type,
+                "request_text": d.request_text,
+            }
+            for d in decoys
+        ],
+        columns=["snapshot_id", "row_id", "stratum", "task_type", "request_text"],
+    )

@@ -162,8 +162,9 @@ def readings(name: str, text: str) -> list[str]:
         strings: list[str] = []
         try:
             if suffix in (".csv", ".tsv"):
-                strings = [c for row in csv.reader(io.StringIO(text), delimiter="\t" if suffix == ".tsv" else ",")
-                           for c in row]
+                strings = [
+                    c for row in csv.reader(io.StringIO(text), delimiter="\t" if suffix == ".tsv" else ",") for c in row
+                ]
             else:
                 for doc in [text] if suffix == ".json" else text.splitlines():
                     if doc.strip():

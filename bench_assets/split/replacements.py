@@ -68,8 +68,9 @@ def _write_rows(path: Path, rows: list[GoldenRow]) -> None:
     path.write_text("".join(r.model_dump_json() + "\n" for r in rows))
 
 
-def _dead_records(warehouse: Warehouse, snapshot_id: str, by_id: dict[str, GoldenRow], split: dict[str, str],
-                  day: date) -> dict[str, dict]:
+def _dead_records(
+    warehouse: Warehouse, snapshot_id: str, by_id: dict[str, GoldenRow], split: dict[str, str], day: date
+) -> dict[str, dict]:
     """Known dead rows plus rows failing verification now; a row that verifies again leaves the list."""
     ver = warehouse.rows("golden_verifications", snapshot_id, columns=["row_id", "passed", "failures_json"])
     failed = {r.row_id: r.failures_json for r in ver.itertuples(index=False) if not r.passed}
@@ -77,16 +78,32 @@ def _dead_records(warehouse: Warehouse, snapshot_id: str, by_id: dict[str, Golde
     for row_id, failures in failed.items():
         if row_id not in records and row_id in by_id:
             row = by_id[row_id]
-            records[row_id] = {"snapshot_id": snapshot_id, "row_id": row_id, "stratum": row.stratum,
-                               "task_type": row.task_type, "split": split.get(row_id), "dead_since": day,
-                               "failures_json": failures, "replacement_row_id": None, "replaced_on": None}
+            records[row_id] = {
+                "snapshot_id": snapshot_id,
+                "row_id": row_id,
+                "stratum": row.stratum,
+                "task_type": row.task_type,
+                "split": split.get(row_id),
+                "dead_since": day,
+                "failures_json": failures,
+                "replacement_row_id": None,
+                "replaced_on": None,
+            }
     for row_id in [r for r, rec in records.items() if r not in failed and pd.isna(rec["replacement_row_id"])]:
         del records[row_id]  # it verifies again: alive, nothing to replace
     return records
 
 
-def _draw(records: dict[str, dict], waiting: list[dict], manifest: Manifest, private_dir: Path,
-          golden: list[GoldenRow], adopted: dict[str, GoldenRow], verify: Verifier, day: date) -> str:
+def _draw(
+    records: dict[str, dict],
+    waiting: list[dict],
+    manifest: Manifest,
+    private_dir: Path,
+    golden: list[GoldenRow],
+    adopted: dict[str, GoldenRow],
+    verify: Verifier,
+    day: date,
+) -> str:
     """Draw a verified replacement for each waiting dead row (recorded in `records` and `adopted`);
     returns why none could be drawn, or ""."""
     try:
@@ -97,8 +114,13 @@ def _draw(records: dict[str, dict], waiting: list[dict], manifest: Manifest, pri
     by_id = {r.id: r for r in golden}
     used: set[str] = set()
     for rec in sorted(waiting, key=lambda r: r["row_id"]):
-        got = draw_replacement(by_id[rec["row_id"]], candidates, used, key, manifest.snapshot_id,
-                               lambda row: verify([row])[0].passed) if candidates else None
+        got = (
+            draw_replacement(
+                by_id[rec["row_id"]], candidates, used, key, manifest.snapshot_id, lambda row: verify([row])[0].passed
+            )
+            if candidates
+            else None
+        )
         if got is not None:
             row, group = got
             used.add(group)
@@ -107,11 +129,21 @@ def _draw(records: dict[str, dict], waiting: list[dict], manifest: Manifest, pri
     return ""
 
 
-def _adopt(warehouse: Warehouse, snapshot_id: str, records: dict[str, dict], adopted: dict[str, GoldenRow],
-           by_id: dict[str, GoldenRow], source_file: str, verify: Verifier) -> int:
+def _adopt(
+    warehouse: Warehouse,
+    snapshot_id: str,
+    records: dict[str, dict],
+    adopted: dict[str, GoldenRow],
+    by_id: dict[str, GoldenRow],
+    source_file: str,
+    verify: Verifier,
+) -> int:
     """Put every recorded replacement in its dead row's place; returns how many were adopted."""
-    to_adopt = [(rec, adopted[rec["replacement_row_id"]]) for rec in records.values()
-                if not pd.isna(rec["replacement_row_id"]) and rec["replacement_row_id"] in adopted]
+    to_adopt = [
+        (rec, adopted[rec["replacement_row_id"]])
+        for rec in records.values()
+        if not pd.isna(rec["replacement_row_id"]) and rec["replacement_row_id"] in adopted
+    ]
     fresh = [rep for _, rep in to_adopt if rep.id not in by_id]
     checks = {c.row_id: c for c in verify(fresh)} if fresh else {}
     for n, (rec, rep) in enumerate(to_adopt, start=1):
@@ -121,17 +153,23 @@ def _adopt(warehouse: Warehouse, snapshot_id: str, records: dict[str, dict], ado
             for table in ("golden_rows", "golden_verifications", "query_split"):
                 warehouse.replace_rows(table, pd.DataFrame(), where_dead)
         if rep.id not in by_id:
-            warehouse.replace_rows("golden_rows", golden_frame(snapshot_id, [(REPLACEMENT_LINE_BASE + n, rep)],
-                                                               source_file), where_rep)
+            warehouse.replace_rows(
+                "golden_rows", golden_frame(snapshot_id, [(REPLACEMENT_LINE_BASE + n, rep)], source_file), where_rep
+            )
             warehouse.replace_rows("golden_verifications", verification_frame(snapshot_id, [checks[rep.id]]), where_rep)
-            warehouse.replace_rows("query_split", pd.DataFrame([{"snapshot_id": snapshot_id, "row_id": rep.id,
-                                                                 "stratum": rep.stratum, "split": rec["split"]}]),
-                                   where_rep)
+            warehouse.replace_rows(
+                "query_split",
+                pd.DataFrame(
+                    [{"snapshot_id": snapshot_id, "row_id": rep.id, "stratum": rep.stratum, "split": rec["split"]}]
+                ),
+                where_rep,
+            )
     return len(to_adopt)
 
 
-def replace_dead_rows(warehouse: Warehouse, manifest: Manifest, private_dir: Path, snapshots_dir: Path,
-                      verify: Verifier, day: date) -> DeadRowsOutcome:
+def replace_dead_rows(
+    warehouse: Warehouse, manifest: Manifest, private_dir: Path, snapshots_dir: Path, verify: Verifier, day: date
+) -> DeadRowsOutcome:
     """Record the snapshot's dead rows, draw a replacement for each that has none, and adopt every
     recorded replacement (warehouse tables, the exported split files, the private dead-row file)."""
     snapshot_id = manifest.snapshot_id
@@ -142,7 +180,9 @@ def replace_dead_rows(warehouse: Warehouse, manifest: Manifest, private_dir: Pat
     # keep every dead row whole in the private store: once replaced it leaves the golden set, and a
     # dead holdout row must still never be published (publication guards it from this file)
     dead_whole = {**load_dead_rows(private_dir, snapshot_id), **{r: by_id[r] for r in records if r in by_id}}
-    _write_rows(dead_rows_file(private_dir, snapshot_id), [row for r, row in sorted(dead_whole.items()) if r in records])
+    _write_rows(
+        dead_rows_file(private_dir, snapshot_id), [row for r, row in sorted(dead_whole.items()) if r in records]
+    )
 
     rep_path = replacements_file(private_dir, snapshot_id)
     adopted = _read_rows(rep_path)
@@ -154,7 +194,12 @@ def replace_dead_rows(warehouse: Warehouse, manifest: Manifest, private_dir: Pat
     dead = pd.DataFrame(list(records.values()), columns=TABLES["dead_rows"].column_names)
     warehouse.replace_rows("dead_rows", dead, {"snapshot_id": snapshot_id})
     if adopted_count:  # the exported public split and the private holdout follow the adopted replacements
-        export_split(load_golden_rows(warehouse, snapshot_id), warehouse.split(snapshot_id), snapshots_dir,
-                     private_dir, snapshot_id)
+        export_split(
+            load_golden_rows(warehouse, snapshot_id),
+            warehouse.split(snapshot_id),
+            snapshots_dir,
+            private_dir,
+            snapshot_id,
+        )
     check = dead_row_check(dead, day)
     return DeadRowsOutcome(dead, check, dead_rows_shown(dead, check.overdue), note)

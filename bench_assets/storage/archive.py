@@ -49,13 +49,16 @@ class PartitionArchive:
     def settled(self) -> set[tuple[str, str]]:
         rows = self.con.execute(
             "SELECT query_id, capability FROM raw_responses WHERE snapshot_id = ? AND vendor = ? AND final",
-            [self.snapshot_id, self.vendor]).fetchall()
+            [self.snapshot_id, self.vendor],
+        ).fetchall()
         return {(q, c) for q, c in rows}
 
     def attempts_so_far(self) -> dict[tuple[str, str], int]:
         rows = self.con.execute(
             "SELECT query_id, capability, max(attempt) FROM raw_responses WHERE snapshot_id = ? AND vendor = ? "
-            "GROUP BY 1, 2", [self.snapshot_id, self.vendor]).fetchall()
+            "GROUP BY 1, 2",
+            [self.snapshot_id, self.vendor],
+        ).fetchall()
         return {(q, c): n for q, c, n in rows}
 
     def append(self, row: dict[str, Any]) -> None:
@@ -81,7 +84,9 @@ class PartitionArchive:
         self._pending.append((row, future))
         if not self._flushing:
             self._flushing = True
-            asyncio.ensure_future(self._flush())
+            self._flush_task = asyncio.ensure_future(
+                self._flush()
+            )  # kept: a task only referenced by the loop may be collected
         await future
 
     async def _flush(self) -> None:
@@ -101,5 +106,7 @@ class PartitionArchive:
             self._flushing = False
 
     def frame(self) -> pd.DataFrame:
-        return self.con.execute("SELECT * FROM raw_responses WHERE snapshot_id = ? AND vendor = ? "
-                                "ORDER BY query_id, capability, attempt", [self.snapshot_id, self.vendor]).df()
+        return self.con.execute(
+            "SELECT * FROM raw_responses WHERE snapshot_id = ? AND vendor = ? ORDER BY query_id, capability, attempt",
+            [self.snapshot_id, self.vendor],
+        ).df()

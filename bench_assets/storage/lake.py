@@ -95,8 +95,10 @@ class ParquetLake:
             return 0
         for column, expected in (("snapshot_id", snapshot_id), ("vendor", vendor)):
             if column in df.columns and set(df[column].unique()) != {expected}:
-                raise LakeLayoutError(f"rows for {table} partition {snapshot_id}|{vendor} carry other "
-                                      f"{column} values: {sorted(set(df[column].unique()) - {expected})}")
+                raise LakeLayoutError(
+                    f"rows for {table} partition {snapshot_id}|{vendor} carry other "
+                    f"{column} values: {sorted(set(df[column].unique()) - {expected})}"
+                )
         directory = final.rsplit("/", 1)[0]
         self.fs.makedirs(directory, exist_ok=True)
         temporary = f"{directory}/.{OBJECT_NAME}.{uuid.uuid4().hex}.tmp"
@@ -141,7 +143,8 @@ class ParquetLake:
                 f"CREATE TEMP VIEW {table} AS SELECT {columns} FROM ("
                 f"SELECT * FROM temp._lake_typed_{table} UNION ALL BY NAME "
                 f"SELECT * FROM read_parquet([{files}], hive_partitioning = true, union_by_name = true, "
-                f"hive_types = {{'snapshot_id': VARCHAR, 'vendor': VARCHAR}}))")
+                f"hive_types = {{'snapshot_id': VARCHAR, 'vendor': VARCHAR}}))"
+            )
 
     def read_partition(self, table: str, snapshot_id: str, vendor: str) -> pd.DataFrame | None:
         """The partition's rows with every column of the table, or None when it has no object."""
@@ -194,7 +197,8 @@ def _write_parquet(table: str, df: pd.DataFrame, path: str) -> None:
         given = ", ".join(df.columns)
         con.execute(f"INSERT INTO incoming_rows ({given}) SELECT {given} FROM incoming")
         escaped = path.replace("'", "''")
-        con.execute(f"COPY (SELECT {', '.join(stored)} FROM incoming_rows) TO '{escaped}' "
-                    "(FORMAT parquet, COMPRESSION zstd)")
+        con.execute(
+            f"COPY (SELECT {', '.join(stored)} FROM incoming_rows) TO '{escaped}' (FORMAT parquet, COMPRESSION zstd)"
+        )
     finally:
         con.close()

@@ -14,7 +14,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pandas as pd
 
@@ -34,8 +34,10 @@ def refuse_if_published(warehouse: Warehouse, snapshot_id: str, what: str) -> No
     """Stop a step that would change a published snapshot, before it does anything (the error
     names the errata process)."""
     if snapshot_status(warehouse, snapshot_id) == PUBLISHED:
-        raise SnapshotImmutableError(f"{what}: snapshot {snapshot_id} is published and immutable. {ERRATA_PROCESS}",
-                                     {"snapshot": snapshot_id, "status": PUBLISHED})
+        raise SnapshotImmutableError(
+            f"{what}: snapshot {snapshot_id} is published and immutable. {ERRATA_PROCESS}",
+            {"snapshot": snapshot_id, "status": PUBLISHED},
+        )
 
 
 def set_status(warehouse: Warehouse, snapshot_id: str, status: str, note: str) -> None:
@@ -50,8 +52,10 @@ def set_status(warehouse: Warehouse, snapshot_id: str, status: str, note: str) -
                 raise SnapshotImmutableError(f"snapshot {snapshot_id} is published and immutable. {ERRATA_PROCESS}")
             raise ValueError(f"snapshot {snapshot_id}: no transition from {current} to {status}")
         con.execute("UPDATE snapshots SET status = ? WHERE snapshot_id = ?", [status, snapshot_id])
-        con.execute("INSERT INTO snapshot_lifecycle (snapshot_id, status, previous, changed_at, note) "
-                    "VALUES (?, ?, ?, ?, ?)", [snapshot_id, status, current, datetime.now(timezone.utc), note])
+        con.execute(
+            "INSERT INTO snapshot_lifecycle (snapshot_id, status, previous, changed_at, note) VALUES (?, ?, ?, ?, ?)",
+            [snapshot_id, status, current, datetime.now(UTC), note],
+        )
 
 
 def lifecycle_log(warehouse: Warehouse, snapshot_id: str) -> pd.DataFrame:

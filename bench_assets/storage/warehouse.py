@@ -35,12 +35,21 @@ from bench_assets.errors import SnapshotImmutableError
 from bench_assets.storage.lake import PARTITION_KEYS, LakeLayoutError, ParquetLake
 from bench_assets.storage.tables import IMMUTABLE_WHEN_PUBLISHED, LAKE_TABLES, TABLES, table_docs
 
-__all__ = ["ERRATA_PROCESS", "Connector", "SnapshotImmutableError", "TABLES", "Warehouse", "direct_connection",
-           "table_docs"]
+__all__ = [
+    "ERRATA_PROCESS",
+    "TABLES",
+    "Connector",
+    "SnapshotImmutableError",
+    "Warehouse",
+    "direct_connection",
+    "table_docs",
+]
 
-ERRATA_PROCESS = ("Corrections to a published snapshot are errata: add the entry to "
-                  "data/snapshots/<snapshot>/errata.yaml and run `bench errata apply <snapshot> <erratum id>`, "
-                  "which re-runs that vendor partition into a new version and keeps the old figures.")
+ERRATA_PROCESS = (
+    "Corrections to a published snapshot are errata: add the entry to "
+    "data/snapshots/<snapshot>/errata.yaml and run `bench errata apply <snapshot> <erratum id>`, "
+    "which re-runs that vendor partition into a new version and keeps the old figures."
+)
 
 Connector = Callable[[str], AbstractContextManager[duckdb.DuckDBPyConnection]]
 
@@ -57,8 +66,12 @@ def direct_connection(path: str) -> Iterator[duckdb.DuckDBPyConnection]:
 
 def ensure_schema(con: duckdb.DuckDBPyConnection, tables: Sequence[str] | None = None) -> None:
     # One catalog query instead of a CREATE per table: every connection runs this.
-    existing = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' "
-                                          "AND database_name = current_database()").fetchall()}
+    existing = {
+        r[0]
+        for r in con.execute(
+            "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' AND database_name = current_database()"
+        ).fetchall()
+    }
     for name in tables or tuple(TABLES):
         if name not in existing:
             con.execute(TABLES[name].create_sql())
@@ -83,8 +96,13 @@ def _where(where: dict[str, Any]) -> tuple[str, list[Any]]:
 class Warehouse:
     """Access to the central DuckDB file and the per-partition archive files."""
 
-    def __init__(self, path: str | Path, lock_timeout: float = 600.0, lake_url: str | None = None,
-                 connector: Connector = direct_connection):
+    def __init__(
+        self,
+        path: str | Path,
+        lock_timeout: float = 600.0,
+        lake_url: str | None = None,
+        connector: Connector = direct_connection,
+    ):
         self.path = Path(path)
         self.lock = FileLock(str(self.path) + ".lock", timeout=lock_timeout)
         self.partitions_dir = self.path.parent / "partitions"
@@ -148,8 +166,15 @@ class Warehouse:
         with self.connect() as con:
             return con.execute(sql, list(params or [])).df()
 
-    def rows(self, table: str, snapshot_id: str, vendor: str | None = None, columns: Sequence[str] | None = None,
-             order_by: str | None = None, **equal: Any) -> pd.DataFrame:
+    def rows(
+        self,
+        table: str,
+        snapshot_id: str,
+        vendor: str | None = None,
+        columns: Sequence[str] | None = None,
+        order_by: str | None = None,
+        **equal: Any,
+    ) -> pd.DataFrame:
         """A snapshot's rows of `table` (one vendor's with `vendor`; further `column=value` filters)."""
         where = {"snapshot_id": snapshot_id, **({"vendor": vendor} if vendor is not None else {}), **equal}
         clause, params = _where(where)
@@ -182,15 +207,21 @@ class Warehouse:
 
     def _refuse_if_frozen(self, con: duckdb.DuckDBPyConnection, table: str, where: dict[str, str]) -> None:
         if table in IMMUTABLE_WHEN_PUBLISHED and "snapshot_id" in where:
-            status = con.execute("SELECT status FROM snapshots WHERE snapshot_id = ?", [where["snapshot_id"]]).fetchone()
+            status = con.execute(
+                "SELECT status FROM snapshots WHERE snapshot_id = ?", [where["snapshot_id"]]
+            ).fetchone()
             if status and status[0] == "published":
-                raise SnapshotImmutableError(f"refusing to replace {table} rows of {where['snapshot_id']}: "
-                                             f"the snapshot is published and immutable. {ERRATA_PROCESS}")
+                raise SnapshotImmutableError(
+                    f"refusing to replace {table} rows of {where['snapshot_id']}: "
+                    f"the snapshot is published and immutable. {ERRATA_PROCESS}"
+                )
 
     def _replace_lake_partition(self, table: str, df: pd.DataFrame, where: dict[str, str]) -> int:
         if set(where) != set(PARTITION_KEYS):
-            raise LakeLayoutError(f"the Parquet data path replaces whole vendor partitions of {table} "
-                                  f"(where snapshot_id and vendor), not rows where {sorted(where)}")
+            raise LakeLayoutError(
+                f"the Parquet data path replaces whole vendor partitions of {table} "
+                f"(where snapshot_id and vendor), not rows where {sorted(where)}"
+            )
         with self.connect() as con:
             self._refuse_if_frozen(con, table, where)
         assert self.lake is not None
@@ -209,4 +240,3 @@ class Warehouse:
     def lake_tables(self) -> tuple[str, ...]:
         """The tables stored outside the central file (none without a lake)."""
         return LAKE_TABLES if self.lake is not None else ()
-

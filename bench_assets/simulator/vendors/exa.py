@@ -15,14 +15,21 @@ BEARER = (("authorization", "Bearer"),)
 
 
 def unauthorized(req: SimRequest) -> Response:
-    return JSONResponse({"requestId": "unauthorized", "error": "Invalid API key", "tag": "INVALID_API_KEY"}, status_code=401)
+    return JSONResponse(
+        {"requestId": "unauthorized", "error": "Invalid API key", "tag": "INVALID_API_KEY"}, status_code=401
+    )
 
 
 def out_of_credit(sim: Simulator, req: SimRequest) -> Response:
     # Errors are {requestId, error, tag}; no credit left is 402 NO_MORE_CREDITS (exa.ai/docs/admin/error-codes).
-    return JSONResponse({"requestId": sim.request_id(VENDOR), "tag": "NO_MORE_CREDITS",
-                         "error": "You have run out of credits. Add credits at https://dashboard.exa.ai/billing"},
-                        status_code=402)
+    return JSONResponse(
+        {
+            "requestId": sim.request_id(VENDOR),
+            "tag": "NO_MORE_CREDITS",
+            "error": "You have run out of credits. Add credits at https://dashboard.exa.ai/billing",
+        },
+        status_code=402,
+    )
 
 
 def error_response(status: int, message: str) -> Response:
@@ -46,8 +53,14 @@ def _text(sim: Simulator, page, option) -> str | None:
 
 
 def _result(sim: Simulator, page, text: str | None, snippet: str | None, score: float | None) -> dict:
-    out = {"id": page.url, "url": sim.result_url(VENDOR, page), "title": page.title, "score": score,
-           "publishedDate": f"{page.published}T00:00:00.000Z", "author": None}
+    out = {
+        "id": page.url,
+        "url": sim.result_url(VENDOR, page),
+        "title": page.title,
+        "score": score,
+        "publishedDate": f"{page.published}T00:00:00.000Z",
+        "author": None,
+    }
     if text is not None:
         out["text"] = text
     if snippet is not None:
@@ -80,11 +93,15 @@ async def search(sim: Simulator, req: SimRequest) -> Response:
     contents_cost = {"text": text_usd}
     if highlights_usd:
         contents_cost["highlights"] = highlights_usd
-    return JSONResponse({
-        "requestId": request_id, "resolvedSearchType": body.get("type", "auto"), "searchTime": 120.5,
-        "results": results,
-        "costDollars": {"total": total, "search": {"neural": search_usd}, "contents": contents_cost},
-    })
+    return JSONResponse(
+        {
+            "requestId": request_id,
+            "resolvedSearchType": body.get("type", "auto"),
+            "searchTime": 120.5,
+            "results": results,
+            "costDollars": {"total": total, "search": {"neural": search_usd}, "contents": contents_cost},
+        }
+    )
 
 
 async def contents(sim: Simulator, req: SimRequest) -> Response:
@@ -103,8 +120,14 @@ async def contents(sim: Simulator, req: SimRequest) -> Response:
         statuses.append({"id": url, "status": "success"})
     total = round(sim.profile(VENDOR).usd_per_request["extract"] * len(results), 6)
     sim.bill(VENDOR, "extract", request_id, usd=total)
-    return JSONResponse({"requestId": request_id, "results": results, "statuses": statuses,
-                         "costDollars": {"total": total, "contents": {"text": total}}})
+    return JSONResponse(
+        {
+            "requestId": request_id,
+            "results": results,
+            "statuses": statuses,
+            "costDollars": {"total": total, "contents": {"text": total}},
+        }
+    )
 
 
 def routes(sim: Simulator) -> list[VendorRoute]:

@@ -27,8 +27,11 @@ def unauthorized(req: SimRequest) -> Response:
 
 def out_of_credit(sim: Simulator, req: SimRequest) -> Response:
     # 402 "Payment Required: Insufficient credits" (docs.firecrawl.dev/api-reference/errors).
-    return _error(402, "Payment Required: Insufficient credits to perform this request. For more credits, you can "
-                       "upgrade your plan at https://firecrawl.dev/pricing")
+    return _error(
+        402,
+        "Payment Required: Insufficient credits to perform this request. For more credits, you can "
+        "upgrade your plan at https://firecrawl.dev/pricing",
+    )
 
 
 def error_response(status: int, message: str) -> Response:
@@ -37,8 +40,19 @@ def error_response(status: int, message: str) -> Response:
 
 def _missing(field: str) -> Response:
     # Firecrawl validates bodies with zod: 400 "Bad Request" plus the zod issues.
-    return _error(400, "Bad Request", [{"code": "invalid_type", "expected": "string", "received": "undefined",
-                                        "path": [field], "message": "Required"}])
+    return _error(
+        400,
+        "Bad Request",
+        [
+            {
+                "code": "invalid_type",
+                "expected": "string",
+                "received": "undefined",
+                "path": [field],
+                "message": "Required",
+            }
+        ],
+    )
 
 
 def _markdown(sim: Simulator, page) -> str:
@@ -47,11 +61,23 @@ def _markdown(sim: Simulator, page) -> str:
 
 
 def _document(sim: Simulator, page, url: str, scrape_id: str) -> dict:
-    return {"markdown": _markdown(sim, page), "metadata": {
-        "title": page.title, "description": page.paragraphs[0], "language": "en", "sourceURL": url,
-        "url": page.url, "statusCode": 200, "scrapeId": scrape_id, "creditsUsed": 1, "cacheState": "miss",
-        "publishedTime": f"{page.published}T09:00:00Z", "contentType": "text/html; charset=utf-8",
-        "proxyUsed": "basic"}}
+    return {
+        "markdown": _markdown(sim, page),
+        "metadata": {
+            "title": page.title,
+            "description": page.paragraphs[0],
+            "language": "en",
+            "sourceURL": url,
+            "url": page.url,
+            "statusCode": 200,
+            "scrapeId": scrape_id,
+            "creditsUsed": 1,
+            "cacheState": "miss",
+            "publishedTime": f"{page.published}T09:00:00Z",
+            "contentType": "text/html; charset=utf-8",
+            "proxyUsed": "basic",
+        },
+    }
 
 
 async def search(sim: Simulator, req: SimRequest) -> Response:
@@ -60,8 +86,17 @@ async def search(sim: Simulator, req: SimRequest) -> Response:
         return _missing("query")
     limit = body.get("limit", 5)  # the API's default limit is 5 (vendors.md marks it (?); the SDK agrees)
     if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1 or limit > 100:
-        return _error(400, "Bad Request", [{"code": "too_big" if isinstance(limit, int) and limit > 100 else "invalid_type",
-                                            "path": ["limit"], "message": "limit must be between 1 and 100"}])
+        return _error(
+            400,
+            "Bad Request",
+            [
+                {
+                    "code": "too_big" if isinstance(limit, int) and limit > 100 else "invalid_type",
+                    "path": ["limit"],
+                    "message": "limit must be between 1 and 100",
+                }
+            ],
+        )
     sources = body.get("sources") or ["web"]
     source_types = {s if isinstance(s, str) else (s or {}).get("type") for s in sources}
     formats = ((body.get("scrapeOptions") or {}).get("formats")) or []
@@ -80,8 +115,9 @@ async def search(sim: Simulator, req: SimRequest) -> Response:
     # Search costs 2 credits per 10 results (rounded up), plus 1 credit per scraped result.
     credits = 2 * math.ceil(max(len(web), 1) / 10) + (len(web) if scrape else 0)
     sim.bill(VENDOR, "search", request_id, units={"credit": credits}, usd=round(credits * CREDIT_USD, 6))
-    return JSONResponse({"success": True, "data": {"web": web}, "warning": None, "id": request_id,
-                         "creditsUsed": credits})
+    return JSONResponse(
+        {"success": True, "data": {"web": web}, "warning": None, "id": request_id, "creditsUsed": credits}
+    )
 
 
 async def scrape(sim: Simulator, req: SimRequest) -> Response:
@@ -95,8 +131,18 @@ async def scrape(sim: Simulator, req: SimRequest) -> Response:
     page = sim.page(url)
     if page is None:
         # An unreachable or missing page still comes back as success with the target's status code.
-        doc = {"markdown": "", "metadata": {"sourceURL": url, "url": url, "statusCode": 404, "scrapeId": scrape_id,
-                                            "creditsUsed": 1, "error": "Not Found", "proxyUsed": "basic"}}
+        doc = {
+            "markdown": "",
+            "metadata": {
+                "sourceURL": url,
+                "url": url,
+                "statusCode": 404,
+                "scrapeId": scrape_id,
+                "creditsUsed": 1,
+                "error": "Not Found",
+                "proxyUsed": "basic",
+            },
+        }
     else:
         doc = _document(sim, page, url, scrape_id)
     sim.bill(VENDOR, "extract", scrape_id, units={"credit": 1}, usd=round(1 * CREDIT_USD, 6))

@@ -22,27 +22,43 @@ SEARCH_MIN_TOKENS_PER_10 = 10_000  # Search charges at least 10,000 tokens per r
 
 def _error(status: int, name: str, code: int, message: str) -> Response:
     # Jina's JSON error shape is not documented (?): this is the civkit envelope the service sends.
-    return JSONResponse({"data": None, "code": status, "name": name, "status": code, "message": message,
-                         "readableMessage": f"{name}: {message}"}, status_code=status)
+    return JSONResponse(
+        {
+            "data": None,
+            "code": status,
+            "name": name,
+            "status": code,
+            "message": message,
+            "readableMessage": f"{name}: {message}",
+        },
+        status_code=status,
+    )
 
 
 def unauthorized(req: SimRequest) -> Response:
     if not req.headers.get("authorization"):
-        return _error(401, "AuthenticationRequiredError", 40103,
-                      "Authentication is required to use this endpoint. Please provide a valid API key via Authorization header.")
+        return _error(
+            401,
+            "AuthenticationRequiredError",
+            40103,
+            "Authentication is required to use this endpoint. Please provide a valid API key via Authorization header.",
+        )
     return _error(401, "AuthenticationFailedError", 40103, "Invalid API key, please get a new one from https://jina.ai")
 
 
 def out_of_credit(sim: Simulator, req: SimRequest) -> Response:
     # 402 when the token balance is exhausted (vendors.md §6, 3p api-evangelist); (?) the JSON body
     # is not documented: the civkit envelope the service uses for every error, named as its source does.
-    return _error(402, "InsufficientBalanceError", 40203,
-                  "Account balance not enough to run this query, please recharge.")
+    return _error(
+        402, "InsufficientBalanceError", 40203, "Account balance not enough to run this query, please recharge."
+    )
 
 
 def error_response(status: int, message: str) -> Response:
     if status == 429:  # (3p) "Whoa there, turbo!", with the envelope's rate-limit name
-        return _error(429, "RateLimitTriggeredError", 42903, f"Whoa there, turbo! You've hit the rate limit ({message}).")
+        return _error(
+            429, "RateLimitTriggeredError", 42903, f"Whoa there, turbo! You've hit the rate limit ({message})."
+        )
     return _error(status, "InternalServerError", status * 100, message)
 
 
@@ -53,14 +69,24 @@ def count_tokens(text: str) -> int:
 
 def _index(host: str) -> Response:
     # Without a query or target URL Jina answers with its index (usage notes), as the source does.
-    return JSONResponse({"code": 200, "status": 20000, "data": {
-        "description": f"Usage: https://{host}/<target>", "note": "Provide a query or URL after the slash."},
-        "meta": {"usage": {"tokens": 0}}})
+    return JSONResponse(
+        {
+            "code": 200,
+            "status": 20000,
+            "data": {
+                "description": f"Usage: https://{host}/<target>",
+                "note": "Provide a query or URL after the slash.",
+            },
+            "meta": {"usage": {"tokens": 0}},
+        }
+    )
 
 
 def _json(data, tokens: int) -> Response:
-    return JSONResponse({"code": 200, "status": 20000, "data": data, "meta": {"usage": {"tokens": tokens}}},
-                        headers={"X-Usage-Tokens": str(tokens)})
+    return JSONResponse(
+        {"code": 200, "status": 20000, "data": data, "meta": {"usage": {"tokens": tokens}}},
+        headers={"X-Usage-Tokens": str(tokens)},
+    )
 
 
 async def search(sim: Simulator, req: SimRequest) -> Response:
@@ -110,12 +136,20 @@ async def read(sim: Simulator, req: SimRequest) -> Response:
         target = "https://" + target
     page = sim.page(target)
     if page is None:
-        return _error(422, "AssertionFailureError", 42206, f"Failed to goto {target}: Error: net::ERR_NAME_NOT_RESOLVED")
+        return _error(
+            422, "AssertionFailureError", 42206, f"Failed to goto {target}: Error: net::ERR_NAME_NOT_RESOLVED"
+        )
     content = sim.extract(VENDOR, page)
     tokens = count_tokens(content)
-    data = {"title": page.title, "description": page.paragraphs[0], "url": target, "content": content,
-            "publishedTime": f"{page.published}T09:00:00Z", "metadata": {"lang": "en"},
-            "usage": {"tokens": tokens}}
+    data = {
+        "title": page.title,
+        "description": page.paragraphs[0],
+        "url": target,
+        "content": content,
+        "publishedTime": f"{page.published}T09:00:00Z",
+        "metadata": {"lang": "en"},
+        "usage": {"tokens": tokens},
+    }
     billed = tokens if auth is not None else 0  # anonymous Reader use is free (and rate-limited)
     sim.bill(VENDOR, "extract", sim.request_id(VENDOR), units={"token": billed}, usd=billed * TOKEN_USD)
     return _json(data, tokens)
@@ -126,8 +160,24 @@ def routes(sim: Simulator) -> list[VendorRoute]:
         VendorRoute(VENDOR, SEARCH_HOST, "GET", "/*", search, auth_header="authorization", auth_scheme="Bearer"),
         VendorRoute(VENDOR, SEARCH_HOST, "POST", "/*", search, auth_header="authorization", auth_scheme="Bearer"),
         # The key is optional at Reader: none is anonymous use, a wrong one is refused.
-        VendorRoute(VENDOR, READER_HOST, "GET", "/*", read, auth_header="authorization", auth_scheme="Bearer",
-                    auth_optional=True),
-        VendorRoute(VENDOR, READER_HOST, "POST", "/*", read, auth_header="authorization", auth_scheme="Bearer",
-                    auth_optional=True),
+        VendorRoute(
+            VENDOR,
+            READER_HOST,
+            "GET",
+            "/*",
+            read,
+            auth_header="authorization",
+            auth_scheme="Bearer",
+            auth_optional=True,
+        ),
+        VendorRoute(
+            VENDOR,
+            READER_HOST,
+            "POST",
+            "/*",
+            read,
+            auth_header="authorization",
+            auth_scheme="Bearer",
+            auth_optional=True,
+        ),
     ]

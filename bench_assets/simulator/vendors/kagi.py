@@ -15,13 +15,23 @@ NOMINAL_BALANCE_USD = 1000.0
 
 
 def _meta(sim: Simulator, request_id: str, started: float) -> dict:
-    return {"id": request_id, "node": "us-central1", "ms": max(1, int((time.monotonic() - started) * 1000)),
-            "api_balance": round(sim.credits.reported(VENDOR, NOMINAL_BALANCE_USD), 6)}
+    return {
+        "id": request_id,
+        "node": "us-central1",
+        "ms": max(1, int((time.monotonic() - started) * 1000)),
+        "api_balance": round(sim.credits.reported(VENDOR, NOMINAL_BALANCE_USD), 6),
+    }
 
 
 def _error(status: int, code: int, msg: str, request_id: str = "", ref: str | None = None) -> Response:
-    return JSONResponse({"meta": {"id": request_id, "node": "us-central1", "ms": 1}, "data": None,
-                         "error": [{"code": code, "msg": msg, "ref": ref}]}, status_code=status)
+    return JSONResponse(
+        {
+            "meta": {"id": request_id, "node": "us-central1", "ms": 1},
+            "data": None,
+            "error": [{"code": code, "msg": msg, "ref": ref}],
+        },
+        status_code=status,
+    )
 
 
 def unauthorized(req: SimRequest) -> Response:
@@ -59,8 +69,16 @@ async def search(sim: Simulator, req: SimRequest) -> Response:
     hits = sim.search(VENDOR, q, limit)
     data: list[dict] = []
     for rank, hit in enumerate(hits, start=1):
-        data.append({"t": 0, "rank": rank, "url": sim.result_url(VENDOR, hit.page), "title": hit.page.title,
-                     "snippet": hit.snippet, "published": f"{hit.page.published}T00:00:00Z"})
+        data.append(
+            {
+                "t": 0,
+                "rank": rank,
+                "url": sim.result_url(VENDOR, hit.page),
+                "title": hit.page.title,
+                "snippet": hit.snippet,
+                "published": f"{hit.page.published}T00:00:00Z",
+            }
+        )
     if hits:  # t=1: related searches
         data.append({"t": 1, "list": [f"{q} review", f"{q} 2026"]})
     sim.bill(VENDOR, "search", request_id)  # $12 per 1,000 searches, drawn from the account's balance

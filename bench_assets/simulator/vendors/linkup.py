@@ -18,8 +18,10 @@ FETCH_JS_USD = 0.005
 
 
 def _error(status: int, code: str, message: str, details: list[dict] | None = None) -> Response:
-    return JSONResponse({"statusCode": status, "error": {"code": code, "message": message, "details": details or []}},
-                        status_code=status)
+    return JSONResponse(
+        {"statusCode": status, "error": {"code": code, "message": message, "details": details or []}},
+        status_code=status,
+    )
 
 
 def _invalid(field: str, message: str) -> Response:
@@ -74,12 +76,27 @@ async def search(sim: Simulator, req: SimRequest) -> Response:
         unit += "_answer"
     sim.bill(VENDOR, "search", sim.request_id(VENDOR), units={unit: 1.0}, usd=round(usd, 6))
     if output_type == "sourcedAnswer":
-        sources = [{"name": h.page.title, "url": sim.result_url(VENDOR, h.page), "snippet": h.snippet,
-                    "favicon": _favicon(h.page.host)} for h in hits]
+        sources = [
+            {
+                "name": h.page.title,
+                "url": sim.result_url(VENDOR, h.page),
+                "snippet": h.snippet,
+                "favicon": _favicon(h.page.host),
+            }
+            for h in hits
+        ]
         return JSONResponse({"answer": hits[0].snippet, "sources": sources})
     # searchResults: the title is `name`, the text is `content`; no date, cost or request id.
-    results = [{"type": "text", "name": h.page.title, "url": sim.result_url(VENDOR, h.page), "content": h.snippet,
-                "favicon": _favicon(h.page.host)} for h in hits]
+    results = [
+        {
+            "type": "text",
+            "name": h.page.title,
+            "url": sim.result_url(VENDOR, h.page),
+            "content": h.snippet,
+            "favicon": _favicon(h.page.host),
+        }
+        for h in hits
+    ]
     return JSONResponse({"results": results})
 
 

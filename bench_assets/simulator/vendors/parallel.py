@@ -45,8 +45,12 @@ def error_response(status: int, message: str) -> Response:
 
 
 def _invalid(request_id: str, field: str, message: str) -> Response:
-    return _error(422, "Request validation error", request_id,
-                  {"errors": [{"loc": ["body", field], "msg": message, "type": "value_error"}]})
+    return _error(
+        422,
+        "Request validation error",
+        request_id,
+        {"errors": [{"loc": ["body", field], "msg": message, "type": "value_error"}]},
+    )
 
 
 def _excerpts(text: str, limit: int = 3) -> list[str]:
@@ -79,8 +83,15 @@ async def search(sim: Simulator, req: SimRequest) -> Response:
                 hits.append(hit)
     hits.sort(key=lambda h: -h.score)  # results are ordered by decreasing relevance across queries
     hits = hits[:n]
-    results = [{"url": sim.result_url(VENDOR, h.page), "title": h.page.title, "publish_date": h.page.published,
-                "excerpts": [h.snippet]} for h in hits]
+    results = [
+        {
+            "url": sim.result_url(VENDOR, h.page),
+            "title": h.page.title,
+            "publish_date": h.page.published,
+            "excerpts": [h.snippet],
+        }
+        for h in hits
+    ]
     usage = [{"name": "sku_search", "count": 1}]
     extra = max(0, len(results) - INCLUDED_RESULTS)
     if extra:
@@ -88,9 +99,15 @@ async def search(sim: Simulator, req: SimRequest) -> Response:
     base = TURBO_USD if mode == "turbo" else sim.profile(VENDOR).usd_per_request["search"]
     units = {"request.search": 1.0, **({"result.search_extra": float(extra)} if extra else {})}
     sim.bill(VENDOR, "search", request_id, units=units, usd=round(base + extra * EXTRA_RESULT_USD, 6))
-    return JSONResponse({"search_id": _hex_id("search", request_id),
-                         "session_id": body.get("session_id") or _hex_id("session", request_id),
-                         "results": results, "warnings": None, "usage": usage})
+    return JSONResponse(
+        {
+            "search_id": _hex_id("search", request_id),
+            "session_id": body.get("session_id") or _hex_id("session", request_id),
+            "results": results,
+            "warnings": None,
+            "usage": usage,
+        }
+    )
 
 
 async def extract(sim: Simulator, req: SimRequest) -> Response:
@@ -125,11 +142,23 @@ async def extract(sim: Simulator, req: SimRequest) -> Response:
         if full:
             usage.append({"name": "sku_extract_full_content", "count": len(results)})
     # Extract is priced per extracted URL ($1 per 1,000), whatever parts were asked for.
-    sim.bill(VENDOR, "extract", request_id, units={"request.extract": float(len(results))},
-             usd=round(sim.profile(VENDOR).usd_per_request["extract"] * len(results), 6))
-    return JSONResponse({"extract_id": _hex_id("extract", request_id),
-                         "session_id": body.get("session_id") or _hex_id("session", request_id),
-                         "results": results, "errors": errors, "warnings": None, "usage": usage})
+    sim.bill(
+        VENDOR,
+        "extract",
+        request_id,
+        units={"request.extract": float(len(results))},
+        usd=round(sim.profile(VENDOR).usd_per_request["extract"] * len(results), 6),
+    )
+    return JSONResponse(
+        {
+            "extract_id": _hex_id("extract", request_id),
+            "session_id": body.get("session_id") or _hex_id("session", request_id),
+            "results": results,
+            "errors": errors,
+            "warnings": None,
+            "usage": usage,
+        }
+    )
 
 
 def routes(sim: Simulator) -> list[VendorRoute]:

@@ -17,15 +17,19 @@ def _error(status: int, message: str, type_: str) -> Response:
 
 def unauthorized(req: SimRequest) -> Response:
     # (?) The body of Perplexity's 401 is only known from third parties; OpenAI-style is the documented shape.
-    return _error(401, "Invalid API key provided. Check your key at https://www.perplexity.ai/settings/api.",
-                  "invalid_api_key")
+    return _error(
+        401, "Invalid API key provided. Check your key at https://www.perplexity.ai/settings/api.", "invalid_api_key"
+    )
 
 
 def out_of_credit(sim: Simulator, req: SimRequest) -> Response:
     # (?) An exhausted prepaid balance reportedly comes back as 401, not 402 (vendors.md §8, 3p);
     # the body says why, in the documented OpenAI-style shape.
-    return _error(401, "Your API credit balance is exhausted. Add credits at https://www.perplexity.ai/settings/api.",
-                  "insufficient_quota")
+    return _error(
+        401,
+        "Your API credit balance is exhausted. Add credits at https://www.perplexity.ai/settings/api.",
+        "insufficient_quota",
+    )
 
 
 def error_response(status: int, message: str) -> Response:
@@ -39,8 +43,9 @@ async def search(sim: Simulator, req: SimRequest) -> Response:
     query = body.get("query")
     queries = [query] if isinstance(query, str) else query
     if not isinstance(queries, list) or not queries or not all(isinstance(q, str) and q.strip() for q in queries):
-        return _error(400, "query is required: a non-empty string or a list of non-empty strings",
-                      "invalid_request_error")
+        return _error(
+            400, "query is required: a non-empty string or a list of non-empty strings", "invalid_request_error"
+        )
     n = body.get("max_results", 10)
     limit = 100 if body.get("search_type") == "people" else 20  # above 20 only for people search
     if not isinstance(n, int) or isinstance(n, bool) or n < 1 or n > limit:
@@ -53,8 +58,15 @@ async def search(sim: Simulator, req: SimRequest) -> Response:
                 continue
             seen.add(url)
             # The Search API returns a ranked page excerpt in `snippet`; `date` and `last_updated` are dates.
-            results.append({"title": hit.page.title, "url": url, "snippet": hit.snippet,
-                            "date": hit.page.published, "last_updated": hit.page.published})
+            results.append(
+                {
+                    "title": hit.page.title,
+                    "url": url,
+                    "snippet": hit.snippet,
+                    "date": hit.page.published,
+                    "last_updated": hit.page.published,
+                }
+            )
     request_id = sim.request_id(VENDOR)
     sim.bill(VENDOR, "search", request_id)  # $5 per 1,000 requests; the response has no cost field
     out = {"id": request_id, "results": results}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from urllib.parse import urlencode
 
 from starlette.responses import JSONResponse, Response
@@ -46,13 +46,18 @@ async def search(sim: Simulator, req: SimRequest) -> Response:
     num = max(1, min(num, 100))
     request_id = sim.request_id(VENDOR)
     search_id = request_id.split("-", 1)[1].replace("-", "")[:24]
-    now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     organic = []
     for position, hit in enumerate(sim.search(VENDOR, q, num), start=1):
         url = sim.result_url(VENDOR, hit.page)
-        item = {"position": position, "title": hit.page.title, "link": url,
-                "displayed_link": url.split("://", 1)[1].replace("/", " › ", 1), "snippet": hit.snippet,
-                "source": hit.page.host}
+        item = {
+            "position": position,
+            "title": hit.page.title,
+            "link": url,
+            "displayed_link": url.split("://", 1)[1].replace("/", " › ", 1),
+            "snippet": hit.snippet,
+            "source": hit.page.host,
+        }
         if hit.page.stratum == "news":
             item["date"] = date.fromisoformat(hit.page.published).strftime("%b %-d, %Y")
         organic.append(item)
@@ -60,15 +65,27 @@ async def search(sim: Simulator, req: SimRequest) -> Response:
     google_url = "https://www.google.com/search?" + urlencode({"q": q, "num": num, "sourceid": "chrome", "ie": "UTF-8"})
     out = {
         "search_metadata": {
-            "id": search_id, "status": "Success",
+            "id": search_id,
+            "status": "Success",
             "json_endpoint": f"https://serpapi.com/searches/{search_id}.json",
-            "created_at": now, "processed_at": now, "google_url": google_url,
-            "raw_html_file": f"https://serpapi.com/searches/{search_id}.html", "total_time_taken": 1.21,
+            "created_at": now,
+            "processed_at": now,
+            "google_url": google_url,
+            "raw_html_file": f"https://serpapi.com/searches/{search_id}.html",
+            "total_time_taken": 1.21,
         },
-        "search_parameters": {"engine": "google", "q": q, "google_domain": "google.com", "num": str(num),
-                              "device": "desktop"},
-        "search_information": {"organic_results_state": "Results for exact spelling",
-                               "total_results": len(organic) * 1000, "time_taken_displayed": 0.31},
+        "search_parameters": {
+            "engine": "google",
+            "q": q,
+            "google_domain": "google.com",
+            "num": str(num),
+            "device": "desktop",
+        },
+        "search_information": {
+            "organic_results_state": "Results for exact spelling",
+            "total_results": len(organic) * 1000,
+            "time_taken_displayed": 0.31,
+        },
     }
     if organic:
         out["organic_results"] = organic

@@ -54,20 +54,32 @@ async def search(sim: Simulator, req: SimRequest) -> Response:
         return _error(400, "num must be between 1 and 100")
     organic = []
     for position, hit in enumerate(sim.search(VENDOR, q, num), start=1):
-        item = {"title": hit.page.title, "link": sim.result_url(VENDOR, hit.page), "snippet": hit.snippet,
-                "position": position}
+        item = {
+            "title": hit.page.title,
+            "link": sim.result_url(VENDOR, hit.page),
+            "snippet": hit.snippet,
+            "position": position,
+        }
         if hit.page.stratum == "news":  # Google shows a date on news-like results only
             item["date"] = _google_date(hit.page.published)
         organic.append(item)
     credits = _search_credits(num)
     sim.bill(VENDOR, "search", sim.request_id(VENDOR), units={"credit": credits}, usd=round(credits * CREDIT_USD, 6))
-    return JSONResponse({
-        "searchParameters": {"q": q, "gl": body.get("gl", "us"), "hl": body.get("hl", "en"), "type": "search",
-                             "num": num, "engine": "google"},
-        "organic": organic,
-        "relatedSearches": [],
-        "credits": credits,
-    })
+    return JSONResponse(
+        {
+            "searchParameters": {
+                "q": q,
+                "gl": body.get("gl", "us"),
+                "hl": body.get("hl", "en"),
+                "type": "search",
+                "num": num,
+                "engine": "google",
+            },
+            "organic": organic,
+            "relatedSearches": [],
+            "credits": credits,
+        }
+    )
 
 
 async def scrape(sim: Simulator, req: SimRequest) -> Response:
@@ -83,8 +95,13 @@ async def scrape(sim: Simulator, req: SimRequest) -> Response:
     out = {"text": text, "metadata": {"title": page.title, "og:url": page.url}, "credits": SCRAPE_CREDITS}
     if body.get("includeMarkdown"):
         out["markdown"] = f"# {page.title}\n\n" + text.split("\n", 1)[-1]
-    sim.bill(VENDOR, "extract", sim.request_id(VENDOR), units={"credit": SCRAPE_CREDITS},
-             usd=round(SCRAPE_CREDITS * CREDIT_USD, 6))
+    sim.bill(
+        VENDOR,
+        "extract",
+        sim.request_id(VENDOR),
+        units={"credit": SCRAPE_CREDITS},
+        usd=round(SCRAPE_CREDITS * CREDIT_USD, 6),
+    )
     return JSONResponse(out)
 
 

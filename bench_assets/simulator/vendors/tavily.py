@@ -26,8 +26,9 @@ def unauthorized(req: SimRequest) -> Response:
 def out_of_credit(sim: Simulator, req: SimRequest) -> Response:
     # 432: "This request exceeds your plan's set usage limit" (vendors.md §2; the SDK raises
     # ForbiddenError for 403/432/433). 433, reportedly the pay-as-you-go limit (?), is read the same way.
-    return _error(432, "This request exceeds your plan's set usage limit. Please upgrade your plan or contact "
-                       "support@tavily.com")
+    return _error(
+        432, "This request exceeds your plan's set usage limit. Please upgrade your plan or contact support@tavily.com"
+    )
 
 
 def error_response(status: int, message: str) -> Response:
@@ -52,15 +53,27 @@ async def search(sim: Simulator, req: SimRequest) -> Response:
     request_id = sim.request_id(VENDOR)
     results = []
     for hit in sim.search(VENDOR, query, n):
-        item = {"url": sim.result_url(VENDOR, hit.page), "title": hit.page.title, "content": hit.snippet,
-                "score": hit.score, "raw_content": sim.extract(VENDOR, hit.page) if raw else None}
+        item = {
+            "url": sim.result_url(VENDOR, hit.page),
+            "title": hit.page.title,
+            "content": hit.snippet,
+            "score": hit.score,
+            "raw_content": sim.extract(VENDOR, hit.page) if raw else None,
+        }
         if topic == "news":  # Tavily returns published_date for the news topic only
             item["published_date"] = f"{hit.page.published}T00:00:00Z"
         results.append(item)
     credits = SEARCH_CREDITS[depth]
     sim.bill(VENDOR, "search", request_id, units={"credit": credits}, usd=round(credits * CREDIT_USD, 6))
-    out = {"query": query, "follow_up_questions": None, "answer": None, "images": [], "results": results,
-           "response_time": 0.87, "request_id": request_id}
+    out = {
+        "query": query,
+        "follow_up_questions": None,
+        "answer": None,
+        "images": [],
+        "results": results,
+        "response_time": 0.87,
+        "request_id": request_id,
+    }
     if body.get("include_usage"):
         out["usage"] = {"credits": credits}
     return JSONResponse(out)

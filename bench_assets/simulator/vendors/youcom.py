@@ -21,8 +21,14 @@ def unauthorized(req: SimRequest) -> Response:
 def out_of_credit(sim: Simulator, req: SimRequest) -> Response:
     # The SDK's 402 model (PaymentRequiredResponseErrorData): "free-tier limit exceeded, insufficient
     # credits", {error: "payment_required", message, upgrade_url, ...}.
-    return JSONResponse({"error": "payment_required", "message": "Your API credits are exhausted.",
-                         "upgrade_url": "https://you.com/platform/billing"}, status_code=402)
+    return JSONResponse(
+        {
+            "error": "payment_required",
+            "message": "Your API credits are exhausted.",
+            "upgrade_url": "https://you.com/platform/billing",
+        },
+        status_code=402,
+    )
 
 
 def error_response(status: int, message: str) -> Response:
@@ -32,8 +38,10 @@ def error_response(status: int, message: str) -> Response:
 
 def _missing(location: str, field: str) -> Response:
     # FastAPI request-validation 422, one of the three 422 shapes the SDK accepts.
-    return JSONResponse({"detail": [{"type": "missing", "loc": [location, field], "msg": "Field required",
-                                     "input": None}]}, status_code=422)
+    return JSONResponse(
+        {"detail": [{"type": "missing", "loc": [location, field], "msg": "Field required", "input": None}]},
+        status_code=422,
+    )
 
 
 def _invalid(message: str) -> Response:
@@ -80,10 +88,14 @@ async def search(sim: Simulator, req: SimRequest) -> Response:
     hits = sim.search(VENDOR, query, count)
     web = []
     for hit in hits:
-        item: dict = {"url": sim.result_url(VENDOR, hit.page), "title": hit.page.title,
-                      "description": hit.snippet.split(". ")[0],
-                      "page_age": f"{hit.page.published}T00:00:00", "favicon_url": f"https://{hit.page.host}/favicon.ico",
-                      "authors": []}
+        item: dict = {
+            "url": sim.result_url(VENDOR, hit.page),
+            "title": hit.page.title,
+            "description": hit.snippet.split(". ")[0],
+            "page_age": f"{hit.page.published}T00:00:00",
+            "favicon_url": f"https://{hit.page.host}/favicon.ico",
+            "authors": [],
+        }
         if mode == "highlights":
             # highlights mode puts query-relevant excerpts in contents.highlights and omits snippets
             item["contents"] = {"highlights": [hit.snippet]}
@@ -100,9 +112,16 @@ async def search(sim: Simulator, req: SimRequest) -> Response:
     request_id = sim.request_id(VENDOR)
     sim.bill(VENDOR, "search", request_id)  # $5 per 1,000 calls, up to 100 results per call
     # news[] appears only for news-classified queries; the simulator classifies none as news.
-    return JSONResponse({"results": {"web": web},
-                         "metadata": {"search_uuid": str(uuid.uuid5(uuid.NAMESPACE_URL, request_id)),
-                                      "query": query, "latency": 0.12}})
+    return JSONResponse(
+        {
+            "results": {"web": web},
+            "metadata": {
+                "search_uuid": str(uuid.uuid5(uuid.NAMESPACE_URL, request_id)),
+                "query": query,
+                "latency": 0.12,
+            },
+        }
+    )
 
 
 async def contents(sim: Simulator, req: SimRequest) -> Response:
@@ -134,8 +153,13 @@ async def contents(sim: Simulator, req: SimRequest) -> Response:
             item["metadata"] = {"site_name": page.host, "favicon_url": f"https://{page.host}/favicon.ico"}
         out.append(item)
     # Contents is $1 per 1,000 pages returned.
-    sim.bill(VENDOR, "extract", sim.request_id(VENDOR), units={"page.extract": float(pages)},
-             usd=round(sim.profile(VENDOR).usd_per_request["extract"] * pages, 6))
+    sim.bill(
+        VENDOR,
+        "extract",
+        sim.request_id(VENDOR),
+        units={"page.extract": float(pages)},
+        usd=round(sim.profile(VENDOR).usd_per_request["extract"] * pages, 6),
+    )
     return JSONResponse(out)
 
 
