@@ -3,8 +3,9 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN = $(VENV)/bin
 export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
+SOURCES = bench_assets bench_assets_tests benchmarks scripts
 
-.PHONY: setup demo test dev simulator bench clean
+.PHONY: setup demo test test-fast lint format typecheck check dev simulator clean
 
 setup: $(VENV)/.installed
 
@@ -19,6 +20,23 @@ demo: setup  ## run the whole demo snapshot on the embedded simulator
 
 test: setup  ## run the test suite
 	$(BIN)/pytest -q
+
+test-fast: setup  ## unit and simulator tests only (no Dagster materialization): a minute or two
+	$(BIN)/pytest -q -m "unit or simulator"
+
+lint: setup  ## ruff (lint and format check) and the import contracts
+	$(BIN)/ruff check $(SOURCES)
+	$(BIN)/ruff format --check $(SOURCES)
+	$(BIN)/lint-imports
+
+format: setup  ## apply ruff's fixes and formatting
+	$(BIN)/ruff check --fix $(SOURCES)
+	$(BIN)/ruff format $(SOURCES)
+
+typecheck: setup  ## mypy (strict on bench_assets/metrics)
+	$(BIN)/mypy
+
+check: lint typecheck test  ## everything CI runs
 
 dev: setup  ## Dagster UI + daemon on 127.0.0.1:3000 with a persistent home
 	mkdir -p $(DAGSTER_HOME) && cp dagster.yaml $(DAGSTER_HOME)/dagster.yaml
