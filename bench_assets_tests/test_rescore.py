@@ -19,15 +19,15 @@ import pandas as pd
 import pytest
 
 from bench_assets.cli import main as cli
-from bench_assets.rescore.snapshot import (
+from bench_assets.rescore.compare import (
     Difference,
     compare_csv,
     compare_frames,
     compare_json,
     first_difference,
-    rescore_snapshot,
     same_value,
 )
+from bench_assets.rescore.snapshot import rescore_snapshot
 
 
 def test_figures_compare_within_a_tolerance_and_types_matter_in_json():

@@ -1,0 +1,379 @@
+"""Comparing published figures and files with re-derived ones: JSON figure by figure, CSV cell by
+cell, DuckDB frames row by row, every other file byte for byte (naming, for HTML and SVG, the first
+text that differs and where). `bench rescore` and `bench reproduce` report through these."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from selectolax.lexbor import LexborHTMLParser
+
+TOLERANCE = 1e-9
+ROW_SCORES = "row_scores (DuckDB)"
+VENDOR_METRICS = "vendor_metrics (DuckDB)"
+# Published files compared figure by figure (the rest of the site is compared as files).
+FIGURE_FILES = ("leaderboard.json", "leaderboard.csv", "public_row_scores.csv")
+EXCERPT = 120  # characters of a differing line shown each side
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One figure that differs: where (`surface`: a published file or a warehouse table), whose
+    (`vendor`, None for a snapshot-wide field), which (`item`: the metric, column or row), and the
+    published (or stored) and re-derived values (None: absent on that side)."""
+
+    surface: str
+    vendor: str | None
+    item: str
+    published: Any
+    derived: Any
+
+    def __str__(self) -> str:
+        side = "stored" if self.surface.endswith("(DuckDB)") else "published"
+        return (
+            f"{self.surface} · vendor {self.vendor or '—'} · {self.item}: "
+            f"{side} {self.published!r}, derived {self.derived!r}"
+        )
+
+
+@dataclass
+class RescoreReport:
+    snapshot_id: str
+    rows_rescored: int = 0
+    vendors: list[str] = field(default_factory=list)
+    surfaces: list[str] = field(default_factory=list)
+    differences: list[Difference] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        head = (
+            f"rescored {self.snapshot_id}: {self.rows_rescored} row scores for {len(self.vendors)} vendors "
+            f"from archived responses (no vendor called); compared {', '.join(self.surfaces) or 'nothing'}"
+        )
+        head += "".join(f"\nnote: {n}" for n in self.notes)
+        if not self.differences:
+            return head + "\nno differences"
+        return head + f"\n{len(self.differences)} differences:\n" + "\n".join(f"  {d}" for d in self.differences)
+
+
+# ##### COMPARING
+
+
+def _plain(x: Any) -> Any:
+    """pandas' and numpy's scalars as plain Python (missing values as None)."""
+    if x is None or x is pd.NA or x is pd.NaT:
+        return None
+    if hasattr(x, "item") and not isinstance(x, (str, bytes)):
+        x = x.item()
+    if isinstance(x, float) and math.isnan(x):
+        return None
+    return x
+
+
+def _number(x: Any, text: bool) -> float | None:
+    if isinstance(x, bool) or x is None:
+        return None
+    if isinstance(x, (int, float)):
+        return float(x)
+    if text and isinstance(x, str) and x.strip():
+        try:
+            return float(x)
+        except ValueError:
+            return None
+    return None
+
+
+def same_value(published: Any, derived: Any, tol: float = TOLERANCE, *, text: bool = False) -> bool:
+    """Equal as figures: numbers within `tol` (with `text`, numeric CSV cells too), anything else exactly."""
+    published, derived = _plain(published), _plain(derived)
+    if isinstance(published, bool) or isinstance(derived, bool):
+        return isinstance(published, bool) and isinstance(derived, bool) and published == derived
+    a, b = _number(published, text), _number(derived, text)
+    if a is not None and b is not None:
+        return math.isclose(a, b, rel_tol=tol, abs_tol=tol)
+    return published == derived
+
+
+def _keyed(items: list[Any]) -> tuple[str, dict[Any, Any]] | None:
+    """A list of records matched by their `vendor` or `row_id` field, when it identifies each one."""
+    for key in ("vendor", "row_id"):
+        if items and all(isinstance(x, dict) and key in x for x in items):
+            keys = [x[key] for x in items]
+            if len(set(keys)) == len(keys):
+                return key, dict(zip(keys, items))
+    return None
+
+
+def compare_json(path: str, published: Any, derived: Any) -> Iterator[tuple[str, Any, Any]]:
+    """Every leaf that differs between two JSON documents, as (path, published, derived). Lists of
+    records are matched by `vendor` or `row_id`, so one missing record does not shift the rest."""
+    if isinstance(published, dict) and isinstance(derived, dict):
+        for key in sorted(set(published) | set(derived), key=str):
+            sub = f"{path}.{key}" if path else str(key)
+            if key not in derived:
+                yield sub, published[key], None
+            elif key not in published:
+                yield sub, None, derived[key]
+            else:
+                yield from compare_json(sub, published[key], derived[key])
+    elif isinstance(published, list) and isinstance(derived, list):
+        left, right = _keyed(published), _keyed(derived)
+        if left and right and left[0] == right[0]:
+            a, b = left[1], right[1]
+            for k in list(a) + [k for k in b if k not in a]:
+                sub = f"{path}[{k}]"
+                if k not in b:
+                    yield sub, a[k], None
+                elif k not in a:
+                    yield sub, None, b[k]
+                else:
+                    yield from compare_json(sub, a[k], b[k])
+            return
+        if len(published) != len(derived):
+            yield f"{path} (items)", len(published), len(derived)
+        for i, (a, b) in enumerate(zip(published, derived)):
+            yield from compare_json(f"{path}[{i}]", a, b)
+    elif not same_value(published, derived):
+        yield path, published, derived
+
+
+def vendor_in(path: str) -> tuple[str | None, str]:
+    """`vendors[exa].metrics.x` → ("exa", "metrics.x")."""
+    prefix = "vendors["
+    if path.startswith(prefix) and "]" in path:
+        vendor, _, rest = path[len(prefix) :].partition("]")
+        return vendor, rest.lstrip(".") or "(entry)"
+    return None, path
+
+
+def compare_csv(
+    surface: str, published: str, derived: str, key: tuple[str, ...], vendor_column: str = "vendor"
+) -> list[Difference]:
+    """Cell by cell, rows matched on `key`: every cell that differs, every row on one side only."""
+
+    def rows(text: str) -> tuple[list[str], dict[tuple[str, ...], dict[str, str]]]:
+        reader = csv.DictReader(io.StringIO(text))
+        return list(reader.fieldnames or []), {tuple(r.get(k, "") for k in key): r for r in reader}
+
+    pub_cols, pub = rows(published)
+    der_cols, der = rows(derived)
+    out: list[Difference] = []
+    for column in [c for c in der_cols if c not in pub_cols]:
+        out.append(Difference(surface, None, f"column {column}", None, "present"))
+    for column in [c for c in pub_cols if c not in der_cols]:
+        out.append(Difference(surface, None, f"column {column}", "present", None))
+    columns = [c for c in der_cols if c in pub_cols and c not in key]
+    for k in list(pub) + [k for k in der if k not in pub]:
+        record = dict(zip(key, k))
+        vendor = record.get(vendor_column)
+        where = ", ".join(f"{c} {v}" for c, v in record.items() if c != vendor_column)
+        a, b = pub.get(k), der.get(k)
+        if a is None or b is None:
+            out.append(
+                Difference(surface, vendor, where or "row", None if a is None else "row", None if b is None else "row")
+            )
+            continue
+        for column in columns:
+            if not same_value(a[column] or None, b[column] or None, text=True):
+                item = f"{where}: {column}" if where else column
+                out.append(Difference(surface, vendor, item, a[column], b[column]))
+    return out
+
+
+def compare_frames(
+    surface: str, stored: pd.DataFrame, derived: pd.DataFrame, key: list[str], columns: list[str]
+) -> list[Difference]:
+    """A warehouse table against its re-derivation, row by row on `key`, column by column."""
+
+    def index(df: pd.DataFrame) -> dict[tuple[Any, ...], dict[str, Any]]:
+        return {tuple(_plain(r[k]) for k in key): r for r in df.to_dict("records")}
+
+    a, b = index(stored), index(derived)
+    out: list[Difference] = []
+    for k in list(a) + [k for k in b if k not in a]:
+        record = dict(zip(key, k))
+        vendor = record.pop("vendor", None)
+        where = " ".join(str(v) for v in record.values())
+        if k not in b or k not in a:
+            out.append(Difference(surface, vendor, where, "row" if k in a else None, "row" if k in b else None))
+            continue
+        for column in columns:
+            if not same_value(a[k].get(column), b[k].get(column)):
+                out.append(
+                    Difference(
+                        surface, vendor, f"{where}: {column}", _plain(a[k].get(column)), _plain(b[k].get(column))
+                    )
+                )
+    return out
+
+
+# ##### COMPARING PUBLISHED FILES
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def published_files(directory: Path) -> dict[str, Path]:
+    return (
+        {p.relative_to(directory).as_posix(): p for p in sorted(directory.rglob("*")) if p.is_file()}
+        if directory.exists()
+        else {}
+    )
+
+
+def _vendor_of_file(rel: str) -> str | None:
+    """The vendor a file belongs to: vendors/<vendor>.html|json, replies/<vendor>.html."""
+    parts = rel.split("/")
+    if len(parts) == 2 and parts[0] in ("vendors", "replies"):
+        return parts[1].rsplit(".", 1)[0]
+    return None
+
+
+def _where(node: Any) -> tuple[str | None, str]:
+    """The vendor a text node belongs to (an ancestor's `data-vendor`, or the drill-down section of
+    one vendor) and where it sits: its nearest ancestors that carry an id, vendor, metric, breakdown
+    group or response class."""
+    vendor, parts = None, []
+    current = node.parent
+    while current is not None and current.tag not in ("body", "html", "-document"):
+        attrs = current.attributes or {}
+        if vendor is None and attrs.get("data-vendor"):
+            vendor = attrs["data-vendor"]
+        if vendor is None and current.tag == "section" and "vendor-result" in (attrs.get("class") or ""):
+            vendor = attrs.get("id")
+        bits = [f"#{attrs['id']}"] if attrs.get("id") else []
+        bits += [
+            f"[{k}={attrs[k]}]"
+            for k in ("data-vendor", "data-metric", "data-scope-value", "data-class")
+            if attrs.get(k)
+        ]
+        if bits:
+            parts.append(current.tag + "".join(bits))
+        current = current.parent
+    return vendor, " ".join(reversed(parts[:3]))
+
+
+def _texts(markup: str) -> list[tuple[str, Any]]:
+    """The text a reader sees (each text node, whitespace collapsed) with its node; not scripts or styles."""
+    out = []
+    for node in LexborHTMLParser(markup).root.traverse(include_text=True):
+        if node.tag == "-text" and node.parent is not None and node.parent.tag not in ("script", "style"):
+            text = " ".join((node.text_content or "").split())
+            if text:
+                out.append((text, node))
+    return out
+
+
+def _excerpt(line: str, at: int) -> str:
+    start = max(0, at - EXCERPT // 3)
+    return ("…" if start else "") + line[start : start + EXCERPT] + ("…" if start + EXCERPT < len(line) else "")
+
+
+def first_difference(rel: str, published: bytes, derived: bytes) -> tuple[str | None, str, Any, Any]:
+    """Where two versions of a published file first differ, as (vendor, item, published, derived):
+    for HTML and SVG the first text a reader sees that differs, with where it sits; else (or when
+    only markup differs) the first line that differs, excerpted; for bytes that are not UTF-8 their
+    SHA-256."""
+    try:
+        a, b = published.decode("utf-8"), derived.decode("utf-8")
+    except UnicodeDecodeError:
+        return None, "bytes (sha256)", _sha256(published), _sha256(derived)
+    if rel.endswith((".html", ".svg")):
+        left, right = _texts(a), _texts(b)
+        for (x, _node_a), (y, node_b) in zip(left, right):
+            if x != y:
+                vendor, where = _where(node_b)
+                return vendor, f"text in {where}" if where else "text", x, y
+        if len(left) != len(right):
+            extra, node = (left[len(right)], "published") if len(left) > len(right) else (right[len(left)], "derived")
+            vendor, where = _where(extra[1])
+            text = extra[0]
+            return (
+                vendor,
+                f"text in {where}" if where else "text",
+                text if node == "published" else None,
+                text if node == "derived" else None,
+            )
+    lines_a, lines_b = a.splitlines(), b.splitlines()
+    for number, (x, y) in enumerate(zip(lines_a, lines_b), start=1):
+        if x != y:
+            at = next((i for i, (c, d) in enumerate(zip(x, y)) if c != d), min(len(x), len(y)))
+            return None, f"line {number}", _excerpt(x, at), _excerpt(y, at)
+    number = min(len(lines_a), len(lines_b)) + 1
+    return (
+        None,
+        f"line {number}",
+        (lines_a[number - 1] if len(lines_a) >= number else None),
+        (lines_b[number - 1] if len(lines_b) >= number else None),
+    )
+
+
+def compare_site(
+    out_dir: Path, derived_dir: Path, recorded: dict[str, str], figure_differences: dict[str, int]
+) -> list[Difference]:
+    """Every published file against its re-rendering and against the SHA-256 recorded at
+    publication (`recorded`: path → digest). Files in `figure_differences` (path → differences
+    found) were compared figure by figure: for them only a change the figures do not show (e.g.
+    formatting) is reported, as a digest that is not the recorded one."""
+    published, derived = published_files(out_dir), published_files(derived_dir)
+    out: list[Difference] = []
+    for rel in sorted(set(published) | set(derived) | set(recorded)):
+        vendor = _vendor_of_file(rel)
+        data = published[rel].read_bytes() if rel in published else None
+        digest = _sha256(data) if data is not None else None
+        as_published = (
+            ""
+            if rel not in recorded or digest is None
+            else (" (as published)" if digest == recorded[rel] else " (changed since publication)")
+        )
+        if figure_differences.get(rel):
+            continue  # its figures differ: reported above
+        if data is None:
+            out.append(
+                Difference(
+                    rel,
+                    vendor,
+                    "(file)",
+                    None if rel in derived else "missing: recorded at publication",
+                    "present" if rel in derived else None,
+                )
+            )
+            continue
+        if rel not in derived:
+            out.append(
+                Difference(
+                    rel,
+                    vendor,
+                    "(file)",
+                    "present" + (" (recorded at publication)" if rel in recorded else " (not recorded at publication)"),
+                    None,
+                )
+            )
+            continue
+        if rel in figure_differences:  # its figures agree: only other bytes can differ
+            if rel in recorded and digest != recorded[rel]:
+                out.append(Difference(rel, vendor, "sha256 (figures agree)", recorded[rel], digest))
+            continue
+        fresh = derived[rel].read_bytes()
+        if data != fresh:
+            where_vendor, item, a, b = first_difference(rel, data, fresh)
+            out.append(Difference(rel, where_vendor or vendor, item + as_published, a, b))
+        elif rel in recorded and digest != recorded[rel]:
+            out.append(Difference(rel, vendor, "sha256", recorded[rel], digest))
+        elif recorded and rel not in recorded:
+            out.append(Difference(rel, vendor, "(file) not recorded at publication", None, "present"))
+    return out
+
+
+def read_text(path: Path) -> str:
+    """A published file's text; a missing file reads as empty, so each of its figures is reported."""
+    return path.read_text(encoding="utf-8") if path.exists() else ""
