@@ -27,6 +27,10 @@ def load_pool(
                 str(reserve), [(None, "<file>", "no registry reserve yet: materialize golden_rows first")]
             )
         rows = load_golden_file(reserve) if reserve.stat().st_size else []
+        for mix in manifest.golden.mix:  # a planted stratum mixed in keeps its own reserve pages
+            if mix.source == "planted_demo":
+                size = reserve_size(max(1, mix.rows_per_stratum // 3))
+                rows += [r for r in reserve_rows(kind, size, cohort=golden[0].cohort) if r.stratum in mix.strata]
     elif source == "planted_demo":
         # exactly the reserve pages a simulator serving this golden set serves (see build_corpus)
         cohort = golden[0].cohort if golden else "2026-q3"

@@ -130,7 +130,7 @@ def _send(
         return status, body, error, wait
 
     def retry_wait(state) -> float:
-        status, _, _, wait = state.outcome.result()
+        _status, _, _, wait = state.outcome.result()
         backoff = min(8.0, 0.5 * 2 ** (state.attempt_number - 1))
         return max(backoff, min(wait or 0.0, RETRY_AFTER_MAX))
 

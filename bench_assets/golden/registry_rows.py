@@ -32,7 +32,9 @@ def cohort_of(snapshot_id: str) -> str:
 
 
 def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60]
+    """A row-id part for a record id: readable, and unique (a long id keeps a hash of the whole)."""
+    slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    return slug if len(slug) <= 48 else f"{slug[:40]}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"
 
 
 def first_sentence(text: str, words: int = 16) -> str:
