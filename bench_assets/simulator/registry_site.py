@@ -143,8 +143,8 @@ def registry_pages() -> dict[str, Page]:
                 [f"Document Number: {f['document_number']}", f"Type: {f['type']}", "Summary", f.get("abstract") or ""],
             )
         )
-    for f in sorted((EXTRACTS / "sec_edgar" / "submissions").glob("CIK*.json")):
-        for r in _records("sec_edgar", f"sec_edgar/submissions/{f.name}", "submissions"):
+    for sub in sorted((EXTRACTS / "sec_edgar" / "submissions").glob("CIK*.json")):
+        for r in _records("sec_edgar", f"sec_edgar/submissions/{sub.name}", "submissions"):
             d = r.fields
             pages.append(
                 _page(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import ClassVar
 
 import dagster as dg
 import httpx
@@ -73,7 +74,7 @@ def test_registry_rows_are_drawn_with_provenance_and_verified(registry_run):
         assert source["tier"] in ("T1", "T2") and len(source["record_sha256"]) == 64 and source["record_id"]
     assert {r[1] for r in rows if r[0] == "finance"} == {"planted"}  # mixed sources, strata per source
     failed = warehouse_rows(home, "SELECT row_id, failures_json FROM golden_verifications WHERE NOT passed")
-    assert failed == [] or all(r[0] for r in failed) and False, failed
+    assert failed == [] or (all(r[0] for r in failed) and False), failed
     archived = warehouse_rows(home, "SELECT registry, outcome FROM registry_responses WHERE final")
     assert {r[0] for r in archived} == set(REGISTRIES) and {r[1] for r in archived} == {"ok"}
 
@@ -110,9 +111,9 @@ def test_redrawing_reuses_the_archive(registry_run, simulator, sim_logs):
 class _Registry(BaseHTTPRequestHandler):
     """A local registry answering with what a test sets: (status, body) by path."""
 
-    answers: dict[str, tuple[int, str]] = {}
+    answers: ClassVar[dict[str, tuple[int, str]]] = {}
 
-    def do_GET(self):  # noqa: N802 (http.server's name)
+    def do_GET(self):
         status, body = self.answers.get(self.path.split("?")[0], (404, "{}"))
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
@@ -157,7 +158,8 @@ def test_a_registry_down_or_rate_limiting_is_evidence_and_others_are_drawn(tmp_p
     checks = [
         e.asset_check_evaluation_data
         for e in result.all_events
-        if e.event_type_value == "ASSET_CHECK_EVALUATION" and e.asset_check_evaluation_data.check_name == "every_registry_gave_candidates"
+        if e.event_type_value == "ASSET_CHECK_EVALUATION"
+        and e.asset_check_evaluation_data.check_name == "every_registry_gave_candidates"
     ]
     assert checks and not checks[0].passed
     meta = next(m for m in result.asset_materializations_for_node("golden_rows")).metadata
@@ -167,7 +169,9 @@ def test_a_registry_down_or_rate_limiting_is_evidence_and_others_are_drawn(tmp_p
 
 def test_a_changed_format_or_a_record_without_a_field_is_not_drawn(tmp_path, simulator, local_registry):
     peps = json.loads(
-        (__import__("pathlib").Path(__file__).parents[2] / "bench_assets/simulator/registry_extracts/peps/peps.json").read_text()
+        (
+            __import__("pathlib").Path(__file__).parents[2] / "bench_assets/simulator/registry_extracts/peps/peps.json"
+        ).read_text()
     )
     del peps["8"]["title"]  # a record without a required field
     _Registry.answers = {
@@ -180,7 +184,12 @@ def test_a_changed_format_or_a_record_without_a_field_is_not_drawn(tmp_path, sim
     }
     home, result = _golden(tmp_path, simulator, registries)
     assert result.success
-    final = {r[0]: r[1:] for r in warehouse_rows(home, "SELECT registry, outcome, records, rejected_json FROM registry_responses WHERE final")}
+    final = {
+        r[0]: r[1:]
+        for r in warehouse_rows(
+            home, "SELECT registry, outcome, records, rejected_json FROM registry_responses WHERE final"
+        )
+    }
     assert final["rfc_editor"][0] == "format_changed"
     assert final["peps"][0] == "ok" and final["peps"][1] == 31
     assert ["PEP 8", "no title"] in json.loads(final["peps"][2])
