@@ -17,6 +17,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from bench_assets.adapters import available_adapters, default_key_env
 from bench_assets.errors import BenchInputError
+from bench_assets.registries import available_registries, get_registry
 
 # `-e1`, `-e2`, … are errata versions of a published snapshot (see bench_assets.publish.errata).
 SNAPSHOT_ID_PATTERN = r"^[a-z][a-z0-9_]*-20[0-9]{2}-q[1-4](-e[1-9][0-9]*)?$"
@@ -143,17 +144,101 @@ class Exclusion(_Strict):
     decided_by: str = "bench maintainers"
 
 
-class GoldenSource(_Strict):
-    """Where the golden rows come from: the planted demo corpus, or a JSONL file."""
+TaskName = Literal["search", "extract", "answer"]
+STRATUM_PATTERN = r"^[a-z0-9_]+$"
+
+
+class RegistrySpec(_Strict):
+    """One registry the golden rows are drawn from: its stratum, how many rows, which tasks, and
+    the registry's own options (EDGAR's tickers, forms and concepts; arXiv's query; the Federal
+    Register's window in days). `endpoint` / `tickers_url` / `data_url` point elsewhere (a mirror)."""
+
+    stratum: str = Field(pattern=STRATUM_PATTERN)
+    rows: int | None = Field(default=None, ge=1, le=10_000, description="rows drawn (default: golden.rows_per_stratum)")
+    tasks: list[TaskName] = Field(default=["search", "extract", "answer"], min_length=1)
+    rate_limit_per_second: float | None = Field(
+        default=None, gt=0, description="default: the registry's documented pace"
+    )
+    options: dict[str, object] = {}
+
+
+class MixedSource(_Strict):
+    """Rows from a second source beside the primary one (planted pages or a file), its strata declared."""
 
     source: Literal["planted_demo", "file"]
     path: str | None = Field(default=None, description="relative to the private directory")
+    strata: list[str] = Field(min_length=1, description="the strata taken from this source")
+    rows_per_stratum: int = Field(default=15, ge=3, le=10_000)
+
+    @model_validator(mode="after")
+    def _path_for_files(self) -> MixedSource:
+        if self.source == "file" and not self.path:
+            raise ValueError("a mixed source of type 'file' needs a path")
+        return self
+
+
+class GoldenSource(_Strict):
+    """Where the golden rows come from: the planted demo corpus, a JSONL file, or registries
+    (`registries`), optionally mixed with further sources (`mix`), each with its own strata."""
+
+    source: Literal["planted_demo", "file", "registry"]
+    path: str | None = Field(default=None, description="relative to the private directory")
     rows_per_stratum: int = Field(default=40, ge=5, le=10_000)
+    registries: dict[str, RegistrySpec] = {}
+    contact: str | None = Field(
+        default=None, description="who runs the fetch, sent in the User-Agent (EDGAR's fair-access rules need one)"
+    )
+    mix: list[MixedSource] = []
 
     @model_validator(mode="after")
     def _path_for_files(self) -> GoldenSource:
         if self.source == "file" and not self.path:
             raise ValueError("a golden source of type 'file' needs a path")
+        return self
+
+    @field_validator("registries")
+    @classmethod
+    def _known_registries(cls, registries: dict[str, RegistrySpec]) -> dict[str, RegistrySpec]:
+        known = available_registries()
+        unknown = sorted(set(registries) - set(known))
+        if unknown:
+            raise ValueError(f"no registry named {', '.join(map(repr, unknown))}; available: {', '.join(known)}")
+        return registries
+
+    @model_validator(mode="after")
+    def _registry_rules(self) -> GoldenSource:
+        problems = []
+        if self.source == "registry" and not self.registries:
+            problems.append((("registries",), "a golden source of type 'registry' needs at least one registry"))
+        if self.registries and self.source != "registry":
+            problems.append(
+                (("registries",), f"registries are only read when source is 'registry', not {self.source!r}")
+            )
+        needs = [n for n in self.registries if get_registry(n).needs_contact]
+        if needs and (not self.contact or "@" not in self.contact):
+            problems.append(
+                (
+                    ("contact",),
+                    f"{', '.join(needs)} requires a declared User-Agent with a contact: set an e-mail address",
+                )
+            )
+        seen: dict[str, str] = {}
+        declared = [(("registries", n, "stratum"), spec.stratum) for n, spec in self.registries.items()]
+        declared += [(("mix", i, "strata"), st) for i, m in enumerate(self.mix) for st in m.strata]
+        for loc, stratum in declared:
+            if stratum in seen:
+                problems.append(
+                    (loc, f"stratum {stratum!r} is already declared by {seen[stratum]}; strata are per source")
+                )
+            seen.setdefault(stratum, ".".join(map(str, loc)))
+        if problems:
+            raise ValidationError.from_exception_data(
+                type(self).__name__,
+                [
+                    InitErrorDetails(type=PydanticCustomError("golden_source", msg), loc=loc, input=None)
+                    for loc, msg in problems
+                ],
+            )
         return self
 
 
@@ -165,7 +250,9 @@ class SplitSpec(_Strict):
 class RowPool(_Strict):
     """A pool of golden-row-shaped records: the planted demo's reserve pages, or a private JSONL file."""
 
-    source: Literal["planted_demo", "file"] | None = Field(default=None, description="default: as the golden source")
+    source: Literal["planted_demo", "file", "registry"] | None = Field(
+        default=None, description="default: as the golden source (registry: candidates the draw left over)"
+    )
     path: str | None = Field(default=None, description="relative to the private directory")
 
 

@@ -29,16 +29,45 @@ def golden_rows_for(snapshot_id: str) -> list[GoldenRow]:
     manifest = load_manifest(bench_home() / "data" / "snapshots" / snapshot_id / "manifest.yaml")
     if manifest.golden.source == "planted_demo":
         return demo_golden_rows(rows_per_stratum=manifest.golden.rows_per_stratum)
+    if manifest.golden.source == "registry":  # drawn rows once golden_rows has run; none before
+        drawn = Path(os.environ.get("BENCH_PRIVATE_DIR") or bench_home() / "data" / "private") / "golden"
+        path = drawn / f"{snapshot_id}.jsonl"
+        return load_golden_file(path) if path.exists() else []
     private = Path(os.environ.get("BENCH_PRIVATE_DIR") or bench_home() / "data" / "private")
     return load_golden_file(private / manifest.golden.path)
+
+
+def planned_registry_calls(manifest) -> dict[str, int]:
+    """Vendor calls per capability of a registry manifest's draw: each stratum's rows shared evenly
+    among its tasks (a record gives one row per task); extract rows go to `extract`, the rest to `search`."""
+    calls = {"search": 0, "extract": 0}
+    for spec in manifest.golden.registries.values():
+        rows = spec.rows or manifest.golden.rows_per_stratum
+        for task in spec.tasks:
+            calls["extract" if task == "extract" else "search"] += round(rows / len(spec.tasks))
+    for mix in manifest.golden.mix:
+        calls["search"] += 2 * (mix.rows_per_stratum // 3) * len(mix.strata)
+        calls["extract"] += (mix.rows_per_stratum // 3) * len(mix.strata)
+    return calls
 
 
 def cmd_estimate(args: argparse.Namespace) -> int:
     manifest = load_manifest(bench_home() / "data" / "snapshots" / args.snapshot / "manifest.yaml")
     rows = golden_rows_for(args.snapshot)
-    decoys = expected_decoy_calls(
-        manifest, rows, Path(os.environ.get("BENCH_PRIVATE_DIR") or bench_home() / "data" / "private")
+    planned = planned_registry_calls(manifest) if manifest.golden.source == "registry" and not rows else {}
+    decoys = (
+        expected_decoy_calls(
+            manifest, rows, Path(os.environ.get("BENCH_PRIVATE_DIR") or bench_home() / "data" / "private")
+        )
+        if not planned
+        else {cap: round(n * (1 - manifest.split.public_share) * manifest.decoys.ratio) for cap, n in planned.items()}
     )
+    if planned:  # before the registries are fetched: the draw sizes the manifest asks for
+        print(
+            f"{args.snapshot}: registries not fetched yet; counting the rows the manifest draws "
+            f"({sum(planned.values())} calls: {planned}) and decoys for a {1 - manifest.split.public_share:.0%} holdout"
+        )
+        decoys = {cap: planned[cap] + decoys.get(cap, 0) for cap in planned}
     estimates = estimate_spend(manifest, rows, extra_calls=decoys)
     if args.json:
         print(

@@ -17,14 +17,17 @@ from bench_assets.defs.resources import (
 )
 from bench_assets.defs.snapshots import snapshot_manifest
 from bench_assets.golden.dead_rows import snapshots_awaiting_replacement
+from bench_assets.golden.registry_source import registry_golden
 from bench_assets.golden.sources import golden_source_rows
 from bench_assets.golden.store import golden_frame, load_golden_rows
 from bench_assets.golden.verify import failure_report, verification_frame, verify_rows
 from bench_assets.review.business_days import today
+from bench_assets.split.assign import split_key
 from bench_assets.split.replacements import replace_dead_rows
 from bench_assets.storage.lifecycle import refuse_if_published
 
 VERIFIED_CHECK = "every_golden_row_verified"
+REGISTRIES_CHECK = "every_registry_gave_candidates"
 DEAD_ROW_CHECK = "dead_rows_replaced_within_7_days"
 
 
@@ -32,28 +35,64 @@ def _md(df: pd.DataFrame, empty: str = "none") -> dg.MetadataValue:
     return dg.MetadataValue.md(df.to_markdown(index=False) if len(df) else empty)
 
 
-@dg.asset(partitions_def=snapshots_partitions_def, group_name="golden", deps=[snapshot_manifest], kinds={"duckdb"})
+@dg.asset(
+    partitions_def=snapshots_partitions_def,
+    group_name="golden",
+    deps=[snapshot_manifest],
+    kinds={"duckdb"},
+    check_specs=[
+        dg.AssetCheckSpec(
+            REGISTRIES_CHECK,
+            asset="golden_rows",
+            description="Every registry of a registry-sourced snapshot gave candidate rows (a registry that "
+            "was down, rate-limited, changed its format or returned incomplete records gives none).",
+        )
+    ],
+)
 @reports_bench_errors
 def golden_rows(
-    context: dg.AssetExecutionContext, paths: BenchPaths, duckdb: WarehouseResource
+    context: dg.AssetExecutionContext, paths: BenchPaths, duckdb: WarehouseResource, gateway: VendorGateway
 ) -> dg.MaterializeResult:
     """Golden truth rows of the snapshot (registry, hand-verified or planted), each with stratum,
-    cohort, provenance, verification record and task. A malformed row fails the load with its
-    file, line and field, and nothing is written."""
+    cohort, provenance, verification record and task. Registry rows are drawn (keyed by the split
+    secret) from the registries' records, every registry response archived in `registry_responses`.
+    A malformed row fails the load with its file, line and field, and nothing is written."""
     snapshot_id = context.partition_key
     warehouse = duckdb.warehouse()
     refuse_if_published(warehouse, snapshot_id, "golden_rows")  # before the private golden file is rewritten
-    path, numbered = golden_source_rows(paths.manifest(snapshot_id), paths.private)
+    manifest = paths.manifest(snapshot_id)
+    registry = None
+    if manifest.golden.source == "registry":
+        key = split_key(manifest.split.key_env, manifest.mode)
+        registry = registry_golden(manifest, paths.private, warehouse, lambda u: gateway.url(u, manifest.mode), key)
+    path, numbered = golden_source_rows(manifest, paths.private, registry.rows if registry else None)
     df = golden_frame(snapshot_id, numbered, str(path))
     warehouse.replace_rows("golden_rows", df, {"snapshot_id": snapshot_id})
     counts = df.groupby(["stratum", "task_type"]).size().unstack(fill_value=0)
+    report = pd.DataFrame(registry.report if registry else [])
+    silent = registry.silent_registries if registry else []
     return dg.MaterializeResult(
         metadata={
             "dagster/row_count": len(df),
             "strata": len(counts),
             "source": str(path),
             "rows_by_stratum": dg.MetadataValue.md(counts.to_markdown()),
-        }
+            "registry_candidates": _md(report, "not registry-sourced"),
+            "registry_candidates_json": dg.MetadataValue.json(registry.report if registry else []),
+        },
+        check_results=[
+            dg.AssetCheckResult(
+                check_name=REGISTRIES_CHECK,
+                passed=not silent,
+                severity=dg.AssetCheckSeverity.WARN,
+                description=f"no candidate rows from {', '.join(silent)}: see registry_responses"
+                if silent
+                else "every registry gave candidate rows"
+                if registry
+                else "not registry-sourced",
+                metadata={"registries_without_candidates": dg.MetadataValue.json(silent)},
+            )
+        ],
     )
 
 
@@ -81,9 +120,9 @@ def golden_verifications(
     snapshot_id = context.partition_key
     warehouse = duckdb.warehouse()
     refuse_if_published(warehouse, snapshot_id, "golden_verifications")  # before any page is fetched
-    mode = paths.manifest(snapshot_id).mode
+    manifest = paths.manifest(snapshot_id)
     rows = load_golden_rows(warehouse, snapshot_id)
-    results = verify_rows(rows, lambda url: gateway.url(url, mode))
+    results = verify_rows(rows, lambda url: gateway.url(url, manifest.mode), manifest.golden.contact)
     warehouse.replace_rows(
         "golden_verifications", verification_frame(snapshot_id, results), {"snapshot_id": snapshot_id}
     )

@@ -19,7 +19,19 @@ def load_pool(
     """The pool's rows (`kind` is "decoy" or "candidate"), minus any that share an id, a request
     text or a URL with a golden row. A file pool without a path is an input error."""
     source = manifest.pool_source(pool)
-    if source == "planted_demo":
+    if source == "registry" and not pool.path:
+        # the registry records the keyed draw left over, written beside the golden set by golden_rows
+        reserve = private_dir / "golden" / f"{manifest.snapshot_id}.{kind}s.jsonl"
+        if not reserve.exists():
+            raise BenchInputError(
+                str(reserve), [(None, "<file>", "no registry reserve yet: materialize golden_rows first")]
+            )
+        rows = load_golden_file(reserve) if reserve.stat().st_size else []
+        for mix in manifest.golden.mix:  # a planted stratum mixed in keeps its own reserve pages
+            if mix.source == "planted_demo":
+                size = reserve_size(max(1, mix.rows_per_stratum // 3))
+                rows += [r for r in reserve_rows(kind, size, cohort=golden[0].cohort) if r.stratum in mix.strata]
+    elif source == "planted_demo":
         # exactly the reserve pages a simulator serving this golden set serves (see build_corpus)
         cohort = golden[0].cohort if golden else "2026-q3"
         rows = reserve_rows(kind, reserve_size(max(1, manifest.golden.rows_per_stratum // 3)), cohort=cohort)

@@ -32,12 +32,24 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class SourceRecord(_Strict):
+    """The registry record a registry-sourced row was made from (its bytes are in `registry_responses`)."""
+
+    registry: str = Field(min_length=1)
+    record_id: str = Field(min_length=1)
+    record_sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    retrieved_at: datetime
+    request_url: str = Field(min_length=1)
+    tier: Literal["T1", "T2", "T3", "T4"] = Field(description="source provenance level after DeepWeb-Bench")
+
+
 class Verification(_Strict):
     """Who or what verified the row, when, and the evidence they kept."""
 
     verified_by: str = Field(min_length=1)
     verified_at: datetime
     evidence: str = Field(min_length=1, description="archived copy, hash or note that proves the answer")
+    source_record: SourceRecord | None = None
 
 
 def _check_url(url: str) -> str:

@@ -80,12 +80,14 @@ def page_text(html: str) -> str:
 
 
 async def fetch_pages(
-    urls: list[str], rewrite: Callable[[str], str], concurrency: int = 8, timeout: float = 20.0
+    urls: list[str],
+    rewrite: Callable[[str], str],
+    concurrency: int = 8,
+    timeout: float = 20.0,
+    user_agent: str = "bench-golden-verifier/1",
 ) -> dict[str, PageFetch]:
     semaphore = asyncio.Semaphore(concurrency)
-    async with httpx.AsyncClient(
-        timeout=timeout, follow_redirects=True, headers={"User-Agent": "bench-golden-verifier/1"}
-    ) as client:
+    async with httpx.AsyncClient(timeout=timeout, follow_redirects=True, headers={"User-Agent": user_agent}) as client:
 
         async def one(url: str) -> PageFetch:
             target = rewrite(url)
@@ -160,9 +162,14 @@ class _PageResult:
     snippet: str | None = None
 
 
-def verify_rows(rows: list[GoldenRow], rewrite: Callable[[str], str]) -> list[RowVerification]:
+def verify_rows(
+    rows: list[GoldenRow], rewrite: Callable[[str], str], contact: str | None = None
+) -> list[RowVerification]:
+    """Fetch every row's pages and check them. `contact` (the manifest's `golden.contact`) is
+    declared in the User-Agent, as EDGAR's fair-access rules require of every request to sec.gov."""
     urls = [u for r in rows for u in row_urls(r)]
-    pages = asyncio.run(fetch_pages(urls, rewrite))
+    agent = f"bench-golden-verifier/1 ({contact})" if contact else "bench-golden-verifier/1"
+    pages = asyncio.run(fetch_pages(urls, rewrite, user_agent=agent))
     return [check_row(r, pages) for r in rows]
 
 

@@ -53,10 +53,20 @@ from bench_assets.simulator.fresh_pages import SentinelRegistry, SimClock
 from bench_assets.simulator.fresh_pages import routes as sentinel_routes
 from bench_assets.simulator.index import Hit, SearchIndex, extract_page, styled_url, unit_hash
 from bench_assets.simulator.profiles import PROFILES, VendorProfile
+from bench_assets.simulator.registry_site import RegistrySite, registry_file
 from bench_assets.simulator.request import SimRequest
 from bench_assets.simulator.signup import SignupService
 
 SIM_PREFIX = "/h"
+# The registries' API hosts (their faults are planned under the registry's name, like a vendor's).
+REGISTRY_HOSTS = {
+    "www.rfc-editor.org": "rfc_editor",
+    "peps.python.org": "peps",
+    "export.arxiv.org": "arxiv",
+    "www.federalregister.gov": "federal_register",
+    "www.sec.gov": "sec_edgar",
+    "data.sec.gov": "sec_edgar",
+}
 
 
 def sim_key(vendor: str) -> str:
@@ -191,6 +201,7 @@ class Simulator:
     sentinels: SentinelRegistry = field(default_factory=SentinelRegistry)
     clock: SimClock = field(default_factory=SimClock)
     signup: SignupService = field(default_factory=SignupService.from_env)  # sign-up flows and issued keys
+    registries: RegistrySite = field(default_factory=RegistrySite)  # registries of golden truth and their pages
 
     def __post_init__(self) -> None:
         self.index = SearchIndex(self.corpus)
@@ -203,6 +214,7 @@ class Simulator:
     def search(self, vendor: str, query: str, n: int) -> list[Hit]:
         # Sentinel pages this vendor has indexed by the simulator's clock compete with the corpus.
         extra = self.sentinels.searchable(vendor, self.profiles[vendor], query, self.clock.now())
+        extra += self.registries.searchable(vendor, self.profiles[vendor], query)
         return self.index.search(query, vendor, self.profiles[vendor], max(0, min(n, 100)), extra_pages=extra)
 
     def result_url(self, vendor: str, page: Page) -> str:
@@ -213,7 +225,8 @@ class Simulator:
 
         if self._pages_by_url is None:
             self._pages_by_url = {normalize_url(p.url): p for p in self.corpus.pages.values()}
-        return self._pages_by_url.get(normalize_url(url)) or self.sentinels.page(url, self.clock.now())
+        found = self._pages_by_url.get(normalize_url(url)) or self.registries.page(url)
+        return found or self.sentinels.page(url, self.clock.now())
 
     def extract(self, vendor: str, page: Page) -> str:
         return extract_page(page, self.profiles[vendor])
@@ -427,6 +440,16 @@ def build_app(sim: Simulator, unauthorized: dict[str, Callable[[SimRequest], Res
         route = next((r for r in sim.routes if r.matches(request.method, host, path)), None)
         if route is not None:
             return await _serve_route(sim, hooks, route, request, host, path, body)
+        if request.method == "GET" and host in REGISTRY_HOSTS:  # a registry's API, with the fault injector
+            registry = REGISTRY_HOSTS[host]
+            key = request_key(SimRequest(registry, "GET", host, path, dict(request.query_params), {}, b""), None)
+
+            async def registry_api() -> Response:
+                found = registry_file(host, path)
+                return found if found is not None else JSONResponse({"error": "not found"}, status_code=404)
+
+            if registry_file(host, path) is not None or sim.page(f"https://{host}{path}") is None:
+                return await sim.faults.respond(registry, key, request.scope, registry_api)
         page = sim.page(f"https://{host}{path}")
         if page is not None and request.method == "GET":
             return HTMLResponse(page.render_html())

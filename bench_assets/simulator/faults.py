@@ -56,6 +56,7 @@ from starlette.applications import Starlette
 from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 
 from bench_assets.errors import BenchInputError
+from bench_assets.registries import available_registries
 from bench_assets.simulator.index import unit_hash
 from bench_assets.simulator.profiles import PROFILES
 from bench_assets.simulator.request import SimRequest
@@ -119,9 +120,12 @@ class FaultPlan(_Strict):
     @field_validator("vendors")
     @classmethod
     def _known_vendors(cls, vendors: dict[str, VendorFaults]) -> dict[str, VendorFaults]:
-        unknown = sorted(set(vendors) - set(PROFILES) - {"*"})
+        # registries of golden truth are faulted like vendors, under their own names
+        unknown = sorted(set(vendors) - set(PROFILES) - set(available_registries()) - {"*"})
         if unknown:
-            raise ValueError(f"unknown vendors {unknown}; known: {sorted(PROFILES)} or '*' for all")
+            raise ValueError(
+                f"unknown vendors {unknown}; known: {sorted(PROFILES)}, registries {sorted(available_registries())} or '*' for all"
+            )
         return vendors
 
     def for_vendor(self, vendor: str) -> VendorFaults | None:

@@ -346,6 +346,29 @@ _TABLES = (
         key=("snapshot_id", "row_id"),
     ),
     Table(
+        "registry_responses",
+        "one row per HTTP attempt to a registry of golden truth (every attempt is evidence; rows are re-derived from the final ones)",
+        columns(
+            ("snapshot_id", "VARCHAR"),
+            ("registry", "VARCHAR"),
+            ("request_key", "VARCHAR"),
+            ("attempt", "INTEGER"),
+            ("started_at", "TIMESTAMPTZ"),
+            ("latency_ms", "DOUBLE"),
+            ("request_json", "VARCHAR"),
+            ("http_status", "INTEGER"),
+            ("response_headers_json", "VARCHAR"),
+            ("body", "VARCHAR"),
+            ("body_sha256", "VARCHAR"),
+            ("transport_error", "VARCHAR"),
+            ("final", "BOOLEAN"),
+            ("outcome", "VARCHAR"),
+            ("records", "INTEGER"),
+            ("rejected_json", "VARCHAR"),
+        ),
+        key=("snapshot_id", "registry", "request_key", "attempt"),
+    ),
+    Table(
         "errata",
         "one row per change that made a new version of a published snapshot (an erratum applied, or a "
         "vendor's reply filed): the version it corrected and the version it created, recorded before "

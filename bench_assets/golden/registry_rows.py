@@ -1,0 +1,262 @@
+"""Golden rows made from registry records, and the keyed draw that picks a snapshot's rows.
+
+This is where truth is decided for registry-sourced rows: which facts of a record a row asserts.
+A record gives up to one row per task (search: its title or filing → its page; extract: the page's
+title and a phrase from its abstract, or a filing index page's accession number and dates;
+answer: a value the record states and its page shows). The draw is keyed by the split secret:
+records are taken per stratum in the order of HMAC(key, stratum, record id) until the stratum has
+its rows; the rest are the reserve that decoys and dead-row replacements come from.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from bench_assets.golden.registry_fetch import RegistryOutcome
+from bench_assets.golden.rows import AnswerTask, ExtractTask, GoldenRow, SearchTask, SourceRecord, Verification
+from bench_assets.manifest import Manifest, RegistrySpec
+from bench_assets.registries import get_registry, rfc_editor
+from bench_assets.registries import sec_edgar as edgar
+from bench_assets.registries.base import RegistryRecord
+
+XBRL_TOLERANCE = 0.005  # a filed value quoted to three or four significant figures is still the value
+
+
+def cohort_of(snapshot_id: str) -> str:
+    match = re.search(r"(20[0-9]{2})-(q[1-4])", snapshot_id)
+    return f"{match.group(1)}-{match.group(2)}" if match else snapshot_id
+
+
+def _slug(text: str) -> str:
+    """A row-id part for a record id: readable, and unique (a long id keeps a hash of the whole)."""
+    slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    return slug if len(slug) <= 48 else f"{slug[:40]}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"
+
+
+def first_sentence(text: str, words: int = 16) -> str:
+    """The opening words of a text's first sentence: a phrase a faithful extraction keeps."""
+    sentence = re.split(r"(?<=[.!?])\s", text.strip(), maxsplit=1)[0]
+    return " ".join(sentence.split()[:words]).rstrip(",;:")
+
+
+def _clip(text: str, limit: int = 300) -> str:
+    return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0]
+
+
+def record_tasks(record: RegistryRecord) -> dict[str, SearchTask | ExtractTask | AnswerTask]:
+    """The tasks a record supports, by task type (a record may support fewer than three)."""
+    f, url, name = record.fields, record.source_url, record.registry
+    if name == rfc_editor.NAME:
+        abstract = " ".join(p for p in f["abstract"] if p)
+        return {
+            "search": SearchTask(type="search", query=_clip(f["title"], 400), golden_urls=[url]),
+            **(
+                {
+                    "extract": ExtractTask(
+                        type="extract", url=url, title=f["title"], anchor_phrases=[first_sentence(abstract)]
+                    )
+                }
+                if abstract
+                else {}
+            ),
+            "answer": AnswerTask(
+                type="answer",
+                question=f'In which month and year was RFC {f["number"]}, "{_clip(f["title"])}", published?',
+                exact_answer=f"{f['month']} {f['year']}",
+                source_urls=[url],
+            ),
+        }
+    if name == "peps":
+        return {
+            "search": SearchTask(type="search", query=f"PEP {f['number']} {f['title']}", golden_urls=[url]),
+            "extract": ExtractTask(
+                type="extract", url=url, title=f["title"], anchor_phrases=[(f.get("author_names") or [f["authors"]])[0]]
+            ),
+            "answer": AnswerTask(
+                type="answer",
+                question=f"On what date was PEP {f['number']} ({f['title']}) created?",
+                exact_answer=f["created"],
+                source_urls=[url],
+            ),
+        }
+    if name == "arxiv":
+        return (
+            {
+                "search": SearchTask(type="search", query=_clip(f["title"], 400), golden_urls=[url]),
+                "extract": ExtractTask(
+                    type="extract", url=url, title=f["title"], anchor_phrases=[first_sentence(f["summary"])]
+                ),
+                "answer": AnswerTask(
+                    type="answer",
+                    question=f'Who is the first author of the arXiv paper "{_clip(f["title"])}"?',
+                    exact_answer=f["authors"][0],
+                    source_urls=[url],
+                ),
+            }
+            if f["authors"]
+            else {}
+        )
+    if name == "federal_register":
+        abstract = f.get("abstract") or ""
+        return {
+            "search": SearchTask(type="search", query=_clip(f["title"], 400), golden_urls=[url]),
+            "extract": ExtractTask(
+                type="extract", url=url, title=f["title"], anchor_phrases=[first_sentence(abstract)] if abstract else []
+            ),
+            "answer": AnswerTask(
+                type="answer",
+                question=f'What is the Federal Register document number of "{_clip(f["title"])}"?',
+                exact_answer=f["document_number"],
+                source_urls=[url],
+            ),
+        }
+    if name == edgar.NAME and "accessionNumber" in f:  # a filing
+        index = edgar.index_url(f["cik"], f["accessionNumber"])
+        return {
+            "search": SearchTask(
+                type="search",
+                query=f"{f['company']} {f['form']} for the period ended {f['reportDate']}",
+                golden_urls=[url, index],
+            ),
+            "extract": ExtractTask(
+                type="extract", url=index, anchor_phrases=[f["accessionNumber"], f["filingDate"], f["reportDate"]]
+            ),
+        }
+    if name == edgar.NAME:  # an XBRL fact
+        return {
+            "answer": AnswerTask(
+                type="answer",
+                question=f"What {f['label']} did {f['company']} report in its 10-K for fiscal year {f['fy']} "
+                f"(period ending {f['end']}), in {f['unit']}?",
+                number=float(f["val"]),
+                tolerance=XBRL_TOLERANCE,
+                source_urls=[url],
+            )
+        }
+    return {}
+
+
+@dataclass
+class StratumDraw:
+    """The draw of one registry's stratum: rows drawn, the reserve, and the counts an operator sees."""
+
+    registry: str
+    stratum: str
+    wanted: int
+    drawn: list[GoldenRow] = field(default_factory=list)
+    reserve: list[GoldenRow] = field(default_factory=list)
+    candidate_rows: int = 0
+    records: int = 0
+
+
+def _keyed(key: bytes, *parts: str) -> str:
+    return hmac.new(key, "\x1f".join(parts).encode(), hashlib.sha256).hexdigest()
+
+
+def record_rows(record: RegistryRecord, outcome: RegistryOutcome, spec: RegistrySpec, cohort: str) -> list[GoldenRow]:
+    registry = get_registry(record.registry)
+    at = outcome.retrieved_at[record.record_id]
+    source = SourceRecord(
+        registry=record.registry,
+        record_id=record.record_id,
+        record_sha256=record.sha256,
+        retrieved_at=at,
+        request_url=outcome.request_url[record.record_id],
+        tier=registry.tier,
+    )
+    verification = Verification(
+        verified_by=f"registry:{record.registry}",
+        verified_at=at,
+        evidence=f"{record.registry} record {record.record_id} (sha256 {record.sha256}) in registry_responses; "
+        f"tier {registry.tier}: {registry.tier_reason}. Its page is checked by golden_verifications.",
+        source_record=source,
+    )
+    base = f"{spec.stratum}-{_slug(record.record_id)}"
+    letter = {"search": "s", "extract": "x", "answer": "a"}
+    return [
+        GoldenRow(
+            id=f"{base}-{letter[kind]}",
+            cohort=cohort,
+            stratum=spec.stratum,
+            provenance="registry",
+            verification=verification,
+            task=task,
+        )
+        for kind, task in record_tasks(record).items()
+        if kind in spec.tasks and not (task.type == "extract" and not (task.title or task.anchor_phrases))
+    ]
+
+
+def draw_stratum(
+    outcome: RegistryOutcome, spec: RegistrySpec, default_rows: int, key: bytes, cohort: str
+) -> StratumDraw:
+    """The keyed draw of one registry's stratum (records in HMAC order, whole records first)."""
+    wanted = spec.rows or default_rows
+    draw = StratumDraw(outcome.registry, spec.stratum, wanted)
+    seen: set[str] = set()
+    ordered = sorted(outcome.records, key=lambda r: _keyed(key, "registry-draw", spec.stratum, r.record_id))
+    for record in ordered:
+        if record.record_id in seen:  # a record published twice (a follow-up asked again) counts once
+            continue
+        seen.add(record.record_id)
+        rows = record_rows(record, outcome, spec, cohort)
+        if not rows:
+            continue
+        draw.records += 1
+        draw.candidate_rows += len(rows)
+        room = wanted - len(draw.drawn)
+        draw.drawn.extend(rows[:room] if room > 0 else [])
+        draw.reserve.extend(rows[max(room, 0) :])
+    return draw
+
+
+def draw_registry_rows(manifest: Manifest, outcomes: Iterable[RegistryOutcome], key: bytes) -> list[StratumDraw]:
+    cohort = cohort_of(manifest.snapshot_id)
+    specs = manifest.golden.registries
+    return [draw_stratum(o, specs[o.registry], manifest.golden.rows_per_stratum, key, cohort) for o in outcomes]
+
+
+def split_reserve(draws: list[StratumDraw], key: bytes) -> tuple[list[GoldenRow], list[GoldenRow]]:
+    """The undrawn rows as two pools, by keyed order within each stratum: (decoys, candidates)."""
+    decoys, candidates = [], []
+    for draw in draws:
+        ordered = sorted(draw.reserve, key=lambda r: _keyed(key, "registry-reserve", draw.stratum, r.id))
+        decoys += ordered[0::2]
+        candidates += ordered[1::2]
+    return decoys, candidates
+
+
+def candidate_report(outcomes: list[RegistryOutcome], draws: list[StratumDraw]) -> list[dict]:
+    """Per registry: what it gave and what was drawn (asset metadata and the operator's check)."""
+    return [
+        {
+            "registry": o.registry,
+            "stratum": d.stratum,
+            "requests_ok": o.outcomes.get("ok", 0),
+            "requests_failed": o.failed_requests,
+            "failures": ", ".join(f"{k} {v}" for k, v in sorted(o.outcomes.items()) if k != "ok") or "—",
+            "records": d.records,
+            "records_rejected": len(o.rejected),
+            "candidate_rows": d.candidate_rows,
+            "wanted": d.wanted,
+            "drawn": len(d.drawn),
+        }
+        for o, d in zip(outcomes, draws)
+    ]
+
+
+@dataclass
+class RegistryGolden:
+    """A snapshot's registry-sourced rows and what each registry gave (for metadata and checks)."""
+
+    rows: list[GoldenRow]
+    report: list[dict]
+
+    @property
+    def silent_registries(self) -> list[str]:
+        """Registries that gave no candidate row (down, rate-limited, changed format, or empty)."""
+        return [r["registry"] for r in self.report if r["candidate_rows"] == 0]

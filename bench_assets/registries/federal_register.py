@@ -1,0 +1,66 @@
+"""The Federal Register API, `https://www.federalregister.gov/api/v1/documents.json` (API v1
+documentation): `{count, results: [document, ...]}`; each document is a record (document_number,
+title, type, abstract, publication_date, agencies, html_url). Asked for documents published in
+the last `days` days, so this stratum is new every snapshot. Pages: the record's `html_url`."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from bench_assets.registries.base import (
+    ParsedResponse,
+    Registry,
+    RegistryFormatError,
+    RegistryRecord,
+    RegistryRequest,
+    require,
+)
+
+NAME = "federal_register"
+API_URL = "https://www.federalregister.gov/api/v1/documents.json"
+REQUIRED = ("document_number", "title", "type", "html_url")
+FIELDS = ("document_number", "title", "type", "abstract", "publication_date", "agencies", "html_url")
+
+
+def requests(options: dict[str, Any]) -> list[RegistryRequest]:
+    since = (datetime.now(UTC).date() - timedelta(days=int(options.get("days", 7)))).isoformat()
+    params = {
+        "conditions[publication_date][gte]": since,
+        "order": "newest",
+        "per_page": str(options.get("per_page", 100)),
+        **{f"fields[{i}]": f for i, f in enumerate(FIELDS)},
+    }
+    return [RegistryRequest("documents", options.get("endpoint") or API_URL, params)]
+
+
+def parse(request: RegistryRequest, body: str) -> ParsedResponse:
+    try:
+        data = json.loads(body)
+    except json.JSONDecodeError as exc:
+        raise RegistryFormatError(f"the documents response is not JSON: {exc.msg} at {exc.pos}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("results"), list):
+        raise RegistryFormatError("the documents response has no `results` list")
+    out = ParsedResponse()
+    for doc in data["results"]:
+        if not isinstance(doc, dict):
+            out.rejected.append((None, "a result that is not an object"))
+            continue
+        missing = require(doc, REQUIRED)
+        if missing:
+            out.rejected.append((doc.get("document_number"), f"no {missing}"))
+            continue
+        raw = json.dumps(doc, sort_keys=True)
+        out.records.append(RegistryRecord(NAME, f"FR {doc['document_number']}", dict(doc), raw, doc["html_url"]))
+    return out
+
+
+REGISTRY = Registry(
+    NAME,
+    tier="T1",
+    tier_reason="the Federal Register is the official daily publication of US rules, proposed rules and notices",
+    max_rate_per_second=1.0,
+    requests=requests,
+    parse=parse,
+)

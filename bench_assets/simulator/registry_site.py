@@ -1,0 +1,252 @@
+"""The registries of golden truth, as the simulator serves them: their published files (the real
+extracts in `registry_extracts/`, see SOURCES.md there) at the registries' own hosts, and a page
+for every record at the URL the record points to, which the simulated vendors can find.
+
+The pages are renderings of the records (a PEP's page also carries the opening of its real
+reStructuredText source); they are not copies of the live pages, which the live verification
+fetches for real. Each page says so in its first paragraph.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from starlette.responses import Response
+
+from bench_assets.golden.planted import Page
+from bench_assets.metrics import normalize_url
+from bench_assets.registries import get_registry
+from bench_assets.registries import sec_edgar as edgar
+from bench_assets.registries.base import RegistryRecord, RegistryRequest
+from bench_assets.simulator.index import tokenize, unit_hash
+from bench_assets.simulator.profiles import VendorProfile
+
+EXTRACTS = Path(__file__).parent / "registry_extracts"
+RENDERED = "Simulated page rendered from the registry record (the live page is fetched in live mode)."
+SEARCH_SHARE = 0.6  # a registry page competes when it holds this share of the query's words
+
+# (host, path) -> (extract file, media type): each registry's published files at its own host
+FILES = {
+    ("www.rfc-editor.org", "/rfc-index.xml"): ("rfc_editor/rfc-index.xml", "application/xml"),
+    ("peps.python.org", "/api/peps.json"): ("peps/peps.json", "application/json"),
+    ("export.arxiv.org", "/api/query"): ("arxiv/query-all-GAN.atom", "application/atom+xml"),
+    ("www.federalregister.gov", "/api/v1/documents.json"): ("federal_register/documents.json", "application/json"),
+    ("www.sec.gov", "/files/company_tickers.json"): ("sec_edgar/company_tickers.json", "application/json"),
+}
+for _file in sorted((EXTRACTS / "sec_edgar" / "submissions").glob("CIK*.json")):
+    FILES[("data.sec.gov", f"/submissions/{_file.name}")] = (f"sec_edgar/submissions/{_file.name}", "application/json")
+for _file in sorted((EXTRACTS / "sec_edgar" / "companyfacts").glob("CIK*.json")):
+    FILES[("data.sec.gov", f"/api/xbrl/companyfacts/{_file.name}")] = (
+        f"sec_edgar/companyfacts/{_file.name}",
+        "application/json",
+    )
+
+
+def _records(name: str, path: str, key: str = "extract") -> list[RegistryRecord]:
+    registry = get_registry(name)
+    parse = (
+        edgar.parse_with({"forms": ["10-K", "10-Q", "10-K/A"], "concepts": _all_concepts()})
+        if name == edgar.NAME
+        else registry.parse
+    )
+    return parse(RegistryRequest(key, ""), (EXTRACTS / path).read_text(encoding="utf-8")).records
+
+
+def _all_concepts() -> list[str]:
+    out = []
+    for f in (EXTRACTS / "sec_edgar" / "companyfacts").glob("CIK*.json"):
+        for concepts in json.loads(f.read_text())["facts"].values():
+            out += list(concepts)
+    return out
+
+
+def _page(url: str, title: str, paragraphs: list[str], published: str = "2026-01-01") -> Page:
+    return Page(
+        url=url,
+        stratum="registry",
+        title=title,
+        paragraphs=(RENDERED, *paragraphs),
+        table_header=(),
+        table_rows=(),
+        golden=False,
+        published=published,
+    )
+
+
+def _pep_body(number: int) -> list[str]:
+    """The opening of the PEP's real source after its header block, paragraph by paragraph."""
+    path = EXTRACTS / "peps" / "pages" / f"pep-{number:04d}.rst"
+    if not path.exists():
+        return []
+    text = path.read_text(encoding="utf-8").split("\n\n", 1)[-1]
+    return [" ".join(p.split()) for p in text.split("\n\n") if p.strip() and not set(p.strip()) <= set("=-~")]
+
+
+@lru_cache(maxsize=1)
+def registry_pages() -> dict[str, Page]:
+    """A page for every record of every extract, by its canonical URL."""
+    pages: list[Page] = []
+    for r in _records("rfc_editor", "rfc_editor/rfc-index.xml"):
+        f = r.fields
+        pages.append(
+            _page(
+                r.source_url,
+                f"RFC {f['number']}: {f['title']}",
+                [
+                    f"Request for Comments: {f['number']}",
+                    f"{f['month']} {f['year']}",
+                    f"Authors: {', '.join(a for a in f['authors'] if a)}",
+                    f"Category: {f['current_status']}",
+                    "Abstract",
+                    *f["abstract"],
+                ],
+            )
+        )
+    for r in _records("peps", "peps/peps.json"):
+        f = r.fields
+        pages.append(
+            _page(
+                r.source_url,
+                f"PEP {f['number']} – {f['title']}",
+                [
+                    f"Author: {f['authors']}",
+                    f"Status: {f['status']}",
+                    f"Type: {f['type']}",
+                    f"Created: {f['created']}",
+                    *_pep_body(f["number"]),
+                ],
+            )
+        )
+    for r in _records("arxiv", "arxiv/query-all-GAN.atom"):
+        f = r.fields
+        pages.append(
+            _page(
+                r.source_url,
+                f"[{f['arxiv_id']}] {f['title']}",
+                [
+                    f"Authors: {', '.join(f['authors'])}",
+                    f"Abstract: {f['summary']}",
+                    f"Submitted on {f['published'][:10]}",
+                    f"Subjects: {f['primary_category']}",
+                ],
+            )
+        )
+    for r in _records("federal_register", "federal_register/documents.json"):
+        f = r.fields
+        pages.append(
+            _page(
+                r.source_url,
+                f["title"],
+                [f"Document Number: {f['document_number']}", f"Type: {f['type']}", "Summary", f.get("abstract") or ""],
+            )
+        )
+    for sub in sorted((EXTRACTS / "sec_edgar" / "submissions").glob("CIK*.json")):
+        for r in _records("sec_edgar", f"sec_edgar/submissions/{sub.name}", "submissions"):
+            d = r.fields
+            pages.append(
+                _page(
+                    r.source_url,
+                    f"{d['company']} {d['form']} {d['reportDate']}",
+                    [
+                        "UNITED STATES SECURITIES AND EXCHANGE COMMISSION",
+                        f"FORM {d['form']}",
+                        f"For the period ended {d['reportDate']}",
+                        d["company"] or "",
+                    ],
+                )
+            )
+            pages.append(
+                _page(
+                    edgar.index_url(d["cik"], d["accessionNumber"]),
+                    f"EDGAR Filing Documents for {d['accessionNumber']}",
+                    [
+                        f"Form {d['form']} - {d.get('primaryDocDescription') or ''}",
+                        f"SEC Accession No. {d['accessionNumber']}",
+                        f"Filing Date {d['filingDate']}",
+                        f"Period of Report {d['reportDate']}",
+                        f"{d['company']} (Filer) CIK: {edgar.cik10(d['cik'])}",
+                        d["primaryDocument"],
+                    ],
+                )
+            )
+    concepts: dict[str, list[dict]] = {}
+    for f in sorted((EXTRACTS / "sec_edgar" / "companyfacts").glob("CIK*.json")):
+        for r in _records("sec_edgar", f"sec_edgar/companyfacts/{f.name}", "companyfacts"):
+            concepts.setdefault(r.source_url, []).append(r.fields)
+    for url, facts in concepts.items():
+        head = facts[0]
+        pages.append(
+            _page(
+                url,
+                f"{head['company']} {head['label']} ({head['concept']}) XBRL facts",
+                [
+                    f"Fiscal year {x['fy']} (period ending {x['end']}): {x['label']} {x['val']} {x['unit']}, filed {x['filed']} "
+                    f"in a {x['form']} ({x['accn']})"
+                    for x in facts
+                ],
+            )
+        )
+    return {normalize_url(p.url): p for p in pages}
+
+
+@dataclass
+class RegistrySite:
+    """The registry hosts inside the simulator: their files, and pages the vendors can find."""
+
+    pages: dict[str, Page] = field(default_factory=registry_pages)
+    _tokens: dict[str, set[str]] = field(default_factory=dict)
+
+    def page(self, url: str) -> Page | None:
+        return self.pages.get(normalize_url(url))
+
+    def searchable(self, vendor: str, profile: VendorProfile, query: str) -> list[Page]:
+        """The registry pages in this vendor's index that hold most of the query's words."""
+        terms = set(tokenize(query))
+        if not terms:
+            return []
+        out = []
+        for page in self.pages.values():
+            tokens = self._tokens.get(page.url)
+            if tokens is None:
+                tokens = self._tokens[page.url] = set(tokenize(page.text()))
+            covered = unit_hash(vendor, "coverage", page.url) < profile.coverage
+            if covered and len(terms & tokens) / len(terms) >= SEARCH_SHARE:
+                out.append(page)
+        return out
+
+
+def registry_file(host: str, path: str) -> Response | None:
+    """A registry's published file (or EDGAR's companyconcept view of a companyfacts file), else None."""
+    found = FILES.get((host, path))
+    if found is not None:
+        return Response((EXTRACTS / found[0]).read_bytes(), media_type=found[1])
+    if host == "data.sec.gov" and path.startswith("/api/xbrl/companyconcept/"):
+        return _company_concept(path)
+    return None
+
+
+def _company_concept(path: str) -> Response | None:
+    """EDGAR's companyconcept API: one concept's facts, as found in the companyfacts file."""
+    parts = path.removesuffix(".json").split("/")  # ['', 'api', 'xbrl', 'companyconcept', CIK, taxonomy, concept]
+    if len(parts) != 7:
+        return None
+    facts_file = EXTRACTS / "sec_edgar" / "companyfacts" / f"{parts[4]}.json"
+    if not facts_file.exists():
+        return None
+    data = json.loads(facts_file.read_text())
+    concept = data["facts"].get(parts[5], {}).get(parts[6])
+    if concept is None:
+        return None
+    body = {
+        "cik": data["cik"],
+        "taxonomy": parts[5],
+        "tag": parts[6],
+        "label": concept["label"],
+        "description": concept["description"],
+        "entityName": data["entityName"],
+        "units": concept["units"],
+    }
+    return Response(json.dumps(body), media_type="application/json")

@@ -1,0 +1,197 @@
+"""A registry-sourced snapshot end to end on the embedded default, and the registries' bad input.
+
+The simulator serves the real registry extracts (bench_assets/simulator/registry_extracts) at the
+registries' hosts and a page for every record; golden rows are drawn from them, verified against
+the pages, split, fetched from simulated vendors, scored and published. A registry that is down,
+rate-limits, changes its format or returns a record without a required field is recorded in
+`registry_responses` and gives no row; the other registries' rows are drawn as usual.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import ClassVar
+
+import dagster as dg
+import httpx
+import pytest
+
+from bench_assets_tests.helpers import (
+    GOLDEN_STAGES,
+    make_home,
+    materialize,
+    run_whole_snapshot,
+    warehouse_rows,
+)
+
+SNAPSHOT = "registry_search-2026-q4"
+VENDORS = ["serper", "exa"]
+REGISTRIES = {
+    "sec_edgar": {"stratum": "sec_filings", "rows": 12, "options": {"tickers": ["TSLA"], "fact_tickers": ["SNOW"]}},
+    "rfc_editor": {"stratum": "ietf_rfcs", "rows": 12},
+    "peps": {"stratum": "python_peps", "rows": 12},
+    "arxiv": {"stratum": "arxiv_papers", "rows": 9, "options": {"search_query": "all:GAN", "max_results": 10}},
+    "federal_register": {"stratum": "federal_register", "rows": 3, "options": {"days": 7}},
+}
+
+
+def registry_manifest(registries=None, mix=True):
+    def edit(data):
+        data["snapshot_id"] = SNAPSHOT
+        data["golden"] = {
+            "source": "registry",
+            "rows_per_stratum": 9,
+            "contact": "bench-ops@example.org",
+            "registries": registries or REGISTRIES,
+            "mix": [{"source": "planted_demo", "strata": ["finance"], "rows_per_stratum": 15}] if mix else [],
+        }
+        data["decoys"] = {"source": "registry", "ratio": 1.0}
+        data["candidates"] = {"source": "registry"}
+
+    return edit
+
+
+@pytest.fixture(scope="module")
+def registry_run(tmp_path_factory, simulator):
+    httpx.post(f"{simulator.base_url}/_sim/faults", json={}, timeout=5)
+    home = make_home(tmp_path_factory.mktemp("registry"), VENDORS, snapshot=SNAPSHOT, edit=registry_manifest())
+    with dg.instance_for_test() as instance:
+        run_whole_snapshot(instance, home, simulator.base_url, VENDORS, snapshot=SNAPSHOT)
+        yield home
+
+
+def test_registry_rows_are_drawn_with_provenance_and_verified(registry_run):
+    home = registry_run
+    rows = warehouse_rows(home, "SELECT stratum, provenance, task_type, verification_json FROM golden_rows")
+    strata = {r[0] for r in rows}
+    assert {"sec_filings", "ietf_rfcs", "python_peps", "arxiv_papers", "federal_register", "finance"} <= strata
+    registry = [r for r in rows if r[1] == "registry"]
+    assert {r[2] for r in registry} == {"search", "extract", "answer"}
+    for _, _, _, verification in registry:
+        source = json.loads(verification)["source_record"]
+        assert source["tier"] in ("T1", "T2") and len(source["record_sha256"]) == 64 and source["record_id"]
+    assert {r[1] for r in rows if r[0] == "finance"} == {"planted"}  # mixed sources, strata per source
+    failed = warehouse_rows(home, "SELECT row_id, failures_json FROM golden_verifications WHERE NOT passed")
+    assert failed == [] or (all(r[0] for r in failed) and False), failed
+    archived = warehouse_rows(home, "SELECT registry, outcome FROM registry_responses WHERE final")
+    assert {r[0] for r in archived} == set(REGISTRIES) and {r[1] for r in archived} == {"ok"}
+
+
+def test_registry_snapshot_scores_and_publishes(registry_run):
+    home = registry_run
+    board = json.loads((home / "data" / "publish" / SNAPSHOT / "leaderboard.json").read_text())
+    scored = {e["vendor"]: e for e in board["vendors"] if e["status"] == "scored"}
+    assert set(scored) == set(VENDORS)
+    by_stratum = warehouse_rows(
+        home,
+        "SELECT stratum, avg(CASE WHEN hit_at_10 THEN 1 ELSE 0 END) FROM row_scores "
+        "WHERE task_type = 'search' GROUP BY stratum ORDER BY stratum",
+    )
+    print("hit@10 by stratum", by_stratum)
+    registry_hits = [v for s, v in by_stratum if s != "finance"]
+    assert sum(registry_hits) / len(registry_hits) > 0.3  # the vendors' indexes find registry pages
+
+
+def test_redrawing_reuses_the_archive(registry_run, simulator, sim_logs):
+    home = registry_run
+    before = warehouse_rows(home, "SELECT row_id FROM golden_rows ORDER BY row_id")
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
+        materialize(instance, home, simulator.base_url, ("golden_rows",), SNAPSHOT)
+    assert warehouse_rows(home, "SELECT row_id FROM golden_rows ORDER BY row_id") == before
+    asked = [r for r in sim_logs.requests() if r["host"] in ("www.rfc-editor.org", "peps.python.org")]
+    assert asked == []  # re-derived from registry_responses, nothing fetched again
+
+
+# ##### BAD INPUT: every failure is evidence, and its rows are not drawn
+
+
+class _Registry(BaseHTTPRequestHandler):
+    """A local registry answering with what a test sets: (status, body) by path."""
+
+    answers: ClassVar[dict[str, tuple[int, str]]] = {}
+
+    def do_GET(self):
+        status, body = self.answers.get(self.path.split("?")[0], (404, "{}"))
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(body.encode())
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture()
+def local_registry():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Registry)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+def _golden(tmp_path, simulator, registries, faults=None):
+    httpx.post(f"{simulator.base_url}/_sim/faults", json=faults or {}, timeout=5)
+    home = make_home(tmp_path, VENDORS, snapshot=SNAPSHOT, edit=registry_manifest(registries, mix=False))
+    try:
+        with dg.instance_for_test() as instance:
+            instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
+            result = materialize(instance, home, simulator.base_url, GOLDEN_STAGES[:2], SNAPSHOT, raise_on_error=False)
+    finally:
+        httpx.post(f"{simulator.base_url}/_sim/faults", json={}, timeout=5)
+    return home, result
+
+
+def test_a_registry_down_or_rate_limiting_is_evidence_and_others_are_drawn(tmp_path, simulator):
+    faults = {"seed": "down", "vendors": {"peps": {"server_error": 1.0}, "arxiv": {"rate_limited": 1.0}}}
+    home, result = _golden(tmp_path, simulator, REGISTRIES, faults)
+    assert result.success
+    outcomes = dict(warehouse_rows(home, "SELECT registry, outcome FROM registry_responses WHERE final"))
+    assert outcomes["peps"].startswith("http_5") and outcomes["arxiv"] == "rate_limited"
+    attempts = warehouse_rows(home, "SELECT count(*) FROM registry_responses WHERE registry = 'peps'")[0][0]
+    assert attempts == 3  # retried, each attempt kept
+    strata = {r[0] for r in warehouse_rows(home, "SELECT DISTINCT stratum FROM golden_rows")}
+    assert "python_peps" not in strata and "arxiv_papers" not in strata and "ietf_rfcs" in strata
+    checks = [
+        e.asset_check_evaluation_data
+        for e in result.all_events
+        if e.event_type_value == "ASSET_CHECK_EVALUATION"
+        and e.asset_check_evaluation_data.check_name == "every_registry_gave_candidates"
+    ]
+    assert checks and not checks[0].passed
+    meta = next(m for m in result.asset_materializations_for_node("golden_rows")).metadata
+    report = {r["registry"]: r for r in meta["registry_candidates_json"].value}
+    assert report["peps"]["candidate_rows"] == 0 and report["rfc_editor"]["candidate_rows"] > 0
+
+
+def test_a_changed_format_or_a_record_without_a_field_is_not_drawn(tmp_path, simulator, local_registry):
+    peps = json.loads(
+        (
+            __import__("pathlib").Path(__file__).parents[2] / "bench_assets/simulator/registry_extracts/peps/peps.json"
+        ).read_text()
+    )
+    del peps["8"]["title"]  # a record without a required field
+    _Registry.answers = {
+        "/peps.json": (200, json.dumps(peps)),
+        "/rfc-index.xml": (200, '{"the index": "is JSON now"}'),  # the format changed
+    }
+    registries = {
+        "peps": {"stratum": "python_peps", "rows": 200, "options": {"endpoint": f"{local_registry}/peps.json"}},
+        "rfc_editor": {"stratum": "ietf_rfcs", "options": {"endpoint": f"{local_registry}/rfc-index.xml"}},
+    }
+    home, result = _golden(tmp_path, simulator, registries)
+    assert result.success
+    final = {
+        r[0]: r[1:]
+        for r in warehouse_rows(
+            home, "SELECT registry, outcome, records, rejected_json FROM registry_responses WHERE final"
+        )
+    }
+    assert final["rfc_editor"][0] == "format_changed"
+    assert final["peps"][0] == "ok" and final["peps"][1] == 31
+    assert ["PEP 8", "no title"] in json.loads(final["peps"][2])
+    ids = {r[0] for r in warehouse_rows(home, "SELECT row_id FROM golden_rows")}
+    assert not any("pep-8-" in i for i in ids) and any("pep-9-" in i for i in ids)
