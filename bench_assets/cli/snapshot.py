@@ -30,6 +30,7 @@ def golden_rows_for(snapshot_id: str) -> list[GoldenRow]:
     if manifest.golden.source == "planted_demo":
         return demo_golden_rows(rows_per_stratum=manifest.golden.rows_per_stratum)
     private = Path(os.environ.get("BENCH_PRIVATE_DIR") or bench_home() / "data" / "private")
+    assert manifest.golden.path is not None  # GoldenSource requires a path for a file source
     return load_golden_file(private / manifest.golden.path)
 
 

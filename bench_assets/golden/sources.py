@@ -20,5 +20,6 @@ def golden_source_rows(manifest: Manifest, private_dir: Path) -> tuple[Path, lis
         path = private_dir / "golden" / f"{manifest.snapshot_id}.jsonl"
         dump_golden_rows(demo_golden_rows(rows_per_stratum=manifest.golden.rows_per_stratum), path)
     else:
+        assert manifest.golden.path is not None  # GoldenSource requires a path for a file source
         path = private_dir / manifest.golden.path
     return path, load_numbered_golden_file(path)
