@@ -91,7 +91,9 @@ class VendorSpec(_Strict):
     @classmethod
     def _default_key_env(cls, data: object) -> object:
         """Without a `key_env`, the key is read from the adapter's usual variable."""
-        adapter = data.get("adapter") if isinstance(data, dict) else None
+        if not isinstance(data, dict):
+            return data
+        adapter = data.get("adapter")
         if isinstance(adapter, str) and adapter in available_adapters() and data.get("key_env") is None:
             return {**data, "key_env": default_key_env(adapter)}
         return data
@@ -120,7 +122,7 @@ class VendorSpec(_Strict):
                 raise ValueError(f"rate limit of {cap!r} must be positive")
         return limits
 
-    def rate_limit(self, capability: str) -> float:
+    def rate_limit(self, capability: Literal["search", "extract"]) -> float:
         """The pace of one endpoint: its own limit where the vendor documents one, never above the
         account's (so lowering `rate_limit_per_second` slows every endpoint)."""
         return min(self.capability_rate_limits.get(capability, self.rate_limit_per_second), self.rate_limit_per_second)

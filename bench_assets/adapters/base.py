@@ -13,7 +13,7 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, overload
 from urllib.parse import quote, quote_plus
 
 Capability = Literal["search", "extract"]
@@ -71,6 +71,10 @@ def _secret_forms(secret: str) -> frozenset[str]:
     return frozenset(f for f in forms if len(f) >= MIN_SCRUBBED_SECRET)
 
 
+@overload
+def scrub_secrets(text: str, secrets: Iterable[str]) -> str: ...
+@overload
+def scrub_secrets(text: str | None, secrets: Iterable[str]) -> str | None: ...
 def scrub_secrets(text: str | None, secrets: Iterable[str]) -> str | None:
     """`text` with every form of every secret (see `_secret_forms`) replaced by "<redacted>",
     and a trailing fragment that begins one (a message cut short) as well. URL escapes match in
@@ -147,7 +151,7 @@ class Adapter:
     implement `build` and `parse_ok`; most override `error_class` to map the vendor's codes."""
 
     name: ClassVar[str]
-    capabilities: ClassVar[frozenset[str]]
+    capabilities: ClassVar[frozenset[Capability]]
     version: ClassVar[str] = "1"
 
     def build(self, task: VendorTask, endpoint: str, api_key: str, options: dict[str, Any]) -> HttpRequest:
@@ -239,7 +243,7 @@ def results_from(
     published_key: str | None = None,
 ) -> tuple[NormalizedResult, ...]:
     """Build normalized results from a list of dicts, skipping items with no URL."""
-    out = []
+    out: list[NormalizedResult] = []
     for item in items:
         url = item.get(url_key)
         if not isinstance(url, str) or not url:

@@ -9,7 +9,9 @@ from bench_assets.adapters.base import Adapter, HttpRequest, NormalizedResult, P
 
 def _text(item: dict[str, Any]) -> str | None:
     """The snippet text of a web or news result: description plus snippets (or highlights)."""
-    contents = item.get("contents") if isinstance(item.get("contents"), dict) else {}
+    contents = item.get("contents")
+    if not isinstance(contents, dict):
+        contents = {}
     parts = [item.get("description"), *(item.get("snippets") or []), *(contents.get("highlights") or [])]
     text = "\n".join(p for p in parts if isinstance(p, str) and p)
     return text or None
@@ -37,7 +39,7 @@ class YoucomAdapter(Adapter):
             # A JSON array of {url, title, html, markdown, metadata}; one entry per requested URL.
             if not isinstance(body, list):
                 raise TypeError("contents response is not a list")
-            results = []
+            results: list[NormalizedResult] = []
             for item in body:
                 content = item.get("markdown") or item.get("html")
                 if isinstance(item.get("url"), str) and isinstance(content, str) and content:

@@ -40,7 +40,7 @@ from aiosmtpd.controller import Controller
 
 from bench_assets.adapters import get_adapter
 from bench_assets.adapters.base import MalformedResponse, VendorTask
-from bench_assets.agent_ready.records import TrialRecord, TrialStep, load_hand_entered
+from bench_assets.agent_ready.records import Method, Outcome, TrialMode, TrialRecord, TrialStep, load_hand_entered
 from bench_assets.manifest import Manifest
 
 DEVICE_GRANT_TYPE = "urn:ietf:params:oauth:grant-type:device_code"
@@ -279,7 +279,7 @@ class Mailbox:
             while True:
                 for rcpts, raw in self._collector.messages:
                     if address.lower() in rcpts:
-                        return email.message_from_bytes(raw, policy=email.policy.default)  # type: ignore[return-value]
+                        return email.message_from_bytes(raw, policy=email.policy.default)
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return None
@@ -301,37 +301,37 @@ def register_mailbox_with_simulator(sim_base: str, mailbox: Mailbox) -> None:
 @dataclass
 class _Trial:
     vendor: str
-    method: str
+    method: Method
     snapshot_id: str
-    mode: str
+    mode: TrialMode
     evidence: Evidence
     started_at: datetime
     key: str | None = None
 
-    def done(self, outcome: str, reason: str) -> TrialRecord:
+    def done(self, outcome: Outcome, reason: str) -> TrialRecord:
         finished = datetime.now(UTC)
         return TrialRecord(
             trial_id=f"{self.vendor}-{self.method}-{self.started_at:%Y%m%dT%H%M%S}-{secrets.token_hex(3)}",
             snapshot_id=self.snapshot_id,
             vendor=self.vendor,
-            method=self.method,  # type: ignore[arg-type]
+            method=self.method,
             mode=self.mode,
             recorded_by="harness",
-            trial_date=self.started_at.date(),  # type: ignore[arg-type]
+            trial_date=self.started_at.date(),
             started_at=self.started_at,
             finished_at=finished,
-            outcome=outcome,  # type: ignore[arg-type]
+            outcome=outcome,
             reason=reason,
             key_fingerprint=hashlib.sha256(self.key.encode()).hexdigest()[:12] if self.key else None,
             steps=self.evidence.final_steps(),
         )
 
 
-def _start(vendor: str, method: str, snapshot_id: str, mode: str) -> _Trial:
+def _start(vendor: str, method: Method, snapshot_id: str, mode: TrialMode) -> _Trial:
     return _Trial(vendor, method, snapshot_id, mode, Evidence(), datetime.now(UTC))
 
 
-def _human_step(page: str) -> str | None:
+def _human_step(page: str) -> Outcome | None:
     if CAPTCHA_MARKERS.search(page):
         return "captcha_required"
     if CARD_MARKERS.search(page):
@@ -379,7 +379,7 @@ def run_device_code_trial(
     *,
     resolve: Resolve = _identity,
     snapshot_id: str = "",
-    mode: str = "simulated",
+    mode: TrialMode = "simulated",
     max_polls: int = 100,
     sleep: Callable[[float], None] = time.sleep,
 ) -> TrialRecord:
@@ -452,7 +452,7 @@ def run_otp_email_trial(
     *,
     resolve: Resolve = _identity,
     snapshot_id: str = "",
-    mode: str = "simulated",
+    mode: TrialMode = "simulated",
     mail_timeout: float = 10.0,
 ) -> TrialRecord:
     """Obtain a key by e-mail one-time code: the agent signs up with an address of its own mailbox."""
@@ -519,7 +519,7 @@ def run_keyless_trial(
     *,
     resolve: Resolve = _identity,
     snapshot_id: str = "",
-    mode: str = "simulated",
+    mode: TrialMode = "simulated",
     evidence_url: str | None = None,
 ) -> TrialRecord:
     """One search with no key at all, as the vendor documents it (e.g. Tavily's keyless mode)."""
@@ -549,7 +549,7 @@ def run_planned_trials(
     resolve: Resolve,
     *,
     snapshot_id: str,
-    mode: str,
+    mode: TrialMode,
     mailbox: Mailbox | None = None,
     workers: int = 4,
 ) -> list[TrialRecord]:

@@ -21,7 +21,7 @@ import json
 from datetime import UTC, datetime
 from datetime import date as Date
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import pandas as pd
 import yaml
@@ -32,11 +32,29 @@ from bench_assets.manifest import _line_of
 from bench_assets.storage.warehouse import Warehouse
 
 Method = Literal["otp_email", "device_code", "keyless", "x402", "manual"]
+TrialMode = Literal["simulated", "live"]
 KEY_METHODS = ("otp_email", "device_code")
 ROUTE_METHODS = ("keyless", "x402")
 
+Outcome = Literal[
+    "key_works",
+    "captcha_required",
+    "card_required",
+    "login_required",
+    "access_denied",
+    "expired_token",
+    "signup_rejected",
+    "not_offered",
+    "no_email",
+    "key_rejected",
+    "flow_error",
+    "human_required",
+    "route_works",
+    "route_failed",
+    "route_documented",
+]
 # Every outcome, what it means, and the methods it can follow.
-OUTCOMES: dict[str, tuple[str, tuple[str, ...]]] = {
+OUTCOMES: dict[Outcome, tuple[str, tuple[str, ...]]] = {
     "key_works": ("a key was issued with no human and answered a search", KEY_METHODS),
     "captcha_required": ("the flow needs a CAPTCHA solved by a human", KEY_METHODS),
     "card_required": ("the flow needs a payment card before a key works", KEY_METHODS),
@@ -53,7 +71,7 @@ OUTCOMES: dict[str, tuple[str, tuple[str, ...]]] = {
     "route_failed": ("the no-human route did not answer a search", ROUTE_METHODS),
     "route_documented": ("the vendor documents the route; it was not trialled", ROUTE_METHODS),
 }
-Outcome = Literal[tuple(OUTCOMES)]  # type: ignore[valid-type]
+assert tuple(OUTCOMES) == get_args(Outcome)  # one entry per outcome, in the same order
 METHOD_LABELS = {
     "otp_email": "OTP e-mail",
     "device_code": "device code",
@@ -84,7 +102,7 @@ class TrialRecord(BaseModel):
     snapshot_id: str
     vendor: str
     method: Method
-    mode: Literal["simulated", "live"]
+    mode: TrialMode
     recorded_by: Literal["harness", "hand"]
     trial_date: Date
     started_at: datetime | None = None
@@ -128,7 +146,7 @@ class HandEnteredTrial(BaseModel):
 
     @field_validator("outcome")
     @classmethod
-    def _fits_method(cls, outcome: str, info: ValidationInfo) -> str:
+    def _fits_method(cls, outcome: Outcome, info: ValidationInfo) -> Outcome:
         method = info.data.get("method")
         allowed = OUTCOMES[outcome][1]
         if method is not None and method not in allowed:

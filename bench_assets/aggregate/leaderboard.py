@@ -227,14 +227,14 @@ def build_leaderboard(
         e["position"], e["rank_group"] = position, g
         # an undefined ranking figure has no interval, hence no rank range (it sorts last)
         e["rank_range"] = {"best": r[0], "worst": r[1]} if r else None
-    for e in manifest.excluded:
+    for excluded in manifest.excluded:
         entries.append(
             {
-                "vendor": e.vendor,
+                "vendor": excluded.vendor,
                 "status": "excluded",
-                "reason": e.reason,
-                "reason_code": e.reason_code,
-                "evidence": e.evidence,
+                "reason": excluded.reason,
+                "reason_code": excluded.reason_code,
+                "evidence": excluded.evidence,
                 "metrics": {},
                 "headline_eligible": False,
                 "reasons": ["excluded: never called, never scored"],

@@ -37,7 +37,8 @@ def _materializer(
         result = materialize(names, partition_key, launched_by)
         if not result.success:
             failure = next((e for e in result.all_events if e.event_type_value == "STEP_FAILURE"), None)
-            detail = failure.event_specific_data.error.message.strip() if failure else "see the run in the Dagster UI"
+            error = failure.step_failure_data.error if failure else None
+            detail = error.message.strip() if error else "see the run in the Dagster UI"
             raise SystemExit(f"materializing {', '.join(names)} for {partition_key} failed: {detail}")
 
     def vendor_key(snapshot: str, vendor: str) -> dg.MultiPartitionKey:

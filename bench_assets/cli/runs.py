@@ -12,7 +12,7 @@ import dagster as dg
 
 from bench_assets.cli.home import bench_home
 from bench_assets.definitions import unbound_assets
-from bench_assets.defs.partitions import snapshots_partitions_def
+from bench_assets.defs.partitions import SNAPSHOTS_PARTITIONS_NAME
 from bench_assets.defs.resources import BenchPaths, VendorGateway, vendor_keys_from_env, warehouse_from_env
 from bench_assets.manifest import load_manifest
 
@@ -79,5 +79,5 @@ def register_snapshot(snapshot_id: str) -> None:
     """Add the snapshot as a `snapshots` partition (its manifest must validate first)."""
     load_manifest(bench_home() / "data" / "snapshots" / snapshot_id / "manifest.yaml")  # a bad manifest fails here
     instance = dg.DagsterInstance.get()
-    if not instance.has_dynamic_partition(snapshots_partitions_def.name, snapshot_id):
-        instance.add_dynamic_partitions(snapshots_partitions_def.name, [snapshot_id])
+    if not instance.has_dynamic_partition(SNAPSHOTS_PARTITIONS_NAME, snapshot_id):
+        instance.add_dynamic_partitions(SNAPSHOTS_PARTITIONS_NAME, [snapshot_id])

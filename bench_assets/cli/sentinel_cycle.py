@@ -4,8 +4,10 @@ and execute the runs it requests with the real probe job (`bench demo`, and the 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 import dagster as dg
 
@@ -19,7 +21,7 @@ class ScheduleTick:
 
     tick: datetime
     skip_message: str | None
-    run_keys: list[str]
+    run_keys: list[str | None]
     runs: list[dg.ExecuteInProcessResult]  # executed for this tick (a run key already launched is not re-run)
 
 
@@ -57,7 +59,9 @@ class ProbeDaemon:
             data = self.schedule.evaluate_tick(context)
         return list(data.run_requests or []), data.skip_message
 
-    def _execute(self, partition_key: str, run_config: dict, tags: dict[str, str]) -> dg.ExecuteInProcessResult:
+    def _execute(
+        self, partition_key: str | None, run_config: Mapping[str, Any], tags: dict[str, str]
+    ) -> dg.ExecuteInProcessResult:
         # A run request's config carries empty sections (loggers: {}); they must not undo the caller's.
         run_config = {**self.quiet, **{k: v for k, v in run_config.items() if v}}
         return self.job.execute_in_process(

@@ -34,6 +34,7 @@ def golden_rows_for(snapshot_id: str) -> list[GoldenRow]:
         path = drawn / f"{snapshot_id}.jsonl"
         return load_golden_file(path) if path.exists() else []
     private = Path(os.environ.get("BENCH_PRIVATE_DIR") or bench_home() / "data" / "private")
+    assert manifest.golden.path is not None  # GoldenSource requires a path for a file source
     return load_golden_file(private / manifest.golden.path)
 
 

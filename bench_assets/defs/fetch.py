@@ -70,7 +70,8 @@ def vendor_responses(
             "spend_ceiling_stops": stats.ceiling_stops,
             "wall_seconds": round(stats.wall_seconds, 2),
             "final_status_counts": dg.MetadataValue.json(status_counts.to_dict()),
-            "endpoints": dg.MetadataValue.json(spec.endpoints),
+            # a copy typed by its items: Mapping's key type is invariant, and these keys are Literals
+            "endpoints": dg.MetadataValue.json(dict(spec.endpoints.items())),
             "plan": spec.plan,
         }
     )

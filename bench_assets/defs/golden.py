@@ -7,7 +7,7 @@ import dagster as dg
 import pandas as pd
 
 from bench_assets.defs.errors import reports_bench_errors
-from bench_assets.defs.partitions import snapshots_partitions_def
+from bench_assets.defs.partitions import SNAPSHOTS_PARTITIONS_NAME, snapshots_partitions_def
 from bench_assets.defs.resources import (
     BenchPaths,
     VendorGateway,
@@ -130,7 +130,7 @@ def golden_verifications(
     # Dagster's event log is not the private store: public rows by id, holdout rows (and rows not
     # yet split: verification comes first) only as counts; the rest stays in DuckDB
     public, counts = failure_report(results, {r.id: r.stratum for r in rows}, warehouse.split(snapshot_id))
-    details = (
+    details: dict[str, dg.MetadataValue | str] = (
         {"failed_rows": "none"}
         if not failed
         else {
@@ -264,7 +264,7 @@ def dead_rows_schedule(duckdb: WarehouseResource) -> dg.ScheduleDefinition:
     def dead_rows_daily(context: dg.ScheduleEvaluationContext) -> list[dg.RunRequest] | dg.SkipReason:
         tick = context.scheduled_execution_time or datetime.now(UTC)
         try:
-            known = set(context.instance.get_dynamic_partitions(snapshots_partitions_def.name))
+            known = set(context.instance.get_dynamic_partitions(SNAPSHOTS_PARTITIONS_NAME))
         except dg.DagsterInvariantViolationError:  # evaluated without an instance: launch what the warehouse says
             known = None
         requests = dead_row_run_requests(duckdb, tick.date(), known)

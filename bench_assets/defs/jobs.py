@@ -37,7 +37,7 @@ def backfill_params(asset_keys: list[dg.AssetKey], partition_keys: list[str]) ->
     """The GraphQL `LaunchBackfillParams` the UI's "Launch backfill" sends for a selection: its
     assets and partitions of its root (`launchPartitionBackfill`; the daemon runs the backfill)."""
     return {
-        "assetSelection": [{"path": list(k.path)} for k in sorted(asset_keys, key=lambda k: k.path)],
+        "assetSelection": [{"path": list(k.path)} for k in sorted(asset_keys, key=lambda k: tuple(k.path))],
         "partitionNames": list(partition_keys),
         "title": f"backfill {', '.join(partition_keys)}",
     }

@@ -9,7 +9,9 @@ from bench_assets.adapters import available_adapters
 # partition of a vendor the manifest does not configure records that and calls nothing.
 VENDORS = sorted(available_adapters())
 
-snapshots_partitions_def = dg.DynamicPartitionsDefinition(name="snapshots")
+# The name the instance keys the snapshot partitions by (`DynamicPartitionsDefinition.name` is Optional).
+SNAPSHOTS_PARTITIONS_NAME = "snapshots"
+snapshots_partitions_def = dg.DynamicPartitionsDefinition(name=SNAPSHOTS_PARTITIONS_NAME)
 vendors_partitions_def = dg.StaticPartitionsDefinition(VENDORS)
 snapshot_vendor_partitions_def = dg.MultiPartitionsDefinition(
     {"snapshot": snapshots_partitions_def, "vendor": vendors_partitions_def}
@@ -17,5 +19,5 @@ snapshot_vendor_partitions_def = dg.MultiPartitionsDefinition(
 
 
 def snapshot_and_vendor(context: dg.AssetExecutionContext) -> tuple[str, str]:
-    keys = context.partition_key.keys_by_dimension  # type: ignore[union-attr]
+    keys = context.partition_key.keys_by_dimension
     return keys["snapshot"], keys["vendor"]

@@ -27,7 +27,7 @@ def _failure_classes_md(board: dict[str, Any]) -> str:
 def _chart_previews(out_dir: Path, board: dict[str, Any], observations: dict) -> dict[str, dg.MetadataValue]:
     """The published charts inside markdown (SVG as a data URI, which the Dagster UI's markdown
     allows for images), so an operator sees them without leaving the UI."""
-    out = {}
+    out: dict[str, dg.MetadataValue] = {}
     for chart in charts.site_charts(board, observations):
         path = out_dir / "charts" / f"{chart.name}.svg"
         if path.exists():

@@ -6,7 +6,7 @@ import dagster as dg
 import pandas as pd
 
 from bench_assets.defs.errors import reports_bench_errors
-from bench_assets.defs.partitions import snapshots_partitions_def
+from bench_assets.defs.partitions import SNAPSHOTS_PARTITIONS_NAME, snapshots_partitions_def
 from bench_assets.defs.resources import BenchPaths, WarehouseResource, bench_paths_from_env
 from bench_assets.errors import BenchInputError
 from bench_assets.manifest import load_manifest, manifest_sha256
@@ -84,7 +84,7 @@ def snapshot_sensor(paths: BenchPaths) -> dg.SensorDefinition:
         "reported, file and field, and registered once fixed. Running by default.",
     )
     def snapshot_manifests(context: dg.SensorEvaluationContext) -> dg.SensorResult | dg.SkipReason:
-        registered = set(context.instance.get_dynamic_partitions(snapshots_partitions_def.name))
+        registered = set(context.instance.get_dynamic_partitions(SNAPSHOTS_PARTITIONS_NAME))
         new, problems = manifest_review(paths, registered)
         for snapshot_id, problem in problems.items():
             context.log.warning(f"{snapshot_id} not registered: {problem}")

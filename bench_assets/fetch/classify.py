@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from bench_assets.adapters.base import Adapter, MalformedResponse, ParsedResponse, VendorTask
+from bench_assets.adapters.base import Adapter, Capability, MalformedResponse, ParsedResponse, VendorTask
 
 # The fetch engine's record of a call the manifest's spend ceiling stopped before it was sent.
 SPEND_CEILING_REACHED = "spend_ceiling_reached"
@@ -94,7 +94,7 @@ def is_challenge(http_status: int, headers: dict[str, str], body: str | None) ->
 
 def classify_response(
     adapter: Adapter,
-    capability: str,
+    capability: Capability,
     http_status: int | None,
     headers: dict[str, str],
     body: str | None,

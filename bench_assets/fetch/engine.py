@@ -36,9 +36,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from tenacity import AsyncRetrying, retry_if_result, stop_after_attempt, wait_exponential_jitter
+from tenacity import AsyncRetrying, RetryCallState, retry_if_result, stop_after_attempt, wait_exponential_jitter
 
-from bench_assets.adapters.base import Adapter, VendorTask, scrub_secrets
+from bench_assets.adapters.base import Adapter, Capability, VendorTask, scrub_secrets
 from bench_assets.fetch.classify import RETRYABLE_STATUSES, SPEND_CEILING_REACHED
 from bench_assets.fetch.pacing import VendorPacer
 from bench_assets.fetch.spend import ledger_of, read_attempt
@@ -51,7 +51,7 @@ class FetchItem:
 
     query_id: str
     role: str  # public | holdout | decoy
-    capability: str
+    capability: Capability
     text: str
     num_results: int = 10
 
@@ -122,6 +122,13 @@ class _Outcome:
     retry: bool
     retry_after: float | None
     status: int | None
+
+
+def _last_outcome(state: RetryCallState) -> _Outcome:
+    """What `fetch_partition` returns when the attempts run out: the last attempt's outcome."""
+    assert state.outcome is not None  # tenacity calls this only after an attempt has run
+    outcome: _Outcome = state.outcome.result()
+    return outcome
 
 
 @dataclass
@@ -302,7 +309,7 @@ async def fetch_partition(
                 retry=retry_if_result(lambda o: o.retry),
                 reraise=True,
                 sleep=sleep,
-                retry_error_callback=lambda state: state.outcome.result(),
+                retry_error_callback=_last_outcome,
             )
             await retrying(one_attempt, item, attempt_no)
             stats.sent += 1

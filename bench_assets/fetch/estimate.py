@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from bench_assets.adapters import get_adapter
-from bench_assets.adapters.base import VendorTask
+from bench_assets.adapters.base import Capability, VendorTask
 from bench_assets.golden.rows import GoldenRow, capability_of
 from bench_assets.manifest import Manifest
 
@@ -24,7 +24,7 @@ from bench_assets.manifest import Manifest
 class VendorEstimate:
     vendor: str
     plan: str
-    calls: dict[str, int] = field(default_factory=dict)
+    calls: dict[Capability, int] = field(default_factory=dict)
     units: dict[str, float] = field(default_factory=dict)
     usd: float = 0.0
     ceiling_usd: float | None = None
@@ -41,7 +41,7 @@ class VendorEstimate:
 
 
 def estimate_spend(
-    manifest: Manifest, rows: list[GoldenRow], extra_calls: dict[str, int] | None = None
+    manifest: Manifest, rows: list[GoldenRow], extra_calls: dict[Capability, int] | None = None
 ) -> list[VendorEstimate]:
     """Expected spend per configured vendor. `extra_calls` adds calls per capability (decoys)."""
     out = []
@@ -50,7 +50,7 @@ def estimate_spend(
         est = VendorEstimate(
             vendor, spec.plan, ceiling_usd=spec.spend_ceiling_usd, caveat=adapter.estimate_caveat(dict(spec.options))
         )
-        calls: dict[str, int] = {}
+        calls: dict[Capability, int] = {}
         for row in rows:
             cap = capability_of(row)
             if cap in adapter.capabilities:

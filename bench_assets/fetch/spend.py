@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from bench_assets.adapters.base import Adapter, MalformedResponse, VendorTask
+from bench_assets.adapters.base import Adapter, Capability, MalformedResponse, VendorTask
 from bench_assets.fetch.classify import RETRYABLE_STATUSES, looks_like_challenge
 
 
@@ -22,7 +22,7 @@ def _usd(units: dict[str, float] | None, prices: dict[str, float]) -> float:
     return sum(prices.get(unit, 0.0) * count for unit, count in (units or {}).items())
 
 
-def _nominal_usd(adapter: Adapter, prices: dict[str, float], capability: str) -> float:
+def _nominal_usd(adapter: Adapter, prices: dict[str, float], capability: Capability) -> float:
     """What the plan charges for a call whose body could not be read, when nothing better is known:
     the adapter's documented expectation for a full result page."""
     try:
@@ -31,7 +31,9 @@ def _nominal_usd(adapter: Adapter, prices: dict[str, float], capability: str) ->
         return 0.0
 
 
-def _out_of_credit(adapter: Adapter, capability: str, status: int, headers: dict[str, str], body: str | None) -> bool:
+def _out_of_credit(
+    adapter: Adapter, capability: Capability, status: int, headers: dict[str, str], body: str | None
+) -> bool:
     """The vendor's own code says the account has no credit left (the adapter's class `quota`)."""
     try:
         return adapter.parse(VendorTask(capability, ""), status, headers, body or "").error_class == "quota"
@@ -51,7 +53,7 @@ class AttemptReading:
 def read_attempt(
     adapter: Adapter,
     prices: dict[str, float],
-    capability: str,
+    capability: Capability,
     status: int | None,
     headers: dict[str, str],
     body: str | None,
@@ -83,7 +85,7 @@ def read_attempt(
 def read_billed_usd(
     adapter: Adapter,
     prices: dict[str, float],
-    capability: str,
+    capability: Capability,
     status: int | None,
     headers: dict[str, str],
     body: str | None,
@@ -106,19 +108,19 @@ class SpendLedger:
     def __init__(self, adapter: Adapter, prices: dict[str, float]):
         self.adapter = adapter
         self.prices = prices
-        self.entries: list[tuple[str, str, float | None]] = []
-        self.readable_by_query: dict[tuple[str, str], float] = {}
-        self.readable_by_capability: dict[str, list[float]] = {}
+        self.entries: list[tuple[str, Capability, float | None]] = []
+        self.readable_by_query: dict[tuple[str, Capability], float] = {}
+        self.readable_by_capability: dict[Capability, list[float]] = {}
         self.running_usd = 0.0  # estimates as known when each attempt was added (for the spend ceiling)
 
-    def add(self, query_id: str, capability: str, reading: AttemptReading) -> None:
+    def add(self, query_id: str, capability: Capability, reading: AttemptReading) -> None:
         self.entries.append((query_id, capability, reading.billed_usd))
         if reading.readable and reading.billed_usd is not None:
             self.readable_by_query.setdefault((query_id, capability), reading.billed_usd)
             self.readable_by_capability.setdefault(capability, []).append(reading.billed_usd)
         self.running_usd += self._priced(query_id, capability, reading.billed_usd)
 
-    def _priced(self, query_id: str, capability: str, billed: float | None) -> float:
+    def _priced(self, query_id: str, capability: Capability, billed: float | None) -> float:
         if billed is not None:
             return billed
         same_query = self.readable_by_query.get((query_id, capability))

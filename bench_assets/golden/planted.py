@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import lru_cache
+from typing import Any, Literal
 
 from bench_assets.golden.rows import AnswerTask, ExtractTask, GoldenRow, SearchTask, Verification
 
@@ -71,6 +72,9 @@ def _name(rng: random.Random, parts: int = 3) -> str:
     return "".join(rng.choice(_SYLLABLES) for _ in range(parts)).capitalize()
 
 
+AnswerKind = Literal["precise", "range", "not_available"]  # an answer row's `answer_type`
+
+
 @dataclass(frozen=True)
 class Page:
     """One planted page: its canonical URL, its parts, and the facts golden rows assert on it."""
@@ -90,7 +94,7 @@ class Page:
     published: str = "2026-05-01"
     golden: bool = True
     # The answer row's type and, for range / not_available rows, what the rubric needs.
-    answer_type: str = "precise"
+    answer_type: AnswerKind = "precise"
     cue: str | None = None
     range_low: float | None = None
     range_high: float | None = None
@@ -136,10 +140,10 @@ class Page:
 # Which pages carry a range or a not-available answer row instead of a precise one, by their
 # 1-based position n in their stratum's stream: n % 7 == 2 (range) and n % 7 == 4 (not available),
 # so two pages per stratum already include a range row and four include both.
-ANSWER_KINDS = {2: "range", 4: "not_available"}
+ANSWER_KINDS: dict[int, AnswerKind] = {2: "range", 4: "not_available"}
 
 
-def answer_kind(position: int) -> str:
+def answer_kind(position: int) -> AnswerKind:
     """The answer type of the page at 1-based `position` of its stratum's stream."""
     return ANSWER_KINDS.get(position % 7, "precise")
 
@@ -202,7 +206,7 @@ def _vary(page: Page, index: int, make_range: VariantMaker, make_not_available: 
         return page
     rng = random.Random(f"answer-variant:{page.url}")
     variant = (make_range if kind == "range" else make_not_available)(rng)
-    bounds = (
+    bounds: dict[str, Any] = (
         {"range_low": variant.low, "range_high": variant.high}
         if kind == "range"
         else {"plausible_low": variant.low, "plausible_high": variant.high}
@@ -683,7 +687,12 @@ PLANTED_VERIFICATION = Verification(
 def page_rows(page: Page, base: str, cohort: str) -> list[GoldenRow]:
     """The three golden rows (search, extract, answer) a planted page supports, ids `<base>-s|x|a`;
     the answer row is precise, range or not_available (see `ANSWER_KINDS`)."""
-    common = {"cohort": cohort, "stratum": page.stratum, "provenance": "planted", "verification": PLANTED_VERIFICATION}
+    common: dict[str, Any] = {
+        "cohort": cohort,
+        "stratum": page.stratum,
+        "provenance": "planted",
+        "verification": PLANTED_VERIFICATION,
+    }
     return [
         GoldenRow(id=f"{base}-s", task=SearchTask(type="search", query=page.query, golden_urls=[page.url]), **common),
         GoldenRow(

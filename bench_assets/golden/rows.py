@@ -22,6 +22,7 @@ from pydantic import (
     model_validator,
 )
 
+from bench_assets.adapters.base import Capability
 from bench_assets.errors import BenchInputError
 
 ID_PATTERN = r"^[a-z0-9][a-z0-9_.-]{0,127}$"
@@ -206,7 +207,7 @@ class GoldenRow(_Strict):
         return t.query if t.type == "search" else t.question if t.type == "answer" else t.url
 
 
-def capability_of(row: GoldenRow) -> str:
+def capability_of(row: GoldenRow) -> Capability:
     """The vendor capability a row is sent to: extract rows to `extract`, the others to `search`."""
     return "extract" if row.task_type == "extract" else "search"
 

@@ -40,7 +40,7 @@ def extract_fidelity(task: ExtractTask, results: Sequence[Any], weights: dict[st
     when it has no content). No result, or a result with no text, scores 0 and is `incorrect`."""
     top = results[0] if results else None
     text = (top.content or top.snippet or "") if top else ""
-    if not text.strip():
+    if top is None or not text.strip():
         return NO_EXTRACTION
     return extraction_fidelity(task.model_dump(), top.title, text, weights=weights)
 

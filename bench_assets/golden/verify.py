@@ -16,6 +16,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 import httpx
 import pandas as pd
@@ -180,7 +181,8 @@ def failure_report(
     event log): (public rows with their id and failures, counts of failed rows per stratum, side
     and failure kind). A holdout row, or a row whose side is not recorded yet (verification runs
     before the split), is only counted: its id, URLs and facts would reveal the holdout."""
-    public, counts = [], {}
+    public = []
+    counts: dict[tuple[str, str], dict[str, Any]] = {}
     for v in results:
         if v.passed:
             continue

@@ -73,6 +73,7 @@ def fidelity_label(score: float | Fraction) -> str:
     decimal it is written as (``0.9`` is correct, ``0.8999999999999999`` is partial), and
     :func:`extraction_fidelity` passes its exact fractional score, so rounding in binary
     floating point never moves a page across a threshold."""
+    exact: float | Fraction
     if isinstance(score, float) and not math.isfinite(score):
         exact = score  # inf is correct, -inf and NaN are incorrect, as any comparison says
     else:

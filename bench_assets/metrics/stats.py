@@ -56,7 +56,9 @@ def _count(name: str, value: int) -> int:
     try:
         count = operator.index(value)
     except TypeError:
-        if isinstance(value, float) and value.is_integer():
+        # A whole float from a caller that ignored the annotation; `float.is_integer` because
+        # the declared `int` has no `is_integer` before Python 3.12.
+        if isinstance(value, float) and float.is_integer(value):
             count = int(value)
         else:
             raise ValueError(f"{name} must be an integer count, got {value!r}") from None

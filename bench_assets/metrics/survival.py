@@ -178,7 +178,8 @@ def _log_std_err(grouped: _Grouped) -> np.ndarray:
     d = grouped.events.astype(float)
     with np.errstate(divide="ignore"):
         terms = np.where(n > d, d / (n * (n - d)), np.inf)
-    return np.sqrt(np.cumsum(terms))
+    std_err: np.ndarray = np.sqrt(np.cumsum(terms))
+    return std_err
 
 
 def _bands(survival: np.ndarray, std_err_log: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:

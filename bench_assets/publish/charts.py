@@ -23,6 +23,7 @@ import matplotlib
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, NullFormatter, PercentFormatter
+from matplotlib.typing import RcKeyType
 
 from bench_assets.aggregate.eligibility import figures_eligibility
 from bench_assets.metrics import DEFAULT_CENSOR_AT_HOURS, km_estimate
@@ -50,7 +51,7 @@ PALETTE = [
     "#80BA5A",
 ]
 
-STYLE: dict[str, Any] = {
+STYLE: dict[RcKeyType, Any] = {
     "svg.hashsalt": "bench",
     "svg.fonttype": "none",
     "font.family": "sans-serif",

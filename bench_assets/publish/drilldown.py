@@ -157,7 +157,7 @@ def query_drilldowns(
             cap = "extract" if row.task_type == "extract" else "search"
             rec = finals.get((vendor, row.id, cap))
             parsed = _reparse(manifest, vendor, rec) if rec is not None and entry["response_class"] == "ok" else []
-            if row.task_type == "extract":
+            if row.task.type == "extract":
                 top = parsed[0] if parsed else None
                 fid = extract_fidelity(row.task, parsed, manifest.fidelity_weights)
                 entry["fidelity_fields"] = (
@@ -169,7 +169,7 @@ def query_drilldowns(
             answer_ranks: set[int] = set()
             read_rank = None
             entry["answer_reading"] = None
-            if row.task_type == "answer" and entry["response_class"] == "ok":
+            if row.task.type == "answer" and entry["response_class"] == "ok":
                 verdict = score_answer(row.task, parsed, manifest.answer_k)
                 entry["answer_score_rederived"] = verdict.score
                 answer_ranks = set(verdict.answer_ranks)

@@ -137,7 +137,8 @@ def load_published_errata(path: Path) -> list[dict[str, Any]]:
         raise BenchInputError(str(path), [(exc.lineno, "<json>", exc.msg)]) from None
     if not isinstance(data, list):
         raise BenchInputError(str(path), [(None, "<file>", "errata.json must be a list of entries")])
-    problems, ids = [], set()
+    problems: list[tuple[int | None, str, str]] = []
+    ids = set()
     for i, item in enumerate(data):
         try:
             entry = PublishedErratum.model_validate(item)
@@ -168,7 +169,9 @@ def load_errata(path: Path) -> list[Erratum]:
         data = data.get("errata", [])
     if not isinstance(data, list):
         raise BenchInputError(str(path), [(None, "<file>", "errata.yaml must be a list of entries")])
-    entries, problems, seen = [], [], set()
+    entries = []
+    problems: list[tuple[int | None, str, str]] = []
+    seen = set()
     for i, item in enumerate(data):
         try:
             entry = Erratum.model_validate(item)
@@ -227,7 +230,9 @@ def copy_rows(warehouse: Warehouse, source: str, new: str, vendor: str | None, r
             con.execute(
                 f"INSERT INTO {table} (snapshot_id, {cols}) SELECT ?, {cols} FROM {table} WHERE {where}", params
             )
-            copied[table] = con.execute(f"SELECT count(*) FROM {table} WHERE snapshot_id = ?", [new]).fetchone()[0]
+            counted = con.execute(f"SELECT count(*) FROM {table} WHERE snapshot_id = ?", [new]).fetchone()
+            assert counted is not None  # count(*) always returns one row
+            copied[table] = counted[0]
     return copied
 
 

@@ -44,6 +44,7 @@ def version_problems(warehouse: Warehouse, manifest: Manifest) -> list[str]:
     filed reply, recorded in the `errata` table for exactly this version, must stand behind it."""
 
     snapshot_id, source = manifest.snapshot_id, manifest.supersedes
+    assert source is not None  # asked only of a manifest that supersedes another
     problems = []
     if base_of(source) != base_of(snapshot_id):
         problems.append(f"{source} is not a version of {base_of(snapshot_id)}")

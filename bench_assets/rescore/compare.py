@@ -265,7 +265,9 @@ def _where(node: Any) -> tuple[str | None, str]:
 def _texts(markup: str) -> list[tuple[str, Any]]:
     """The text a reader sees (each text node, whitespace collapsed) with its node; not scripts or styles."""
     out = []
-    for node in LexborHTMLParser(markup).root.traverse(include_text=True):
+    root = LexborHTMLParser(markup).root
+    assert root is not None  # lexbor builds an <html> root for any input, even an empty one
+    for node in root.traverse(include_text=True):
         if node.tag == "-text" and node.parent is not None and node.parent.tag not in ("script", "style"):
             text = " ".join((node.text_content or "").split())
             if text:

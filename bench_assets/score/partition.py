@@ -168,11 +168,11 @@ def score_partition(
     result_lists = pd.DataFrame(
         {"query_id": [q for q, _, _ in listed], "rank": [p for _, p, _ in listed], "url": [r.url for _, _, r in listed]}
     )
-    searched = [row for row in rows if row.task.type == "search" and row.id in parsed]
+    searched = [(row.id, row.task) for row in rows if row.task.type == "search" and row.id in parsed]
     golden = pd.DataFrame(
         {
-            "query_id": [row.id for row in searched for _ in row.task.golden_urls],
-            "url": [u for row in searched for u in row.task.golden_urls],
+            "query_id": [row_id for row_id, task in searched for _ in task.golden_urls],
+            "url": [u for _, task in searched for u in task.golden_urls],
         }
     )
     hits, forms = score_result_lists(result_lists, golden, HIT_KS)

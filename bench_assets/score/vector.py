@@ -97,8 +97,9 @@ def normalize_url_column(con: duckdb.DuckDBPyConnection, source: str, target: st
             f"UPDATE {target} SET form = s.form FROM _slow_forms s WHERE {target}.form IS NULL AND {target}.url = s.url"
         )
         con.unregister("_slow_forms")
-    rows = con.execute(f"SELECT count(*) FROM {target}").fetchone()[0]
-    return {"rows": int(rows), "normalized_in_python": len(rest)}
+    counted = con.execute(f"SELECT count(*) FROM {target}").fetchone()
+    assert counted is not None  # count(*) always returns one row
+    return {"rows": int(counted[0]), "normalized_in_python": len(rest)}
 
 
 def normalize_distinct_urls(con: duckdb.DuckDBPyConnection, source: str, target: str = "url_forms") -> dict:

@@ -173,7 +173,7 @@ def parse_credits(text: bytes, vendors: set[str], source: str) -> dict[str, floa
         raise BenchInputError(source, [(None, "<json>", f"not valid JSON: {exc.msg}")]) from None
     if not isinstance(data, dict):
         raise BenchInputError(source, [(None, "<body>", 'a JSON object {"vendor": USD or null}')])
-    problems = []
+    problems: list[tuple[int | None, str, str]] = []
     for vendor, usd in data.items():
         if vendor not in vendors:
             problems.append((None, vendor, f"unknown vendor; known: {sorted(vendors)}"))

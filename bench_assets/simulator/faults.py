@@ -54,6 +54,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from starlette.applications import Starlette
 from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
+from starlette.types import Scope
 
 from bench_assets.errors import BenchInputError
 from bench_assets.registries import available_registries
@@ -259,7 +260,7 @@ class FaultState:
             self.log.append({"at": time.time(), "vendor": vendor, "key": key, "attempt": attempt, "fault": kind})
 
     async def respond(
-        self, vendor: str, key: str, scope: dict[str, Any], handler: Callable[[], Awaitable[Response]]
+        self, vendor: str, key: str, scope: Scope, handler: Callable[[], Awaitable[Response]]
     ) -> Response:
         """The response to one authorized vendor request: a fault, or the handler's response."""
         kind, attempt, wait = self._draw(vendor, key)
@@ -393,6 +394,7 @@ class FaultableStarlette(Starlette):
         def abort_now() -> None:
             nonlocal aborted
             aborted = True
+            assert abort is not None  # installed below only when there is an aborter
             abort()
 
         async def guarded_send(message) -> None:

@@ -71,6 +71,7 @@ class SentinelRegistry:
     def publish(self, pages: list[SentinelPage]) -> int:
         with self._lock:
             for spec in pages:
+                assert spec.published_at is not None  # the route refuses a page with none
                 page = Page(
                     url=spec.url,
                     stratum="sentinel",
@@ -93,6 +94,7 @@ class SentinelRegistry:
         if profile.ttr_lag_hours is None:
             return None
         lag = profile.ttr_lag_hours * (0.5 + unit_hash(vendor, "ttr", spec.id))
+        assert spec.published_at is not None  # only published pages are registered
         return spec.published_at + timedelta(hours=lag)
 
     def searchable(self, vendor: str, profile: VendorProfile, query: str, now: datetime) -> list[Page]:
@@ -113,7 +115,10 @@ class SentinelRegistry:
         """A published sentinel page by any URL variant (served from its publish time on)."""
         with self._lock:
             planted = self._by_url.get(normalize_url(url))
-        if planted is None or now < planted.spec.published_at:
+        if planted is None:
+            return None
+        assert planted.spec.published_at is not None  # only published pages are registered
+        if now < planted.spec.published_at:
             return None
         return planted.page
 

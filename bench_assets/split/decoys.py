@@ -31,6 +31,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from bench_assets.adapters.base import Capability
 from bench_assets.errors import BenchInputError
 from bench_assets.golden.pools import load_pool
 from bench_assets.golden.rows import GoldenRow, capability_of, split_groups
@@ -105,11 +106,11 @@ def decoys_for_snapshot(
         raise BenchInputError(f"manifest of {manifest.snapshot_id}", [(None, "decoys", str(exc))]) from None
 
 
-def expected_decoy_calls(manifest: Manifest, rows: list[GoldenRow], private_dir: Path) -> dict[str, int]:
+def expected_decoy_calls(manifest: Manifest, rows: list[GoldenRow], private_dir: Path) -> dict[Capability, int]:
     """The decoy calls per capability a snapshot will make, for `bench estimate` (the split and
     the draw are keyed, so this needs the split secret, as the run does)."""
     split = assign_split(rows, split_key(manifest.split.key_env, manifest.mode), manifest.split.public_share)
-    calls: dict[str, int] = defaultdict(int)
+    calls: dict[Capability, int] = defaultdict(int)
     for decoy in decoys_for_snapshot(manifest, rows, split, private_dir):
         calls[capability_of(decoy)] += 1
     return dict(calls)

@@ -191,8 +191,10 @@ def url_candidates(text: str, hosts: Iterable[str], lowered: str | None = None) 
         for host in hosts:
             at = lowered.find(host)
             while at != -1:
-                left = _LEFT.search(chunk, max(0, at - 2048), at).group(0)
-                token = left + _RIGHT.match(chunk, at).group(0)
+                left = _LEFT.search(chunk, max(0, at - 2048), at)
+                right = _RIGHT.match(chunk, at)
+                assert left is not None and right is not None  # both match the empty string
+                token = left.group(0) + right.group(0)
                 at = lowered.find(host, at + len(host))
                 if token in tokens:
                     continue
@@ -273,9 +275,9 @@ class LeakGuard:
                 if url in joined:
                     found.setdefault(("url", url), Leak("url", url))
             for candidate in url_candidates(joined, hosts, lowered):
-                url = self._url_leak(candidate)
-                if url and ("url", url) not in found:
-                    found[("url", url)] = Leak("url", url, f"written as {candidate[:80]!r}")
+                leaked = self._url_leak(candidate)
+                if leaked and ("url", leaked) not in found:
+                    found[("url", leaked)] = Leak("url", leaked, f"written as {candidate[:80]!r}")
         return list(found.values())
 
     def reveals(self, *texts: str | None, url: str | None = None) -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from datetime import date
+from typing import Any
 from urllib.parse import unquote, urlencode
 
 from starlette.responses import JSONResponse, Response
@@ -107,7 +108,11 @@ async def search(sim: Simulator, req: SimRequest) -> Response:
     no_content = "no-content" in req.headers.get("x-respond-with", "")
     data, used = [], 0
     for hit in hits:
-        item = {"title": hit.page.title, "url": sim.result_url(VENDOR, hit.page), "description": hit.snippet}
+        item: dict[str, Any] = {
+            "title": hit.page.title,
+            "url": sim.result_url(VENDOR, hit.page),
+            "description": hit.snippet,
+        }
         if hit.page.stratum == "news":
             item["date"] = date.fromisoformat(hit.page.published).strftime("%b %-d, %Y")
         if not no_content:

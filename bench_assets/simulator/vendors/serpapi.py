@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, date, datetime
+from typing import Any
 from urllib.parse import urlencode
 
 from starlette.responses import JSONResponse, Response
@@ -63,7 +64,7 @@ async def search(sim: Simulator, req: SimRequest) -> Response:
         organic.append(item)
     sim.bill(VENDOR, "search", request_id)  # one search credit; no cost field in the body
     google_url = "https://www.google.com/search?" + urlencode({"q": q, "num": num, "sourceid": "chrome", "ie": "UTF-8"})
-    out = {
+    out: dict[str, Any] = {
         "search_metadata": {
             "id": search_id,
             "status": "Success",
