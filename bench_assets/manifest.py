@@ -209,7 +209,7 @@ class GoldenSource(_Strict):
 
     @model_validator(mode="after")
     def _registry_rules(self) -> GoldenSource:
-        problems = []
+        problems: list[tuple[tuple[str | int, ...], str]] = []
         if self.source == "registry" and not self.registries:
             problems.append((("registries",), "a golden source of type 'registry' needs at least one registry"))
         if self.registries and self.source != "registry":
@@ -225,7 +225,9 @@ class GoldenSource(_Strict):
                 )
             )
         seen: dict[str, str] = {}
-        declared = [(("registries", n, "stratum"), spec.stratum) for n, spec in self.registries.items()]
+        declared: list[tuple[tuple[str | int, ...], str]] = [
+            (("registries", n, "stratum"), spec.stratum) for n, spec in self.registries.items()
+        ]
         declared += [(("mix", i, "strata"), st) for i, m in enumerate(self.mix) for st in m.strata]
         for loc, stratum in declared:
             if stratum in seen:

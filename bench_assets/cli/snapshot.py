@@ -12,7 +12,8 @@ from bench_assets.cli.runs import bench_resources, ensure_dagster_home, register
 from bench_assets.fetch.estimate import estimate_spend, format_estimates
 from bench_assets.golden.planted import demo_golden_rows
 from bench_assets.golden.rows import GoldenRow, load_golden_file
-from bench_assets.manifest import load_manifest
+from bench_assets.adapters.base import Capability
+from bench_assets.manifest import Manifest, load_manifest
 from bench_assets.rescore.snapshot import rescore_snapshot
 from bench_assets.simulator.server import serve
 from bench_assets.split.decoys import expected_decoy_calls
@@ -38,10 +39,10 @@ def golden_rows_for(snapshot_id: str) -> list[GoldenRow]:
     return load_golden_file(private / manifest.golden.path)
 
 
-def planned_registry_calls(manifest) -> dict[str, int]:
+def planned_registry_calls(manifest: Manifest) -> dict[Capability, int]:
     """Vendor calls per capability of a registry manifest's draw: each stratum's rows shared evenly
     among its tasks (a record gives one row per task); extract rows go to `extract`, the rest to `search`."""
-    calls = {"search": 0, "extract": 0}
+    calls: dict[Capability, int] = {"search": 0, "extract": 0}
     for spec in manifest.golden.registries.values():
         rows = spec.rows or manifest.golden.rows_per_stratum
         for task in spec.tasks:

@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 
 import httpx
 import pandas as pd
-from tenacity import Retrying, retry_if_result, stop_after_attempt
+from tenacity import RetryCallState, Retrying, retry_if_result, stop_after_attempt
 
 from bench_assets.manifest import Manifest, RegistrySpec
 from bench_assets.registries import get_registry
@@ -96,6 +96,12 @@ class _Pacer:
         self.last = time.monotonic()
 
 
+def _last_attempt(state: RetryCallState) -> Any:
+    """What `_send` returns when the attempts run out: the last attempt's result."""
+    assert state.outcome is not None  # tenacity calls this only after an attempt has run
+    return state.outcome.result()
+
+
 def _send(
     client: httpx.Client, request: RegistryRequest, target: str, pacer: _Pacer, rows: list[dict[str, Any]], base: dict
 ) -> tuple[int | None, str | None, str | None]:
@@ -143,7 +149,7 @@ def _send(
         stop=stop_after_attempt(MAX_ATTEMPTS),
         wait=retry_wait,
         retry=retry_if_result(should_retry),
-        retry_error_callback=lambda state: state.outcome.result(),
+        retry_error_callback=_last_attempt,
     )(attempt_once)
     return status, body, error
 
@@ -180,6 +186,7 @@ def fetch_registry(
             }
             kept = archived[(archived["request_key"] == request.key)] if len(archived) else archived
             final_ok = kept[(kept["final"]) & (kept["outcome"] == "ok")] if len(kept) else kept
+            status: int | None
             if len(final_ok):  # answered before: re-derive from the archive, send nothing
                 rows.extend(kept.to_dict("records"))
                 status, body, error = 200, final_ok.iloc[-1]["body"], None

@@ -55,7 +55,7 @@ def parse(request: RegistryRequest, body: str) -> ParsedResponse:
             )
         match = re.search(r"arxiv\.org/abs/(.+?)(v\d+)?$", entry_id)
         primary = entry.find(f"{ARXIV}primary_category")
-        fields = {
+        fields: dict[str, Any] = {
             "arxiv_id": match.group(1) if match else None,
             "version": (match.group(2) or "") if match else None,
             "title": collapse(entry.findtext(f"{ATOM}title") or ""),
@@ -66,11 +66,11 @@ def parse(request: RegistryRequest, body: str) -> ParsedResponse:
         }
         missing = next((n for n in REQUIRED if not fields.get(n)), None)
         if missing:
-            out.rejected.append((fields["arxiv_id"] or entry_id or None, f"no {missing}"))
+            out.rejected.append((str(fields["arxiv_id"] or entry_id) or None, f"no {missing}"))
             continue
         raw = ET.tostring(entry, encoding="unicode")
         out.records.append(
-            RegistryRecord(NAME, f"arXiv:{fields['arxiv_id']}", fields, raw, abs_url(fields["arxiv_id"]))
+            RegistryRecord(NAME, f"arXiv:{fields['arxiv_id']}", fields, raw, abs_url(str(fields["arxiv_id"])))
         )
     return out
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,9 @@ class Registry:
     and may ask for follow-up requests (EDGAR: a company's submissions after the ticker list)."""
 
     name: str
-    tier: str  # T1 primary filings, official disclosures, final rules ... T4 informal sources
+    tier: Literal[
+        "T1", "T2", "T3", "T4"
+    ]  # T1 primary filings, official disclosures, final rules ... T4 informal sources
     tier_reason: str
     max_rate_per_second: float
     requests: Callable[[dict[str, Any]], list[RegistryRequest]]

@@ -100,7 +100,7 @@ def _submissions(body: str, options: dict[str, Any]) -> ParsedResponse:
                 accession,
                 fields,
                 json.dumps(record, sort_keys=True),
-                document_url(data["cik"], accession, record["primaryDocument"]),
+                document_url(data["cik"], accession, str(record["primaryDocument"])),
             )
         )
     return out

@@ -173,8 +173,8 @@ def registry_pages() -> dict[str, Page]:
                 )
             )
     concepts: dict[str, list[dict]] = {}
-    for f in sorted((EXTRACTS / "sec_edgar" / "companyfacts").glob("CIK*.json")):
-        for r in _records("sec_edgar", f"sec_edgar/companyfacts/{f.name}", "companyfacts"):
+    for facts_file in sorted((EXTRACTS / "sec_edgar" / "companyfacts").glob("CIK*.json")):
+        for r in _records("sec_edgar", f"sec_edgar/companyfacts/{facts_file.name}", "companyfacts"):
             concepts.setdefault(r.source_url, []).append(r.fields)
     for url, facts in concepts.items():
         head = facts[0]
