@@ -7,12 +7,12 @@ import json
 import os
 from pathlib import Path
 
+from bench_assets.adapters.base import Capability
 from bench_assets.cli.home import bench_home
 from bench_assets.cli.runs import bench_resources, ensure_dagster_home, register_snapshot
 from bench_assets.fetch.estimate import estimate_spend, format_estimates
 from bench_assets.golden.planted import demo_golden_rows
 from bench_assets.golden.rows import GoldenRow, load_golden_file
-from bench_assets.adapters.base import Capability
 from bench_assets.manifest import Manifest, load_manifest
 from bench_assets.rescore.snapshot import rescore_snapshot
 from bench_assets.simulator.server import serve
