@@ -5,10 +5,10 @@ proportions (the overfit gap) with Newcombe's hybrid score interval. Both reprod
 statsmodels (``proportion_confint(method="wilson")`` and
 ``confint_proportions_2indep(method="newcomb", compare="diff")``). Cost per correct carries
 the Wilson bounds of the correct rate; a percentile (latency p50/p95) gets the
-distribution-free order-statistic interval, as ``scipy.stats.quantile_test``. Rank groups are
-connected components of overlapping intervals; each vendor's rank range counts the intervals that
-lie entirely above and entirely below its own. Undefined quantities are ``None``, never NaN,
-0 or infinity.
+distribution-free order-statistic interval, as ``scipy.stats.quantile_test``; a mean of values
+bounded in [0, 1] (fidelity, the answer rubric) the Wilson score interval with the Bernoulli
+variance bound. Which vendors differ is decided by paired tests (``metrics.paired``), not by these
+intervals. Undefined quantities are ``None``, never NaN, 0 or infinity.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from scipy.special import bdtr, bdtrc, ndtri
 
 __all__ = [
     "Interval",
+    "bounded_mean_interval",
     "cost_per_correct",
     "cost_per_correct_interval",
     "intervals_overlap",
@@ -145,6 +146,43 @@ def overfit_gap(
     queries, all three are ``None``.
     """
     return newcombe_interval(public_correct, public_n, holdout_correct, holdout_n, confidence)
+
+
+def bounded_mean_interval(values: Iterable[float], confidence: float = 0.95) -> Interval:
+    """Mean of values bounded in [0, 1] (extraction fidelity, the answer rubric's 0 / 0.5 / 1) with
+    a 95 % interval: the Wilson score interval with the Bernoulli variance bound.
+
+    Definition: with ``m`` the mean of the ``n`` values (each in [0, 1]) and
+    ``z = Φ⁻¹(1 − (1 − confidence)/2)``, the interval is Wilson's,
+    ``centre = (m + z²/(2n)) / (1 + z²/n)``, ``half = z / (1 + z²/n) · √(m(1 − m)/n + z²/(4n²))``,
+    clipped to [0, 1] (exactly 0 when every value is 0, exactly 1 when every value is 1).
+    ``value`` is ``m``; with ``n = 0`` all three are ``None``. Values outside [0, 1] or not finite
+    raise ``ValueError``.
+
+    Why this interval: a mean of values in [0, 1] is not a proportion, but any such value with
+    mean μ has variance at most μ(1 − μ), the variance of a 0/1 value with the same mean. The
+    Wilson interval inverts the score test with that variance, so it is the Wilson interval of a
+    proportion when every value is 0 or 1 (the same interval as the correct rate's) and
+    conservative (wider, never narrower asymptotically) otherwise. It keeps a positive width at
+    the boundary: a vendor with every page at fidelity 1.0 on 84 rows gets [0.956, 1], where a
+    normal approximation (the sample's standard deviation is 0) would give the point [1, 1].
+    Unlike a bootstrap it is deterministic without a seed.
+    """
+    data = [float(v) for v in values]
+    for value in data:
+        if not (math.isfinite(value) and 0.0 <= value <= 1.0):
+            raise ValueError(f"values must lie in [0, 1], got {value!r}")
+    z = _normal_quantile(confidence)
+    n = len(data)
+    if n == 0:
+        return _UNDEFINED
+    mean = math.fsum(data) / n
+    z2 = z * z
+    centre = (mean + z2 / (2 * n)) / (1 + z2 / n)
+    half = z / (1 + z2 / n) * math.sqrt(max(0.0, mean * (1 - mean)) / n + z2 / (4 * n * n))
+    low = 0.0 if mean == 0 else max(0.0, centre - half)
+    high = 1.0 if mean == 1 else min(1.0, centre + half)
+    return Interval(mean, low, high)
 
 
 def cost_per_correct(spend: float, correct: int) -> float | None:
