@@ -31,6 +31,7 @@ from bench_assets.metrics import (
     FAMILY_ALPHA,
     TARGET_POWER,
     PairedComparison,
+    PairedRanking,
     PowerStatement,
     ranking_from_comparisons,
 )
@@ -304,7 +305,7 @@ COMPARISON_METHOD = (
 )
 
 
-def _comparisons_section(rank: str, ranking: dict[str, Any], paired: Any) -> dict[str, Any]:
+def _comparisons_section(rank: str, ranking: dict[str, Any], paired: PairedRanking) -> dict[str, Any]:
     return {
         "metric": rank,
         "task_types": list(ranking["task_types"]),

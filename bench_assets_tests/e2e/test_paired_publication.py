@@ -16,6 +16,7 @@ import json
 import subprocess
 from pathlib import Path
 
+import dagster as dg
 import pytest
 from selectolax.lexbor import LexborHTMLParser as HTMLParser
 
@@ -139,9 +140,13 @@ def test_the_pages_say_which_vendors_differ_and_what_tied_means(published_site):
         assert f"letters {e['rank_letters']}" in llms
 
 
-def test_dagster_shows_the_paired_comparison(published_site):
-    from bench_assets_tests.test_site import latest_metadata
+def latest_metadata(instance, asset: str) -> dict:
+    event = instance.get_latest_materialization_event(dg.AssetKey(asset))
+    assert event is not None, f"{asset} was never materialized"
+    return event.asset_materialization.metadata
 
+
+def test_dagster_shows_the_paired_comparison(published_site):
     meta = latest_metadata(published_site.instance, "vendor_leaderboard")
     board = board_of(published_site)
     assert meta["pairs_compared"].value == len(board["comparisons"]["pairs"])
