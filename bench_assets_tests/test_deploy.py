@@ -192,7 +192,9 @@ def test_a_snapshot_runs_through_the_daemon_on_postgres_with_the_parquet_data_pa
     )
     central = duckdb.connect(str(home / "data" / "warehouse" / "bench.duckdb"), read_only=True)
     try:
-        assert [central.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in LAKE_TABLES] == [0, 0, 0]
+        assert [central.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in LAKE_TABLES] == [0] * len(
+            LAKE_TABLES
+        )
         assert central.execute("SELECT count(DISTINCT vendor) FROM vendor_metrics").fetchone()[0] == len(vendors)
     finally:
         central.close()

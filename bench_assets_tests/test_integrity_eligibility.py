@@ -203,8 +203,9 @@ def test_charts_that_are_not_headline_eligible_say_illustrative():
     by_name = {c.name: c for c in charts.site_charts(simulated)}
     assert not by_name["overfit_gap"].headline_eligible
     assert by_name["overfit_gap"].caption.startswith("Illustrative, not headline-eligible: simulated mode")
-    assert all(c.headline_eligible for c in charts.site_charts(eligible) if c.name != "ttr_km")
+    assert all(c.headline_eligible for c in charts.site_charts(eligible) if c.name not in ("ttr_km", "pairwise"))
     assert not {c.name: c for c in charts.site_charts(eligible)}["ttr_km"].headline_eligible  # no curves at all
+    assert not {c.name: c for c in charts.site_charts(eligible)}["pairwise"].headline_eligible  # one vendor, no pair
 
 
 # ##### THE OPERATOR DECLARATION

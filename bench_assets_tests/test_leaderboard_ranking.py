@@ -1,4 +1,4 @@
-"""The leaderboard's ranking basis, tie groups and flat rows, built from hand-made row scores.
+"""The leaderboard's ranking basis, paired comparisons and flat rows, built from hand-made row scores.
 
 A vendor without an extraction endpoint is scored on fewer rows than one with it; ranking by the
 overall correct rate would compare different row sets. These tests build the record the way the
@@ -16,12 +16,19 @@ import pandas as pd
 import pytest
 import yaml
 
+from bench_assets.aggregate.comparisons import vendor_comparisons
 from bench_assets.aggregate.figures import METRIC_COLUMNS, vendor_metrics
 from bench_assets.aggregate.leaderboard import BASE_METRIC, HEADLINE_METRICS, RANK_METRIC, build_leaderboard
 from bench_assets.fetch.classify import RESPONSE_CLASSES
 from bench_assets.manifest import parse_manifest
-from bench_assets.metrics import rank_ranges
-from bench_assets.publish.files import SCHEMA_FILE, leaderboard_csv
+from bench_assets.metrics import (
+    PairedComparison,
+    PairedCounts,
+    compare_pairs,
+    ranking_from_comparisons,
+    wilson_interval,
+)
+from bench_assets.publish.files import SCHEMA_FILE, leaderboard_csv, pairwise_csv
 from bench_assets.publish.format import leaderboard_markdown
 from bench_assets.publish.format import metric_label as publish_label
 from bench_assets.publish.site import render_site
@@ -47,11 +54,14 @@ def rows(
     supported: bool = True,
     failures: str = "ok",
     stratum: str = "finance",
+    correct_rows: range | None = None,
 ) -> list[dict]:
-    """n rows of one task type, the first `correct` of them correct; the others answered `failures`."""
+    """n rows of one task type, the first `correct` of them correct (or those in `correct_rows`);
+    the others answered `failures`."""
     out = []
     for i in range(n):
-        cls = "unsupported" if not supported else ("ok" if i < correct else failures)
+        right = i in correct_rows if correct_rows is not None else i < correct
+        cls = "unsupported" if not supported else ("ok" if right else failures)
         row_id = f"{task_type}-{i}" if stratum == "finance" else f"{task_type}-{stratum}-{i}"
         out.append(
             {
@@ -64,16 +74,14 @@ def rows(
                 "task_type": task_type,
                 "response_class": cls,
                 "n_results": 5 if cls == "ok" else 0,
-                "first_hit_rank": 1 if task_type == "search" and supported and i < correct else None,
+                "first_hit_rank": 1 if task_type == "search" and supported and right else None,
                 "fidelity_label": None,
                 "attempts": int(supported),
                 "request_id": None,
                 "error_detail": None,
-                "correct": None if not supported else i < correct,
-                **{
-                    f"hit_at_{k}": (i < correct) if task_type == "search" and supported else None for k in (1, 3, 5, 10)
-                },
-                "fidelity": (0.95 if i < correct else 0.3) if task_type == "extract" and supported else None,
+                "correct": None if not supported else right,
+                **{f"hit_at_{k}": right if task_type == "search" and supported else None for k in (1, 3, 5, 10)},
+                "fidelity": (0.95 if right else 0.3) if task_type == "extract" and supported else None,
                 "billed_usd": 0.002 if supported else 0.0,
                 "latency_ms": 100.0 + i if supported else None,
             }
@@ -83,7 +91,9 @@ def rows(
 
 def board_of(vendors: list[str], scores: list[dict]) -> dict:
     frame = pd.DataFrame(scores, columns=SCORE_COLUMNS).astype(SCORE_DTYPES)
-    return build_leaderboard(manifest(vendors), vendor_metrics(SNAP, frame), set(vendors))
+    return build_leaderboard(
+        manifest(vendors), vendor_metrics(SNAP, frame), set(vendors), comparisons=vendor_comparisons(SNAP, frame)
+    )
 
 
 def ranges_shown(board: dict) -> dict[str, tuple[int, int]]:
@@ -135,46 +145,92 @@ def test_the_record_validates_against_the_published_schema(tavily_and_brave):
     assert not validator.is_valid(board)
 
 
-def test_tie_groups_are_chains_of_overlapping_intervals():
-    # a 0.80, b 0.70, c 0.60 on 150 rows each: a–b and b–c overlap, a–c do not → one group
+def chain() -> dict:
+    """exa 0.80, tavily 0.70, brave 0.60 on the same 150 search rows, each right on its first k rows
+    (so the better vendor is right wherever the worse one is), and serper 0.10 on 400 rows."""
     scores = (
         rows("exa", "search", 150, 120)
         + rows("tavily", "search", 150, 105)
         + rows("brave", "search", 150, 90)
         + rows("serper", "search", 400, 40)
     )
-    e = scored(board_of(["brave", "exa", "serper", "tavily"], scores))
-    figs = {v: e[v]["metrics"][RANK_METRIC] for v in e}
-    assert figs["exa"]["low"] > figs["brave"]["high"]  # a and c apart ...
-    assert figs["exa"]["low"] <= figs["tavily"]["high"] and figs["tavily"]["low"] <= figs["brave"]["high"]
-    assert [e[v]["rank_group"] for v in ("exa", "tavily", "brave")] == [1, 1, 1]  # ... linked through b
-    assert (e["serper"]["position"], e["serper"]["rank_group"]) == (4, 2)  # 0.10 on 400 rows: clearly apart
+    return board_of(["brave", "exa", "serper", "tavily"], scores)
 
 
-def test_rank_ranges_say_what_one_tie_group_hides():
-    # the same chain: one group for a, b and c, but a is ahead of c (their intervals are apart)
-    scores = (
-        rows("exa", "search", 150, 120)
-        + rows("tavily", "search", 150, 105)
-        + rows("brave", "search", 150, 90)
-        + rows("serper", "search", 400, 40)
-    )
-    board = board_of(["brave", "exa", "serper", "tavily"], scores)
+def test_paired_tests_tell_apart_vendors_whose_intervals_overlap():
+    board = chain()
     e = scored(board)
-    assert ranges_shown(board) == {"exa": (1, 2), "tavily": (1, 3), "brave": (2, 3), "serper": (4, 4)}
-    figs = [(v, x["metrics"][RANK_METRIC]) for v, x in sorted(e.items(), key=lambda kv: kv[1]["position"])]
-    assert [
-        (x["rank_range"]["best"], x["rank_range"]["worst"]) for x in sorted(e.values(), key=lambda x: x["position"])
-    ] == rank_ranges([(v, f["value"], f["low"], f["high"]) for v, f in figs])
+    figs = {v: e[v]["metrics"][RANK_METRIC] for v in e}
+    # the unpaired 95 % intervals of neighbours overlap (the old rule put them in one group) ...
+    assert figs["exa"]["low"] <= figs["tavily"]["high"] and figs["tavily"]["low"] <= figs["brave"]["high"]
+    # ... but on the same rows exa is right wherever tavily is, and 15 rows more: the paired test separates them
+    pairs = {(p["vendor_a"], p["vendor_b"]): p for p in board["comparisons"]["pairs"]}
+    exa_tavily = pairs[("exa", "tavily")]
+    assert (exa_tavily["n"], exa_tavily["a_only"], exa_tavily["b_only"]) == (150, 15, 0)
+    assert exa_tavily["better"] == "exa" and exa_tavily["p_adjusted"] < 0.05
+    # serper is compared with the others on the 150 rows both answered (it has 400)
+    assert pairs[("exa", "serper")]["n"] == 150
+    assert ranges_shown(board) == {"exa": (1, 1), "tavily": (2, 2), "brave": (3, 3), "serper": (4, 4)}
+    assert {v: x["rank_letters"] for v, x in e.items()} == {"exa": "a", "tavily": "b", "brave": "c", "serper": "d"}
+    assert [x["vendor"] for x in sorted(e.values(), key=lambda x: x["position"])] == board["comparisons"]["vendors"]
+    jsonschema.Draft202012Validator(json.loads(SCHEMA_FILE.read_text())).validate(json.loads(json.dumps(board)))
+
+
+def test_vendors_whose_rows_disagree_both_ways_share_a_letter():
+    # exa right on rows 0–59, tavily on rows 30–89: 30 rows each way, no evidence either is better
+    scores = rows("exa", "search", 100, 0, correct_rows=range(60)) + rows(
+        "tavily", "search", 100, 0, correct_rows=range(30, 90)
+    )
+    board = board_of(["exa", "tavily"], scores)
+    (pair,) = board["comparisons"]["pairs"]
+    assert (pair["a_only"], pair["b_only"], pair["p_value"], pair["better"]) == (30, 30, 1.0, None)
+    assert pair["difference"]["value"] == 0.0 and pair["difference"]["low"] < 0 < pair["difference"]["high"]
+    assert ranges_shown(board) == {"exa": (1, 2), "tavily": (1, 2)}
+    assert {x["rank_letters"] for x in scored(board).values()} == {"a"}
+
+
+def test_ranks_and_letters_can_be_rederived_from_the_published_pairs():
+    """What a reader can do with pairwise.csv alone: the counts give every p-value, interval, rank
+    range and letter the leaderboard shows (Holm over the pairs listed)."""
+    board = chain()
+    published = list(csv.DictReader(io.StringIO(pairwise_csv(board))))
+    counts = [
+        PairedCounts(
+            r["vendor_a"], r["vendor_b"], int(r["both_correct"]), int(r["a_only"]), int(r["b_only"]), int(r["neither"])
+        )
+        for r in published
+    ]
+    compared = compare_pairs(counts)
+    for r, c in zip(published, compared):
+        assert float(r["p_value"]) == pytest.approx(c.p_value) and float(r["p_adjusted"]) == pytest.approx(c.p_adjusted)
+        assert (r["better"] or None) == c.better
+        assert float(r["difference_low"]) == pytest.approx(c.difference.low, abs=1e-6)
+    order = [e["vendor"] for e in sorted(scored(board).values(), key=lambda x: x["position"])]
+    again = ranking_from_comparisons(order, compared)
+    assert again.rank_ranges == ranges_shown(board)
+    assert again.letters == {v: x["rank_letters"] for v, x in scored(board).items()}
+    assert board["power"]["minimum_detectable_difference"] == pytest.approx(
+        again.power.minimum_detectable_difference, abs=1e-6
+    )
+    # the CSV and the markdown preview show the same ranks and letters
     rows_ = {r["vendor"]: r for r in csv.DictReader(io.StringIO(leaderboard_csv(board))) if r["status"] == "scored"}
     assert {v: (int(r["rank_best"]), int(r["rank_worst"])) for v, r in rows_.items()} == ranges_shown(board)
-    md = [[c.strip() for c in line.strip("|").split("|")] for line in leaderboard_markdown(board).splitlines()]
-    assert {line[md[0].index("vendor")]: line[md[0].index("ranks")] for line in md[2:]} == {
-        "exa": "1–2",
-        "tavily": "1–3",
-        "brave": "2–3",
-        "serper": "4",
-    }
+    assert {v: r["rank_letters"] for v, r in rows_.items()} == again.letters
+    md = [
+        [c.strip() for c in line.strip("|").split("|")]
+        for line in leaderboard_markdown(board).splitlines()
+        if line.startswith("|")
+    ]
+    assert {line[md[0].index("vendor")]: line[md[0].index("letters")] for line in md[2:]} == again.letters
+    assert "What" not in leaderboard_markdown(board) and board["power"]["note"] in leaderboard_markdown(board)
+
+
+def test_without_comparisons_no_vendor_has_a_rank_range():
+    frame = pd.DataFrame(rows("exa", "search", 40, 30) + rows("brave", "search", 40, 20), columns=SCORE_COLUMNS)
+    board = build_leaderboard(manifest(["brave", "exa"]), vendor_metrics(SNAP, frame.astype(SCORE_DTYPES)), set())
+    assert board["comparisons"] is None and board["power"] is None
+    assert all(e["rank_range"] is None and e["rank_letters"] is None for e in scored(board).values())
+    assert sorted(e["position"] for e in scored(board).values()) == [1, 2]
     jsonschema.Draft202012Validator(json.loads(SCHEMA_FILE.read_text())).validate(json.loads(json.dumps(board)))
 
 
@@ -218,8 +274,6 @@ def test_csv_carries_the_ranking_basis_intervals_and_class_counts(tavily_and_bra
 def test_the_site_states_the_ranking_basis_and_orders_by_it(published_site):
     from selectolax.lexbor import LexborHTMLParser
 
-    from bench_assets.metrics import tie_groups
-
     out = published_site.out
     board = json.loads((out / "leaderboard.json").read_text())
     assert board["ranking"]["metric"] == board["rank_metric"] == RANK_METRIC
@@ -227,16 +281,41 @@ def test_the_site_states_the_ranking_basis_and_orders_by_it(published_site):
     e = sorted(scored(board).values(), key=lambda x: x["position"])
     figs = [x["metrics"][RANK_METRIC] for x in e]
     assert [f["value"] for f in figs] == sorted((f["value"] for f in figs), reverse=True)
-    assert [x["rank_group"] for x in e] == tie_groups(
-        [(x["vendor"], f["value"], f["low"], f["high"]) for x, f in zip(e, figs)]
-    )
+    # ranks and letters follow from the published pairs (every vendor answered every row: positions fit)
+    compared = [
+        PairedComparison(
+            PairedCounts(p["vendor_a"], p["vendor_b"], p["both_correct"], p["a_only"], p["b_only"], p["neither"]),
+            p["p_value"],
+            p["p_adjusted"],
+            wilson_interval(0, 0),
+            p["better"],
+        )
+        for p in board["comparisons"]["pairs"]
+    ]
+    again = ranking_from_comparisons([x["vendor"] for x in e], compared)
+    for position, x in enumerate(e, start=1):
+        assert (x["rank_range"]["best"], x["rank_range"]["worst"]) == again.rank_ranges[x["vendor"]]
+        assert x["rank_range"]["best"] <= position <= x["rank_range"]["worst"]
+        assert x["rank_letters"] == again.letters[x["vendor"]]
     index = LexborHTMLParser((out / "index.html").read_text())
     assert board["ranking"]["note"] in index.css_first("#ranking-basis").text()
     method = LexborHTMLParser((out / "methodology.html").read_text())
     assert "answer, search" in method.css_first("#ranking-this-snapshot").text()
-    for name in ("tie_groups", "cost_per_correct_interval", "percentile_interval"):
+    for name in (
+        "mcnemar_exact_p",
+        "holm_adjust",
+        "paired_difference_interval",
+        "compact_letter_display",
+        "paired_rank_ranges",
+        "power_statement",
+        "bounded_mean_interval",
+        "cost_per_correct_interval",
+        "percentile_interval",
+    ):
         assert method.css_first(f"#{name}") is not None, name
-    assert "connected component" in method.css_first("#tie_groups").text()
+    assert "Holm" in method.css_first("#holm_adjust").text()
+    assert method.css_first("#tie_groups") is None and method.css_first("#rank_ranges") is None
+    assert board["power"]["note"] in method.css_first("#power-this-snapshot").text()
 
 
 def test_every_figure_on_the_vendor_page_has_n_and_an_interval(published_site):

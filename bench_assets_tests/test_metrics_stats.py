@@ -7,8 +7,6 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 from scipy import stats
 from statsmodels.stats.proportion import confint_proportions_2indep, proportion_confint
 
@@ -16,13 +14,10 @@ from bench_assets.metrics import (
     Interval,
     cost_per_correct,
     cost_per_correct_interval,
-    intervals_overlap,
     newcombe_interval,
     overfit_gap,
     percentile,
     percentile_interval,
-    rank_ranges,
-    tie_groups,
     wilson_interval,
 )
 
@@ -124,179 +119,8 @@ def test_cost_per_correct_interval_carries_the_wilson_bounds_of_the_rate() -> No
         cost_per_correct_interval(-1.0, 1, 10)
 
 
-def test_intervals_overlap() -> None:
-    assert intervals_overlap((0.1, 0.5), (0.4, 0.9))
-    assert intervals_overlap((0.1, 0.5), (0.5, 0.9))  # touching counts
-    assert not intervals_overlap((0.1, 0.5), (0.51, 0.9))
-    assert intervals_overlap(Interval(0.3, 0.1, 0.5), (0.2, 0.3, 0.6))
-    assert not intervals_overlap(Interval(None, None, None), (0.0, 1.0))
-
-
-def test_tie_groups_are_connected_components_of_overlap() -> None:
-    entries = [
-        ("a", 0.90, 0.85, 0.95),
-        ("b", 0.86, 0.80, 0.91),  # overlaps a
-        ("c", 0.80, 0.74, 0.84),  # overlaps b (not a): linked to a through b → same group
-        ("d", 0.78, 0.70, 0.85),  # overlaps a, b and c
-        ("e", 0.50, 0.40, 0.60),  # overlaps nothing above → group 2
-        ("f", 0.10, None, None),  # undefined interval → own group
-    ]
-    assert tie_groups(entries) == [1, 1, 1, 1, 2, 3]
-    # the documented consequence: a and c share a group although their own intervals do not overlap
-    assert not intervals_overlap(entries[0][2:], entries[2][2:])
-    assert tie_groups([]) == []
-    assert tie_groups([("only", 0.5, 0.4, 0.6)]) == [1]
-    # touching intervals overlap; a gap separates
-    assert tie_groups([("a", 0.7, 0.6, 0.8), ("b", 0.5, 0.4, 0.6), ("c", 0.3, 0.2, 0.39)]) == [1, 1, 2]
-
-
-def test_tie_groups_link_through_a_lower_ranked_wide_interval() -> None:
-    """A vendor below b can overlap both a and b while b does not overlap a: all three are one
-    group. Comparing each vendor only with the one above it, or with a group leader, would put a
-    and b in different groups although c overlaps both."""
-    entries = [("a", 0.90, 0.85, 0.95), ("b", 0.80, 0.78, 0.82), ("c", 0.70, 0.50, 0.90)]
-    assert not intervals_overlap(entries[0][2:], entries[1][2:])
-    assert tie_groups(entries) == [1, 1, 1]
-
-
-def _components(entries) -> list[set[int]]:
-    """Brute force: connected components of the pairwise overlap relation."""
-    parent = list(range(len(entries)))
-
-    def find(i):
-        while parent[i] != i:
-            i = parent[i]
-        return i
-
-    for i, j in itertools.combinations(range(len(entries)), 2):
-        if intervals_overlap(entries[i][2:], entries[j][2:]):
-            parent[find(i)] = find(j)
-    groups: dict[int, set[int]] = {}
-    for i in range(len(entries)):
-        groups.setdefault(find(i), set()).add(i)
-    return list(groups.values())
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 100), st.integers(0, 30), st.integers(0, 30), st.booleans()), max_size=12))
-def test_tie_groups_match_brute_force_components(raw) -> None:
-    entries = []
-    for i, (value, below, above, undefined) in enumerate(raw):
-        v = value / 100
-        entries.append((f"v{i}", v, None, None) if undefined else (f"v{i}", v, v - below / 100, v + above / 100))
-    entries.sort(key=lambda e: -e[1])
-    groups = tie_groups(entries)
-    # the same partition as the brute-force components, numbered densely in list order
-    by_group: dict[int, set[int]] = {}
-    for i, g in enumerate(groups):
-        by_group.setdefault(g, set()).add(i)
-    assert sorted(map(sorted, by_group.values())) == sorted(map(sorted, _components(entries)))
-    assert [g for i, g in enumerate(groups) if g not in groups[:i]] == list(range(1, len(by_group) + 1))
-    # every pair of overlapping intervals shares a group
-    for i, j in itertools.combinations(range(len(entries)), 2):
-        if intervals_overlap(entries[i][2:], entries[j][2:]):
-            assert groups[i] == groups[j]
-    # with every interval defined, a group's members are consecutive in the list
-    defined = [g for e, g in zip(entries, groups) if e[2] is not None]
-    if all(e[2] is not None for e in entries):
-        assert defined == sorted(defined)
-
-
-def test_tie_groups_reject_a_value_outside_its_interval() -> None:
-    with pytest.raises(ValueError, match="outside its interval"):
-        tie_groups([("a", 0.9, 0.5, 0.8)])
-
-
-def test_tie_groups_requires_descending_order() -> None:
-    with pytest.raises(ValueError):
-        tie_groups([("a", 0.5, 0.4, 0.6), ("b", 0.7, 0.6, 0.8)])
-
-
-# ##### RANK RANGES
-
-
-def test_rank_ranges_count_the_intervals_entirely_above_and_below() -> None:
-    entries = [
-        ("a", 0.90, 0.85, 0.95),  # c and e lie entirely below: at worst 3rd
-        ("b", 0.86, 0.80, 0.91),  # overlaps a, c and d: only e lies entirely below
-        ("c", 0.80, 0.74, 0.84),  # a lies entirely above (0.85 > 0.84): at best 2nd
-        ("d", 0.78, 0.70, 0.85),  # touches a at 0.85 (not apart), overlaps b and c
-        ("e", 0.50, 0.40, 0.60),  # every other interval lies entirely above
-    ]
-    assert rank_ranges(entries) == [(1, 3), (1, 4), (2, 4), (1, 4), (5, 5)]
-    # the tie groups put a–d together; the ranges still say a is not below 4th and c not above 2nd
-    assert tie_groups(entries) == [1, 1, 1, 1, 2]
-
-
-def test_rank_ranges_touching_intervals_are_not_apart() -> None:
-    assert rank_ranges([("a", 0.7, 0.6, 0.8), ("b", 0.5, 0.4, 0.6)]) == [(1, 2), (1, 2)]
-    assert rank_ranges([("a", 0.7, 0.61, 0.8), ("b", 0.5, 0.4, 0.6)]) == [(1, 1), (2, 2)]
-
-
-def test_rank_ranges_of_ties_and_identical_intervals() -> None:
-    same = [("a", 0.5, 0.4, 0.6), ("b", 0.5, 0.4, 0.6), ("c", 0.5, 0.4, 0.6)]
-    assert rank_ranges(same) == [(1, 3)] * 3
-    # a zero-width interval (an exact figure) equal to another: touching, so not apart
-    assert rank_ranges([("a", 0.5, 0.5, 0.5), ("b", 0.5, 0.5, 0.5)]) == [(1, 2), (1, 2)]
-
-
-def test_rank_ranges_of_undefined_intervals_and_edge_cases() -> None:
-    entries = [("a", 0.9, 0.8, 0.95), ("none", None, None, None), ("half", 0.3, 0.2, None), ("b", 0.1, 0.05, 0.2)]
-    # undefined entries have no range and are counted in nobody else's: a and b are 1st and 2nd of 2
-    assert rank_ranges(entries) == [(1, 1), None, None, (2, 2)]
-    assert rank_ranges([]) == []
-    assert rank_ranges([("only", 0.5, 0.4, 0.6)]) == [(1, 1)]
-    assert rank_ranges([("u", None, None, None)]) == [None]
-    with pytest.raises(ValueError, match="outside its interval"):
-        rank_ranges([("a", 0.9, 0.5, 0.8)])
-    # any order: the range belongs to the entry, not to its place in the list
-    assert rank_ranges([("b", 0.1, 0.05, 0.2), ("a", 0.9, 0.8, 0.95)]) == [(2, 2), (1, 1)]
-
-
-def test_rank_ranges_tell_apart_vendors_one_long_chain_puts_in_one_group() -> None:
-    """Twelve vendors like the demo's, from 0.988 to 0.738 on ~170 rows: their Wilson intervals
-    form one chain, so `tie_groups` gives everybody group 1, while the rank ranges separate the
-    top from the bottom."""
-    rates = [0.988, 0.965, 0.941, 0.918, 0.894, 0.871, 0.847, 0.824, 0.806, 0.788, 0.765, 0.738]
-    n = 170
-    entries = []
-    for i, rate in enumerate(rates):
-        iv = wilson_interval(round(rate * n), n)
-        entries.append((f"v{i}", iv.value, iv.low, iv.high))
-    assert tie_groups(entries) == [1] * 12
-    ranges = rank_ranges(entries)
-    best, worst = ranges[0], ranges[-1]
-    assert best[0] == 1 and worst[1] == 12
-    assert best[1] < worst[0], (best, worst)  # the top vendor is significantly ahead of the bottom one
-    assert len(set(ranges)) >= 6, ranges  # the ranges say much more than one shared group
-    for position, (lo, hi) in enumerate(ranges, start=1):
-        assert lo <= position <= hi
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 100), st.integers(0, 30), st.integers(0, 30), st.booleans()), max_size=12))
-def test_rank_ranges_match_brute_force_and_contain_the_position(raw) -> None:
-    entries = []
-    for i, (value, below, above, undefined) in enumerate(raw):
-        v = value / 100
-        entries.append((f"v{i}", v, None, None) if undefined else (f"v{i}", v, v - below / 100, v + above / 100))
-    entries.sort(key=lambda e: -e[1])
-    ranges = rank_ranges(entries)
-    defined = [e for e in entries if e[2] is not None]
-    position = 0
-    for e, r in zip(entries, ranges):
-        if e[2] is None:
-            assert r is None
-            continue
-        position += 1
-        above = sum(1 for o in defined if o[2] > e[3])
-        below = sum(1 for o in defined if o[3] < e[2])
-        assert r == (1 + above, len(defined) - below)
-        assert r[0] <= position <= r[1]  # the defined entries sorted by value sit inside their ranges
-    # two entries whose ranges do not overlap have intervals that do not overlap either
-    for (e, r), (f, q) in itertools.combinations([(e, r) for e, r in zip(entries, ranges) if r], 2):
-        if r[1] < q[0]:
-            assert not intervals_overlap(e[2:], f[2:])
+# Rank groups from overlapping intervals (`tie_groups`, `rank_ranges`, `intervals_overlap`) are
+# gone: which vendors differ is decided by paired tests, tested in unit/test_metrics_paired.py.
 
 
 @pytest.mark.parametrize("q", [0, 5, 25, 50, 95, 99, 100])

@@ -130,6 +130,7 @@ def test_every_page_and_data_file_is_published(published_site):
         "leaderboard.json",
         "leaderboard.schema.json",
         "leaderboard.csv",
+        "pairwise.csv",
         "public_split.jsonl",
         "public_row_scores.csv",
         "errata.json",
@@ -143,7 +144,7 @@ def test_every_page_and_data_file_is_published(published_site):
     for e in scored(board):
         assert (out / "vendors" / f"{e['vendor']}.html").exists()
         assert (out / "vendors" / f"{e['vendor']}.json").exists()
-    for chart in ("cost_vs_accuracy", "overfit_gap", "hit_at_k_by_stratum"):
+    for chart in ("pairwise", "cost_vs_accuracy", "overfit_gap", "hit_at_k_by_stratum"):
         assert (out / "charts" / f"{chart}.svg").read_text().lstrip().startswith("<?xml"), chart
     # the sentinel cycle ran through Dagster: the Kaplan–Meier chart is published, and no limitation
     # says time-to-retrievability is missing
@@ -203,7 +204,11 @@ def test_html_json_csv_and_dagster_metadata_carry_the_same_figures(published_sit
     rows = {r["vendor"]: r for r in csv.DictReader(io.StringIO((out / "leaderboard.csv").read_text()))}
     compared = 0
     for vendor, e in entries.items():
-        assert int(rows[vendor]["position"]) == e["position"] and int(rows[vendor]["rank_group"]) == e["rank_group"]
+        assert int(rows[vendor]["position"]) == e["position"] and rows[vendor]["rank_letters"] == e["rank_letters"]
+        assert (int(rows[vendor]["rank_best"]), int(rows[vendor]["rank_worst"])) == (
+            e["rank_range"]["best"],
+            e["rank_range"]["worst"],
+        )
         for name in HEADLINE_METRICS:
             fig = e["metrics"].get(name) or {}
             for part, column in (("value", name), ("n", f"{name}_n"), ("low", f"{name}_low"), ("high", f"{name}_high")):
@@ -217,7 +222,7 @@ def test_html_json_csv_and_dagster_metadata_carry_the_same_figures(published_sit
     for tr in page.css("#leaderboard tbody tr"):
         e = entries[tr.attributes["data-vendor"]]
         assert tr.css("td")[0].text(strip=True) == str(e["position"])
-        assert tr.css("td")[1].text(strip=True) == str(e["rank_group"])
+        assert tr.css("td")[1].text(strip=True) == e["rank_letters"]
         for td in tr.css("td[data-metric]"):
             metric = td.attributes["data-metric"]
             if metric not in e["metrics"]:
@@ -295,7 +300,7 @@ def test_html_json_csv_and_dagster_metadata_carry_the_same_figures(published_sit
         assert set(table) == set(entries)
         for vendor, e in entries.items():
             cr, rank = e["metrics"]["correct_rate"], board["rank_metric"]
-            assert (table[vendor]["#"], table[vendor]["group"]) == (str(e["position"]), str(e["rank_group"]))
+            assert (table[vendor]["#"], table[vendor]["letters"]) == (str(e["position"]), e["rank_letters"])
             assert table[vendor]["Correct"] == format_number("correct_rate", cr["value"])
             # the ranking figure with its n and interval
             assert table[vendor][publish_format.metric_label(rank)] == format_number(rank, e["metrics"][rank]["value"])

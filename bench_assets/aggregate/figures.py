@@ -7,28 +7,27 @@ rendered, so the HTML, the JSON and the CSV cannot disagree.
 Every figure's `n` is the rows behind it: the vendor's rows other than `unsupported` (failures
 included, counted as not correct), the search rows for hit@k, the extract rows for fidelity,
 the rows with a recorded latency for the latency percentiles. Intervals are 95 %: Wilson for
-proportions (correct rate, coverage, hit@k), Newcombe for the overfit gap, the normal
-approximation for mean fidelity, the Wilson bounds of the correct rate carried through to cost
-per correct (`cost_per_correct_interval`), and the order-statistic interval for latency p50/p95
-(`percentile_interval`). Billed spend is a total of archived, billed calls, not an estimate:
-it is exact, published with `low = high = value`. The ranking figure (`scope = "ranking"`) is
-the correct rate over the task types every scored vendor supports (`shared_task_types`).
-The mean answer score (`answer_score_mean`, over answer rows, failures scoring 0) has the Wilson
-interval with the Bernoulli variance bound (`rubric_mean_interval`).
+proportions (correct rate, coverage, hit@k), Newcombe for the overfit gap, the Wilson bounds of
+the correct rate carried through to cost per correct (`cost_per_correct_interval`), and the
+order-statistic interval for latency p50/p95 (`percentile_interval`). Every mean of values
+bounded in [0, 1] (mean fidelity over extract rows, the mean answer score over answer rows;
+failures score 0 and stay in n) has one interval, the Wilson interval with the Bernoulli
+variance bound (`bounded_mean_interval`), which keeps a positive width when every value is 0 or
+every value is 1. Billed spend is a total of archived, billed calls, not an estimate: it is
+exact, published with `low = high = value`. The ranking figure (`scope = "ranking"`) is the
+correct rate over the task types every scored vendor supports (`shared_task_types`).
 """
 
 from __future__ import annotations
-
-import math
 
 import pandas as pd
 
 from bench_assets.fetch.classify import RESPONSE_CLASSES
 from bench_assets.metrics import (
+    bounded_mean_interval,
     cost_per_correct_interval,
     overfit_gap,
     percentile_interval,
-    rubric_mean_interval,
     wilson_interval,
 )
 from bench_assets.sentinels.ttr import ttr_metrics
@@ -43,18 +42,6 @@ RANKING_SCOPE = "ranking"
 def _prop(rows: list, snapshot: str, vendor: str, scope: str, value: str, metric: str, successes: int, n: int) -> None:
     iv = wilson_interval(int(successes), int(n))
     rows.append([snapshot, vendor, scope, value, metric, iv.value, int(n), iv.low, iv.high])
-
-
-def _mean_interval(values: pd.Series) -> tuple[float | None, float | None, float | None]:
-    """Mean with a normal-approximation 95 % interval clipped to [0, 1] (fidelity is bounded)."""
-    n = len(values)
-    if n == 0:
-        return None, None, None
-    mean = float(values.mean())
-    if n == 1:
-        return mean, None, None
-    half = 1.959963984540054 * float(values.std(ddof=1)) / math.sqrt(n)
-    return mean, max(0.0, mean - half), min(1.0, mean + half)
 
 
 def _scope_metrics(rows: list, snapshot: str, vendor: str, scope: str, value: str, df: pd.DataFrame) -> None:
@@ -78,12 +65,13 @@ def _scope_metrics(rows: list, snapshot: str, vendor: str, scope: str, value: st
             )
     extract = scored[scored["task_type"] == "extract"]
     if len(extract):
-        mean, low, high = _mean_interval(extract["fidelity"].fillna(0.0).astype(float))
-        rows.append([snapshot, vendor, scope, value, "fidelity_mean", mean, len(extract), low, high])
+        # Mean extraction fidelity (0–1) of extract rows; a failure scores 0 and stays in n.
+        fid = bounded_mean_interval(extract["fidelity"].fillna(0.0).astype(float))
+        rows.append([snapshot, vendor, scope, value, "fidelity_mean", fid.value, len(extract), fid.low, fid.high])
     answer = scored[scored["task_type"] == "answer"]
     if len(answer) and "answer_score" in answer:
         # Mean per-cell rubric score (0 / 0.5 / 1) of answer rows; failures score 0 and stay in n.
-        iv = rubric_mean_interval(answer["answer_score"].fillna(0.0).astype(float))
+        iv = bounded_mean_interval(answer["answer_score"].fillna(0.0).astype(float))
         rows.append([snapshot, vendor, scope, value, "answer_score_mean", iv.value, len(answer), iv.low, iv.high])
 
 
@@ -92,9 +80,9 @@ def shared_task_types(scores: pd.DataFrame) -> list[str]:
 
     A vendor is scored when it has at least one row other than `unsupported`; it supports a
     task type when it has a row of that type other than `unsupported` (a vendor with no
-    extraction endpoint has every extract row `unsupported`). Vendors are ranked, and put in
-    tie groups, by their correct rate over the rows of these task types only, so every vendor
-    is compared on the same row set: the overall correct rate of a vendor without an extraction
+    extraction endpoint has every extract row `unsupported`). Vendors are ordered by their
+    correct rate over the rows of these task types only, and compared pair by pair on those
+    rows, so every vendor is compared on the same row set: the overall correct rate of a vendor without an extraction
     endpoint leaves the extract rows out of its denominator, while the others carry them, so
     the overall rates are not comparable. The overall correct rate is still published for
     each vendor. Returns the shared task types sorted by name; empty when no task type is

@@ -4,9 +4,13 @@ Headline eligibility follows the methodology (`bench_assets.aggregate.eligibilit
 published, their thresholds read from the constants the rules use, are `eligibility_rules()`.
 Every vendor entry carries `headline_eligible` and its reasons, `metric_eligibility` for each of
 its figures and `breakdown_eligibility` for each breakdown group; anything not eligible is
-labelled illustrative on every surface. Beside its position and tie group each ranked vendor has
-a `rank_range` (`metrics.rank_ranges`): the ranks it could hold given the intervals that lie
-entirely above and below its own.
+labelled illustrative on every surface. Vendors are placed by the ranking figure; which of them
+differ is decided by paired tests on the rows every vendor answered (`aggregate.comparisons`,
+`metrics.paired`): each ranked vendor has a `rank_range` (the ranks it can hold given the vendors
+found better and worse than it) and `rank_letters` (vendors sharing a letter cannot be told
+apart), and the record carries every pair's test (`comparisons`) and the smallest difference the
+snapshot could detect (`power`). `versions` holds the code, environment and input files the
+snapshot was fetched and published with.
 """
 
 from __future__ import annotations
@@ -18,10 +22,19 @@ import pandas as pd
 
 from bench_assets.agent_ready.records import TrialRecord, agent_ready_summary, load_trial_records
 from bench_assets.aggregate import eligibility
+from bench_assets.aggregate.comparisons import comparisons_from_frame
 from bench_assets.aggregate.figures import RANKING_SCOPE
 from bench_assets.fetch.classify import RESPONSE_CLASSES
+from bench_assets.fetch.versions import recorded_versions
 from bench_assets.manifest import Manifest
-from bench_assets.metrics import rank_ranges, tie_groups
+from bench_assets.metrics import (
+    FAMILY_ALPHA,
+    TARGET_POWER,
+    PairedComparison,
+    PairedRanking,
+    PowerStatement,
+    ranking_from_comparisons,
+)
 from bench_assets.storage.warehouse import Warehouse
 
 HEADLINE_METRICS = [
@@ -45,7 +58,7 @@ HEADLINE_METRICS = [
 # A Kaplan–Meier median that never falls to 1/2 is "not reached": its figure has value null and
 # n > 0 (a vendor with no sentinel subject has no figure at all). The CSV spells the flag out.
 NOT_REACHED_METRICS = ["ttr_median_hours"]
-# Positions and tie groups: the correct rate over the task types every scored vendor supports
+# Positions: the correct rate over the task types every scored vendor supports
 # (`aggregate.shared_task_types`), so every vendor is compared on the same rows; the record's
 # `ranking` names the metric used, its task types and a note.
 RANK_METRIC = "correct_rate_shared"
@@ -150,9 +163,14 @@ def build_leaderboard(
     complete_vendors: set[str],
     agent_trials: list[TrialRecord] | None = None,
     snapshot_reasons: list[str] | None = None,
+    comparisons: pd.DataFrame | None = None,
+    versions: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The leaderboard as a plain JSON-ready dict (the schema of leaderboard.json). `agent_trials`
-    are the snapshot's agent-ready trial records (each vendor's `agent_ready` summarizes its own)."""
+    are the snapshot's agent-ready trial records (each vendor's `agent_ready` summarizes its own);
+    `comparisons` its `vendor_comparisons` rows, from which rank ranges, letters and the power
+    statement follow (without them no vendor has a rank range); `versions` the recorded code,
+    environment and input files (`fetch.versions`)."""
     entries: list[dict[str, Any]] = []
     shared: list[str] | None = None
     all_types: set[str] = set()
@@ -202,31 +220,21 @@ def build_leaderboard(
     ranking = _ranking(entries, shared, all_types)
     rank = ranking["metric"]
     scored = [e for e in entries if e["status"] == "scored" and rank in e["metrics"]]
-    # An undefined ranking figure (no rows) sorts last, in a group of its own.
+    # An undefined ranking figure (no rows) sorts last and is compared with nobody.
     ordered = sorted(
         scored, key=lambda e: (e["metrics"][rank]["value"] is None, -(e["metrics"][rank]["value"] or 0.0), e["vendor"])
     )
-    groups = tie_groups(
-        [
-            (
-                e["vendor"],
-                float("-inf") if e["metrics"][rank]["value"] is None else e["metrics"][rank]["value"],
-                e["metrics"][rank]["low"],
-                e["metrics"][rank]["high"],
-            )
-            for e in ordered
-        ]
-    )
-    ranges = rank_ranges(
-        [
-            (e["vendor"], e["metrics"][rank]["value"], e["metrics"][rank]["low"], e["metrics"][rank]["high"])
-            for e in ordered
-        ]
-    )
-    for position, (e, g, r) in enumerate(zip(ordered, groups, ranges), start=1):
-        e["position"], e["rank_group"] = position, g
-        # an undefined ranking figure has no interval, hence no rank range (it sorts last)
-        e["rank_range"] = {"best": r[0], "worst": r[1]} if r else None
+    ranked = [e["vendor"] for e in ordered if e["metrics"][rank]["value"] is not None]
+    paired = None
+    if comparisons is not None:
+        pairs = [c for c in comparisons_from_frame(comparisons) if {c.counts.first, c.counts.second} <= set(ranked)]
+        paired = ranking_from_comparisons(ranked, pairs)
+    for position, entry in enumerate(ordered, start=1):
+        entry["position"] = position
+        best_worst = paired.rank_ranges.get(entry["vendor"]) if paired else None
+        # no paired comparison (none given, or an undefined ranking figure): no rank range, no letters
+        entry["rank_range"] = {"best": best_worst[0], "worst": best_worst[1]} if best_worst else None
+        entry["rank_letters"] = paired.letters.get(entry["vendor"]) if paired else None
     for excluded in manifest.excluded:
         entries.append(
             {
@@ -242,20 +250,123 @@ def build_leaderboard(
         )
     entries.sort(key=lambda e: (e.get("position") or 10_000, e["vendor"]))
     return {
-        "schema_version": 1,
+        "schema_version": 2,
         "snapshot_id": manifest.snapshot_id,
         "mode": manifest.mode,
         "title": manifest.title,
         "rank_metric": rank,
         "ranking": ranking,
+        "comparisons": _comparisons_section(rank, ranking, paired) if paired else None,
+        "power": _power_section(paired.power) if paired and paired.power else None,
         "k_values": manifest.k_values,
         "headline_eligible": any(e["headline_eligible"] for e in entries),
         "vendors": entries,
+        "versions": versions,
+    }
+
+
+def _rounded(x: float | None) -> float | None:
+    return None if x is None else round(x, 6)
+
+
+def _pair_record(c: PairedComparison) -> dict[str, Any]:
+    """One pair as published: its counts, rates, difference (vendor_a − vendor_b) with its 95 %
+    interval, raw and Holm-adjusted p-values, and the vendor found better (null: not told apart)."""
+    k = c.counts
+    return {
+        "vendor_a": k.first,
+        "vendor_b": k.second,
+        "n": k.n,
+        "both_correct": k.both,
+        "a_only": k.first_only,
+        "b_only": k.second_only,
+        "neither": k.neither,
+        "rate_a": _rounded(k.first_rate),
+        "rate_b": _rounded(k.second_rate),
+        "difference": {
+            "value": _rounded(c.difference.value),
+            "low": _rounded(c.difference.low),
+            "high": _rounded(c.difference.high),
+        },
+        "p_value": c.p_value,
+        "p_adjusted": c.p_adjusted,
+        "better": c.better,
+    }
+
+
+COMPARISON_METHOD = (
+    "Each pair of vendors is compared on the rows both were scored on for the ranking figure: an exact "
+    "two-sided McNemar test of the rows only one of the two answered correctly (p = min(1, 2·P(X ≤ min(b, c))), "
+    "X ~ Binomial(b + c, 1/2)), the p-values of all pairs Holm-adjusted so that the chance of declaring any "
+    "difference that is not there stays at most 5 %. A vendor is better than another when its rate on those "
+    "rows is higher and the adjusted p-value is below 0.05. Rank range: best = 1 + the vendors better than "
+    "it, worst = the number of vendors compared − the vendors it is better than. Vendors sharing a letter "
+    "cannot be told apart. The difference of the two rates has Newcombe's 95 % interval for paired proportions."
+)
+
+
+def _comparisons_section(rank: str, ranking: dict[str, Any], paired: PairedRanking) -> dict[str, Any]:
+    return {
+        "metric": rank,
+        "task_types": list(ranking["task_types"]),
+        "vendors": list(paired.vendors),
+        "test": "exact two-sided McNemar test (binomial test of the discordant rows)",
+        "correction": "holm",
+        "alpha": FAMILY_ALPHA,
+        "confidence": 0.95,
+        "interval": "Newcombe's paired score interval (Newcombe 1998, method 10)",
+        "method": COMPARISON_METHOD,
+        "pairs": [_pair_record(c) for c in paired.comparisons],
+    }
+
+
+def _points(x: float) -> str:
+    return f"{x * 100:.1f} percentage points"
+
+
+def power_note(power: PowerStatement) -> str:
+    """The power statement in words, as the site, llms.txt and the terminal show it."""
+    typical = (
+        f"Over the {power.pairs} pairs of vendors, the typical pair is compared on {power.n} rows, on "
+        f"{power.discordance * 100:.1f} % of which exactly one of the two is correct. "
+    )
+    if power.minimum_detectable_difference is None:
+        return typical + (
+            f"At that n and disagreement no difference in the ranking figure can be found with "
+            f"{power.power:.0%} power at α = {power.alpha:g}/{power.pairs}: vendors shown as not told apart may "
+            "differ by any amount."
+        )
+    single = power.minimum_detectable_difference_single_pair
+    return typical + (
+        f"A true difference of {_points(power.minimum_detectable_difference)} in the ranking figure is found "
+        f"with {power.power:.0%} power at α = {power.alpha:g}/{power.pairs} = {power.alpha_strictest:.2g} (Holm's "
+        "strictest step, which a pair meets whatever the other pairs show; exact McNemar power, Duffy 1984)"
+        + (f"; a pair tested alone at α = {power.alpha:g} would need {_points(single)}" if single else "")
+        + ". Vendors that cannot be told apart may still differ by less than that."
+    )
+
+
+def _power_section(power: PowerStatement) -> dict[str, Any]:
+    return {
+        "pairs": power.pairs,
+        "n": power.n,
+        "discordance": round(power.discordance, 6),
+        "alpha": power.alpha,
+        "alpha_strictest": power.alpha_strictest,
+        "power": power.power,
+        "minimum_detectable_difference": _rounded(power.minimum_detectable_difference),
+        "minimum_detectable_difference_single_pair": _rounded(power.minimum_detectable_difference_single_pair),
+        "method": (
+            "exact unconditional power of the exact McNemar test (metrics.mcnemar_power) at the median rows "
+            "compared and the median share of discordant rows over all pairs, at Holm's strictest step "
+            f"(α/pairs), {TARGET_POWER:.0%} power"
+        ),
+        "note": power_note(power),
     }
 
 
 def leaderboard_rows(board: dict[str, Any]) -> list[dict[str, Any]]:
-    """Flat rows (one per vendor) for the CSV: position, rank group and rank range with the ranking
+    """Flat rows (one per vendor) for the CSV: position, rank letters and rank range with the ranking
     basis, every headline figure as value, n, low, high and whether it is headline-eligible on its
     own, and the count of rows in each response class."""
     out = []
@@ -265,7 +376,7 @@ def leaderboard_rows(board: dict[str, Any]) -> list[dict[str, Any]]:
             "vendor": e["vendor"],
             "status": e["status"],
             "position": e.get("position"),
-            "rank_group": e.get("rank_group"),
+            "rank_letters": e.get("rank_letters"),
             "rank_best": ranks.get("best"),
             "rank_worst": ranks.get("worst"),
             "rank_metric": board["rank_metric"],
@@ -306,14 +417,23 @@ def complete_vendors(warehouse: Warehouse, snapshot_id: str) -> set[str]:
     return set(df.loc[df["n"] == total, "vendor"])
 
 
-def current_leaderboard(warehouse: Warehouse, manifest: Manifest) -> dict[str, Any]:
+def current_leaderboard(
+    warehouse: Warehouse, manifest: Manifest, publication_versions: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """The leaderboard record of the snapshot as the warehouse holds it now (`vendor_metrics`,
-    complete vendors, agent-ready trials, eligibility): what every surface is rendered from."""
-    metrics = warehouse.rows("vendor_metrics", manifest.snapshot_id)
+    `vendor_comparisons`, complete vendors, agent-ready trials, eligibility, recorded versions):
+    what every surface is rendered from. `publication_versions`: the record of the publication
+    being rendered (it is stored once the files are in place)."""
+    snapshot_id = manifest.snapshot_id
+    versions = recorded_versions(warehouse, snapshot_id)
+    if publication_versions is not None:
+        versions["publication"] = publication_versions
     return build_leaderboard(
         manifest,
-        metrics,
-        complete_vendors(warehouse, manifest.snapshot_id),
-        load_trial_records(warehouse, manifest.snapshot_id),
+        warehouse.rows("vendor_metrics", snapshot_id),
+        complete_vendors(warehouse, snapshot_id),
+        load_trial_records(warehouse, snapshot_id),
         snapshot_reasons=eligibility.snapshot_reasons(warehouse, manifest),
+        comparisons=warehouse.rows("vendor_comparisons", snapshot_id),
+        versions=versions,
     )

@@ -25,7 +25,7 @@ from bench_assets.cli.runs import (
 )
 from bench_assets.cli.sentinel_cycle import simulate_probe_cycle
 from bench_assets.manifest import load_manifest
-from bench_assets.publish.format import format_rank_range
+from bench_assets.publish.format import LETTERS_NOTE, format_rank_range
 from bench_assets.sentinels.pages import parse_utc
 from bench_assets.simulator.server import start_simulator
 
@@ -120,22 +120,34 @@ def print_leaderboard(board: dict[str, Any]) -> None:
     )
     rank = board.get("rank_metric", "correct_rate")
     header = (
-        f"{'#':>2} {'grp':>3} {'ranks':>5}  {'vendor':<11} {'ranked':>7} {'n':>4} {'correct':>8} {'n':>4}  {'hit@1':>6} "
+        f"{'#':>2} {'letters':<7} {'ranks':>5}  {'vendor':<11} {'ranked':>7} {'n':>4} {'correct':>8} {'n':>4}  {'hit@1':>6} "
         f"{'hit@10':>6} {'fidelity':>8} {'$/correct':>9} {'TTR h':>11}  agent-ready"
     )
     print(((board.get("ranking") or {}).get("note") or "") + "\n" + header)
     print("-" * len(header))
     for e in board["vendors"]:
         if e["status"] != "scored":
-            print(f"{'':>2} {'':>3} {'':>5}  {e['vendor']:<11} {e['status']}: {e.get('reason')}")
+            print(f"{'':>2} {'':<7} {'':>5}  {e['vendor']:<11} {e['status']}: {e.get('reason')}")
             continue
         m = e["metrics"]
         v = functools.partial(_figure, m)
         print(
-            f"{e['position']:>2} {e['rank_group']:>3} {format_rank_range(e):>5}  {e['vendor']:<11} {v(rank):>7} {m[rank]['n']:>4} "
+            f"{e['position']:>2} {e.get('rank_letters') or '—':<7} {format_rank_range(e):>5}  {e['vendor']:<11} {v(rank):>7} {m[rank]['n']:>4} "
             f"{v('correct_rate'):>8} {m['correct_rate']['n']:>4}  {v('hit_at_1'):>6} {v('hit_at_10'):>6} "
             f"{v('fidelity_mean'):>8} {v('cost_per_correct_usd', '${:.4f}'):>9} {ttr(m):>11}  {(e.get('agent_ready') or {}).get('label', '—')}"
         )
+
+
+def print_comparisons(board: dict[str, Any]) -> None:
+    """Which vendors the paired test tells apart, and what it could detect."""
+    section = board.get("comparisons")
+    if not section:
+        print("\nNo paired comparison: no vendor has letters or a rank range.")
+        return
+    told = [p for p in section["pairs"] if p.get("better")]
+    print(f"\n{LETTERS_NOTE}\n{len(told)} of {len(section['pairs'])} pairs told apart.")
+    if board.get("power"):
+        print(board["power"]["note"])
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -153,6 +165,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
             sim.stop()
             os.environ.pop("BENCH_SIMULATOR_URL", None)
     print_leaderboard(board)
+    print_comparisons(board)
     site = bench_home() / "data" / "publish" / args.snapshot / "index.html"
     print(f"\nsite: {site}\nDagster runs: DAGSTER_HOME={os.environ['DAGSTER_HOME']} (open with `make dev`)")
     print(f"demo finished in {time.monotonic() - started:.1f}s")

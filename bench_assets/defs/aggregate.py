@@ -1,7 +1,9 @@
-"""Aggregates of a snapshot: every vendor's figures with n and a 95 % interval, and rank groups."""
+"""Aggregates of a snapshot: every vendor's figures with n and a 95 % interval, and the paired
+comparisons that decide which vendors differ."""
 
 import dagster as dg
 
+from bench_assets.aggregate.comparisons import snapshot_comparisons
 from bench_assets.aggregate.figures import snapshot_metrics
 from bench_assets.aggregate.leaderboard import current_leaderboard
 from bench_assets.defs.agent_ready import agent_trials
@@ -26,13 +28,16 @@ def vendor_leaderboard(
 ) -> dg.MaterializeResult:
     """The snapshot's aggregates per vendor and per stratum, task type, cohort and split: correct
     rate, hit@k, fidelity, coverage, cost per correct, overfit gap, latency, response classes and
-    time-to-retrievability (from the sentinel probes so far), each with n and a 95 % interval;
-    vendors whose intervals overlap share a rank group."""
+    time-to-retrievability (from the sentinel probes so far), each with n and a 95 % interval; and
+    every pair of vendors compared on the rows both answered for the ranking figure (exact McNemar,
+    Holm-adjusted), from which each vendor's rank range and letters follow."""
     snapshot_id = context.partition_key
     manifest = paths.manifest(snapshot_id)
     warehouse = duckdb.warehouse()
     metrics = snapshot_metrics(warehouse, snapshot_id)
     warehouse.replace_rows("vendor_metrics", metrics, {"snapshot_id": snapshot_id})
+    comparisons = snapshot_comparisons(warehouse, snapshot_id)
+    warehouse.replace_rows("vendor_comparisons", comparisons, {"snapshot_id": snapshot_id})
     board = current_leaderboard(warehouse, manifest)
     scored = [e for e in board["vendors"] if e["status"] == "scored"]
     return dg.MaterializeResult(
@@ -41,6 +46,9 @@ def vendor_leaderboard(
             "vendors_scored": len(scored),
             "headline_eligible": board["headline_eligible"],
             "mode": manifest.mode,
+            "pairs_compared": len(comparisons),
+            "pairs_told_apart": int(comparisons["better"].notna().sum()) if len(comparisons) else 0,
+            "minimum_detectable_difference": (board.get("power") or {}).get("minimum_detectable_difference"),
             "leaderboard": dg.MetadataValue.md(leaderboard_markdown(board)),
             **{
                 f"correct_rate/{e['vendor']}": e["metrics"]["correct_rate"]["value"]

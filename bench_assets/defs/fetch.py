@@ -9,6 +9,7 @@ from bench_assets.defs.partitions import snapshot_and_vendor, snapshot_vendor_pa
 from bench_assets.defs.resources import BenchPaths, VendorGateway, VendorKeys, WarehouseResource
 from bench_assets.defs.split import query_split
 from bench_assets.fetch.partition import fetch_vendor_partition
+from bench_assets.fetch.versions import record_fetch_versions
 from bench_assets.storage.lifecycle import refuse_if_published
 
 
@@ -29,7 +30,9 @@ def vendor_responses(
 ) -> dg.MaterializeResult:
     """Raw vendor responses for one snapshot x vendor: the exact request (secrets redacted), status,
     headers, body, latency and time of every attempt. Archived per response in the partition's own
-    DuckDB file, then loaded into the warehouse; a re-run never pays twice for a response it has."""
+    DuckDB file, then loaded into the warehouse; a re-run never pays twice for a response it has.
+    A run that sends requests records the code, Python, package and adapter versions and the input
+    files' SHA-256 it ran with (`fetch_versions`)."""
     snapshot_id, vendor = snapshot_and_vendor(context)
     manifest = paths.manifest(snapshot_id)
     warehouse = duckdb.warehouse()
@@ -55,6 +58,7 @@ def vendor_responses(
         log=context.log.info,
     )
     warehouse.replace_rows("raw_responses", done.raw, where)
+    versions = record_fetch_versions(warehouse, manifest, vendor, paths.home, paths.private, done.stats.sent)
     stats, finals = done.stats, done.raw[done.raw["final"]]
     status_counts = finals["http_status"].fillna(-1).astype(int).astype(str).replace("-1", "no response").value_counts()
     return dg.MaterializeResult(
@@ -73,5 +77,6 @@ def vendor_responses(
             # a copy typed by its items: Mapping's key type is invariant, and these keys are Literals
             "endpoints": dg.MetadataValue.json(dict(spec.endpoints.items())),
             "plan": spec.plan,
+            "code_commit": (versions or {}).get("code", {}).get("commit", "unchanged: nothing was sent"),
         }
     )

@@ -37,6 +37,11 @@ class BenchPaths(dg.ConfigurableResource):
         return Path(self.root).resolve() if self.root else _root()
 
     @property
+    def home(self) -> Path:
+        """The bench home: `data/` (snapshots, pricing pages, publications) lives under it."""
+        return self._root()
+
+    @property
     def snapshots_dir(self) -> Path:
         return self._root() / "data" / "snapshots"
 

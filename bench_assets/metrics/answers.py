@@ -8,9 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-from scipy.special import ndtri
-
-from .stats import Interval
+from .stats import Interval, bounded_mean_interval
 from .text import canonical_text, contains_number, contains_phrase, numbers_match, parse_number
 
 __all__ = [
@@ -399,37 +397,7 @@ def score_cell(
 
 
 def rubric_mean_interval(scores: Iterable[float], confidence: float = 0.95) -> Interval:
-    """Mean rubric score with a 95 % interval: a Wilson score interval with the Bernoulli
-    variance bound.
-
-    Definition: with ``m`` the mean of the ``n`` scores (each in [0, 1]; rubric scores are 0,
-    0.5 or 1) and ``z = Φ⁻¹(1 − (1 − confidence)/2)``, the interval is Wilson's,
-    ``centre = (m + z²/(2n)) / (1 + z²/n)``, ``half = z / (1 + z²/n) · √(m(1 − m)/n + z²/(4n²))``,
-    clipped to [0, 1] (exactly 0 when every score is 0, exactly 1 when every score is 1).
-    ``value`` is ``m``; with ``n = 0`` all three are ``None``.
-
-    Why this interval: a mean of {0, 0.5, 1} is not a proportion, but any score in [0, 1] with
-    mean μ has variance at most μ(1 − μ), the variance of a 0/1 score with the same mean. The
-    Wilson interval inverts the score test with that variance, so it is the Wilson interval of
-    a proportion when every score is 0 or 1 (the same interval as the correct rate's) and
-    conservative (wider, never narrower asymptotically) when half credits occur. Unlike a
-    bootstrap it is deterministic without a seed and does not collapse to a point when every
-    score is equal.
-    """
-    values = [float(s) for s in scores]
-    for value in values:
-        if not (math.isfinite(value) and 0.0 <= value <= 1.0):
-            raise ValueError(f"rubric scores must lie in [0, 1], got {value!r}")
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
-    n = len(values)
-    if n == 0:
-        return Interval(None, None, None)
-    mean = math.fsum(values) / n
-    z = float(-ndtri((1 - confidence) / 2))
-    z2 = z * z
-    centre = (mean + z2 / (2 * n)) / (1 + z2 / n)
-    half = z / (1 + z2 / n) * math.sqrt(max(0.0, mean * (1 - mean)) / n + z2 / (4 * n * n))
-    low = 0.0 if mean == 0 else max(0.0, centre - half)
-    high = 1.0 if mean == 1 else min(1.0, centre + half)
-    return Interval(mean, low, high)
+    """Mean rubric score (0, 0.5 or 1 per answer row) with a 95 % interval: the interval every mean
+    bounded in [0, 1] gets, :func:`bounded_mean_interval` (a Wilson score interval with the
+    Bernoulli variance bound)."""
+    return bounded_mean_interval(scores, confidence)

@@ -5,18 +5,17 @@ proportions (the overfit gap) with Newcombe's hybrid score interval. Both reprod
 statsmodels (``proportion_confint(method="wilson")`` and
 ``confint_proportions_2indep(method="newcomb", compare="diff")``). Cost per correct carries
 the Wilson bounds of the correct rate; a percentile (latency p50/p95) gets the
-distribution-free order-statistic interval, as ``scipy.stats.quantile_test``. Rank groups are
-connected components of overlapping intervals; each vendor's rank range counts the intervals that
-lie entirely above and entirely below its own. Undefined quantities are ``None``, never NaN,
-0 or infinity.
+distribution-free order-statistic interval, as ``scipy.stats.quantile_test``; a mean of values
+bounded in [0, 1] (fidelity, the answer rubric) the Wilson score interval with the Bernoulli
+variance bound. Which vendors differ is decided by paired tests (``metrics.paired``), not by these
+intervals. Undefined quantities are ``None``, never NaN, 0 or infinity.
 """
 
 from __future__ import annotations
 
-import bisect
 import math
 import operator
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,15 +23,13 @@ from scipy.special import bdtr, bdtrc, ndtri
 
 __all__ = [
     "Interval",
+    "bounded_mean_interval",
     "cost_per_correct",
     "cost_per_correct_interval",
-    "intervals_overlap",
     "newcombe_interval",
     "overfit_gap",
     "percentile",
     "percentile_interval",
-    "rank_ranges",
-    "tie_groups",
     "wilson_interval",
 ]
 
@@ -149,6 +146,43 @@ def overfit_gap(
     return newcombe_interval(public_correct, public_n, holdout_correct, holdout_n, confidence)
 
 
+def bounded_mean_interval(values: Iterable[float], confidence: float = 0.95) -> Interval:
+    """Mean of values bounded in [0, 1] (extraction fidelity, the answer rubric's 0 / 0.5 / 1) with
+    a 95 % interval: the Wilson score interval with the Bernoulli variance bound.
+
+    Definition: with ``m`` the mean of the ``n`` values (each in [0, 1]) and
+    ``z = Φ⁻¹(1 − (1 − confidence)/2)``, the interval is Wilson's,
+    ``centre = (m + z²/(2n)) / (1 + z²/n)``, ``half = z / (1 + z²/n) · √(m(1 − m)/n + z²/(4n²))``,
+    clipped to [0, 1] (exactly 0 when every value is 0, exactly 1 when every value is 1).
+    ``value`` is ``m``; with ``n = 0`` all three are ``None``. Values outside [0, 1] or not finite
+    raise ``ValueError``.
+
+    Why this interval: a mean of values in [0, 1] is not a proportion, but any such value with
+    mean μ has variance at most μ(1 − μ), the variance of a 0/1 value with the same mean. The
+    Wilson interval inverts the score test with that variance, so it is the Wilson interval of a
+    proportion when every value is 0 or 1 (the same interval as the correct rate's) and
+    conservative (wider, never narrower asymptotically) otherwise. It keeps a positive width at
+    the boundary: a vendor with every page at fidelity 1.0 on 84 rows gets [0.956, 1], where a
+    normal approximation (the sample's standard deviation is 0) would give the point [1, 1].
+    Unlike a bootstrap it is deterministic without a seed.
+    """
+    data = [float(v) for v in values]
+    for value in data:
+        if not (math.isfinite(value) and 0.0 <= value <= 1.0):
+            raise ValueError(f"values must lie in [0, 1], got {value!r}")
+    z = _normal_quantile(confidence)
+    n = len(data)
+    if n == 0:
+        return _UNDEFINED
+    mean = math.fsum(data) / n
+    z2 = z * z
+    centre = (mean + z2 / (2 * n)) / (1 + z2 / n)
+    half = z / (1 + z2 / n) * math.sqrt(max(0.0, mean * (1 - mean)) / n + z2 / (4 * n * n))
+    low = 0.0 if mean == 0 else max(0.0, centre - half)
+    high = 1.0 if mean == 1 else min(1.0, centre + half)
+    return Interval(mean, low, high)
+
+
 def cost_per_correct(spend: float, correct: int) -> float | None:
     """Cost per correct answer: billed spend on the pinned plan ÷ verified-correct answers.
 
@@ -185,133 +219,6 @@ def cost_per_correct_interval(spend: float, correct: int, n: int, confidence: fl
     amount = float(spend)
     n = _count("n", n)
     return Interval(value, amount / (n * rate.high), amount / (n * rate.low))
-
-
-def _bounds(interval: Interval | Sequence[float | None]) -> tuple[float | None, float | None]:
-    if isinstance(interval, Interval):
-        return interval.low, interval.high
-    if len(interval) == 2:
-        return interval[0], interval[1]
-    if len(interval) == 3:  # (value, low, high)
-        return interval[1], interval[2]
-    raise ValueError("an interval is an Interval, (low, high) or (value, low, high)")
-
-
-def intervals_overlap(a: Interval | Sequence[float | None], b: Interval | Sequence[float | None]) -> bool:
-    """Whether two closed intervals share at least one point.
-
-    Definition: ``a.low ≤ b.high`` and ``b.low ≤ a.high`` (touching intervals overlap).
-    ``a`` and ``b`` are :class:`Interval` objects, ``(low, high)`` or ``(value, low, high)``
-    tuples. An interval with a missing bound (``None``, an undefined estimate) overlaps
-    nothing.
-    """
-    a_low, a_high = _bounds(a)
-    b_low, b_high = _bounds(b)
-    if a_low is None or a_high is None or b_low is None or b_high is None:
-        return False
-    return a_low <= b_high and b_low <= a_high
-
-
-def tie_groups(
-    entries: Sequence[tuple[str, float, float | None, float | None]],
-) -> list[int]:
-    """Rank groups for a leaderboard sorted best first: vendors whose intervals overlap share a group.
-
-    ``entries`` are ``(name, value, low, high)`` sorted by ``value`` descending (checked); each
-    defined interval must contain its own value (checked: a point estimate lies inside its
-    confidence interval). Rule: two entries are *linked* when their intervals overlap
-    (:func:`intervals_overlap`, touching counts); a rank group is a connected component of that
-    relation, i.e. the entries reachable from one another through a chain of overlapping
-    intervals. On a line this is computed by sorting the intervals by their lower bound and
-    merging each one into the current chain while its lower bound is at most the chain's highest
-    upper bound. Groups are numbered densely in list order (1, 1, 2, 3, 3 ...); because every
-    interval contains its value, a group's members are consecutive in the list. An entry with a
-    missing bound (an undefined estimate) overlaps nothing, so it gets a group of its own.
-
-    This guarantees that any two vendors whose intervals overlap share a group. The price of
-    that guarantee: a group can contain two vendors whose own intervals do *not* overlap, linked
-    by a third whose interval overlaps both. Within a group the order is not significant;
-    between groups it is (at the interval's confidence, pairwise and uncorrected). Returns one
-    group number per entry, in order.
-    """
-    previous_value: float | None = None
-    for name, value, low, high in entries:
-        if previous_value is not None and value > previous_value:
-            raise ValueError(f"entries must be sorted by value descending; {name!r} is out of order")
-        previous_value = value
-        if low is not None and high is not None and not low <= value <= high:
-            raise ValueError(f"{name!r}: value {value!r} lies outside its interval [{low!r}, {high!r}]")
-    # Connected components: sweep the defined intervals in order of their lower bound.
-    component: dict[int, int] = {}
-    defined = sorted(
-        (i for i, (_, _, low, high) in enumerate(entries) if low is not None and high is not None),
-        key=lambda i: (entries[i][2], i),
-    )
-    reach: float | None = None
-    current = -1
-    for i in defined:
-        _, _, low, high = entries[i]
-        assert low is not None and high is not None
-        if reach is None or low > reach:
-            current += 1
-            reach = high
-        else:
-            reach = max(reach, high)
-        component[i] = current
-    groups: list[int] = []
-    numbered: dict[int, int] = {}
-    for i in range(len(entries)):
-        if i not in component:  # no interval: a group of its own
-            groups.append(len(numbered) + 1)
-            numbered[-1 - i] = groups[-1]
-            continue
-        if component[i] not in numbered:
-            numbered[component[i]] = len(numbered) + 1
-        groups.append(numbered[component[i]])
-    return groups
-
-
-def rank_ranges(
-    entries: Sequence[tuple[str, float | None, float | None, float | None]],
-) -> list[tuple[int, int] | None]:
-    """The ranks each entry could plausibly hold, from how its interval lies against the others'.
-
-    ``entries`` are ``(name, value, low, high)`` in any order; a defined interval must contain
-    its own value (checked). Rule, with ``m`` the number of entries whose interval is defined:
-    an entry's **best rank** is 1 + the number of entries whose interval lies *entirely above*
-    its own (their ``low`` > its ``high``); its **worst rank** is ``m`` − the number of entries
-    whose interval lies *entirely below* its own (their ``high`` < its ``low``), i.e. the number
-    whose interval does not lie entirely below it, itself included. Touching intervals (one's
-    ``low`` equal to the other's ``high``) lie neither above nor below each other, as in
-    :func:`intervals_overlap`. An entry with a missing bound (an undefined estimate) has no rank
-    range (``None``) and is not counted in anyone else's, since it lies neither above nor below.
-
-    Where :func:`tie_groups` merges every chain of overlapping intervals into one group (so a
-    long chain can hold vendors far apart), the rank range stays specific to each vendor: two
-    vendors whose ranges do not overlap are ordered at the interval's confidence (pairwise,
-    uncorrected). For entries sorted by value, best first, each entry's position lies within its
-    range (``best ≤ position ≤ worst``), an entry whose interval overlaps no other's gets a single
-    rank, and entries whose intervals all overlap one another each get ``1…m``. Returns one
-    ``(best, worst)`` per entry, in order.
-    """
-    defined: list[tuple[float, float]] = []
-    for name, value, low, high in entries:
-        if low is None or high is None:
-            continue
-        if low > high or (value is not None and not low <= value <= high):
-            raise ValueError(f"{name!r}: value {value!r} lies outside its interval [{low!r}, {high!r}]")
-        defined.append((low, high))
-    lows = sorted(low for low, _ in defined)
-    highs = sorted(high for _, high in defined)
-    out: list[tuple[int, int] | None] = []
-    for _, _, low, high in entries:
-        if low is None or high is None:
-            out.append(None)
-            continue
-        above = len(lows) - bisect.bisect_right(lows, high)  # others' low > this high
-        below = bisect.bisect_left(highs, low)  # others' high < this low
-        out.append((1 + above, len(defined) - below))
-    return out
 
 
 def percentile(values: Iterable[float], q: float) -> float | None:

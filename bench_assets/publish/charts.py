@@ -22,6 +22,7 @@ from typing import Any
 import matplotlib
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
+from matplotlib.patches import Rectangle
 from matplotlib.ticker import FuncFormatter, NullFormatter, PercentFormatter
 from matplotlib.typing import RcKeyType
 
@@ -142,6 +143,12 @@ def hit_at_k_eligibility(board: Mapping[str, Any]) -> tuple[bool, list[str]]:
             if _value_in(e, s, m)
         ],
     )
+
+
+def pairwise_eligibility(board: Mapping[str, Any]) -> tuple[bool, list[str]]:
+    rank = board.get("rank_metric") or "correct_rate"
+    vendors = ((board.get("comparisons") or {}).get("vendors")) or []
+    return figures_eligibility(board, [(v, rank, None) for v in vendors])
 
 
 def ttr_eligibility(board: Mapping[str, Any] | None, vendors: Sequence[str]) -> tuple[bool, list[str]]:
@@ -296,6 +303,95 @@ def overfit_gap_figure(board: Mapping[str, Any]) -> Figure | None:
     return _stamp(fig, overfit_gap_eligibility(board))
 
 
+def pairwise_matrix(board: Mapping[str, Any]) -> tuple[list[str], dict[tuple[str, str], tuple[float, bool]]]:
+    """The compared vendors in leaderboard order and, for each ordered pair (row, column), the
+    row's rate minus the column's on the rows both were scored on, and whether the paired test
+    tells them apart (Holm-adjusted p < alpha)."""
+    section = board.get("comparisons") or {}
+    vendors = list(section.get("vendors") or [])
+    cells: dict[tuple[str, str], tuple[float, bool]] = {}
+    for p in section.get("pairs") or []:
+        d = (p.get("difference") or {}).get("value")
+        if d is None:
+            continue
+        apart = p.get("better") is not None
+        cells[(p["vendor_a"], p["vendor_b"])] = (d, apart)
+        cells[(p["vendor_b"], p["vendor_a"])] = (-d, apart)
+    return vendors, cells
+
+
+def pairwise_figure(board: Mapping[str, Any]) -> Figure | None:
+    """Every pair of vendors: the row vendor's correct rate minus the column vendor's, on the rows
+    both answered, in percentage points. A coloured cell is a difference the paired test finds
+    (exact McNemar, Holm-adjusted p < 0.05): orange where the row vendor is better, purple where
+    the column vendor is (a colour-blind-safe pair); a grey cell is a pair the test cannot tell apart. Row labels carry each
+    vendor's letters (vendors sharing a letter cannot be told apart)."""
+    vendors, cells = pairwise_matrix(board)
+    if len(vendors) < 2:
+        return None
+    letters = {e["vendor"]: e.get("rank_letters") or "" for e in _scored(board)}
+    largest = max((abs(d) for d, _ in cells.values()), default=0.0) or 1.0
+    scale = matplotlib.colormaps["PuOr_r"]
+    size = len(vendors)
+    with matplotlib.rc_context(STYLE):
+        fig = _new_figure(max(6.0, min(9.0, 2.4 + 0.55 * size)), max(3.8, min(8.4, 2.0 + 0.5 * size)))
+        ax = fig.add_subplot()
+        ax.grid(False)
+        for spine in ax.spines.values():
+            spine.set_visible(False)
+        for i, row in enumerate(vendors):
+            for j, column in enumerate(vendors):
+                if i == j:
+                    ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, facecolor=GRID, edgecolor="white"))
+                    ax.text(j, i, "·", ha="center", va="center", fontsize=9, color=MUTED)
+                    continue
+                if (row, column) not in cells:
+                    ax.text(j, i, "n/a", ha="center", va="center", fontsize=7, color=MUTED)
+                    continue
+                d, apart = cells[(row, column)]
+                face = scale(0.5 + 0.5 * d / largest) if apart else "#f3f4f6"
+                ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, facecolor=face, edgecolor="white", linewidth=1.2))
+                strong = apart and abs(d) / largest > 0.55
+                ax.text(
+                    j,
+                    i,
+                    f"{d * 100:+.0f}" if round(d * 100) != 0 else "0",
+                    ha="center",
+                    va="center",
+                    fontsize=7.5,
+                    color="white" if strong else (INK if apart else MUTED),
+                    fontweight="bold" if apart else "normal",
+                )
+        ax.set_xlim(-0.5, size - 0.5)
+        ax.set_ylim(size - 0.5, -0.5)
+        ax.set_xticks(range(size), vendors, rotation=45, ha="right")
+        ax.set_yticks(range(size), [f"{v} ({letters.get(v) or '–'})" for v in vendors])
+        ax.tick_params(length=0)
+        ax.set_xlabel("column vendor")
+        ax.set_ylabel("row vendor (letters)")
+        ax.legend(
+            handles=[
+                Rectangle((0, 0), 1, 1, facecolor=scale(0.9), label="row vendor better"),
+                Rectangle((0, 0), 1, 1, facecolor=scale(0.1), label="column vendor better"),
+                Rectangle(
+                    (0, 0), 1, 1, facecolor="#f3f4f6", edgecolor=MUTED, linewidth=0.5, label="cannot be told apart"
+                ),
+            ],
+            loc="upper left",
+            bbox_to_anchor=(0.0, -0.16 if size > 6 else -0.22),
+            ncols=3,
+            fontsize=8,
+        )
+        ax.set_title(
+            "row − column, correct rate on the rows both answered (percentage points)",
+            fontsize=8.5,
+            fontweight="normal",
+            loc="left",
+            color=INK,
+        )
+    return _stamp(fig, pairwise_eligibility(board))
+
+
 def _strata(board: Mapping[str, Any]) -> list[str]:
     names: set[str] = set()
     for e in _scored(board):
@@ -404,6 +500,17 @@ def site_charts(
     eligibility (an illustrative chart's caption starts with the label and the reasons)."""
     observations = ttr_observations or {}
     specs = [
+        (
+            "pairwise",
+            "Which vendors can be told apart",
+            "Each cell: the row vendor's correct rate minus the column vendor's on the rows both answered for "
+            "the ranking figure, in percentage points. Coloured where the paired test (exact McNemar, Holm-adjusted "
+            "over every pair, family-wise 5 %) finds the difference (orange: the row vendor is better; purple: the "
+            "column vendor is), grey where it cannot tell the two apart. Beside each vendor, its letters: vendors "
+            "sharing a letter cannot be told apart.",
+            lambda: pairwise_figure(board),
+            pairwise_eligibility(board),
+        ),
         (
             "ttr_km",
             "Time to retrievability (Kaplan–Meier)",

@@ -95,7 +95,9 @@ class VersionFigures(BaseModel):
     snapshot_id: str = Field(pattern=SNAPSHOT_ID_PATTERN)
     status: str | None = None
     position: int | None = None
-    rank_group: int | None = None
+    rank_group: int | None = None  # versions published before rank letters replaced rank groups
+    rank_letters: str | None = None
+    rank_range: dict[str, int] | None = None
     headline_eligible: bool | None = None
     plan: str | None = None
     metrics: dict[str, dict[str, Any]] = {}
@@ -278,7 +280,8 @@ def vendor_figures(board: dict[str, Any], vendor: str) -> dict[str, Any]:
         "snapshot_id": board["snapshot_id"],
         "status": entry.get("status"),
         "position": entry.get("position"),
-        "rank_group": entry.get("rank_group"),
+        "rank_letters": entry.get("rank_letters"),
+        "rank_range": entry.get("rank_range"),
         "headline_eligible": entry.get("headline_eligible"),
         "plan": entry.get("plan"),
         "metrics": {k: v for k, v in (entry.get("metrics") or {}).items() if k in HEADLINE_METRICS},

@@ -89,7 +89,7 @@ def exclusions_ledger(
                     f"{spec.adapter if spec else '—'}",
                     "decided_by": "bench pipeline (adapter capabilities)",
                     "effect_on_denominators": f"{len(part)} rows left out of {vendor}'s correct rate and coverage "
-                    f"denominators; no {task_type} figure for {vendor}",
+                    f"denominators and of its paired comparisons; no {task_type} figure for {vendor}",
                     "rows_affected": len(part),
                 }
             )

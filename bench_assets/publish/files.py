@@ -44,6 +44,45 @@ def leaderboard_csv(board: dict[str, Any]) -> str:
     return buf.getvalue()
 
 
+PAIRWISE_COLUMNS = [
+    "vendor_a",
+    "vendor_b",
+    "n",
+    "both_correct",
+    "a_only",
+    "b_only",
+    "neither",
+    "rate_a",
+    "rate_b",
+    "difference",
+    "difference_low",
+    "difference_high",
+    "p_value",
+    "p_adjusted",
+    "better",
+]
+
+
+def pairwise_csv(board: Mapping[str, Any]) -> str:
+    """Every pair of vendors compared on the ranking rows both answered, one line each: the 2×2
+    counts (`a_only` = rows only vendor_a got right, McNemar's b; `b_only` = c), both rates, the
+    difference a − b with its 95 % interval, raw and Holm-adjusted exact McNemar p-values, and the
+    vendor found better (empty: cannot be told apart)."""
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=PAIRWISE_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for p in (board.get("comparisons") or {}).get("pairs") or []:
+        d = p.get("difference") or {}
+        row = {
+            **{k: p.get(k) for k in PAIRWISE_COLUMNS if k in p},
+            "difference": d.get("value"),
+            "difference_low": d.get("low"),
+            "difference_high": d.get("high"),
+        }
+        writer.writerow({k: ("" if row.get(k) is None else row[k]) for k in PAIRWISE_COLUMNS})
+    return buf.getvalue()
+
+
 def leaderboard_schema() -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of leaderboard.json, published beside it."""
     return json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
@@ -104,10 +143,11 @@ def llms_txt(
         f"# bench · {board.get('title') or board['snapshot_id']}",
         "",
         "> An open, reproducible benchmark of web-search and page-extraction APIs for AI agents. Each vendor "
-        "answers the same verified golden rows (search: is a golden URL in the top k; extract: how faithfully "
-        "the page's title, phrases, table cells and numbers come back; answer: is the verified answer in the "
-        "results, or for range and not-available rows, what the results state, scored 0 / 0.5 / 1 by the "
-        "per-cell rubric). Scores are deterministic (no LLM judge); every figure has its n and a 95 % interval.",
+        "is sent the same verified golden rows and scored on the tasks it supports (search: is a golden URL in "
+        "the top k; extract: how faithfully the page's title, phrases, table cells and numbers come back; answer: "
+        "is the verified answer in the results, or for range and not-available rows, what the results state, "
+        "scored 0 / 0.5 / 1 by the per-cell rubric). Scores are deterministic (no LLM judge); every estimate has "
+        "its n and a 95 % interval (billed spend is an exact total).",
         "",
         f"Snapshot `{board['snapshot_id']}`, mode `{board['mode']}`. "
         + (
@@ -116,21 +156,26 @@ def llms_txt(
             else "Nothing in this snapshot is headline-eligible: the figures are illustrative "
             f"({board['mode']} mode) and must not be quoted as a comparison of real vendors."
         ),
-        f"Vendors are ranked by `{board['rank_metric']}`; vendors whose 95 % intervals overlap (directly or "
-        "through a chain of overlapping intervals) share a `rank_group`, and their order within it is not "
-        "significant. Each vendor's `rank_range` (best, worst) is narrower: 1 + the vendors whose interval lies "
-        "entirely above its own, to the number whose interval does not lie entirely below it. "
-        + ((board.get("ranking") or {}).get("note") or ""),
+        f"Vendors are placed by `{board['rank_metric']}`. "
+        + ((board.get("ranking") or {}).get("note") or "")
+        + " "
+        + _comparisons_in_words(board),
         "",
         "## Data",
         "",
         "- [leaderboard.json](leaderboard.json): the record every page is rendered from. `vendors[]` has "
-        "`vendor`, `status` (`scored` / `excluded` / `not_run`) and `reason`, `position`, `rank_group`, "
+        "`vendor`, `status` (`scored` / `excluded` / `not_run`) and `reason`, `position`, `rank_letters`, "
         "`rank_range{best, worst}`, `metrics{name: {value, n, low, high}}`, `breakdown{scope: {value: metrics}}`, "
         "`headline_eligible` and `reasons` (the vendor's ranking claim), `metric_eligibility{name: "
-        "{headline_eligible, reasons}}` and `breakdown_eligibility` (each figure by its own n).",
+        "{headline_eligible, reasons}}` and `breakdown_eligibility` (each figure by its own n). `comparisons.pairs[]` "
+        "is every pair's paired test, `power` the smallest difference the snapshot could detect, `versions` the "
+        "code, Python, packages, adapters and input files' SHA-256 it was fetched and published with.",
         "- [leaderboard.schema.json](leaderboard.schema.json): its JSON Schema (draft 2020-12).",
-        "- [leaderboard.csv](leaderboard.csv): one line per vendor; `position`, `rank_group`, `rank_best`, "
+        "- [pairwise.csv](pairwise.csv): one line per pair of vendors: the rows both answered for the ranking "
+        "figure (`n`), `both_correct`, `a_only` (McNemar's b), `b_only` (c), `neither`, both rates, the difference "
+        "a − b with its 95 % interval (Newcombe, paired), exact McNemar `p_value` and Holm-adjusted `p_adjusted`, "
+        "and the vendor found `better` (empty: cannot be told apart).",
+        "- [leaderboard.csv](leaderboard.csv): one line per vendor; `position`, `rank_letters`, `rank_best`, "
         "`rank_worst`; each metric as `name`, `name_n`, `name_low`, `name_high` (billed spend is exact: low = high "
         "= value) and `name_headline_eligible`; `class_<name>` counts the rows of each response class.",
         "- [public_split.jsonl](public_split.jsonl): the public golden rows (the holdout is never published).",
@@ -163,8 +208,8 @@ def llms_txt(
                 )
             )
         lines.append(
-            f"- [{e['vendor']}](vendors/{e['vendor']}.json): position {e.get('position')} (plausible "
-            f"ranks {format_rank_range(e)}), group {e.get('rank_group')}, {', '.join(figures)}; plan: "
+            f"- [{e['vendor']}](vendors/{e['vendor']}.json): position {e.get('position')} (ranks it can hold: "
+            f"{format_rank_range(e)}; letters {e.get('rank_letters') or '—'}), {', '.join(figures)}; plan: "
             f"{e.get('plan')}"
         )
     for e in board["vendors"]:
@@ -193,6 +238,23 @@ def llms_txt(
         f"{metrics.DEFAULT_CENSOR_AT_HOURS:g} h; null means not reached.",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _comparisons_in_words(board: Mapping[str, Any]) -> str:
+    """How the record says which vendors differ, for an agent reading llms.txt."""
+    section = board.get("comparisons")
+    if not section:
+        return "No paired comparison was computed: no vendor has a rank range."
+    told = sum(1 for p in section["pairs"] if p.get("better"))
+    text = (
+        f"Every pair of vendors is compared on the rows both answered for the ranking figure with an exact McNemar "
+        f"test, Holm-adjusted over all {len(section['pairs'])} pairs (family-wise α = {section['alpha']:g}); "
+        f"{told} of them are told apart. A vendor's `rank_range` runs from 1 + the vendors found better than it to "
+        "the number of vendors compared − the vendors it is found better than; vendors sharing a letter in "
+        "`rank_letters` cannot be told apart, so do not quote an order between them."
+    )
+    power = board.get("power")
+    return text + (" " + power["note"] if power else "")
 
 
 # What the files other stages add to the publication hold (shown on the Data page and in llms.txt).

@@ -58,7 +58,8 @@ METRIC_LABELS: dict[str, tuple[str, str]] = {
     "correct_rate_shared": (
         "Correct (shared rows)",
         "the correct rate over the task types every scored vendor supports: "
-        "the same rows for every vendor; sets the position and tie group",
+        "the same rows for every vendor; sets the position, and the paired tests on those rows set rank ranges "
+        "and letters",
     ),
     "hit_at_1": ("hit@1", "share of search rows with a golden URL ranked first"),
     "hit_at_3": ("hit@3", "share of search rows with a golden URL in the top 3"),
@@ -180,6 +181,18 @@ def figure_verdict(
     return (group.get("metrics") or {}).get(metric)
 
 
+def format_p(p: float | None) -> str:
+    """A p-value as read: `0.032`, `< 0.0001`."""
+    if p is None:
+        return "—"
+    return "< 0.0001" if p < 0.0001 else (f"{p:.4f}" if p < 0.01 else f"{p:.3f}")
+
+
+def format_points(x: float | None) -> str:
+    """A difference of two rates in percentage points: `+12.5 pt`."""
+    return "—" if x is None else ("0.0 pt" if round(x * 100, 1) == 0 else f"{x * 100:+.1f} pt")
+
+
 def format_rank_range(entry: Mapping[str, Any]) -> str:
     """`1–3` (the ranks a vendor could hold), `2` when it is pinned to one, `—` without a range."""
     ranks = entry.get("rank_range")
@@ -241,11 +254,15 @@ MARKDOWN_COLUMNS = [
 
 
 MARKDOWN_ILLUSTRATIVE = " †"
+LETTERS_NOTE = (
+    "Vendors sharing a letter cannot be told apart by the paired test (exact McNemar on the rows both answered, "
+    "Holm-adjusted, family-wise 5 %); ranks: the positions each vendor can hold."
+)
 
 
 def leaderboard_markdown(board: Mapping[str, Any]) -> str:
     """The leaderboard as a markdown table for the Dagster UI, formatted exactly as the site shows
-    it: position, tie group and rank range, the ranking metric with its n and interval, then the
+    it: position, letters and rank range, the ranking metric with its n and interval, then the
     other key figures (`—` when undefined); ` †` marks a figure that is not headline-eligible on
     its own (explained under the table)."""
     rank = board["rank_metric"]
@@ -255,7 +272,7 @@ def leaderboard_markdown(board: Mapping[str, Any]) -> str:
     present = [m for m in MARKDOWN_COLUMNS if m != rank and any(m in e["metrics"] for e in entries)]
     headers = [
         "#",
-        "group",
+        "letters",
         "ranks",
         "vendor",
         metric_label(rank),
@@ -289,7 +306,7 @@ def leaderboard_markdown(board: Mapping[str, Any]) -> str:
         rows.append(
             [
                 e.get("position", ""),
-                e.get("rank_group", ""),
+                e.get("rank_letters") or "—",
                 format_rank_range(e),
                 e["vendor"],
                 format_number(rank, fig.get("value")) + (mark(e, rank) if fig else ""),
@@ -301,6 +318,9 @@ def leaderboard_markdown(board: Mapping[str, Any]) -> str:
         )
     align = ["right", "right", "right", "left", *["right"] * (len(headers) - 5), "left"]
     table = tabulate(rows, headers=headers, tablefmt="pipe", disable_numparse=True, colalign=align)
+    power = board.get("power")
+    if power:
+        table += "\n\n" + LETTERS_NOTE + " " + power["note"]
     if marked:
         table += (
             "\n\n† illustrative: not headline-eligible on its own (the reasons are in leaderboard.json, "

@@ -11,10 +11,11 @@ from typing import Any
 from markupsafe import Markup
 
 from bench_assets import metrics
-from bench_assets.aggregate import eligibility, leaderboard
+from bench_assets.aggregate import comparisons, eligibility, leaderboard
 from bench_assets.aggregate import figures as aggregate
 from bench_assets.fetch.classify import RESPONSE_CLASSES
 from bench_assets.manifest import Manifest
+from bench_assets.metrics import paired as paired_stats
 from bench_assets.publish.format import CLASS_MEANINGS, MARKDOWN, docstring_html
 
 # The definitions the methodology page cites: each function's own docstring and source line.
@@ -27,15 +28,23 @@ DEFINITIONS = [
     "contains_normalized",
     "answer_in_text",
     "wilson_interval",
+    "bounded_mean_interval",
     "overfit_gap",
     "newcombe_interval",
     "cost_per_correct",
     "cost_per_correct_interval",
     "percentile",
     "percentile_interval",
-    "tie_groups",
-    "rank_ranges",
-    "intervals_overlap",
+    "paired_counts",
+    "mcnemar_exact_p",
+    "holm_adjust",
+    "compare_pairs",
+    "paired_difference_interval",
+    "paired_rank_ranges",
+    "compact_letter_display",
+    "mcnemar_power",
+    "minimum_detectable_difference",
+    "power_statement",
     "km_median",
     "km_median_interval",
     "read_cell_answer",
@@ -79,6 +88,16 @@ def methodology_context(manifest: Manifest) -> dict[str, Any]:
             "bench_assets.aggregate.eligibility.CHART_MIN_N",
         ),
         ("Ranking metric", leaderboard.RANK_METRIC, "bench_assets.aggregate.leaderboard.RANK_METRIC"),
+        (
+            "Family-wise error rate of the paired comparisons (Holm)",
+            metrics.FAMILY_ALPHA,
+            "bench_assets.metrics.FAMILY_ALPHA",
+        ),
+        (
+            "Power the minimum detectable difference is stated at",
+            metrics.TARGET_POWER,
+            "bench_assets.metrics.TARGET_POWER",
+        ),
     ]
     weights = [(f, metrics.FIDELITY_WEIGHTS[f], manifest.fidelity_weights.get(f)) for f in metrics.FIDELITY_FIELDS]
     definitions = [
@@ -92,8 +111,9 @@ def methodology_context(manifest: Manifest) -> dict[str, Any]:
         "definitions": definitions,
         "eligibility": Markup(MARKDOWN.render(leaderboard.eligibility_rules())),
         "aggregation": docstring_html(aggregate.__doc__ or ""),
-        "fidelity_mean": docstring_html(aggregate._mean_interval.__doc__ or ""),
         "ranking": docstring_html(aggregate.shared_task_types.__doc__ or ""),
+        "comparisons": docstring_html(comparisons.__doc__ or ""),
+        "paired": docstring_html(paired_stats.__doc__ or ""),
         "classes": [(c, CLASS_MEANINGS.get(c, "")) for c in RESPONSE_CLASSES],
     }
 
@@ -127,6 +147,19 @@ def known_limitations(board: Mapping[str, Any], manifest: Manifest) -> list[str]
         out.append(
             f"Per-stratum figures rest on few rows (n = {strata_n[0]}–{strata_n[-1]} per vendor and "
             "stratum); their intervals are wide, and the charts show them."
+        )
+    power = board.get("power")
+    if power:
+        out.append(
+            "Which vendors differ is decided by paired tests at a family-wise error rate of 5 %, so a difference "
+            "the test does not find is not shown to be absent. " + power["note"]
+        )
+    pairs = (board.get("comparisons") or {}).get("pairs") or []
+    if pairs and len({p["n"] for p in pairs}) > 1:
+        out.append(
+            "Not every vendor was scored on every ranking row (an incomplete run, or rows a vendor could not "
+            f"serve): pairs are compared on the rows both answered, from {min(p['n'] for p in pairs)} to "
+            f"{max(p['n'] for p in pairs)} rows."
         )
     if not any("ttr_median_hours" in e["metrics"] for e in scored):
         out.append("Time-to-retrievability is not reported in this snapshot: no sentinel probe results yet.")

@@ -1,12 +1,13 @@
 """Rendering a snapshot's published files from one leaderboard record.
 
-`data/publish/<snapshot_id>/` holds, for a person: index.html (the leaderboard and its charts),
-a page per vendor, a page per public golden row (what each vendor returned, how it was scored),
-methodology (generated from the code's own definitions and constants), exclusions, errata,
-known limitations and disclosures; for a program: leaderboard.json with its JSON Schema beside
-it, leaderboard.csv, one JSON per vendor, the public split, public row scores, errata.json and
-llms.txt. Every figure on every surface is read from the same record (`build_leaderboard`), so
-they cannot disagree; a figure that is not headline-eligible on its own is marked illustrative
+`data/publish/<snapshot_id>/` holds, for a person: index.html (the leaderboard, which vendors can
+be told apart, and the charts), a page per vendor, a page per public golden row (what each vendor
+returned, how it was scored), methodology (generated from the code's own definitions and
+constants), exclusions, errata, known limitations and disclosures (with the versions the snapshot
+was fetched and published with); for a program: leaderboard.json with its JSON Schema beside it,
+leaderboard.csv, pairwise.csv (every pair's paired test), one JSON per vendor, the public split,
+public row scores, errata.json and llms.txt. Every figure on every surface is read from the same
+record (`build_leaderboard`), so they cannot disagree; a figure that is not headline-eligible on its own is marked illustrative
 wherever it is shown. Everything works offline: no CDN, every asset is in the directory (a
 reader may follow a link out, e.g. to a vendor's documentation cited as evidence, but nothing a
 page loads comes from elsewhere). The holdout never reaches these files: `find_holdout_leaks`
@@ -47,6 +48,7 @@ from bench_assets.publish.files import (
     TEMPLATES,
     leaderboard_csv,
     llms_txt,
+    pairwise_csv,
     public_row_scores_csv,
     vendor_json,
     write_file,
@@ -61,6 +63,8 @@ from bench_assets.publish.format import (
     format_figure,
     format_interval,
     format_number,
+    format_p,
+    format_points,
     format_rank_range,
     illustrative_marker,
     metric_description,
@@ -91,6 +95,8 @@ def _environment() -> Environment:
         verdict=verdict_in_context,
         mark=illustrative_marker,
         ranks=format_rank_range,
+        pvalue=format_p,
+        points=format_points,
         external=external_href,
         correct_threshold=metrics.CORRECT_THRESHOLD,
         aggregate_min_n=eligibility.AGGREGATE_MIN_N,
@@ -122,6 +128,63 @@ def _agent_ready(entry: Mapping[str, Any]) -> dict[str, Any] | None:
             "details": {k: v for k, v in raw.items() if k not in ("ready", "value", "agent_ready", "passed")},
         }
     return {"ready": None, "details": {"record": raw}}
+
+
+def vendor_comparisons(board: Mapping[str, Any], vendor: str) -> list[dict[str, Any]]:
+    """The vendor's paired comparison with each other vendor, from its side: rows compared, rows
+    only it / only the other got right, its rate minus the other's with the interval, the p-values
+    and the verdict (`better`, `worse`, or None: cannot be told apart), best-placed other first."""
+    section = board.get("comparisons") or {}
+    order = {v: i for i, v in enumerate(section.get("vendors") or [])}
+    out = []
+    for p in section.get("pairs") or []:
+        if vendor not in (p["vendor_a"], p["vendor_b"]):
+            continue
+        mine = p["vendor_a"] == vendor
+        d = p.get("difference") or {}
+        value, low, high = d.get("value"), d.get("low"), d.get("high")
+        out.append(
+            {
+                "other": p["vendor_b"] if mine else p["vendor_a"],
+                "n": p["n"],
+                "only_this": p["a_only"] if mine else p["b_only"],
+                "only_other": p["b_only"] if mine else p["a_only"],
+                "difference": value if mine or value is None else -value,
+                "low": low if mine else (None if high is None else -high),
+                "high": high if mine else (None if low is None else -low),
+                "p_value": p["p_value"],
+                "p_adjusted": p["p_adjusted"],
+                "verdict": None if not p.get("better") else ("better" if p["better"] == vendor else "worse"),
+            }
+        )
+    return sorted(out, key=lambda r: order.get(r["other"], len(order)))
+
+
+def versions_view(board: Mapping[str, Any]) -> dict[str, Any]:
+    """The recorded versions as the disclosures page shows them: the publication's record, and one
+    line per fetch run with the packages whose version differed from the publication's."""
+    versions = board.get("versions") or {}
+    publication = versions.get("publication")
+    reference = (publication or {}).get("packages") or {}
+    runs = []
+    for vendor, records in sorted((versions.get("fetch") or {}).items()):
+        for r in records:
+            packages = r.get("packages") or {}
+            runs.append(
+                {
+                    "vendor": vendor,
+                    **r,
+                    "adapter": (r.get("adapters") or {}).get(vendor) or {},
+                    "package_changes": [
+                        f"{name} {packages.get(name)}"
+                        for name in sorted(packages)
+                        if packages.get(name) != reference.get(name)
+                    ]
+                    if publication
+                    else [],
+                }
+            )
+    return {"publication": publication, "fetch": runs}
 
 
 def render_site(
@@ -203,6 +266,7 @@ def render_site(
             key_figures=[m for m in KEY_FIGURES if m in e["metrics"]],
             scope_columns=SCOPE_COLUMNS,
             verdicts=verdicts_by_vendor[e["vendor"]],
+            pairs=vendor_comparisons(board, e["vendor"]),
             agent=_agent_ready(e),
             has_reply=e["vendor"] in replied,
             active="leaderboard",
@@ -220,13 +284,21 @@ def render_site(
     page(
         "limitations.html", "limitations.html.j2", limitations=known_limitations(board, manifest), active="limitations"
     )
-    page("disclosures.html", "disclosures.html.j2", disclosures=disclosures, active="disclosures")
+    page(
+        "disclosures.html",
+        "disclosures.html.j2",
+        disclosures=disclosures,
+        versions=versions_view(board),
+        has_queries=bool(queries),
+        active="disclosures",
+    )
     for rel, text in sorted((extra_files or {}).items()):
         put(rel, text)
     page("data.html", "data.html.j2", has_queries=bool(queries), extra=extra, active="data")
     put("leaderboard.json", json.dumps(board, indent=2, sort_keys=True) + "\n")
     put("leaderboard.schema.json", SCHEMA_FILE.read_text(encoding="utf-8"))
     put("leaderboard.csv", leaderboard_csv(board))
+    put("pairwise.csv", pairwise_csv(board))
     put("public_split.jsonl", "".join(json.dumps(r, sort_keys=True) + "\n" for r in public_rows))
     put("errata.json", json.dumps(errata, indent=2) + "\n")
     put("llms.txt", llms_txt(board, manifest, bool(queries), extra))

@@ -20,6 +20,7 @@ import pandas as pd
 
 from bench_assets.aggregate.leaderboard import current_leaderboard
 from bench_assets.errors import HoldoutLeakError
+from bench_assets.fetch.versions import environment_record, record_publication_versions
 from bench_assets.golden.store import load_golden_rows
 from bench_assets.manifest import Manifest
 from bench_assets.publish.files import file_digest
@@ -43,12 +44,17 @@ class Publication:
 
 
 def publication_inputs(
-    warehouse: Warehouse, manifest: Manifest, snapshots_dir: Path, private_dir: Path
+    warehouse: Warehouse,
+    manifest: Manifest,
+    snapshots_dir: Path,
+    private_dir: Path,
+    versions: dict[str, Any] | None = None,
 ) -> tuple[SiteInputs, PublicationGuard, LeakGuard, dict[str, int]]:
     """Decide whether the snapshot may be published now (PublicationRefused if not), then gather
-    what its files are rendered from and the leak guard that scans them."""
+    what its files are rendered from and the leak guard that scans them. `versions`: this
+    publication's record of code, environment and input files (`fetch.versions`)."""
     snapshot_id = manifest.snapshot_id
-    board = current_leaderboard(warehouse, manifest)
+    board = current_leaderboard(warehouse, manifest, publication_versions=versions)
     rows = load_golden_rows(warehouse, snapshot_id)
     split = warehouse.split(snapshot_id)
     # lifecycle and review gate first (a published snapshot is never re-rendered), then the inputs
@@ -87,7 +93,11 @@ def publish_snapshot(
     """Render, scan, move into place and record the snapshot's published files (see the module).
     A leak raises HoldoutLeakError: which rows only in the private store, nothing published."""
     snapshot_id = manifest.snapshot_id
-    inputs, guard, leak_guard, term_counts = publication_inputs(warehouse, manifest, snapshots_dir, private_dir)
+    # the code, environment and inputs this publication runs with, rendered into its files
+    versions = environment_record(manifest, snapshots_dir.parent.parent, private_dir)
+    inputs, guard, leak_guard, term_counts = publication_inputs(
+        warehouse, manifest, snapshots_dir, private_dir, versions
+    )
     out_dir = publish_dir / snapshot_id
     publish_dir.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{snapshot_id}-", dir=publish_dir))
@@ -121,6 +131,7 @@ def publish_snapshot(
         ),
         {"snapshot_id": snapshot_id},
     )
+    record_publication_versions(warehouse, snapshot_id, versions)
     guard.finish()
     return Publication(
         out_dir,

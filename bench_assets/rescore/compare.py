@@ -19,8 +19,9 @@ from selectolax.lexbor import LexborHTMLParser
 TOLERANCE = 1e-9
 ROW_SCORES = "row_scores (DuckDB)"
 VENDOR_METRICS = "vendor_metrics (DuckDB)"
+VENDOR_COMPARISONS = "vendor_comparisons (DuckDB)"
 # Published files compared figure by figure (the rest of the site is compared as files).
-FIGURE_FILES = ("leaderboard.json", "leaderboard.csv", "public_row_scores.csv")
+FIGURE_FILES = ("leaderboard.json", "leaderboard.csv", "pairwise.csv", "public_row_scores.csv")
 EXCERPT = 120  # characters of a differing line shown each side
 
 
@@ -52,6 +53,7 @@ class RescoreReport:
     surfaces: list[str] = field(default_factory=list)
     differences: list[Difference] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
         head = (
@@ -59,6 +61,7 @@ class RescoreReport:
             f"from archived responses (no vendor called); compared {', '.join(self.surfaces) or 'nothing'}"
         )
         head += "".join(f"\nnote: {n}" for n in self.notes)
+        head += "".join(f"\nwarning: {w}" for w in self.warnings)
         if not self.differences:
             return head + "\nno differences"
         return head + f"\n{len(self.differences)} differences:\n" + "\n".join(f"  {d}" for d in self.differences)

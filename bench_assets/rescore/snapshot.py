@@ -16,7 +16,12 @@ temporary directory. Then it is compared with what was published or stored:
   file is still as published;
 - the `row_scores` table (one verdict per vendor and golden row), so a row-level change that
   cancels out in the aggregates is still reported;
-- the `vendor_metrics` table, which every page is rendered from.
+- the `vendor_metrics` table, which every page is rendered from, and the `vendor_comparisons`
+  table (every pair's paired test, which rank ranges and letters follow from).
+
+It also compares its own code, Python, package and adapter versions and the input files' SHA-256
+with those the publication recorded (`fetch.versions`) and warns, without failing, where they
+differ: a re-derivation that agrees under other versions is still worth knowing about.
 
 Rendering reads no clock: the one date the site states (the review record's publication date) is
 taken from the publication's record, so an untouched snapshot re-renders byte for byte. Each
@@ -38,9 +43,11 @@ import pandas as pd
 from bench_assets.adapters import get_adapter
 from bench_assets.agent_ready.records import load_trial_records
 from bench_assets.aggregate import eligibility
+from bench_assets.aggregate.comparisons import COMPARISON_COLUMNS, vendor_comparisons
 from bench_assets.aggregate.figures import METRIC_COLUMNS, vendor_metrics
 from bench_assets.aggregate.leaderboard import build_leaderboard
 from bench_assets.errors import BenchInputError
+from bench_assets.fetch.versions import environment_record, recorded_versions, version_warnings
 from bench_assets.golden.rows import GoldenRow
 from bench_assets.golden.store import load_golden_rows
 from bench_assets.golden.verify import row_urls
@@ -52,6 +59,7 @@ from bench_assets.publish.site import SiteInputs
 from bench_assets.rescore.compare import (
     FIGURE_FILES,
     ROW_SCORES,
+    VENDOR_COMPARISONS,
     VENDOR_METRICS,
     Difference,
     RescoreReport,
@@ -212,12 +220,25 @@ def rescore_snapshot(
     metrics = vendor_metrics(snapshot_id, scores) if len(scores) else pd.DataFrame(columns=METRIC_COLUMNS)
     complete = {v for v, n in scores.groupby("vendor").size().items() if n == len(rows)} if len(scores) else set()
     metrics, pages, probes = _with_ttr(metrics, warehouse, manifest)
-    # Agent-ready trials are evidence like raw responses: read as archived, not re-run.
+    comparisons = vendor_comparisons(snapshot_id, scores)
+    # Agent-ready trials are evidence like raw responses: read as archived, not re-run; so are the
+    # versions the snapshot was fetched and published with (this run's own are compared below).
     trials = load_trial_records(warehouse, snapshot_id)
+    recorded = recorded_versions(warehouse, snapshot_id)
     board = build_leaderboard(
-        manifest, metrics, complete, trials, snapshot_reasons=eligibility.snapshot_reasons(warehouse, manifest)
-    )  # e.g. no declaration
+        manifest,
+        metrics,
+        complete,
+        trials,
+        snapshot_reasons=eligibility.snapshot_reasons(warehouse, manifest),  # e.g. no declaration
+        comparisons=comparisons,
+        versions=recorded,
+    )
     derived_board = json.loads(json.dumps(board))
+    private = (
+        Path(private_dir) if private_dir else Path(os.environ.get("BENCH_PRIVATE_DIR") or root / "data" / "private")
+    )
+    report.warnings += _version_warnings(recorded, environment_record(manifest, root, private))
 
     # The warehouse: every row's verdict, and the aggregates the pages are rendered from.
     stored_scores = warehouse.rows("row_scores", snapshot_id)
@@ -236,7 +257,14 @@ def rescore_snapshot(
         ["vendor", "scope", "scope_value", "metric"],
         ["value", "n", "low", "high"],
     )
-    report.surfaces += [ROW_SCORES, VENDOR_METRICS]
+    report.differences += compare_frames(
+        VENDOR_COMPARISONS,
+        warehouse.rows("vendor_comparisons", snapshot_id),
+        comparisons,
+        ["vendor_a", "vendor_b"],
+        [c for c in COMPARISON_COLUMNS if c not in ("snapshot_id", "vendor_a", "vendor_b")],
+    )
+    report.surfaces += [ROW_SCORES, VENDOR_METRICS, VENDOR_COMPARISONS]
 
     out_dir = root / "data" / "publish" / snapshot_id
     published_path = out_dir / "leaderboard.json"
@@ -259,7 +287,7 @@ def rescore_snapshot(
         metrics,
         pages,
         probes,
-        Path(private_dir) if private_dir else Path(os.environ.get("BENCH_PRIVATE_DIR") or root / "data" / "private"),
+        private,
         report.notes,
     )
     with tempfile.TemporaryDirectory(prefix=f"rescore-{snapshot_id}-") as tmp:
@@ -289,7 +317,14 @@ def _compare_published(
         read_text(derived_dir / "leaderboard.csv"),
         ("vendor",),
     )
-    report.surfaces += ["leaderboard.json", "leaderboard.csv"]
+    found += compare_csv(
+        "pairwise.csv",
+        read_text(out_dir / "pairwise.csv"),
+        read_text(derived_dir / "pairwise.csv"),
+        ("vendor_a", "vendor_b"),
+        vendor_column="vendor_a",
+    )
+    report.surfaces += ["leaderboard.json", "leaderboard.csv", "pairwise.csv"]
 
     # Per-vendor files and per-row verdicts, from the public rows' drill-down.
     expected = {p.stem: p for p in sorted((derived_dir / "vendors").glob("*.json"))}
@@ -331,3 +366,19 @@ def _compare_published(
     if recorded:
         report.surfaces.append("publications (SHA-256 per file)")
     return found + site
+
+
+def _version_warnings(recorded: dict[str, Any], current: dict[str, Any]) -> list[str]:
+    """Where this rescore's code, environment and inputs differ from the publication's record, and
+    its adapters from the ones each vendor's responses were last fetched with."""
+    out = []
+    if recorded.get("publication"):
+        out += version_warnings(recorded["publication"], current, "the publication")
+    else:
+        out.append("no versions were recorded at publication (publication_versions): nothing to compare with")
+    for vendor, runs in sorted((recorded.get("fetch") or {}).items()):
+        fetched = (runs[-1].get("adapters") or {}).get(vendor, {}).get("version")
+        now = (current.get("adapters") or {}).get(vendor, {}).get("version")
+        if fetched is not None and now is not None and fetched != now:
+            out.append(f"adapter {vendor}: version {now} parses responses fetched with version {fetched}")
+    return out
