@@ -18,10 +18,10 @@ from bench_assets.metrics import normalize_url
 from bench_assets.simulator.app import sim_key, simulated_url
 from bench_assets.simulator.index import SearchIndex
 from bench_assets.simulator.profiles import PROFILES
-from bench_assets_tests.documented_shape import shape_differences
+from bench_assets_tests.simulator.documented_shape import shape_differences
 
 VENDOR = "jina"
-FIXTURES = Path(__file__).parent / "fixtures" / "vendors" / VENDOR
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "vendors" / VENDOR
 ADAPTER = JinaAdapter()
 
 

@@ -20,7 +20,7 @@ from bench_assets.simulator.index import SearchIndex, tokenize, unit_hash
 from bench_assets.simulator.profiles import PROFILES
 
 VENDOR = "brave"
-FIXTURES = Path(__file__).parent / "fixtures" / "vendors" / VENDOR
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "vendors" / VENDOR
 ADAPTER = BraveAdapter()
 
 

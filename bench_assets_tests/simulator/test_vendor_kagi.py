@@ -21,7 +21,7 @@ from bench_assets.simulator.index import SearchIndex, tokenize, unit_hash
 from bench_assets.simulator.profiles import PROFILES
 
 VENDOR = "kagi"
-FIXTURES = Path(__file__).parent / "fixtures" / "vendors" / VENDOR
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "vendors" / VENDOR
 ADAPTER = KagiAdapter()
 
 

@@ -61,7 +61,7 @@ OUT_OF_CREDIT = {
 }
 
 
-FIXTURES = Path(__file__).parent / "fixtures" / "vendors"
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "vendors"
 NO_FIXTURE = {("serpapi", 500)}  # SerpApi's recorded server error is a 503
 
 

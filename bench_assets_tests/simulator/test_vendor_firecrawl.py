@@ -21,7 +21,7 @@ from bench_assets.simulator.index import SearchIndex
 from bench_assets.simulator.profiles import PROFILES
 
 VENDOR = "firecrawl"
-FIXTURES = Path(__file__).parent / "fixtures" / "vendors" / VENDOR
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "vendors" / VENDOR
 ADAPTER = FirecrawlAdapter()
 
 
