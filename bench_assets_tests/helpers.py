@@ -13,6 +13,7 @@ import yaml
 from bench_assets.defs.resources import BenchPaths, VendorGateway, VendorKeys, WarehouseResource
 
 REPO = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).resolve().parent / "fixtures"  # recorded vendor bodies, R reference cases
 DEMO_MANIFEST = REPO / "data" / "snapshots" / "web_search-2026-q3" / "manifest.yaml"
 SNAPSHOT = "web_search-2026-q3"
 GOLDEN_STAGES = (
