@@ -17,6 +17,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from _pytest.nodeid import NodeId  # see suffix_node_id
 
 from bench_assets.simulator.server import SimulatorProcess, start_simulator
 
@@ -24,13 +25,63 @@ TESTS = Path(__file__).parent
 LEVELS = ("unit", "simulator", "e2e")
 
 
+# Session fixtures every xdist worker builds for itself: cheap, and used by most tests.
+PER_WORKER = {"simulator"}
+# The order work is handed to xdist workers: the longest first, so none is left running alone at
+# the end (end-to-end tests marked slow, the other end-to-end tests, then the faster levels).
+ORDER = ("e2e-slow", "e2e", "simulator", "unit")
+
+
+def shared_fixture_group(item: pytest.Item) -> str | None:
+    """The xdist group of a test that shares an expensive fixture broader than itself: a session
+    fixture of ours (published_site) groups its tests by the fixture, a module fixture by module.
+    Under `--dist loadgroup` a group runs on one worker, so the fixture is built once, not once per
+    worker that happens to run one of its tests."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return None
+    by_module = None
+    for name in info.names_closure:
+        fixturedefs = info.name2fixturedefs.get(name)
+        if not fixturedefs or not fixturedefs[-1].func.__module__.startswith("bench_assets_tests"):
+            continue  # pytest's and plugins' own (tmp_path_factory, ...) are per worker anyway
+        scope = fixturedefs[-1].scope
+        if scope == "session" and name not in PER_WORKER:
+            return name
+        if scope in ("package", "module", "class"):
+            by_module = item.path.relative_to(TESTS).as_posix()
+    return by_module
+
+
+def suffix_node_id(item: pytest.Item, group: str) -> None:
+    """Gives a grouped test the node id `<id>@<group>` by which xdist's loadgroup scheduler keeps a
+    group on one worker. pytest-xdist 3.8.0 writes that id to `item._nodeid`, which pytest 9.2 no
+    longer reads (node ids became structured), so grouping silently stops: pytest-dev/pytest-xdist
+    issue #1386, fix proposed in pull request #1388. Until a release has it, the id is set here."""
+    if "@" not in item.nodeid.rsplit("]", 1)[-1]:
+        item._id = NodeId.parse(f"{item.nodeid}@{group}")
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own, which turns the xdist_group marks into work units
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Marks every test with the level of the folder it lives in; a test outside them is an error."""
+    """Marks every test with the level of the folder it lives in (a test outside them is an
+    error) and with the xdist group of the expensive fixture it shares; under xdist, hands out the
+    longest first."""
+    rank = {}
     for item in items:
         level = item.path.relative_to(TESTS).parts[0]
         if level not in LEVELS:
             raise pytest.UsageError(f"{item.nodeid}: a test lives in one of {', '.join(LEVELS)}/ (bench_assets_tests/)")
         item.add_marker(getattr(pytest.mark, level))
+        group = shared_fixture_group(item)
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))
+            if getattr(config.option, "loadgroup", False):  # an xdist worker under --dist loadgroup
+                suffix_node_id(item, group)
+        slow = level == "e2e" and item.get_closest_marker("slow") is not None
+        rank[item.nodeid] = ORDER.index("e2e-slow" if slow else level)
+    if hasattr(config, "workerinput"):  # an xdist worker: its collection order is the order work is handed out
+        items.sort(key=lambda item: rank[item.nodeid])  # stable: the collection order within a level
 
 
 @pytest.fixture(scope="session")
