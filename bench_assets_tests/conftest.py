@@ -1,17 +1,87 @@
-"""Shared fixtures: a real simulator process, and temporary warehouse and Dagster homes.
+"""Shared fixtures: a real simulator process and its logs and controls; the test levels.
 
-The simulator is a real HTTP server on 127.0.0.1 started once per test session and stopped by
-its process id, so every test that talks to a "vendor" goes over a real socket.
+The simulator is a real HTTP server on 127.0.0.1 started once per test session (once per xdist
+worker) and stopped by its process id, so every test that talks to a "vendor" goes over a real
+socket.
+
+The tests are laid out by level, and each test is marked with its folder's level, so `-m unit`,
+`-m simulator` or `-m e2e` selects one:
+- `unit/`: pure functions and core modules, no server and no Dagster run;
+- `simulator/`: talks to the real local simulator over HTTP, without materializing through Dagster;
+- `e2e/`: materializations through Dagster, the published site, the Dagster UI, deployment.
 """
 
 from __future__ import annotations
 
-from datetime import UTC
+from pathlib import Path
 
 import httpx
 import pytest
+from _pytest.nodeid import NodeId  # see suffix_node_id
 
 from bench_assets.simulator.server import SimulatorProcess, start_simulator
+
+TESTS = Path(__file__).parent
+LEVELS = ("unit", "simulator", "e2e")
+
+
+# Session fixtures every xdist worker builds for itself: cheap, and used by most tests.
+PER_WORKER = {"simulator"}
+# The order work is handed to xdist workers: the longest first, so none is left running alone at
+# the end (end-to-end tests marked slow, the other end-to-end tests, then the faster levels).
+ORDER = ("e2e-slow", "e2e", "simulator", "unit")
+
+
+def shared_fixture_group(item: pytest.Item) -> str | None:
+    """The xdist group of a test that shares an expensive fixture broader than itself: a session
+    fixture of ours (published_site) groups its tests by the fixture, a module fixture by module.
+    Under `--dist loadgroup` a group runs on one worker, so the fixture is built once, not once per
+    worker that happens to run one of its tests."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return None
+    by_module = None
+    for name in info.names_closure:
+        fixturedefs = info.name2fixturedefs.get(name)
+        if not fixturedefs or not fixturedefs[-1].func.__module__.startswith("bench_assets_tests"):
+            continue  # pytest's and plugins' own (tmp_path_factory, ...) are per worker anyway
+        scope = fixturedefs[-1].scope
+        if scope == "session" and name not in PER_WORKER:
+            return name
+        if scope in ("package", "module", "class"):
+            by_module = item.path.relative_to(TESTS).as_posix()
+    return by_module
+
+
+def suffix_node_id(item: pytest.Item, group: str) -> None:
+    """Gives a grouped test the node id `<id>@<group>` by which xdist's loadgroup scheduler keeps a
+    group on one worker. pytest-xdist 3.8.0 writes that id to `item._nodeid`, which pytest 9.2 no
+    longer reads (node ids became structured), so grouping silently stops: pytest-dev/pytest-xdist
+    issue #1386, fix proposed in pull request #1388. Until a release has it, the id is set here."""
+    if "@" not in item.nodeid.rsplit("]", 1)[-1]:
+        item._id = NodeId.parse(f"{item.nodeid}@{group}")
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own, which turns the xdist_group marks into work units
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Marks every test with the level of the folder it lives in (a test outside them is an
+    error) and with the xdist group of the expensive fixture it shares; under xdist, hands out the
+    longest first."""
+    rank = {}
+    for item in items:
+        level = item.path.relative_to(TESTS).parts[0]
+        if level not in LEVELS:
+            raise pytest.UsageError(f"{item.nodeid}: a test lives in one of {', '.join(LEVELS)}/ (bench_assets_tests/)")
+        item.add_marker(getattr(pytest.mark, level))
+        group = shared_fixture_group(item)
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))
+            if getattr(config.option, "loadgroup", False):  # an xdist worker under --dist loadgroup
+                suffix_node_id(item, group)
+        slow = level == "e2e" and item.get_closest_marker("slow") is not None
+        rank[item.nodeid] = ORDER.index("e2e-slow" if slow else level)
+    if hasattr(config, "workerinput"):  # an xdist worker: its collection order is the order work is handed out
+        items.sort(key=lambda item: rank[item.nodeid])  # stable: the collection order within a level
 
 
 @pytest.fixture(scope="session")
@@ -36,85 +106,27 @@ def sim_logs(simulator: SimulatorProcess):
     return Logs()
 
 
-SITE_VENDORS = ["brave", "exa", "tavily"]
-# A short sentinel cycle for the site: a few pages, probed every 6 hours for a few simulated days.
-SITE_SENTINEL_PAGES = 4
-SITE_SENTINEL_DAYS = 3
+@pytest.fixture()
+def sim_control(simulator):
+    """The session simulator with clean logs, unlimited balances and no faults before and after."""
+    base = simulator.base_url
 
+    class Control:
+        url = base
 
-@pytest.fixture(scope="session")
-def published_site(tmp_path_factory, simulator):
-    """A small snapshot (3 vendors, 90 rows) materialized through Dagster and published once per
-    session, with a vendor's reply and an erratum filed: the site, its data files, and the Dagster
-    instance that holds the materializations (for test_site.py and test_site_browser.py).
+        def credits(self, balances: dict) -> httpx.Response:
+            return httpx.post(f"{base}/_sim/credits", json=balances, timeout=5)
 
-    Everything the site shows comes from the pipeline: the golden stages, each vendor partition,
-    a short simulated sentinel cycle (the probe schedule evaluated at every tick, its runs on the
-    instance), the agent-ready trials, then the leaderboard and the publication."""
-    import json
-    from datetime import datetime
-    from types import SimpleNamespace
+        def accounts(self) -> dict:
+            return httpx.get(f"{base}/_sim/credits", timeout=5).json()
 
-    import dagster as dg
+        def billing(self) -> list[dict]:
+            return httpx.get(f"{base}/_sim/billing", timeout=5).json()
 
-    from bench_assets.cli.sentinel_cycle import simulate_probe_cycle
-    from bench_assets_tests.helpers import (
-        GOLDEN_STAGES,
-        RESULT_STAGES,
-        SNAPSHOT,
-        VENDOR_STAGES,
-        make_home,
-        materialize,
-        resources,
-        vendor_key,
-    )
+        def faults(self, plan: dict) -> None:
+            assert httpx.post(f"{base}/_sim/faults", json=plan, timeout=5).status_code == 200
 
-    home = make_home(tmp_path_factory.mktemp("site"), SITE_VENDORS)
-    snapshot_dir = home / "data" / "snapshots" / SNAPSHOT
-    (snapshot_dir / "replies").mkdir()
-    (snapshot_dir / "replies" / "tavily.md").write_text(
-        "We believe the extraction rubric penalises our markdown.\n  <b>kept verbatim</b>\n"
-    )
-    (snapshot_dir / "errata.json").write_text(
-        json.dumps(
-            [
-                {  # a valid entry (errata.json is validated)
-                    "id": "E1",
-                    "date": "2026-07-02",
-                    "vendor": "exa",
-                    "action": "rescore",
-                    "what": "price table corrected",
-                    "why": "the vendor's invoice",
-                    "who": "bench maintainers",
-                    "snapshot": SNAPSHOT,
-                    "corrects": SNAPSHOT,
-                    "version": f"{SNAPSHOT}-e1",
-                    "summary": "exa rescore: price table corrected",
-                }
-            ]
-        )
-    )
-    with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
-        materialize(instance, home, simulator.base_url, GOLDEN_STAGES, SNAPSHOT)
-        for vendor in SITE_VENDORS:
-            materialize(instance, home, simulator.base_url, VENDOR_STAGES, vendor_key(vendor))
-        cycle = simulate_probe_cycle(
-            SNAPSHOT,
-            resources(home, simulator.base_url),
-            instance,
-            published_at=datetime(2026, 7, 1, tzinfo=UTC),
-            days=SITE_SENTINEL_DAYS,
-            count=SITE_SENTINEL_PAGES,
-        )
-        assert cycle.summary["failed_runs"] == 0 and cycle.summary["probes"] > 0, cycle.summary
-        materialize(instance, home, simulator.base_url, ("agent_trials", *RESULT_STAGES), SNAPSHOT)
-        yield SimpleNamespace(
-            home=home,
-            instance=instance,
-            out=home / "data" / "publish" / SNAPSHOT,
-            vendors=SITE_VENDORS,
-            snapshot=SNAPSHOT,
-            sentinel_pages=SITE_SENTINEL_PAGES,
-            sentinel_ticks=len(cycle.ticks),
-        )
+    httpx.post(f"{base}/_sim/reset", timeout=5)
+    yield Control()
+    httpx.post(f"{base}/_sim/faults", json={}, timeout=5)
+    httpx.post(f"{base}/_sim/reset", timeout=5)

@@ -13,6 +13,7 @@ import yaml
 from bench_assets.defs.resources import BenchPaths, VendorGateway, VendorKeys, WarehouseResource
 
 REPO = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).resolve().parent / "fixtures"  # recorded vendor bodies, R reference cases
 DEMO_MANIFEST = REPO / "data" / "snapshots" / "web_search-2026-q3" / "manifest.yaml"
 SNAPSHOT = "web_search-2026-q3"
 GOLDEN_STAGES = (
@@ -122,3 +123,22 @@ def env_for(home: Path, sim_url: str) -> dict[str, str]:
 def warehouse_of(home: Path, lake_url: str = ""):
     """The warehouse of a bench home, opened as the code location opens it."""
     return resources(home, "", lake_url=lake_url)["duckdb"].warehouse()
+
+
+# A valid hand-entered agent-ready trial (the operator's record of a sign-up tried by hand).
+GOOD_TRIAL = {
+    "vendor": "brave",
+    "method": "manual",
+    "date": "2026-07-01",
+    "outcome": "human_required",
+    "reason": "dashboard sign-up asks for a credit card",
+    "evidence": "https://example.org/brave-trial.mp4",
+    "operator": "a. operator",
+}
+
+
+def write_trials(directory: Path, trials) -> Path:
+    """Hand-entered agent-ready trials as `agent_trials.yaml` in `directory` (a snapshot's folder)."""
+    path = directory / "agent_trials.yaml"
+    path.write_text(yaml.safe_dump({"trials": trials}, sort_keys=False))
+    return path

@@ -14,7 +14,7 @@ a time. This module computes exactly the same thing for a whole table of (query,
 2. hit@k is a join of the results' normalized forms with the golden forms on (query, form),
    grouped by query: the first hit's rank is the smallest matching rank.
 
-`bench_assets_tests/test_vector_scoring.py` checks agreement with `normalize_url` and `hit_at_k`
+`bench_assets_tests/unit/test_vector_scoring.py` checks agreement with `normalize_url` and `hit_at_k`
 on random data, including adversarial URLs.
 """
 

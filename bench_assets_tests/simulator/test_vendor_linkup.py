@@ -4,65 +4,25 @@ and the vendor's documented error bodies read by our adapter."""
 from __future__ import annotations
 
 import json
-import os
-from functools import lru_cache
-from pathlib import Path
 
 import httpx
 import pytest
 
 from bench_assets.adapters.base import MalformedResponse, VendorTask
 from bench_assets.adapters.linkup import MANIFEST_DEFAULTS, LinkupAdapter
-from bench_assets.golden.planted import build_corpus
 from bench_assets.metrics import normalize_url
 from bench_assets.simulator.app import sim_key, simulated_url
-from bench_assets.simulator.index import SearchIndex, tokenize, unit_hash
-from bench_assets.simulator.profiles import PROFILES
+from bench_assets_tests.simulator.vendor_contract import VendorContract
 
 VENDOR = "linkup"
-FIXTURES = Path(__file__).parent / "fixtures" / "vendors" / VENDOR
 ADAPTER = LinkupAdapter()
-
-
-@lru_cache(maxsize=1)
-def easy_golden_pages() -> tuple:
-    """Golden pages with an easy query for this vendor: in its simulated index (coverage < 1 leaves some
-    out) and ahead of the 10th-best other page by more than the profile's rank noise can make up."""
-    corpus = build_corpus(pages_per_stratum=int(os.environ.get("BENCH_SIM_PAGES_PER_STRATUM", "14")))
-    index, profile = SearchIndex(corpus), PROFILES[VENDOR]
-    easy = []
-    for page in corpus.golden_pages:
-        scores = sorted(index.bm25.get_scores(tokenize(page.query)), reverse=True)
-        if (
-            unit_hash(VENDOR, "coverage", page.url) < profile.coverage
-            and scores[0] > 0
-            and 1 - scores[10] / scores[0] > (1 - profile.quality) * 1.6
-        ):
-            easy.append(page)
-    return tuple(easy)
-
-
-def golden_page(i: int = 0):
-    return easy_golden_pages()[i]
-
-
-def call(simulator, task: VendorTask, key: str | None = None, options: dict | None = None):
-    endpoint = simulated_url(MANIFEST_DEFAULTS["endpoints"][task.capability], simulator.base_url)
-    req = ADAPTER.build(task, endpoint, key or sim_key(VENDOR), options or {})
-    resp = httpx.request(
-        req.method, req.url, headers=req.headers, params=req.params or None, json=req.json_body, timeout=10
-    )
-    return resp, ADAPTER.parse(task, resp.status_code, dict(resp.headers), resp.text)
-
-
-def estimated_usd(units: dict[str, float]) -> float:
-    return sum(count * MANIFEST_DEFAULTS["prices_usd"][unit] for unit, count in units.items())
+contract = VendorContract(ADAPTER, MANIFEST_DEFAULTS)
 
 
 def test_search_round_trip_finds_the_golden_page_and_bills_like_the_vendor(simulator, sim_logs):
-    page = golden_page()
+    page = contract.golden_page()
     task = VendorTask("search", page.query, 10)
-    resp, parsed = call(simulator, task)
+    resp, parsed = contract.call(simulator, task)
     assert resp.status_code == 200
     assert parsed.error_class is None and parsed.results
     assert normalize_url(page.url) in [normalize_url(r.url) for r in parsed.results]
@@ -76,13 +36,13 @@ def test_search_round_trip_finds_the_golden_page_and_bills_like_the_vendor(simul
     assert sent == (page.query, "standard", "searchResults", 10)
     (bill,) = sim_logs.billing()
     assert parsed.billed_units == {"request.search": 1.0}
-    assert estimated_usd(parsed.billed_units) == pytest.approx(bill["usd"]) == pytest.approx(0.005)
+    assert contract.usd(parsed.billed_units) == pytest.approx(bill["usd"]) == pytest.approx(0.005)
 
 
 def test_extract_round_trip_returns_the_page_text(simulator, sim_logs):
-    page = golden_page(1)
+    page = contract.golden_page(1)
     task = VendorTask("extract", page.url)
-    resp, parsed = call(simulator, task)
+    resp, parsed = contract.call(simulator, task)
     assert resp.status_code == 200 and parsed.error_class is None
     (result,) = parsed.results
     assert result.url == page.url and result.title == page.title
@@ -90,18 +50,18 @@ def test_extract_round_trip_returns_the_page_text(simulator, sim_logs):
         assert phrase in result.content
     assert json.loads(sim_logs.requests()[0]["body"]) == {"url": page.url, "renderJs": False}
     (bill,) = sim_logs.billing()
-    assert estimated_usd(parsed.billed_units) == pytest.approx(bill["usd"]) == pytest.approx(0.001)
+    assert contract.usd(parsed.billed_units) == pytest.approx(bill["usd"]) == pytest.approx(0.001)
 
 
 def test_extract_of_an_unknown_page_is_not_found(simulator, sim_logs):
-    resp, parsed = call(simulator, VendorTask("extract", "https://nowhere.test/missing"))
+    resp, parsed = contract.call(simulator, VendorTask("extract", "https://nowhere.test/missing"))
     assert resp.status_code == 400 and resp.json()["error"]["code"] == "FETCH_TARGET_NOT_FOUND"
     assert parsed.error_class == "not_found"
     assert sim_logs.billing() == []
 
 
 def test_an_empty_search_is_an_empty_result_not_an_error(simulator, sim_logs):
-    resp, parsed = call(simulator, VendorTask("search", "qqqqzzzz xxyyzz"))
+    resp, parsed = contract.call(simulator, VendorTask("search", "qqqqzzzz xxyyzz"))
     assert resp.status_code == 400 and resp.json()["error"]["code"] == "SEARCH_QUERY_NO_RESULT"
     assert parsed.error_class is None and parsed.results == () and parsed.billed_units == {}
     assert sim_logs.billing() == []
@@ -115,7 +75,7 @@ def test_deep_search_is_refused_because_its_price_cannot_be_read_back():
 def test_official_sdk_reads_the_simulator_and_agrees_with_our_adapter(simulator, monkeypatch):
     from linkup import LinkupClient
 
-    page = golden_page()
+    page = contract.golden_page()
     # linkup-sdk takes base_url (default https://api.linkup.so/v1). It exposes no raw response, so the
     # httpx.Response it got is kept by wrapping its one transport method, _request.
     captured: list[httpx.Response] = []
@@ -157,11 +117,8 @@ def test_official_sdk_raises_its_errors_on_the_simulators_error_bodies(simulator
 
 
 def test_wrong_key_gets_the_vendor_401_and_is_classed_auth(simulator, sim_logs):
-    resp, parsed = call(simulator, VendorTask("search", "some query"), key="wrong")
-    assert resp.status_code == 401
+    resp, _ = contract.wrong_key_answer(simulator, sim_logs, 401)
     assert resp.json()["statusCode"] == 401 and resp.json()["error"]["code"] == "UNAUTHORIZED"
-    assert parsed.error_class == "auth"
-    assert sim_logs.billing() == []
 
 
 @pytest.mark.parametrize(
@@ -181,19 +138,10 @@ def test_invalid_request_gets_the_vendor_400(simulator, body, field):
     assert ADAPTER.parse(VendorTask("search", "x"), 400, dict(resp.headers), resp.text).error_class == "bad_request"
 
 
-@pytest.mark.parametrize("path", sorted(FIXTURES.glob("error_*.json")), ids=lambda p: p.stem)
-def test_documented_error_bodies_are_classified(path):
-    fixture = json.loads(path.read_text())
-    parsed = ADAPTER.parse(
-        VendorTask("search", "q"), fixture["status"], fixture["headers"], json.dumps(fixture["body"])
-    )
-    assert parsed.error_class == fixture["expected_class"]
-    assert parsed.results == ()
+test_documented_error_bodies_are_classified = contract.documented_error_bodies_test()
 
 
 def test_truncated_json_is_malformed(simulator):
-    resp, _ = call(simulator, VendorTask("search", golden_page().query))
-    with pytest.raises(MalformedResponse):
-        ADAPTER.parse(VendorTask("search", "q"), 200, dict(resp.headers), resp.text[: len(resp.text) // 2])
+    contract.assert_truncated_answer_is_malformed(simulator, VendorTask("search", contract.golden_page().query))
     with pytest.raises(MalformedResponse):
         ADAPTER.parse(VendorTask("extract", "https://a.test/"), 200, {}, json.dumps({"favicon": "x"}))

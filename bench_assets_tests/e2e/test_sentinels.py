@@ -54,6 +54,10 @@ from bench_assets_tests.helpers import (
     vendor_key,
 )
 
+# The module's 30-day cycle (121 probe runs, in `cycle`) is set up in its first test's time: ~1 min
+# alone, up to ~3 under the parallel suite, more on a busy machine; a hang is still caught.
+pytestmark = pytest.mark.timeout(900)
+
 VENDORS = ["exa", "jina", "serper"]  # simulated lags: exa ~1 day, jina never, serper ~6 h
 OTHER = "web_search-2026-q4"  # a second snapshot whose vendors find every page within two days
 OTHER_VENDORS = ["exa", "serper"]

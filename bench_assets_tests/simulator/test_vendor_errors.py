@@ -16,8 +16,6 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
-import dagster as dg
-import duckdb
 import httpx
 import pytest
 import yaml
@@ -32,12 +30,7 @@ from bench_assets.simulator.profiles import PROFILES
 from bench_assets.storage.archive import PartitionArchive
 from bench_assets_tests.helpers import (
     DEMO_MANIFEST,
-    GOLDEN_STAGES,
     SNAPSHOT,
-    VENDOR_STAGES,
-    make_home,
-    materialize,
-    vendor_key,
 )
 
 SPEC = yaml.safe_load(DEMO_MANIFEST.read_text())["vendors"]
@@ -61,7 +54,7 @@ OUT_OF_CREDIT = {
 }
 
 
-FIXTURES = Path(__file__).parent / "fixtures" / "vendors"
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "vendors"
 NO_FIXTURE = {("serpapi", 500)}  # SerpApi's recorded server error is a 503
 
 
@@ -125,29 +118,8 @@ def read(vendor: str, capability: str, resp: httpx.Response):
 
 
 @pytest.fixture()
-def sim(simulator):
-    """The session simulator with clean logs, unlimited balances and no faults before and after."""
-    base = simulator.base_url
-
-    class Control:
-        url = base
-
-        def credits(self, balances: dict) -> httpx.Response:
-            return httpx.post(f"{base}/_sim/credits", json=balances, timeout=5)
-
-        def accounts(self) -> dict:
-            return httpx.get(f"{base}/_sim/credits", timeout=5).json()
-
-        def billing(self) -> list[dict]:
-            return httpx.get(f"{base}/_sim/billing", timeout=5).json()
-
-        def faults(self, plan: dict) -> None:
-            assert httpx.post(f"{base}/_sim/faults", json=plan, timeout=5).status_code == 200
-
-    httpx.post(f"{base}/_sim/reset", timeout=5)
-    yield Control()
-    httpx.post(f"{base}/_sim/faults", json={}, timeout=5)
-    httpx.post(f"{base}/_sim/reset", timeout=5)
+def sim(sim_control):
+    return sim_control
 
 
 # ##### OUT OF CREDIT, AS THE VENDOR DOCUMENTS IT
@@ -356,28 +328,6 @@ def test_a_fetch_out_of_credit_records_quota_evidence_once_per_query_and_bills_n
     assert set(classes.values()) == {"quota"}, classes
     assert (raw["http_status"] == OUT_OF_CREDIT[vendor][0]).all()
     assert sim.billing() == []
-
-
-def test_a_vendor_partition_out_of_credit_scores_every_row_quota_through_dagster(tmp_path, sim):
-    # SerpApi says "out of searches" with a 429, the status it also uses for its hourly limit.
-    assert sim.credits({"serpapi": 0}).status_code == 200
-    home = make_home(tmp_path, ["serpapi"], rows_per_stratum=5)
-    with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
-        materialize(instance, home, sim.url, GOLDEN_STAGES, SNAPSHOT)
-        assert materialize(instance, home, sim.url, VENDOR_STAGES, vendor_key("serpapi")).success
-    con = duckdb.connect(str(home / "data" / "warehouse" / "bench.duckdb"), read_only=True)
-    try:
-        attempts = con.execute("SELECT max(attempt), count(*), bool_and(final) FROM raw_responses").fetchone()
-        classes = dict(con.execute("SELECT response_class, count(*) FROM row_scores GROUP BY 1").fetchall())
-        searchable = con.execute("SELECT count(*) FROM golden_rows WHERE task_type <> 'extract'").fetchone()[0]
-        spend = con.execute("SELECT sum(billed_usd) FROM row_scores").fetchone()[0]
-    finally:
-        con.close()
-    assert attempts[0] == 1 and attempts[2]  # every query answered once, and that answer is final
-    # every row SerpApi can serve is a quota failure, kept in the denominator; it has no extract
-    assert classes == {"quota": searchable, "unsupported": classes.get("unsupported", 0)} and searchable > 0
-    assert not spend and sim.billing() == []
 
 
 # ##### INJECTED 429 AND 500: THE VENDOR'S OWN ERROR BODY

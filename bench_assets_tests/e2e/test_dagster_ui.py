@@ -42,7 +42,7 @@ from bench_assets.defs.jobs import (
 from bench_assets.defs.partitions import VENDORS
 from bench_assets.manifest import load_manifest
 from bench_assets.sentinels.pages import PROBE_CRON, latest_tick
-from bench_assets_tests.dagster_services import DagsterServices, services_env
+from bench_assets_tests.e2e.dagster_services import DagsterServices, services_env
 from bench_assets_tests.helpers import CHROMIUM, CHROMIUM_ARGS, REPO, SNAPSHOT, assets, make_home, require, resources
 
 pytestmark = pytest.mark.slow

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from bench_assets.metrics import km_estimate, km_median, km_median_interval
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parent.parent / "fixtures"
 R_SCRIPT = FIXTURES / "r_survfit_cases.R"
 R_CASES = json.loads((FIXTURES / "r_survfit_cases.json").read_text())["cases"]
 CASE_IDS = [case["name"] for case in R_CASES]

@@ -4,65 +4,25 @@ Python SDK, against fixtures built from its documented responses and error bodie
 from __future__ import annotations
 
 import json
-import os
-from functools import lru_cache
-from pathlib import Path
 
 import httpx
 import pytest
 
 from bench_assets.adapters.base import MalformedResponse, VendorTask
 from bench_assets.adapters.brave import MANIFEST_DEFAULTS, BraveAdapter
-from bench_assets.golden.planted import build_corpus
 from bench_assets.metrics import normalize_url
 from bench_assets.simulator.app import sim_key, simulated_url
-from bench_assets.simulator.index import SearchIndex, tokenize, unit_hash
-from bench_assets.simulator.profiles import PROFILES
+from bench_assets_tests.simulator.vendor_contract import VendorContract
 
 VENDOR = "brave"
-FIXTURES = Path(__file__).parent / "fixtures" / "vendors" / VENDOR
 ADAPTER = BraveAdapter()
-
-
-@lru_cache(maxsize=1)
-def easy_golden_pages() -> tuple:
-    """Golden pages with an easy query for this vendor: in its simulated index (coverage < 1 leaves some
-    out) and ahead of the 10th-best other page by more than the profile's rank noise can make up."""
-    corpus = build_corpus(pages_per_stratum=int(os.environ.get("BENCH_SIM_PAGES_PER_STRATUM", "14")))
-    index, profile = SearchIndex(corpus), PROFILES[VENDOR]
-    easy = []
-    for page in corpus.golden_pages:
-        scores = sorted(index.bm25.get_scores(tokenize(page.query)), reverse=True)
-        if (
-            unit_hash(VENDOR, "coverage", page.url) < profile.coverage
-            and scores[0] > 0
-            and 1 - scores[10] / scores[0] > (1 - profile.quality) * 1.6
-        ):
-            easy.append(page)
-    return tuple(easy)
-
-
-def golden_page(i: int = 0):
-    return easy_golden_pages()[i]
-
-
-def call(simulator, task: VendorTask, key: str | None = None, options: dict | None = None):
-    endpoint = simulated_url(MANIFEST_DEFAULTS["endpoints"][task.capability], simulator.base_url)
-    req = ADAPTER.build(task, endpoint, key or sim_key(VENDOR), options or {})
-    resp = httpx.request(
-        req.method, req.url, headers=req.headers, params=req.params or None, json=req.json_body, timeout=10
-    )
-    return resp, ADAPTER.parse(task, resp.status_code, dict(resp.headers), resp.text)
-
-
-def estimated_usd(units: dict[str, float]) -> float:
-    return sum(count * MANIFEST_DEFAULTS["prices_usd"][unit] for unit, count in units.items())
+contract = VendorContract(ADAPTER, MANIFEST_DEFAULTS)
 
 
 def test_search_round_trip_finds_the_golden_page_and_bills_like_the_vendor(simulator, sim_logs):
-    page = golden_page()
+    page = contract.golden_page()
     task = VendorTask("search", page.query, 10)
-    resp, parsed = call(simulator, task)
+    resp, parsed = contract.call(simulator, task)
     assert resp.status_code == 200
     assert resp.headers["x-ratelimit-limit"] and resp.headers["x-ratelimit-remaining"]
     assert parsed.error_class is None and parsed.results
@@ -77,11 +37,11 @@ def test_search_round_trip_finds_the_golden_page_and_bills_like_the_vendor(simul
     assert logged["headers"]["accept"] == "application/json"
     (bill,) = sim_logs.billing()
     assert parsed.billed_units == {"request.search": 1.0}
-    assert estimated_usd(parsed.billed_units) == pytest.approx(bill["usd"]) == pytest.approx(0.005)
+    assert contract.usd(parsed.billed_units) == pytest.approx(bill["usd"]) == pytest.approx(0.005)
 
 
 def test_parsing_leaves_the_response_body_untouched():
-    fixture = json.loads((FIXTURES / "search_example.json").read_text())
+    fixture = json.loads((contract.fixtures / "search_example.json").read_text())
     body = fixture["body"]
     before = json.dumps(body, sort_keys=True)
     ADAPTER.parse_ok(VendorTask("search", "q"), body, {})
@@ -90,7 +50,7 @@ def test_parsing_leaves_the_response_body_untouched():
 
 @pytest.mark.parametrize("name", ["search_example", "search_no_web_section"])
 def test_documented_search_responses_parse_to_the_expected_urls(name):
-    fixture = json.loads((FIXTURES / f"{name}.json").read_text())
+    fixture = json.loads((contract.fixtures / f"{name}.json").read_text())
     parsed = ADAPTER.parse(
         VendorTask("search", "q"), fixture["status"], fixture["headers"], json.dumps(fixture["body"])
     )
@@ -106,8 +66,8 @@ def test_documented_search_responses_parse_to_the_expected_urls(name):
 
 def test_the_simulator_answers_in_the_documented_shape(simulator):
     """The simulator's response has every field the documented example has, at the same paths."""
-    example = json.loads((FIXTURES / "search_example.json").read_text())["body"]
-    resp, _ = call(simulator, VendorTask("search", golden_page().query, 5))
+    example = json.loads((contract.fixtures / "search_example.json").read_text())["body"]
+    resp, _ = contract.call(simulator, VendorTask("search", contract.golden_page().query, 5))
     body = resp.json()
     assert body["type"] == example["type"] == "search"
     assert body["web"]["type"] == "search" and body["query"]["original"]
@@ -117,7 +77,7 @@ def test_the_simulator_answers_in_the_documented_shape(simulator):
 
 
 def test_offset_pages_through_the_results(simulator):
-    query = golden_page().query
+    query = contract.golden_page().query
     url = simulated_url(MANIFEST_DEFAULTS["endpoints"]["search"], simulator.base_url)
     headers = {"X-Subscription-Token": sim_key(VENDOR), "Accept": "application/json"}
 
@@ -131,11 +91,10 @@ def test_offset_pages_through_the_results(simulator):
 
 
 def test_wrong_key_gets_the_vendor_422_and_is_classed_auth(simulator, sim_logs):
-    resp, parsed = call(simulator, VendorTask("search", "some query"), key="wrong")
-    assert resp.status_code == 422
+    resp, _ = contract.wrong_key_answer(
+        simulator, sim_logs, 422
+    )  # nothing billed: Brave bills successful requests only
     assert resp.json()["type"] == "ErrorResponse" and resp.json()["error"]["code"] == "SUBSCRIPTION_TOKEN_INVALID"
-    assert parsed.error_class == "auth"
-    assert sim_logs.billing() == []  # only successful requests are billed
 
 
 @pytest.mark.parametrize(
@@ -149,19 +108,10 @@ def test_invalid_parameters_get_the_vendor_422_and_are_a_bad_request(simulator, 
     assert ADAPTER.parse(VendorTask("search", "x"), 422, dict(resp.headers), resp.text).error_class == "bad_request"
 
 
-@pytest.mark.parametrize("path", sorted(FIXTURES.glob("error_*.json")), ids=lambda p: p.stem)
-def test_documented_error_bodies_are_classified(path):
-    fixture = json.loads(path.read_text())
-    parsed = ADAPTER.parse(
-        VendorTask("search", "q"), fixture["status"], fixture["headers"], json.dumps(fixture["body"])
-    )
-    assert parsed.error_class == fixture["expected_class"]
-    assert parsed.results == ()
+test_documented_error_bodies_are_classified = contract.documented_error_bodies_test()
 
 
 def test_truncated_json_is_malformed(simulator):
-    resp, _ = call(simulator, VendorTask("search", golden_page().query))
-    with pytest.raises(MalformedResponse):
-        ADAPTER.parse(VendorTask("search", "q"), 200, dict(resp.headers), resp.text[: len(resp.text) // 2])
+    contract.assert_truncated_answer_is_malformed(simulator, VendorTask("search", contract.golden_page().query))
     with pytest.raises(MalformedResponse):
         ADAPTER.parse(VendorTask("search", "q"), 200, {}, json.dumps({"type": "search", "web": {"results": "none"}}))

@@ -106,8 +106,11 @@ def test_search_and_extract_share_the_account_limit(tmp_path, simulator, enforce
     assert enforced() > 0 and statuses.count(429) == enforced()  # endpoint pacing alone overruns the account
 
 
-def _fetch_in_a_process(sim_url: str, archive_path: str, prefix: str, pacing_dir: str | None, out) -> None:
+def _fetch_in_a_process(sim_url: str, archive_path: str, prefix: str, pacing_dir: str | None, start, out) -> None:
     fetch_settings = settings(sim_url, "brave", {"search": RATE}, RATE, Path(pacing_dir) if pacing_dir else None)
+    # Both start fetching together, once both have started and imported: a busy machine (or the
+    # other xdist workers) can delay one process's start by longer than its two seconds of fetching.
+    start.wait(timeout=120)
     out.put(fetch(Path(archive_path), "brave", items(prefix, "search", 40), fetch_settings))
 
 
@@ -115,6 +118,7 @@ def run_two_processes(tmp_path: Path, sim_url: str, pacing_dir: Path | None, tag
     """Two runs calling one vendor at once, each in its own process (a fetch run and a probe run, say)."""
     ctx = mp.get_context("spawn")
     out = ctx.Queue()
+    start = ctx.Barrier(2)
     procs = [
         ctx.Process(
             target=_fetch_in_a_process,
@@ -123,6 +127,7 @@ def run_two_processes(tmp_path: Path, sim_url: str, pacing_dir: Path | None, tag
                 str(tmp_path / f"{tag}-{i}.duckdb"),
                 f"{tag}{i}-",
                 str(pacing_dir) if pacing_dir else None,
+                start,
                 out,
             ),
         )

@@ -4,66 +4,26 @@ the vendor's documented error bodies read by our adapter."""
 from __future__ import annotations
 
 import json
-import os
 from datetime import datetime
-from functools import lru_cache
-from pathlib import Path
 
 import httpx
 import pytest
 
 from bench_assets.adapters.base import MalformedResponse, VendorTask
 from bench_assets.adapters.kagi import MANIFEST_DEFAULTS, KagiAdapter
-from bench_assets.golden.planted import build_corpus
 from bench_assets.metrics import normalize_url
 from bench_assets.simulator.app import sim_key, simulated_url
-from bench_assets.simulator.index import SearchIndex, tokenize, unit_hash
-from bench_assets.simulator.profiles import PROFILES
+from bench_assets_tests.simulator.vendor_contract import VendorContract
 
 VENDOR = "kagi"
-FIXTURES = Path(__file__).parent / "fixtures" / "vendors" / VENDOR
 ADAPTER = KagiAdapter()
-
-
-@lru_cache(maxsize=1)
-def easy_golden_pages() -> tuple:
-    """Golden pages with an easy query for this vendor: in its simulated index (coverage < 1 leaves some
-    out) and ahead of the 10th-best other page by more than the profile's rank noise can make up."""
-    corpus = build_corpus(pages_per_stratum=int(os.environ.get("BENCH_SIM_PAGES_PER_STRATUM", "14")))
-    index, profile = SearchIndex(corpus), PROFILES[VENDOR]
-    easy = []
-    for page in corpus.golden_pages:
-        scores = sorted(index.bm25.get_scores(tokenize(page.query)), reverse=True)
-        if (
-            unit_hash(VENDOR, "coverage", page.url) < profile.coverage
-            and scores[0] > 0
-            and 1 - scores[10] / scores[0] > (1 - profile.quality) * 1.6
-        ):
-            easy.append(page)
-    return tuple(easy)
-
-
-def golden_page(i: int = 0):
-    return easy_golden_pages()[i]
-
-
-def call(simulator, task: VendorTask, key: str | None = None):
-    endpoint = simulated_url(MANIFEST_DEFAULTS["endpoints"][task.capability], simulator.base_url)
-    req = ADAPTER.build(task, endpoint, key or sim_key(VENDOR), {})
-    resp = httpx.request(
-        req.method, req.url, headers=req.headers, params=req.params or None, json=req.json_body, timeout=10
-    )
-    return resp, ADAPTER.parse(task, resp.status_code, dict(resp.headers), resp.text)
-
-
-def estimated_usd(units: dict[str, float]) -> float:
-    return sum(count * MANIFEST_DEFAULTS["prices_usd"][unit] for unit, count in units.items())
+contract = VendorContract(ADAPTER, MANIFEST_DEFAULTS)
 
 
 def test_search_round_trip_finds_the_golden_page_and_bills_like_the_vendor(simulator, sim_logs):
-    page = golden_page()
+    page = contract.golden_page()
     task = VendorTask("search", page.query, 10)
-    resp, parsed = call(simulator, task)
+    resp, parsed = contract.call(simulator, task)
     assert resp.status_code == 200
     assert parsed.error_class is None and parsed.results
     assert normalize_url(page.url) in [normalize_url(r.url) for r in parsed.results]
@@ -79,13 +39,13 @@ def test_search_round_trip_finds_the_golden_page_and_bills_like_the_vendor(simul
     assert logged["params"] == {"q": page.query, "limit": "10"}
     (bill,) = sim_logs.billing()
     assert parsed.billed_units == {"request.search": 1.0}
-    assert estimated_usd(parsed.billed_units) == pytest.approx(bill["usd"]) == pytest.approx(0.012)
+    assert contract.usd(parsed.billed_units) == pytest.approx(bill["usd"]) == pytest.approx(0.012)
 
 
 def test_api_balance_goes_down_by_the_price_of_each_search(simulator):
-    page = golden_page()
-    first, _ = call(simulator, VendorTask("search", page.query))
-    second, _ = call(simulator, VendorTask("search", page.query))
+    page = contract.golden_page()
+    first, _ = contract.call(simulator, VendorTask("search", page.query))
+    second, _ = contract.call(simulator, VendorTask("search", page.query))
     drop = first.json()["meta"]["api_balance"] - second.json()["meta"]["api_balance"]
     assert drop == pytest.approx(MANIFEST_DEFAULTS["prices_usd"]["request.search"], abs=1e-6)
 
@@ -101,7 +61,7 @@ def test_official_sdk_reads_the_simulator_and_agrees_with_our_adapter(simulator,
     from kagiapi import KagiClient
     from kagiapi.models import Meta, SearchItem, SearchResponse
 
-    page = golden_page()
+    page = contract.golden_page()
     # kagiapi has no base-URL option: its URL is the class attribute KagiClient.BASE_URL, patched here.
     monkeypatch.setattr(KagiClient, "BASE_URL", simulated_url("https://kagi.com/api/v0", simulator.base_url))
     client = KagiClient(api_key=sim_key(VENDOR))
@@ -136,11 +96,8 @@ def test_official_sdk_raises_on_a_wrong_key(simulator, monkeypatch):
 
 
 def test_wrong_key_gets_the_vendor_401_and_is_classed_auth(simulator, sim_logs):
-    resp, parsed = call(simulator, VendorTask("search", "some query"), key="wrong")
-    assert resp.status_code == 401
+    resp, _ = contract.wrong_key_answer(simulator, sim_logs, 401)
     assert resp.json()["error"][0]["code"] == 2 and resp.json()["data"] is None
-    assert parsed.error_class == "auth"
-    assert sim_logs.billing() == []
 
 
 @pytest.mark.parametrize("params", [{}, {"q": " "}, {"q": "x", "limit": "ten"}])
@@ -151,19 +108,10 @@ def test_malformed_request_gets_the_vendor_400_code_1(simulator, params):
     assert ADAPTER.parse(VendorTask("search", "x"), 400, dict(resp.headers), resp.text).error_class == "bad_request"
 
 
-@pytest.mark.parametrize("path", sorted(FIXTURES.glob("error_*.json")), ids=lambda p: p.stem)
-def test_documented_error_bodies_are_classified(path):
-    fixture = json.loads(path.read_text())
-    parsed = ADAPTER.parse(
-        VendorTask("search", "q"), fixture["status"], fixture["headers"], json.dumps(fixture["body"])
-    )
-    assert parsed.error_class == fixture["expected_class"]
-    assert parsed.results == ()
+test_documented_error_bodies_are_classified = contract.documented_error_bodies_test()
 
 
 def test_truncated_json_is_malformed(simulator):
-    resp, _ = call(simulator, VendorTask("search", golden_page().query))
-    with pytest.raises(MalformedResponse):
-        ADAPTER.parse(VendorTask("search", "q"), 200, dict(resp.headers), resp.text[: len(resp.text) // 2])
+    contract.assert_truncated_answer_is_malformed(simulator, VendorTask("search", contract.golden_page().query))
     with pytest.raises(MalformedResponse):
         ADAPTER.parse(VendorTask("search", "q"), 200, {}, json.dumps({"meta": {"id": "x"}, "data": None}))

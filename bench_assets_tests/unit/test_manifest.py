@@ -11,7 +11,7 @@ import yaml
 from bench_assets.errors import BenchInputError
 from bench_assets.manifest import load_manifest, parse_manifest
 
-DEMO = Path(__file__).resolve().parent.parent / "data" / "snapshots" / "web_search-2026-q3" / "manifest.yaml"
+DEMO = Path(__file__).resolve().parents[2] / "data" / "snapshots" / "web_search-2026-q3" / "manifest.yaml"
 
 
 def write(tmp_path, data, snapshot="web_search-2026-q3") -> Path:

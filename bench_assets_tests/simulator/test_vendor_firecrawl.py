@@ -4,60 +4,29 @@ socket, and the adapter against Firecrawl's documented error bodies."""
 from __future__ import annotations
 
 import json
-import os
-from functools import lru_cache
-from pathlib import Path
 
 import httpx
 import pytest
 import requests
 
-from bench_assets.adapters.base import HttpRequest, MalformedResponse, VendorTask
+from bench_assets.adapters.base import MalformedResponse, VendorTask
 from bench_assets.adapters.firecrawl import MANIFEST_DEFAULTS, FirecrawlAdapter
-from bench_assets.golden.planted import Page, build_corpus
 from bench_assets.metrics import normalize_url
 from bench_assets.simulator.app import sim_key, simulated_url
-from bench_assets.simulator.index import SearchIndex
-from bench_assets.simulator.profiles import PROFILES
+from bench_assets_tests.simulator.vendor_contract import VendorContract
 
 VENDOR = "firecrawl"
-FIXTURES = Path(__file__).parent / "fixtures" / "vendors" / VENDOR
 ADAPTER = FirecrawlAdapter()
-
-
-@lru_cache(maxsize=1)
-def easy_page() -> Page:
-    """A golden page this vendor's simulated index ranks first for the page's own query."""
-    corpus = build_corpus(pages_per_stratum=int(os.environ.get("BENCH_SIM_PAGES_PER_STRATUM", "14")))
-    index = SearchIndex(corpus)
-    for page in corpus.golden_pages:
-        hits = index.search(page.query, VENDOR, PROFILES[VENDOR], 10)
-        if hits and hits[0].page.url == page.url:
-            return page
-    raise AssertionError(f"no golden page is ranked first by {VENDOR}")
-
-
-def endpoint(capability: str, base: str) -> str:
-    return simulated_url(MANIFEST_DEFAULTS["endpoints"][capability], base)
-
-
-def send(req: HttpRequest) -> httpx.Response:
-    return httpx.request(
-        req.method, req.url, headers=req.headers, params=req.params or None, json=req.json_body, timeout=10
-    )
-
-
-def estimate_usd(units: dict[str, float]) -> float:
-    return sum(n * MANIFEST_DEFAULTS["prices_usd"][unit] for unit, n in units.items())
+contract = VendorContract(ADAPTER, MANIFEST_DEFAULTS)
 
 
 def test_search_round_trip_finds_golden_url_and_bills_credits_used(simulator, sim_logs):
-    page = easy_page()
+    page = contract.top_ranked_page
     task = VendorTask("search", page.query, 10)
-    req = ADAPTER.build(task, endpoint("search", simulator.base_url), sim_key(VENDOR), {})
+    req = ADAPTER.build(task, contract.endpoint("search", simulator.base_url), sim_key(VENDOR), {})
     assert req.json_body == {"query": page.query, "limit": 10, "sources": ["web"]}
     assert req.redacted()["headers"]["Authorization"] == "<redacted>"
-    resp = send(req)
+    resp = contract.send(req)
     assert resp.status_code == 200
     parsed = ADAPTER.parse(task, resp.status_code, dict(resp.headers), resp.text)
     assert parsed.error_class is None and parsed.results
@@ -67,14 +36,16 @@ def test_search_round_trip_finds_golden_url_and_bills_credits_used(simulator, si
     assert parsed.billed_units == {"credit": 2.0}  # 2 credits per 10 results
     (bill,) = sim_logs.billing()
     assert bill["request_id"] == parsed.request_id
-    assert bill["usd"] == pytest.approx(estimate_usd(parsed.billed_units))
+    assert bill["usd"] == pytest.approx(contract.usd(parsed.billed_units))
 
 
 def test_search_with_scraped_results_adds_one_credit_per_result(simulator, sim_logs):
-    page = easy_page()
+    page = contract.top_ranked_page
     task = VendorTask("search", page.query, 3)
-    req = ADAPTER.build(task, endpoint("search", simulator.base_url), sim_key(VENDOR), {"scrape_results": True})
-    resp = send(req)
+    req = ADAPTER.build(
+        task, contract.endpoint("search", simulator.base_url), sim_key(VENDOR), {"scrape_results": True}
+    )
+    resp = contract.send(req)
     parsed = ADAPTER.parse(task, resp.status_code, dict(resp.headers), resp.text)
     assert len(parsed.results) == 3 and parsed.billed_units == {"credit": 2.0 + 3}
     assert normalize_url(parsed.results[0].url) == normalize_url(page.url)
@@ -82,15 +53,14 @@ def test_search_with_scraped_results_adds_one_credit_per_result(simulator, sim_l
         page.published
     )
     (bill,) = sim_logs.billing()
-    assert bill["usd"] == pytest.approx(estimate_usd(parsed.billed_units))
+    assert bill["usd"] == pytest.approx(contract.usd(parsed.billed_units))
 
 
 def test_scrape_round_trip_returns_anchor_phrases(simulator, sim_logs):
-    page = easy_page()
+    page = contract.top_ranked_page
     task = VendorTask("extract", page.url)
-    resp = send(ADAPTER.build(task, endpoint("extract", simulator.base_url), sim_key(VENDOR), {}))
+    resp, parsed = contract.call(simulator, task)
     assert resp.status_code == 200
-    parsed = ADAPTER.parse(task, resp.status_code, dict(resp.headers), resp.text)
     (result,) = parsed.results
     assert result.url == page.url and result.title == page.title
     for phrase in page.anchor_phrases:
@@ -98,14 +68,13 @@ def test_scrape_round_trip_returns_anchor_phrases(simulator, sim_logs):
     assert parsed.request_id == resp.json()["data"]["metadata"]["scrapeId"]
     assert parsed.billed_units == {"credit": 1.0}
     (bill,) = sim_logs.billing()
-    assert bill["usd"] == pytest.approx(estimate_usd(parsed.billed_units))
+    assert bill["usd"] == pytest.approx(contract.usd(parsed.billed_units))
 
 
 def test_scrape_of_missing_page_is_not_found_inside_a_success(simulator):
     task = VendorTask("extract", "https://nowhere.invalid/page")
-    resp = send(ADAPTER.build(task, endpoint("extract", simulator.base_url), sim_key(VENDOR), {}))
+    resp, parsed = contract.call(simulator, task)
     assert resp.status_code == 200 and resp.json()["data"]["metadata"]["statusCode"] == 404
-    parsed = ADAPTER.parse(task, resp.status_code, dict(resp.headers), resp.text)
     assert parsed.error_class == "not_found" and parsed.billed_units == {"credit": 1.0}
 
 
@@ -135,7 +104,7 @@ def firecrawl_app(simulator, monkeypatch):
 
 def test_official_sdk_search_parses_and_agrees_with_adapter(firecrawl_app):
     app, raw = firecrawl_app
-    page = easy_page()
+    page = contract.top_ranked_page
     data = app.search(page.query, limit=10)
     sdk_urls = [r.url for r in data.web]
     assert sdk_urls and all(r.description for r in data.web)
@@ -148,7 +117,7 @@ def test_official_sdk_search_parses_and_agrees_with_adapter(firecrawl_app):
 
 def test_official_sdk_scrape_parses_document(firecrawl_app):
     app, raw = firecrawl_app
-    page = easy_page()
+    page = contract.top_ranked_page
     doc = app.scrape(page.url, formats=["markdown"])
     assert page.anchor_phrases[1] in doc.markdown
     assert doc.metadata.source_url == page.url and doc.metadata.credits_used == 1  # snake_case via the SDK
@@ -168,16 +137,13 @@ def test_official_sdk_raises_on_wrong_key(simulator, monkeypatch):
 
 
 def test_wrong_key_gets_401_body_classified_auth(simulator, sim_logs):
-    task = VendorTask("search", "anything at all")
-    resp = send(ADAPTER.build(task, endpoint("search", simulator.base_url), "fc-wrong", {}))
-    assert resp.status_code == 401 and resp.json() == {"success": False, "error": "Unauthorized: Invalid token"}
-    assert ADAPTER.parse(task, resp.status_code, dict(resp.headers), resp.text).error_class == "auth"
-    assert sim_logs.billing() == []
+    resp, _ = contract.wrong_key_answer(simulator, sim_logs, 401, key="fc-wrong", text="anything at all")
+    assert resp.json() == {"success": False, "error": "Unauthorized: Invalid token"}
 
 
 def test_missing_query_gets_documented_400(simulator):
     resp = httpx.post(
-        endpoint("search", simulator.base_url),
+        contract.endpoint("search", simulator.base_url),
         headers={"Authorization": f"Bearer {sim_key(VENDOR)}"},
         json={"limit": 3},
         timeout=10,
@@ -189,28 +155,16 @@ def test_missing_query_gets_documented_400(simulator):
     assert parsed.error_class == "bad_request"
 
 
-ERROR_FIXTURES = sorted(FIXTURES.glob("error_*.json"))
-
-
 def test_error_fixtures_cover_documented_statuses():
-    statuses = {json.loads(p.read_text())["status"] for p in ERROR_FIXTURES}
-    assert {401, 402, 429, 500} <= statuses
+    assert {401, 402, 429, 500} <= contract.recorded_error_statuses
 
 
-@pytest.mark.parametrize("path", ERROR_FIXTURES, ids=lambda p: p.stem)
-def test_error_fixture_is_classified(path):
-    fx = json.loads(path.read_text())
-    body = fx["body"] if isinstance(fx["body"], str) else json.dumps(fx["body"])
-    parsed = ADAPTER.parse(VendorTask(fx["capability"], "x"), fx["status"], fx.get("headers", {}), body)
-    assert parsed.error_class == fx["expected_error_class"]
-    assert parsed.results == ()
+test_documented_error_bodies_are_classified = contract.documented_error_bodies_test()
 
 
 def test_truncated_json_raises_malformed(simulator):
-    page = easy_page()
+    page = contract.top_ranked_page
     task = VendorTask("search", page.query, 5)
-    resp = send(ADAPTER.build(task, endpoint("search", simulator.base_url), sim_key(VENDOR), {}))
-    with pytest.raises(MalformedResponse):
-        ADAPTER.parse(task, 200, dict(resp.headers), resp.text[: len(resp.text) // 2])
+    contract.assert_truncated_answer_is_malformed(simulator, task)
     with pytest.raises(MalformedResponse):
         ADAPTER.parse(task, 200, {}, json.dumps({"success": True}))  # no data

@@ -4,59 +4,28 @@ the adapter against Exa's documented error bodies."""
 from __future__ import annotations
 
 import json
-import os
-from functools import lru_cache
-from pathlib import Path
 
 import httpx
 import pytest
 import requests
 
-from bench_assets.adapters.base import HttpRequest, MalformedResponse, VendorTask
+from bench_assets.adapters.base import MalformedResponse, VendorTask
 from bench_assets.adapters.exa import MANIFEST_DEFAULTS, ExaAdapter
-from bench_assets.golden.planted import Page, build_corpus
 from bench_assets.metrics import normalize_url
 from bench_assets.simulator.app import sim_key, simulated_url
-from bench_assets.simulator.index import SearchIndex
-from bench_assets.simulator.profiles import PROFILES
+from bench_assets_tests.simulator.vendor_contract import VendorContract
 
 VENDOR = "exa"
-FIXTURES = Path(__file__).parent / "fixtures" / "vendors" / VENDOR
 ADAPTER = ExaAdapter()
-
-
-@lru_cache(maxsize=1)
-def easy_page() -> Page:
-    """A golden page this vendor's simulated index ranks first for the page's own query."""
-    corpus = build_corpus(pages_per_stratum=int(os.environ.get("BENCH_SIM_PAGES_PER_STRATUM", "14")))
-    index = SearchIndex(corpus)
-    for page in corpus.golden_pages:
-        hits = index.search(page.query, VENDOR, PROFILES[VENDOR], 10)
-        if hits and hits[0].page.url == page.url:
-            return page
-    raise AssertionError(f"no golden page is ranked first by {VENDOR}")
-
-
-def endpoint(capability: str, base: str) -> str:
-    return simulated_url(MANIFEST_DEFAULTS["endpoints"][capability], base)
-
-
-def send(req: HttpRequest) -> httpx.Response:
-    return httpx.request(
-        req.method, req.url, headers=req.headers, params=req.params or None, json=req.json_body, timeout=10
-    )
-
-
-def estimate_usd(units: dict[str, float]) -> float:
-    return sum(n * MANIFEST_DEFAULTS["prices_usd"][unit] for unit, n in units.items())
+contract = VendorContract(ADAPTER, MANIFEST_DEFAULTS)
 
 
 def test_search_round_trip_finds_golden_url_and_bills_cost_dollars(simulator, sim_logs):
-    page = easy_page()
+    page = contract.top_ranked_page
     task = VendorTask("search", page.query, 10)
-    req = ADAPTER.build(task, endpoint("search", simulator.base_url), sim_key(VENDOR), {})
+    req = ADAPTER.build(task, contract.endpoint("search", simulator.base_url), sim_key(VENDOR), {})
     assert req.redacted()["headers"]["x-api-key"] == "<redacted>"
-    resp = send(req)
+    resp = contract.send(req)
     assert resp.status_code == 200
     parsed = ADAPTER.parse(task, resp.status_code, dict(resp.headers), resp.text)
     assert parsed.error_class is None and len(parsed.results) == 10
@@ -72,59 +41,56 @@ def test_search_round_trip_finds_golden_url_and_bills_cost_dollars(simulator, si
     assert parsed.request_id == resp.json()["requestId"]
     (bill,) = sim_logs.billing()
     assert bill["request_id"] == parsed.request_id
-    assert bill["usd"] == pytest.approx(estimate_usd(parsed.billed_units))
+    assert bill["usd"] == pytest.approx(contract.usd(parsed.billed_units))
 
 
 def test_results_beyond_ten_cost_extra(simulator, sim_logs):
-    page = easy_page()
+    page = contract.top_ranked_page
     task = VendorTask("search", page.query, 20)
-    resp = send(ADAPTER.build(task, endpoint("search", simulator.base_url), sim_key(VENDOR), {}))
-    parsed = ADAPTER.parse(task, resp.status_code, dict(resp.headers), resp.text)
+    _, parsed = contract.call(simulator, task)
     n = len(parsed.results)
     assert n > 10
     assert parsed.billed_units["usd"] == pytest.approx(0.007 + 0.001 * (n - 10) + 0.001 * n)
     (bill,) = sim_logs.billing()
-    assert bill["usd"] == pytest.approx(estimate_usd(parsed.billed_units))
+    assert bill["usd"] == pytest.approx(contract.usd(parsed.billed_units))
 
 
 def test_highlights_come_back_when_requested(simulator):
-    page = easy_page()
+    page = contract.top_ranked_page
     headers = {"x-api-key": sim_key(VENDOR)}
     body = {"query": page.query, "numResults": 3, "contents": {"highlights": True}}
-    resp = httpx.post(endpoint("search", simulator.base_url), headers=headers, json=body, timeout=10)
+    resp = httpx.post(contract.endpoint("search", simulator.base_url), headers=headers, json=body, timeout=10)
     parsed = ADAPTER.parse(VendorTask("search", page.query, 3), resp.status_code, dict(resp.headers), resp.text)
     assert all(r.snippet and r.content is None for r in parsed.results)
     assert resp.json()["costDollars"]["contents"]["highlights"] == pytest.approx(0.003)
 
 
 def test_extract_round_trip_returns_anchor_phrases(simulator, sim_logs):
-    page = easy_page()
+    page = contract.top_ranked_page
     task = VendorTask("extract", page.url)
-    resp = send(ADAPTER.build(task, endpoint("extract", simulator.base_url), sim_key(VENDOR), {}))
+    resp, parsed = contract.call(simulator, task)
     assert resp.status_code == 200
-    parsed = ADAPTER.parse(task, resp.status_code, dict(resp.headers), resp.text)
     (result,) = parsed.results
     assert normalize_url(result.url) == normalize_url(page.url)
     for phrase in page.anchor_phrases:
         assert phrase in result.content
     assert parsed.billed_units == {"usd": pytest.approx(0.001)}
     (bill,) = sim_logs.billing()
-    assert bill["usd"] == pytest.approx(estimate_usd(parsed.billed_units))
+    assert bill["usd"] == pytest.approx(contract.usd(parsed.billed_units))
 
 
 def test_extract_of_unknown_url_is_not_found_inside_a_200(simulator):
     task = VendorTask("extract", "https://nowhere.invalid/page")
-    resp = send(ADAPTER.build(task, endpoint("extract", simulator.base_url), sim_key(VENDOR), {}))
+    resp, parsed = contract.call(simulator, task)
     assert resp.status_code == 200 and resp.json()["statuses"][0]["error"]["tag"] == "CRAWL_NOT_FOUND"
-    parsed = ADAPTER.parse(task, resp.status_code, dict(resp.headers), resp.text)
     assert parsed.error_class == "not_found" and parsed.results == () and parsed.billed_units == {"usd": 0.0}
 
 
 @pytest.mark.parametrize("capability, n", [("search", 10), ("search", 20), ("extract", 1)])
 def test_missing_cost_dollars_is_billed_in_documented_units_priced_by_the_manifest(simulator, capability, n):
-    page = easy_page()
+    page = contract.top_ranked_page
     task = VendorTask(capability, page.query if capability == "search" else page.url, n)
-    resp = send(ADAPTER.build(task, endpoint(capability, simulator.base_url), sim_key(VENDOR), {}))
+    resp = contract.send(ADAPTER.build(task, contract.endpoint(capability, simulator.base_url), sim_key(VENDOR), {}))
     body = resp.json()
     reported = body.pop("costDollars")["total"]
     parsed = ADAPTER.parse(task, 200, {}, json.dumps(body))
@@ -135,8 +101,8 @@ def test_missing_cost_dollars_is_billed_in_documented_units_priced_by_the_manife
         "result.extra",
         "page.text",
     }
-    assert estimate_usd(parsed.billed_units) == pytest.approx(reported)
-    assert estimate_usd(ADAPTER.expected_units(task, {})) == pytest.approx(reported)
+    assert contract.usd(parsed.billed_units) == pytest.approx(reported)
+    assert contract.usd(ADAPTER.expected_units(task, {})) == pytest.approx(reported)
 
 
 def test_a_response_without_cost_dollars_counts_units_not_dollars():
@@ -169,7 +135,7 @@ def exa_client(simulator, monkeypatch):
 
 def test_official_sdk_search_parses_and_agrees_with_adapter(exa_client):
     exa, raw = exa_client
-    page = easy_page()
+    page = contract.top_ranked_page
     answer = exa.search(page.query, num_results=10)  # the SDK asks for text (10,000 characters) by default
     sdk_urls = [r.url for r in answer.results]
     assert sdk_urls and all(r.text for r in answer.results)
@@ -185,7 +151,7 @@ def test_official_sdk_get_contents_and_error(exa_client, simulator):
     from exa_py import Exa
 
     exa, _ = exa_client
-    page = easy_page()
+    page = contract.top_ranked_page
     answer = exa.get_contents([page.url], text=True)
     assert page.anchor_phrases[1] in answer.results[0].text
     assert answer.statuses[0].status == "success"
@@ -195,17 +161,14 @@ def test_official_sdk_get_contents_and_error(exa_client, simulator):
 
 
 def test_wrong_key_gets_401_body_classified_auth(simulator, sim_logs):
-    task = VendorTask("search", "anything at all")
-    resp = send(ADAPTER.build(task, endpoint("search", simulator.base_url), "wrong-key", {}))
-    assert resp.status_code == 401 and resp.json()["tag"] == "INVALID_API_KEY"
+    resp, _ = contract.wrong_key_answer(simulator, sim_logs, 401, key="wrong-key", text="anything at all")
+    assert resp.json()["tag"] == "INVALID_API_KEY"
     assert set(resp.json()) == {"requestId", "error", "tag"}
-    assert ADAPTER.parse(task, resp.status_code, dict(resp.headers), resp.text).error_class == "auth"
-    assert sim_logs.billing() == []
 
 
 def test_missing_query_gets_documented_400(simulator):
     resp = httpx.post(
-        endpoint("search", simulator.base_url),
+        contract.endpoint("search", simulator.base_url),
         headers={"x-api-key": sim_key(VENDOR)},
         json={"numResults": 3},
         timeout=10,
@@ -215,28 +178,16 @@ def test_missing_query_gets_documented_400(simulator):
     assert parsed.error_class == "bad_request" and parsed.request_id == resp.json()["requestId"]
 
 
-ERROR_FIXTURES = sorted(FIXTURES.glob("error_*.json"))
-
-
 def test_error_fixtures_cover_documented_statuses():
-    statuses = {json.loads(p.read_text())["status"] for p in ERROR_FIXTURES}
-    assert {401, 402, 429, 500, 503} <= statuses
+    assert {401, 402, 429, 500, 503} <= contract.recorded_error_statuses
 
 
-@pytest.mark.parametrize("path", ERROR_FIXTURES, ids=lambda p: p.stem)
-def test_error_fixture_is_classified(path):
-    fx = json.loads(path.read_text())
-    body = fx["body"] if isinstance(fx["body"], str) else json.dumps(fx["body"])
-    parsed = ADAPTER.parse(VendorTask(fx["capability"], "x"), fx["status"], fx.get("headers", {}), body)
-    assert parsed.error_class == fx["expected_error_class"]
-    assert parsed.results == ()
+test_documented_error_bodies_are_classified = contract.documented_error_bodies_test()
 
 
 def test_truncated_json_raises_malformed(simulator):
-    page = easy_page()
+    page = contract.top_ranked_page
     task = VendorTask("search", page.query, 5)
-    resp = send(ADAPTER.build(task, endpoint("search", simulator.base_url), sim_key(VENDOR), {}))
-    with pytest.raises(MalformedResponse):
-        ADAPTER.parse(task, 200, dict(resp.headers), resp.text[: len(resp.text) // 2])
+    contract.assert_truncated_answer_is_malformed(simulator, task)
     with pytest.raises(MalformedResponse):
         ADAPTER.parse(task, 200, {}, json.dumps({"requestId": "x"}))  # no results list

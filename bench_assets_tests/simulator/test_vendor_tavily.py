@@ -4,59 +4,29 @@ socket, and the adapter against Tavily's documented error bodies."""
 from __future__ import annotations
 
 import json
-import os
-from functools import lru_cache
-from pathlib import Path
 
 import httpx
 import pytest
 
-from bench_assets.adapters.base import HttpRequest, MalformedResponse, VendorTask
+from bench_assets.adapters.base import MalformedResponse, VendorTask
 from bench_assets.adapters.tavily import MANIFEST_DEFAULTS, TavilyAdapter
-from bench_assets.golden.planted import NOISE_STRINGS, Page, build_corpus
+from bench_assets.golden.planted import NOISE_STRINGS
 from bench_assets.metrics import normalize_url
 from bench_assets.simulator.app import sim_key, simulated_url
-from bench_assets.simulator.index import SearchIndex
-from bench_assets.simulator.profiles import PROFILES
+from bench_assets_tests.simulator.vendor_contract import VendorContract
 
 VENDOR = "tavily"
-FIXTURES = Path(__file__).parent / "fixtures" / "vendors" / VENDOR
 ADAPTER = TavilyAdapter()
-
-
-@lru_cache(maxsize=1)
-def easy_page() -> Page:
-    """A golden page this vendor's simulated index ranks first for the page's own query."""
-    corpus = build_corpus(pages_per_stratum=int(os.environ.get("BENCH_SIM_PAGES_PER_STRATUM", "14")))
-    index = SearchIndex(corpus)
-    for page in corpus.golden_pages:
-        hits = index.search(page.query, VENDOR, PROFILES[VENDOR], 10)
-        if hits and hits[0].page.url == page.url:
-            return page
-    raise AssertionError(f"no golden page is ranked first by {VENDOR}")
-
-
-def endpoint(capability: str, base: str) -> str:
-    return simulated_url(MANIFEST_DEFAULTS["endpoints"][capability], base)
-
-
-def send(req: HttpRequest) -> httpx.Response:
-    return httpx.request(
-        req.method, req.url, headers=req.headers, params=req.params or None, json=req.json_body, timeout=10
-    )
-
-
-def estimate_usd(units: dict[str, float]) -> float:
-    return sum(n * MANIFEST_DEFAULTS["prices_usd"][unit] for unit, n in units.items())
+contract = VendorContract(ADAPTER, MANIFEST_DEFAULTS)
 
 
 def test_search_round_trip_finds_golden_url_and_bills_what_the_simulator_charged(simulator, sim_logs):
-    page = easy_page()
+    page = contract.top_ranked_page
     task = VendorTask("search", page.query, 10)
-    req = ADAPTER.build(task, endpoint("search", simulator.base_url), sim_key(VENDOR), {})
+    req = ADAPTER.build(task, contract.endpoint("search", simulator.base_url), sim_key(VENDOR), {})
     assert req.json_body["include_usage"] is True and "Authorization" in req.secret_headers
     assert req.redacted()["headers"]["Authorization"] == "<redacted>"
-    resp = send(req)
+    resp = contract.send(req)
     assert resp.status_code == 200
     parsed = ADAPTER.parse(task, resp.status_code, dict(resp.headers), resp.text)
     assert parsed.error_class is None and parsed.results
@@ -66,18 +36,18 @@ def test_search_round_trip_finds_golden_url_and_bills_what_the_simulator_charged
     assert parsed.billed_units == {"credit": 1.0}
     (bill,) = sim_logs.billing()
     assert bill["request_id"] == parsed.request_id
-    assert bill["usd"] == pytest.approx(estimate_usd(parsed.billed_units))
+    assert bill["usd"] == pytest.approx(contract.usd(parsed.billed_units))
     (logged,) = sim_logs.requests()
     assert logged["auth_ok"] and logged["path"] == "/search" and json.loads(logged["body"])["query"] == page.query
 
 
 def test_search_with_raw_content_returns_page_text(simulator):
-    page = easy_page()
+    page = contract.top_ranked_page
     task = VendorTask("search", page.query, 3)
     req = ADAPTER.build(
-        task, endpoint("search", simulator.base_url), sim_key(VENDOR), {"include_raw_content": "markdown"}
+        task, contract.endpoint("search", simulator.base_url), sim_key(VENDOR), {"include_raw_content": "markdown"}
     )
-    resp = send(req)
+    resp = contract.send(req)
     parsed = ADAPTER.parse(task, resp.status_code, dict(resp.headers), resp.text)
     top = parsed.results[0]
     assert normalize_url(top.url) == normalize_url(page.url)
@@ -85,10 +55,10 @@ def test_search_with_raw_content_returns_page_text(simulator):
 
 
 def test_extract_round_trip_returns_anchor_phrases(simulator, sim_logs):
-    page = easy_page()
+    page = contract.top_ranked_page
     task = VendorTask("extract", page.url)
-    req = ADAPTER.build(task, endpoint("extract", simulator.base_url), sim_key(VENDOR), {})
-    resp = send(req)
+    req = ADAPTER.build(task, contract.endpoint("extract", simulator.base_url), sim_key(VENDOR), {})
+    resp = contract.send(req)
     assert resp.status_code == 200
     parsed = ADAPTER.parse(task, resp.status_code, dict(resp.headers), resp.text)
     assert parsed.error_class is None and len(parsed.results) == 1
@@ -98,14 +68,13 @@ def test_extract_round_trip_returns_anchor_phrases(simulator, sim_logs):
     assert not any(noise in content for noise in NOISE_STRINGS)
     (bill,) = sim_logs.billing()
     assert parsed.billed_units == {"credit": pytest.approx(0.2)}
-    assert bill["usd"] == pytest.approx(estimate_usd(parsed.billed_units))
+    assert bill["usd"] == pytest.approx(contract.usd(parsed.billed_units))
 
 
 def test_extract_of_unknown_url_is_not_found_inside_a_200(simulator):
     task = VendorTask("extract", "https://nowhere.invalid/missing")
-    resp = send(ADAPTER.build(task, endpoint("extract", simulator.base_url), sim_key(VENDOR), {}))
+    resp, parsed = contract.call(simulator, task)
     assert resp.status_code == 200 and resp.json()["failed_results"][0]["url"] == task.text
-    parsed = ADAPTER.parse(task, resp.status_code, dict(resp.headers), resp.text)
     assert parsed.error_class == "not_found" and parsed.results == ()
 
 
@@ -125,7 +94,7 @@ def tavily_client(simulator):
 
 def test_official_sdk_search_parses_and_agrees_with_adapter(tavily_client):
     client, raw = tavily_client
-    page = easy_page()
+    page = contract.top_ranked_page
     answer = client.search(page.query, max_results=10, include_usage=True)
     sdk_urls = [r["url"] for r in answer["results"]]
     assert sdk_urls and answer["usage"]["credits"] == 1 and answer["request_id"]
@@ -140,7 +109,7 @@ def test_official_sdk_extract_and_error_mapping(tavily_client, simulator):
     from tavily import InvalidAPIKeyError, TavilyClient
 
     client, _ = tavily_client
-    page = easy_page()
+    page = contract.top_ranked_page
     answer = client.extract(urls=[page.url], include_usage=True)
     assert answer["results"][0]["url"] == page.url and page.anchor_phrases[1] in answer["results"][0]["raw_content"]
     wrong = TavilyClient(api_key="tvly-wrong", api_base_url=simulated_url("https://api.tavily.com", simulator.base_url))
@@ -149,44 +118,30 @@ def test_official_sdk_extract_and_error_mapping(tavily_client, simulator):
 
 
 def test_wrong_key_gets_401_detail_body_classified_auth(simulator, sim_logs):
-    task = VendorTask("search", "anything at all")
-    resp = send(ADAPTER.build(task, endpoint("search", simulator.base_url), "tvly-wrong-key", {}))
-    assert resp.status_code == 401
+    resp, _ = contract.wrong_key_answer(simulator, sim_logs, 401, key="tvly-wrong-key", text="anything at all")
     assert resp.json() == {"detail": {"error": "Unauthorized: missing or invalid API key."}}
-    assert ADAPTER.parse(task, resp.status_code, dict(resp.headers), resp.text).error_class == "auth"
-    assert sim_logs.billing() == []
 
 
 def test_missing_query_gets_documented_400(simulator):
     headers = {"Authorization": f"Bearer {sim_key(VENDOR)}"}
-    resp = httpx.post(endpoint("search", simulator.base_url), headers=headers, json={"max_results": 3}, timeout=10)
+    resp = httpx.post(
+        contract.endpoint("search", simulator.base_url), headers=headers, json={"max_results": 3}, timeout=10
+    )
     assert resp.status_code == 400 and isinstance(resp.json()["detail"]["error"], str)
     parsed = ADAPTER.parse(VendorTask("search", ""), resp.status_code, dict(resp.headers), resp.text)
     assert parsed.error_class == "bad_request"
 
 
-ERROR_FIXTURES = sorted(FIXTURES.glob("error_*.json"))
-
-
 def test_error_fixtures_cover_documented_statuses():
-    statuses = {json.loads(p.read_text())["status"] for p in ERROR_FIXTURES}
-    assert {401, 429, 432, 433, 500} <= statuses
+    assert {401, 429, 432, 433, 500} <= contract.recorded_error_statuses
 
 
-@pytest.mark.parametrize("path", ERROR_FIXTURES, ids=lambda p: p.stem)
-def test_error_fixture_is_classified(path):
-    fx = json.loads(path.read_text())
-    body = fx["body"] if isinstance(fx["body"], str) else json.dumps(fx["body"])
-    parsed = ADAPTER.parse(VendorTask(fx["capability"], "x"), fx["status"], fx.get("headers", {}), body)
-    assert parsed.error_class == fx["expected_error_class"]
-    assert parsed.results == ()
+test_documented_error_bodies_are_classified = contract.documented_error_bodies_test()
 
 
 def test_truncated_json_raises_malformed(simulator):
-    page = easy_page()
+    page = contract.top_ranked_page
     task = VendorTask("search", page.query, 5)
-    resp = send(ADAPTER.build(task, endpoint("search", simulator.base_url), sim_key(VENDOR), {}))
-    with pytest.raises(MalformedResponse):
-        ADAPTER.parse(task, 200, dict(resp.headers), resp.text[: len(resp.text) // 2])
+    contract.assert_truncated_answer_is_malformed(simulator, task)
     with pytest.raises(MalformedResponse):
         ADAPTER.parse(task, 200, {}, json.dumps({"query": page.query}))  # no results list

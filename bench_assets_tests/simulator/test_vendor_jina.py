@@ -4,60 +4,29 @@ socket, and against fixtures built from the documented JSON envelope (Jina has n
 from __future__ import annotations
 
 import json
-import os
-from functools import lru_cache
-from pathlib import Path
 
 import httpx
 import pytest
 
-from bench_assets.adapters.base import HttpRequest, MalformedResponse, VendorTask
+from bench_assets.adapters.base import MalformedResponse, VendorTask
 from bench_assets.adapters.jina import MANIFEST_DEFAULTS, JinaAdapter
-from bench_assets.golden.planted import Page, build_corpus
 from bench_assets.metrics import normalize_url
-from bench_assets.simulator.app import sim_key, simulated_url
-from bench_assets.simulator.index import SearchIndex
-from bench_assets.simulator.profiles import PROFILES
-from bench_assets_tests.documented_shape import shape_differences
+from bench_assets.simulator.app import sim_key
+from bench_assets_tests.simulator.documented_shape import shape_differences
+from bench_assets_tests.simulator.vendor_contract import VendorContract
 
 VENDOR = "jina"
-FIXTURES = Path(__file__).parent / "fixtures" / "vendors" / VENDOR
 ADAPTER = JinaAdapter()
-
-
-@lru_cache(maxsize=1)
-def easy_page() -> Page:
-    """A golden page this vendor's simulated index ranks first for the page's own query."""
-    corpus = build_corpus(pages_per_stratum=int(os.environ.get("BENCH_SIM_PAGES_PER_STRATUM", "14")))
-    index = SearchIndex(corpus)
-    for page in corpus.golden_pages:
-        hits = index.search(page.query, VENDOR, PROFILES[VENDOR], 10)
-        if hits and hits[0].page.url == page.url:
-            return page
-    raise AssertionError(f"no golden page is ranked first by {VENDOR}")
-
-
-def endpoint(capability: str, base: str) -> str:
-    return simulated_url(MANIFEST_DEFAULTS["endpoints"][capability], base)
-
-
-def send(req: HttpRequest) -> httpx.Response:
-    return httpx.request(
-        req.method, req.url, headers=req.headers, params=req.params or None, json=req.json_body, timeout=10
-    )
-
-
-def estimate_usd(units: dict[str, float]) -> float:
-    return sum(n * MANIFEST_DEFAULTS["prices_usd"][unit] for unit, n in units.items())
+contract = VendorContract(ADAPTER, MANIFEST_DEFAULTS)
 
 
 def test_search_round_trip_returns_page_bodies_and_bills_tokens(simulator, sim_logs):
-    page = easy_page()
+    page = contract.top_ranked_page
     task = VendorTask("search", page.query, 10)
-    req = ADAPTER.build(task, endpoint("search", simulator.base_url), sim_key(VENDOR), {})
+    req = ADAPTER.build(task, contract.endpoint("search", simulator.base_url), sim_key(VENDOR), {})
     assert req.headers["Accept"] == "application/json" and req.params == {"q": page.query, "count": 10}
     assert req.redacted()["headers"]["Authorization"] == "<redacted>"
-    resp = send(req)
+    resp = contract.send(req)
     assert resp.status_code == 200
     parsed = ADAPTER.parse(task, resp.status_code, dict(resp.headers), resp.text)
     assert parsed.error_class is None and parsed.results
@@ -70,15 +39,15 @@ def test_search_round_trip_returns_page_bodies_and_bills_tokens(simulator, sim_l
         int(parsed.billed_units["token"])
     )
     (bill,) = sim_logs.billing()
-    assert bill["usd"] == pytest.approx(estimate_usd(parsed.billed_units))
+    assert bill["usd"] == pytest.approx(contract.usd(parsed.billed_units))
 
 
 def test_reader_round_trip_returns_anchor_phrases_and_bills_output_tokens(simulator, sim_logs):
-    page = easy_page()
+    page = contract.top_ranked_page
     task = VendorTask("extract", page.url)
-    req = ADAPTER.build(task, endpoint("extract", simulator.base_url), sim_key(VENDOR), {})
+    req = ADAPTER.build(task, contract.endpoint("extract", simulator.base_url), sim_key(VENDOR), {})
     assert req.url.endswith("/h/r.jina.ai/" + page.url)  # the target URL is the path
-    resp = send(req)
+    resp = contract.send(req)
     assert resp.status_code == 200
     parsed = ADAPTER.parse(task, resp.status_code, dict(resp.headers), resp.text)
     (result,) = parsed.results
@@ -88,19 +57,19 @@ def test_reader_round_trip_returns_anchor_phrases_and_bills_output_tokens(simula
     data_tokens = resp.json()["data"]["usage"]["tokens"]
     assert parsed.billed_units == {"token": float(data_tokens)} and 0 < data_tokens < 10_000
     (bill,) = sim_logs.billing()
-    assert bill["usd"] == pytest.approx(estimate_usd(parsed.billed_units))
+    assert bill["usd"] == pytest.approx(contract.usd(parsed.billed_units))
 
 
 def test_reader_of_unreachable_url_is_not_found(simulator):
     task = VendorTask("extract", "https://nowhere.invalid/page")
-    resp = send(ADAPTER.build(task, endpoint("extract", simulator.base_url), sim_key(VENDOR), {}))
+    resp = contract.send(ADAPTER.build(task, contract.endpoint("extract", simulator.base_url), sim_key(VENDOR), {}))
     assert resp.status_code == 422 and resp.json()["name"] == "AssertionFailureError"
     assert ADAPTER.parse(task, resp.status_code, dict(resp.headers), resp.text).error_class == "not_found"
 
 
 def test_reader_key_is_optional_but_a_wrong_key_is_refused(simulator, sim_logs):
-    page = easy_page()
-    url = endpoint("extract", simulator.base_url) + page.url
+    page = contract.top_ranked_page
+    url = contract.endpoint("extract", simulator.base_url) + page.url
     anonymous = httpx.get(url, headers={"Accept": "application/json"}, timeout=10)
     assert anonymous.status_code == 200 and anonymous.json()["data"]["url"] == page.url
     assert [b["usd"] for b in sim_logs.billing()] == [0]  # anonymous Reader use is free
@@ -110,12 +79,13 @@ def test_reader_key_is_optional_but_a_wrong_key_is_refused(simulator, sim_logs):
 
 
 def test_search_wrong_or_missing_key_gets_401_classified_auth(simulator, sim_logs):
-    task = VendorTask("search", "anything at all")
-    resp = send(ADAPTER.build(task, endpoint("search", simulator.base_url), "jina_wrong", {}))
-    assert resp.status_code == 401 and resp.json()["name"] == "AuthenticationFailedError"
-    assert ADAPTER.parse(task, resp.status_code, dict(resp.headers), resp.text).error_class == "auth"
+    resp, _ = contract.wrong_key_answer(simulator, sim_logs, 401, key="jina_wrong", text="anything at all")
+    assert resp.json()["name"] == "AuthenticationFailedError"
     keyless = httpx.get(
-        endpoint("search", simulator.base_url), params={"q": "x"}, headers={"Accept": "application/json"}, timeout=10
+        contract.endpoint("search", simulator.base_url),
+        params={"q": "x"},
+        headers={"Accept": "application/json"},
+        timeout=10,
     )
     assert keyless.status_code == 401 and keyless.json()["name"] == "AuthenticationRequiredError"
     assert sim_logs.billing() == []
@@ -124,7 +94,7 @@ def test_search_wrong_or_missing_key_gets_401_classified_auth(simulator, sim_log
 def test_search_count_out_of_range_gets_400(simulator):
     headers = {"Accept": "application/json", "Authorization": f"Bearer {sim_key(VENDOR)}"}
     resp = httpx.get(
-        endpoint("search", simulator.base_url), params={"q": "x", "count": "50"}, headers=headers, timeout=10
+        contract.endpoint("search", simulator.base_url), params={"q": "x", "count": "50"}, headers=headers, timeout=10
     )
     assert resp.status_code == 400 and resp.json()["name"] == "ParamValidationError"
     assert ADAPTER.parse(VendorTask("search", "x"), 400, dict(resp.headers), resp.text).error_class == "bad_request"
@@ -132,7 +102,7 @@ def test_search_count_out_of_range_gets_400(simulator):
 
 @pytest.mark.parametrize("name", ["search_example", "reader_example"])
 def test_documented_example_responses_parse_to_expected_urls(name):
-    fx = json.loads((FIXTURES / f"{name}.json").read_text())
+    fx = json.loads((contract.fixtures / f"{name}.json").read_text())
     task = VendorTask(fx["capability"], fx.get("task_url", "jina reader"))
     parsed = ADAPTER.parse(task, fx["status"], fx.get("headers", {}), json.dumps(fx["body"]))
     assert [r.url for r in parsed.results] == fx["expected_urls"]
@@ -151,10 +121,10 @@ SOMETIMES = {"search": set(), "extract": {"data.metadata.viewport"}}
 def test_the_simulator_answers_in_the_documented_shape(simulator, capability, example):
     """The JSON envelope, every key the documented example shows at every level with the same JSON
     type (a key only some documented results have is checked when present), and the usage header."""
-    fixture = json.loads((FIXTURES / f"{example}.json").read_text())
-    page = easy_page()
+    fixture = json.loads((contract.fixtures / f"{example}.json").read_text())
+    page = contract.top_ranked_page
     task = VendorTask(capability, page.query if capability == "search" else page.url, 10)
-    resp = send(ADAPTER.build(task, endpoint(capability, simulator.base_url), sim_key(VENDOR), {}))
+    resp = contract.send(ADAPTER.build(task, contract.endpoint(capability, simulator.base_url), sim_key(VENDOR), {}))
     assert resp.status_code == 200
     body = resp.json()
     assert shape_differences(fixture["body"], body, SOMETIMES[capability]) == []
@@ -167,7 +137,7 @@ def test_the_simulator_answers_in_the_documented_shape(simulator, capability, ex
 
 
 def test_tokens_fall_back_to_header_then_per_item_usage():
-    fx = json.loads((FIXTURES / "search_example.json").read_text())
+    fx = json.loads((contract.fixtures / "search_example.json").read_text())
     body = fx["body"]
     del body["meta"]
     task = VendorTask("search", "jina reader")
@@ -175,28 +145,16 @@ def test_tokens_fall_back_to_header_then_per_item_usage():
     assert ADAPTER.parse(task, 200, {}, json.dumps(body)).billed_units == {"token": 812.0 + 1204.0}
 
 
-ERROR_FIXTURES = sorted(FIXTURES.glob("error_*.json"))
-
-
 def test_error_fixtures_cover_documented_statuses():
-    statuses = {json.loads(p.read_text())["status"] for p in ERROR_FIXTURES}
-    assert {401, 402, 429, 500} <= statuses
+    assert {401, 402, 429, 500} <= contract.recorded_error_statuses
 
 
-@pytest.mark.parametrize("path", ERROR_FIXTURES, ids=lambda p: p.stem)
-def test_error_fixture_is_classified(path):
-    fx = json.loads(path.read_text())
-    body = fx["body"] if isinstance(fx["body"], str) else json.dumps(fx["body"])
-    parsed = ADAPTER.parse(VendorTask(fx["capability"], "x"), fx["status"], fx.get("headers", {}), body)
-    assert parsed.error_class == fx["expected_error_class"]
-    assert parsed.results == ()
+test_documented_error_bodies_are_classified = contract.documented_error_bodies_test()
 
 
 def test_truncated_json_raises_malformed(simulator):
-    page = easy_page()
+    page = contract.top_ranked_page
     task = VendorTask("extract", page.url)
-    resp = send(ADAPTER.build(task, endpoint("extract", simulator.base_url), sim_key(VENDOR), {}))
-    with pytest.raises(MalformedResponse):
-        ADAPTER.parse(task, 200, dict(resp.headers), resp.text[: len(resp.text) // 2])
+    contract.assert_truncated_answer_is_malformed(simulator, task)
     with pytest.raises(MalformedResponse):  # a search answer where reader data (an object) belongs
         ADAPTER.parse(task, 200, {}, json.dumps({"code": 200, "status": 20000, "data": []}))

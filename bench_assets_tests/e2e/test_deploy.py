@@ -116,7 +116,7 @@ def test_a_snapshot_runs_through_the_daemon_on_postgres_with_the_parquet_data_pa
     from bench_assets.definitions import defs
     from bench_assets.defs.jobs import backfill_params, snapshot_selection
     from bench_assets.storage.lake import LAKE_TABLES
-    from bench_assets_tests.dagster_services import DagsterServices, services_env
+    from bench_assets_tests.e2e.dagster_services import DagsterServices, services_env
 
     vendors = ["brave", "exa"]
     dagster_home = tmp_path / "dagster_home"

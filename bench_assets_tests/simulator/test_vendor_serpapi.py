@@ -4,55 +4,29 @@ real socket, and the adapter against SerpApi's documented error bodies."""
 from __future__ import annotations
 
 import json
-import os
-from functools import lru_cache
-from pathlib import Path
 
 import httpx
 import pytest
 
-from bench_assets.adapters.base import HttpRequest, MalformedResponse, VendorTask
+from bench_assets.adapters.base import MalformedResponse, VendorTask
 from bench_assets.adapters.serpapi import MANIFEST_DEFAULTS, SerpApiAdapter
-from bench_assets.golden.planted import Page, build_corpus
 from bench_assets.metrics import normalize_url
 from bench_assets.simulator.app import sim_key, simulated_url
-from bench_assets.simulator.index import SearchIndex
 from bench_assets.simulator.profiles import PROFILES
+from bench_assets_tests.simulator.vendor_contract import VendorContract
 
 VENDOR = "serpapi"
-FIXTURES = Path(__file__).parent / "fixtures" / "vendors" / VENDOR
 ADAPTER = SerpApiAdapter()
-
-
-@lru_cache(maxsize=1)
-def easy_page() -> Page:
-    """A golden page this vendor's simulated index ranks first for the page's own query."""
-    corpus = build_corpus(pages_per_stratum=int(os.environ.get("BENCH_SIM_PAGES_PER_STRATUM", "14")))
-    index = SearchIndex(corpus)
-    for page in corpus.golden_pages:
-        hits = index.search(page.query, VENDOR, PROFILES[VENDOR], 10)
-        if hits and hits[0].page.url == page.url:
-            return page
-    raise AssertionError(f"no golden page is ranked first by {VENDOR}")
-
-
-def endpoint(base: str) -> str:
-    return simulated_url(MANIFEST_DEFAULTS["endpoints"]["search"], base)
-
-
-def send(req: HttpRequest) -> httpx.Response:
-    return httpx.request(
-        req.method, req.url, headers=req.headers, params=req.params or None, json=req.json_body, timeout=10
-    )
+contract = VendorContract(ADAPTER, MANIFEST_DEFAULTS)
 
 
 def test_search_round_trip_finds_golden_url_and_bills_one_search(simulator, sim_logs):
-    page = easy_page()
+    page = contract.top_ranked_page
     task = VendorTask("search", page.query, 10)
-    req = ADAPTER.build(task, endpoint(simulator.base_url), sim_key(VENDOR), {})
+    req = ADAPTER.build(task, contract.endpoint("search", simulator.base_url), sim_key(VENDOR), {})
     assert req.method == "GET" and req.params["engine"] == "google" and req.params["q"] == page.query
     assert req.secret_params == ("api_key",) and req.redacted()["params"]["api_key"] == "<redacted>"
-    resp = send(req)
+    resp = contract.send(req)
     assert resp.status_code == 200
     parsed = ADAPTER.parse(task, resp.status_code, dict(resp.headers), resp.text)
     assert parsed.error_class is None and parsed.results
@@ -69,9 +43,8 @@ def test_search_round_trip_finds_golden_url_and_bills_one_search(simulator, sim_
 
 def test_no_results_is_an_empty_answer_not_an_error(simulator):
     task = VendorTask("search", "qqqzzzxxyy", 10)
-    resp = send(ADAPTER.build(task, endpoint(simulator.base_url), sim_key(VENDOR), {}))
+    resp, parsed = contract.call(simulator, task)
     assert resp.status_code == 200 and resp.json()["search_metadata"]["status"] == "Success" and resp.json()["error"]
-    parsed = ADAPTER.parse(task, resp.status_code, dict(resp.headers), resp.text)
     assert parsed.error_class is None and parsed.results == ()
 
 
@@ -90,7 +63,7 @@ def serpapi_client(simulator):
 
 def test_official_sdk_search_parses_and_agrees_with_adapter(serpapi_client):
     client, raw = serpapi_client
-    page = easy_page()
+    page = contract.top_ranked_page
     results = client.search(engine="google", q=page.query, num=10)
     sdk_urls = [r["link"] for r in results["organic_results"]]
     assert sdk_urls and results["search_metadata"]["status"] == "Success"
@@ -110,44 +83,34 @@ def test_official_sdk_raises_on_wrong_key(simulator):
 
 
 def test_wrong_key_gets_401_error_body_classified_auth(simulator, sim_logs):
-    task = VendorTask("search", "anything at all")
-    resp = send(ADAPTER.build(task, endpoint(simulator.base_url), "wrong-key", {}))
-    assert resp.status_code == 401 and resp.json()["error"].startswith("Invalid API key")
-    assert ADAPTER.parse(task, resp.status_code, dict(resp.headers), resp.text).error_class == "auth"
-    assert sim_logs.billing() == []
+    resp, _ = contract.wrong_key_answer(simulator, sim_logs, 401, key="wrong-key", text="anything at all")
+    assert resp.json()["error"].startswith("Invalid API key")
 
 
 def test_missing_q_gets_documented_400(simulator):
-    resp = httpx.get(endpoint(simulator.base_url), params={"engine": "google", "api_key": sim_key(VENDOR)}, timeout=10)
+    resp = httpx.get(
+        contract.endpoint("search", simulator.base_url),
+        params={"engine": "google", "api_key": sim_key(VENDOR)},
+        timeout=10,
+    )
     assert resp.status_code == 400 and resp.json() == {"error": "Missing query `q` parameter."}
     parsed = ADAPTER.parse(VendorTask("search", ""), resp.status_code, dict(resp.headers), resp.text)
     assert parsed.error_class == "bad_request"
 
 
-ERROR_FIXTURES = sorted(FIXTURES.glob("error_*.json"))
-
-
 def test_error_fixtures_cover_documented_statuses():
-    fixtures = [json.loads(p.read_text()) for p in ERROR_FIXTURES]
+    fixtures = [json.loads(p.read_text()) for p in contract.error_fixtures]
     assert {401, 429, 503} <= {f["status"] for f in fixtures}
     # 429 is both "out of searches" and "throughput exceeded": both must be present and told apart.
     assert {f["expected_error_class"] for f in fixtures if f["status"] == 429} == {"quota", "rate_limited"}
 
 
-@pytest.mark.parametrize("path", ERROR_FIXTURES, ids=lambda p: p.stem)
-def test_error_fixture_is_classified(path):
-    fx = json.loads(path.read_text())
-    body = fx["body"] if isinstance(fx["body"], str) else json.dumps(fx["body"])
-    parsed = ADAPTER.parse(VendorTask(fx["capability"], "x"), fx["status"], fx.get("headers", {}), body)
-    assert parsed.error_class == fx["expected_error_class"]
-    assert parsed.results == ()
+test_documented_error_bodies_are_classified = contract.documented_error_bodies_test()
 
 
 def test_truncated_json_raises_malformed(simulator):
-    page = easy_page()
+    page = contract.top_ranked_page
     task = VendorTask("search", page.query, 5)
-    resp = send(ADAPTER.build(task, endpoint(simulator.base_url), sim_key(VENDOR), {}))
-    with pytest.raises(MalformedResponse):
-        ADAPTER.parse(task, 200, dict(resp.headers), resp.text[: len(resp.text) // 2])
+    contract.assert_truncated_answer_is_malformed(simulator, task)
     with pytest.raises(MalformedResponse):
         ADAPTER.parse(task, 200, {}, json.dumps({"organic_results": []}))  # no search_metadata

@@ -4,60 +4,29 @@ from the documented responses (Serper has no official SDK)."""
 from __future__ import annotations
 
 import json
-import os
-from functools import lru_cache
-from pathlib import Path
 
 import httpx
 import pytest
 
-from bench_assets.adapters.base import HttpRequest, MalformedResponse, VendorTask
+from bench_assets.adapters.base import MalformedResponse, VendorTask
 from bench_assets.adapters.serper import MANIFEST_DEFAULTS, SerperAdapter
-from bench_assets.golden.planted import Page, build_corpus
 from bench_assets.metrics import normalize_url
-from bench_assets.simulator.app import sim_key, simulated_url
-from bench_assets.simulator.index import SearchIndex
-from bench_assets.simulator.profiles import PROFILES
-from bench_assets_tests.documented_shape import shape_differences
+from bench_assets.simulator.app import sim_key
+from bench_assets_tests.simulator.documented_shape import shape_differences
+from bench_assets_tests.simulator.vendor_contract import VendorContract
 
 VENDOR = "serper"
-FIXTURES = Path(__file__).parent / "fixtures" / "vendors" / VENDOR
 ADAPTER = SerperAdapter()
-
-
-@lru_cache(maxsize=1)
-def easy_page() -> Page:
-    """A golden page this vendor's simulated index ranks first for the page's own query."""
-    corpus = build_corpus(pages_per_stratum=int(os.environ.get("BENCH_SIM_PAGES_PER_STRATUM", "14")))
-    index = SearchIndex(corpus)
-    for page in corpus.golden_pages:
-        hits = index.search(page.query, VENDOR, PROFILES[VENDOR], 10)
-        if hits and hits[0].page.url == page.url:
-            return page
-    raise AssertionError(f"no golden page is ranked first by {VENDOR}")
-
-
-def endpoint(capability: str, base: str) -> str:
-    return simulated_url(MANIFEST_DEFAULTS["endpoints"][capability], base)
-
-
-def send(req: HttpRequest) -> httpx.Response:
-    return httpx.request(
-        req.method, req.url, headers=req.headers, params=req.params or None, json=req.json_body, timeout=10
-    )
-
-
-def estimate_usd(units: dict[str, float]) -> float:
-    return sum(n * MANIFEST_DEFAULTS["prices_usd"][unit] for unit, n in units.items())
+contract = VendorContract(ADAPTER, MANIFEST_DEFAULTS)
 
 
 def test_search_round_trip_finds_golden_url_and_bills_what_the_simulator_charged(simulator, sim_logs):
-    page = easy_page()
+    page = contract.top_ranked_page
     task = VendorTask("search", page.query, 10)
-    req = ADAPTER.build(task, endpoint("search", simulator.base_url), sim_key(VENDOR), {})
+    req = ADAPTER.build(task, contract.endpoint("search", simulator.base_url), sim_key(VENDOR), {})
     assert req.method == "POST" and req.json_body == {"q": page.query, "num": 10}
     assert req.redacted()["headers"]["X-API-KEY"] == "<redacted>"
-    resp = send(req)
+    resp = contract.send(req)
     assert resp.status_code == 200
     parsed = ADAPTER.parse(task, resp.status_code, dict(resp.headers), resp.text)
     assert parsed.error_class is None and parsed.results
@@ -67,27 +36,26 @@ def test_search_round_trip_finds_golden_url_and_bills_what_the_simulator_charged
     assert all(r.snippet and r.content is None for r in parsed.results)  # snippets only
     assert parsed.billed_units == {"credit": 1.0}
     (bill,) = sim_logs.billing()
-    assert bill["usd"] == pytest.approx(estimate_usd(parsed.billed_units))
+    assert bill["usd"] == pytest.approx(contract.usd(parsed.billed_units))
     (logged,) = sim_logs.requests()
     assert logged["auth_ok"] and logged["host"] == "google.serper.dev" and "x-api-key" not in logged["headers"]
 
 
 def test_more_than_ten_results_costs_two_credits(simulator, sim_logs):
-    page = easy_page()
+    page = contract.top_ranked_page
     task = VendorTask("search", page.query, 20)
-    resp = send(ADAPTER.build(task, endpoint("search", simulator.base_url), sim_key(VENDOR), {}))
-    parsed = ADAPTER.parse(task, resp.status_code, dict(resp.headers), resp.text)
+    _, parsed = contract.call(simulator, task)
     assert parsed.billed_units == {"credit": 2.0}
     (bill,) = sim_logs.billing()
-    assert bill["usd"] == pytest.approx(estimate_usd(parsed.billed_units))
+    assert bill["usd"] == pytest.approx(contract.usd(parsed.billed_units))
 
 
 def test_scrape_round_trip_returns_anchor_phrases(simulator, sim_logs):
-    page = easy_page()
+    page = contract.top_ranked_page
     task = VendorTask("extract", page.url)
-    req = ADAPTER.build(task, endpoint("extract", simulator.base_url), sim_key(VENDOR), {})
+    req = ADAPTER.build(task, contract.endpoint("extract", simulator.base_url), sim_key(VENDOR), {})
     assert req.url.endswith("/h/scrape.serper.dev") and req.json_body == {"url": page.url, "includeMarkdown": True}
-    resp = send(req)
+    resp = contract.send(req)
     assert resp.status_code == 200
     parsed = ADAPTER.parse(task, resp.status_code, dict(resp.headers), resp.text)
     assert len(parsed.results) == 1 and parsed.results[0].url == page.url
@@ -96,20 +64,20 @@ def test_scrape_round_trip_returns_anchor_phrases(simulator, sim_logs):
         assert phrase in parsed.results[0].content
     (bill,) = sim_logs.billing()
     assert parsed.billed_units == {"credit": 2.0}
-    assert bill["usd"] == pytest.approx(estimate_usd(parsed.billed_units))
+    assert bill["usd"] == pytest.approx(contract.usd(parsed.billed_units))
 
 
 def test_wrong_key_gets_403_unauthorized_classified_auth(simulator, sim_logs):
-    task = VendorTask("search", "anything at all")
-    resp = send(ADAPTER.build(task, endpoint("search", simulator.base_url), "wrong-key", {}))
-    assert resp.status_code == 403 and resp.json() == {"message": "Unauthorized.", "statusCode": 403}
-    assert ADAPTER.parse(task, resp.status_code, dict(resp.headers), resp.text).error_class == "auth"
-    assert sim_logs.billing() == []
+    resp, _ = contract.wrong_key_answer(simulator, sim_logs, 403, key="wrong-key", text="anything at all")
+    assert resp.json() == {"message": "Unauthorized.", "statusCode": 403}
 
 
 def test_missing_query_gets_400_message_classified_bad_request(simulator):
     resp = httpx.post(
-        endpoint("search", simulator.base_url), headers={"X-API-KEY": sim_key(VENDOR)}, json={"num": 10}, timeout=10
+        contract.endpoint("search", simulator.base_url),
+        headers={"X-API-KEY": sim_key(VENDOR)},
+        json={"num": 10},
+        timeout=10,
     )
     assert resp.status_code == 400 and resp.json()["statusCode"] == 400
     parsed = ADAPTER.parse(VendorTask("search", ""), resp.status_code, dict(resp.headers), resp.text)
@@ -118,7 +86,7 @@ def test_missing_query_gets_400_message_classified_bad_request(simulator):
 
 @pytest.mark.parametrize("name", ["search_example", "scrape_example"])
 def test_documented_example_responses_parse_to_expected_urls(name):
-    fx = json.loads((FIXTURES / f"{name}.json").read_text())
+    fx = json.loads((contract.fixtures / f"{name}.json").read_text())
     task = VendorTask(fx["capability"], fx.get("task_url", "python asyncio tutorial"))
     parsed = ADAPTER.parse(task, fx["status"], fx.get("headers", {}), json.dumps(fx["body"]))
     assert [r.url for r in parsed.results] == fx["expected_urls"]
@@ -138,10 +106,10 @@ SOMETIMES = {"search": {"knowledgeGraph", "peopleAlsoAsk"}, "extract": {"metadat
 def test_the_simulator_answers_in_the_documented_shape(simulator, capability, example):
     """Every key the documented example shows, at every level, with the same JSON type (keys the
     vendor sends only for some queries or pages are checked when present)."""
-    documented = json.loads((FIXTURES / f"{example}.json").read_text())["body"]
-    page = easy_page()
+    documented = json.loads((contract.fixtures / f"{example}.json").read_text())["body"]
+    page = contract.top_ranked_page
     task = VendorTask(capability, page.query if capability == "search" else page.url, 10)
-    resp = send(ADAPTER.build(task, endpoint(capability, simulator.base_url), sim_key(VENDOR), {}))
+    resp = contract.send(ADAPTER.build(task, contract.endpoint(capability, simulator.base_url), sim_key(VENDOR), {}))
     assert resp.status_code == 200 and resp.headers["content-type"].startswith("application/json")
     body = resp.json()
     assert shape_differences(documented, body, SOMETIMES[capability]) == []
@@ -152,7 +120,7 @@ def test_the_simulator_answers_in_the_documented_shape(simulator, capability, ex
 
 
 def test_the_shape_comparison_names_what_departs_from_the_documented_example():
-    documented = json.loads((FIXTURES / "search_example.json").read_text())["body"]
+    documented = json.loads((contract.fixtures / "search_example.json").read_text())["body"]
     changed = json.loads(json.dumps(documented))
     del changed["organic"][1]["snippet"]  # on every documented item: required
     changed["organic"][0]["position"] = "1"
@@ -169,35 +137,24 @@ def test_the_shape_comparison_names_what_departs_from_the_documented_example():
 
 
 def test_documented_example_without_credits_field_falls_back_to_one_credit():
-    fx = json.loads((FIXTURES / "search_example.json").read_text())
+    fx = json.loads((contract.fixtures / "search_example.json").read_text())
     del fx["body"]["credits"]
     parsed = ADAPTER.parse(VendorTask("search", "q"), 200, {}, json.dumps(fx["body"]))
     assert parsed.billed_units == {"credit": 1.0} and len(parsed.results) == 3
 
 
-ERROR_FIXTURES = sorted(FIXTURES.glob("error_*.json"))
-
-
 def test_error_fixtures_cover_documented_statuses():
-    classes = {json.loads(p.read_text())["expected_error_class"] for p in ERROR_FIXTURES}
+    classes = {json.loads(p.read_text())["expected_error_class"] for p in contract.error_fixtures}
     assert {"auth", "quota", "rate_limited", "bad_request", "server"} <= classes
 
 
-@pytest.mark.parametrize("path", ERROR_FIXTURES, ids=lambda p: p.stem)
-def test_error_fixture_is_classified(path):
-    fx = json.loads(path.read_text())
-    body = fx["body"] if isinstance(fx["body"], str) else json.dumps(fx["body"])
-    parsed = ADAPTER.parse(VendorTask(fx["capability"], "x"), fx["status"], fx.get("headers", {}), body)
-    assert parsed.error_class == fx["expected_error_class"]
-    assert parsed.results == ()
+test_documented_error_bodies_are_classified = contract.documented_error_bodies_test()
 
 
 def test_truncated_json_raises_malformed(simulator):
-    page = easy_page()
+    page = contract.top_ranked_page
     task = VendorTask("search", page.query, 5)
-    resp = send(ADAPTER.build(task, endpoint("search", simulator.base_url), sim_key(VENDOR), {}))
-    with pytest.raises(MalformedResponse):
-        ADAPTER.parse(task, 200, dict(resp.headers), resp.text[: len(resp.text) // 2])
+    contract.assert_truncated_answer_is_malformed(simulator, task)
     with pytest.raises(MalformedResponse):
         ADAPTER.parse(task, 200, {}, json.dumps({"credits": 1}))  # neither organic nor searchParameters
     empty = ADAPTER.parse(task, 200, {}, json.dumps({"searchParameters": {"q": page.query}, "credits": 1}))

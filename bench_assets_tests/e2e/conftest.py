@@ -1,0 +1,87 @@
+"""Fixtures of the end-to-end tests only: the session's published site."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from types import SimpleNamespace
+
+import dagster as dg
+import pytest
+
+from bench_assets.cli.sentinel_cycle import simulate_probe_cycle
+from bench_assets_tests.helpers import (
+    GOLDEN_STAGES,
+    RESULT_STAGES,
+    SNAPSHOT,
+    VENDOR_STAGES,
+    make_home,
+    materialize,
+    resources,
+    vendor_key,
+)
+
+SITE_VENDORS = ["brave", "exa", "tavily"]
+# A short sentinel cycle for the site: a few pages, probed every 6 hours for a few simulated days.
+SITE_SENTINEL_PAGES = 4
+SITE_SENTINEL_DAYS = 3
+
+
+@pytest.fixture(scope="session")
+def published_site(tmp_path_factory, simulator):
+    """A small snapshot (3 vendors, 90 rows) materialized through Dagster and published once per
+    session, with a vendor's reply and an erratum filed: the site, its data files, and the Dagster
+    instance that holds the materializations (for the site, rescore and browser tests).
+
+    Everything the site shows comes from the pipeline: the golden stages, each vendor partition,
+    a short simulated sentinel cycle (the probe schedule evaluated at every tick, its runs on the
+    instance), the agent-ready trials, then the leaderboard and the publication."""
+    home = make_home(tmp_path_factory.mktemp("site"), SITE_VENDORS)
+    snapshot_dir = home / "data" / "snapshots" / SNAPSHOT
+    (snapshot_dir / "replies").mkdir()
+    (snapshot_dir / "replies" / "tavily.md").write_text(
+        "We believe the extraction rubric penalises our markdown.\n  <b>kept verbatim</b>\n"
+    )
+    (snapshot_dir / "errata.json").write_text(
+        json.dumps(
+            [
+                {  # a valid entry (errata.json is validated)
+                    "id": "E1",
+                    "date": "2026-07-02",
+                    "vendor": "exa",
+                    "action": "rescore",
+                    "what": "price table corrected",
+                    "why": "the vendor's invoice",
+                    "who": "bench maintainers",
+                    "snapshot": SNAPSHOT,
+                    "corrects": SNAPSHOT,
+                    "version": f"{SNAPSHOT}-e1",
+                    "summary": "exa rescore: price table corrected",
+                }
+            ]
+        )
+    )
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
+        materialize(instance, home, simulator.base_url, GOLDEN_STAGES, SNAPSHOT)
+        for vendor in SITE_VENDORS:
+            materialize(instance, home, simulator.base_url, VENDOR_STAGES, vendor_key(vendor))
+        cycle = simulate_probe_cycle(
+            SNAPSHOT,
+            resources(home, simulator.base_url),
+            instance,
+            published_at=datetime(2026, 7, 1, tzinfo=UTC),
+            days=SITE_SENTINEL_DAYS,
+            count=SITE_SENTINEL_PAGES,
+        )
+        assert cycle.summary["failed_runs"] == 0 and cycle.summary["probes"] > 0, cycle.summary
+        materialize(instance, home, simulator.base_url, ("agent_trials", *RESULT_STAGES), SNAPSHOT)
+        yield SimpleNamespace(
+            home=home,
+            instance=instance,
+            out=home / "data" / "publish" / SNAPSHOT,
+            vendors=SITE_VENDORS,
+            snapshot=SNAPSHOT,
+            sentinel_pages=SITE_SENTINEL_PAGES,
+            sentinel_ticks=len(cycle.ticks),
+        )
