@@ -19,10 +19,10 @@ demo: setup  ## run the whole demo snapshot on the embedded simulator
 	$(BIN)/bench demo
 
 test: setup  ## run the test suite
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n 4
 
 test-fast: setup  ## unit and simulator tests only (no Dagster materialization): a minute or two
-	$(BIN)/pytest -q -m "unit or simulator"
+	$(BIN)/pytest -q -n 4 -m "unit or simulator"
 
 lint: setup  ## ruff (lint and format check) and the import contracts
 	$(BIN)/ruff check $(SOURCES)

@@ -142,3 +142,8 @@ def write_trials(directory: Path, trials) -> Path:
     path = directory / "agent_trials.yaml"
     path.write_text(yaml.safe_dump({"trials": trials}, sort_keys=False))
     return path
+
+
+def check_evaluations(result, asset: str) -> list:
+    """The asset check evaluations of one asset in a run's result (golden_rows carries its own registry check)."""
+    return [c for c in result.get_asset_check_evaluations() if c.asset_key == dg.AssetKey(asset)]

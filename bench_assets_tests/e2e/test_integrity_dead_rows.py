@@ -26,6 +26,7 @@ from bench_assets_tests.helpers import (
     SNAPSHOT,
     VENDOR_STAGES,
     assets,
+    check_evaluations,
     make_home,
     materialize,
     resources,
@@ -89,7 +90,7 @@ def test_a_dead_row_is_replaced_on_its_side_of_the_split_and_the_fetch_goes_ahea
         instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
         with fixed_today("2026-07-01"):
             golden = materialize(instance, home, sim, GOLDEN, SNAPSHOT, raise_on_error=False)
-        assert [c.passed for c in golden.get_asset_check_evaluations()] == [False]
+        assert [c.passed for c in check_evaluations(golden, "golden_verifications")] == [False]
         side = dict(warehouse_rows(home, "SELECT row_id, split FROM query_split"))[dead_id]
 
         # the only candidate does not verify: the row waits, and the clock runs
@@ -212,7 +213,7 @@ def test_a_daily_schedule_evaluates_the_dead_row_check_of_unpublished_snapshots(
                     result = job.execute_in_process(
                         partition_key=request.partition_key, instance=instance, tags=request.tags
                     )
-                    checks += result.get_asset_check_evaluations()
+                    checks += check_evaluations(result, "dead_golden_rows")
             return requests, data.skip_message, checks
 
         # nothing registered in the warehouse yet: the tick skips

@@ -12,7 +12,7 @@ from bench_assets.golden.planted import demo_golden_rows
 from bench_assets.golden.rows import dump_golden_rows
 from bench_assets.review.business_days import fixed_today
 from bench_assets.split.assign import DEMO_SPLIT_KEY, assign_split
-from bench_assets_tests.helpers import SNAPSHOT, make_home, materialize, warehouse_rows
+from bench_assets_tests.helpers import SNAPSHOT, check_evaluations, make_home, materialize, warehouse_rows
 
 
 def _broken(row):
@@ -66,7 +66,7 @@ def test_failed_and_dead_holdout_rows_are_only_counted_in_dagsters_event_log(tmp
                 SNAPSHOT,
                 raise_on_error=False,
             )
-        (check,) = first.get_asset_check_evaluations()
+        (check,) = check_evaluations(first, "golden_verifications")
         assert not check.passed and check.description == f"2 of {len(golden)} golden rows failed verification"
         text = _event_log_text(instance, first.run_id)
         assert public_row.id not in text and public_row.task.golden_urls[0] not in text

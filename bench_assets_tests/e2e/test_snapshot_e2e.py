@@ -27,6 +27,7 @@ from bench_assets_tests.helpers import (
     GOLDEN_STAGES,
     SNAPSHOT,
     VENDOR_STAGES,
+    check_evaluations,
     make_home,
     materialize,
     run_whole_snapshot,
@@ -321,7 +322,7 @@ def test_failed_verification_blocks_the_fetch(tmp_path, simulator):
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
         result = materialize(instance, home, simulator.base_url, GOLDEN_STAGES, SNAPSHOT, raise_on_error=False)
-        checks = result.get_asset_check_evaluations()
+        checks = check_evaluations(result, "golden_verifications")
         assert [c.passed for c in checks] == [False]
         fetch = materialize(
             instance, home, simulator.base_url, VENDOR_STAGES, vendor_key("brave"), raise_on_error=False
