@@ -90,6 +90,18 @@ def build_parser() -> argparse.ArgumentParser:
     add.add_argument("snapshot_id", type=snapshot_arg)
     add.set_defaults(command="snapshot:cmd_snapshot_add")
     add_integrity_commands(sub)  # errata, review, rotation
+    warehouse = sub.add_parser("warehouse", help="the central warehouse: restore it after a loss, or check it")
+    warehouse_sub = warehouse.add_subparsers(dest="warehouse_command", required=True)
+    restore = warehouse_sub.add_parser(
+        "restore",
+        help="rebuild a lost, unreadable or rolled-back warehouse from the custody journal and the partition "
+        "archives or the lake (nothing is fetched; a healthy warehouse is never replaced)",
+    )
+    restore.set_defaults(command="warehouse:cmd_warehouse_restore")
+    check = warehouse_sub.add_parser(
+        "check", help="compare every table with what a restore would rebuild (exit 1 on differences)"
+    )
+    check.set_defaults(command="warehouse:cmd_warehouse_check")
     return parser
 
 

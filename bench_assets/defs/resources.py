@@ -70,9 +70,29 @@ class WarehouseResource(DuckDBResource):
     results and scores there as Parquet, read back through DuckDB views (`bench_assets.storage.lake`)."""
 
     lake_url: str = ""
+    # Beyond one machine (deploy/README.md): the central file's home in object storage and the
+    # Postgres database where machines take turns; where the custody journal lives (default:
+    # beside the warehouse, or under `shared_url`); each vendor's account-wide pacing log in Redis.
+    shared_url: str = ""
+    lock_url: str = ""
+    journal_url: str = ""
+    pacing_url: str = ""
 
     def warehouse(self) -> Warehouse:
-        return Warehouse(Path(self.database).resolve(), lake_url=self.lake_url or None, connector=self._connect)
+        if self.shared_url and not self.lake_url:
+            raise BenchInputError(
+                "$BENCH_WAREHOUSE_URL",
+                [(None, "BENCH_LAKE_URL", "a shared warehouse keeps the fan-out tables in the lake: set it too")],
+            )
+        return Warehouse(
+            Path(self.database).resolve(),
+            lake_url=self.lake_url or None,
+            connector=self._connect,
+            journal_url=self.journal_url or None,
+            shared_url=self.shared_url or None,
+            lock_url=self.lock_url or None,
+            pacing_url=self.pacing_url or None,
+        )
 
     def _connect(self, path: str) -> AbstractContextManager[duckdb.DuckDBPyConnection]:
         return DuckDBResource(database=path, connection_config=self.connection_config).get_connection()
@@ -176,11 +196,16 @@ def bench_paths_from_env() -> BenchPaths:
 
 def warehouse_from_env(paths: BenchPaths | None = None) -> WarehouseResource:
     """The warehouse the code location binds ($BENCH_WAREHOUSE, default data/warehouse/bench.duckdb
-    under the bench home; $BENCH_LAKE_URL, the switch to the Parquet data path)."""
+    under the bench home; $BENCH_LAKE_URL, the switch to the Parquet data path; beyond one machine
+    $BENCH_WAREHOUSE_URL, $BENCH_LOCK_URL, $BENCH_JOURNAL_URL and $BENCH_PACING_URL: deploy/README.md)."""
     default = (paths or bench_paths_from_env()).default_warehouse_file()
     return WarehouseResource(
         database=str(Path(os.environ.get("BENCH_WAREHOUSE") or default).resolve()),
         lake_url=os.environ.get("BENCH_LAKE_URL", ""),
+        shared_url=os.environ.get("BENCH_WAREHOUSE_URL", ""),
+        lock_url=os.environ.get("BENCH_LOCK_URL", ""),
+        journal_url=os.environ.get("BENCH_JOURNAL_URL", ""),
+        pacing_url=os.environ.get("BENCH_PACING_URL", ""),
     )
 
 
