@@ -94,7 +94,9 @@ class ObjectStore:
         return "s3://" + "/".join([self.bucket, *parts])
 
     def filesystem(self) -> fsspec.AbstractFileSystem:
-        return fsspec.filesystem("s3", endpoint_url=self.endpoint, key="bench-test", secret="bench-test")
+        return fsspec.filesystem(
+            "s3", endpoint_url=self.endpoint, key="bench-test", secret="bench-test", use_listings_cache=False
+        )
 
 
 @contextmanager

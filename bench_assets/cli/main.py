@@ -102,6 +102,13 @@ def build_parser() -> argparse.ArgumentParser:
         "check", help="compare every table with what a restore would rebuild (exit 1 on differences)"
     )
     check.set_defaults(command="warehouse:cmd_warehouse_check")
+    worker = sub.add_parser(
+        "worker", help="a Celery worker executing pipeline steps (needs $BENCH_CELERY_BROKER; deploy/README.md)"
+    )
+    worker.add_argument("--name", default="bench", help="the worker's name (its Celery node name is NAME@host)")
+    worker.add_argument("--concurrency", type=positive_int, default=2, help="steps executed at once (default 2)")
+    worker.add_argument("--loglevel", default="INFO")
+    worker.set_defaults(command="worker:cmd_worker")
     return parser
 
 

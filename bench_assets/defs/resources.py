@@ -17,6 +17,7 @@ from bench_assets.errors import BenchInputError
 from bench_assets.manifest import Manifest, load_manifest
 from bench_assets.simulator.app import sim_key, simulated_url
 from bench_assets.simulator.server import start_simulator
+from bench_assets.storage.mirror import DirectoryMirror
 from bench_assets.storage.warehouse import Warehouse
 
 # The variable each vendor's key is read from unless its manifest entry names another (`key_env`).
@@ -28,10 +29,41 @@ def _root() -> Path:
 
 
 class BenchPaths(dg.ConfigurableResource):
-    """Where the snapshot manifests, the private store and the published files live."""
+    """Where the snapshot manifests, the private store and the published files live.
+
+    `files_url` (beyond one machine: deploy/README.md) keeps the snapshot directories, the
+    published site and the private store in step with object storage (`<files_url>/snapshots`,
+    `/publish`, `/private`, or the private store at `private_url`): pulled before every step,
+    what the step changed pushed after it (`bench_assets.storage.mirror`)."""
 
     root: str = ""
     private_dir: str = ""
+    files_url: str = ""
+    private_url: str = ""
+
+    def mirrors(self) -> list[DirectoryMirror]:
+        if not self.files_url:
+            return []
+        base = self.files_url.rstrip("/")
+        return [
+            DirectoryMirror(self.snapshots_dir, f"{base}/snapshots"),
+            DirectoryMirror(self.publish_dir, f"{base}/publish"),
+            DirectoryMirror(self.private, self.private_url or f"{base}/private"),
+        ]
+
+    def pull(self) -> None:
+        for mirror in self.mirrors():
+            mirror.pull()
+
+    def push(self) -> None:
+        for mirror in self.mirrors():
+            mirror.push()
+
+    def setup_for_execution(self, context: dg.InitResourceContext) -> None:
+        self.pull()
+
+    def teardown_after_execution(self, context: dg.InitResourceContext) -> None:
+        self.push()
 
     def _root(self) -> Path:
         return Path(self.root).resolve() if self.root else _root()
@@ -190,8 +222,14 @@ class VendorGateway(dg.ConfigurableResource):
 
 
 def bench_paths_from_env() -> BenchPaths:
-    """The paths the code location binds ($BENCH_HOME, $BENCH_PRIVATE_DIR)."""
-    return BenchPaths(root=os.environ.get("BENCH_HOME", ""), private_dir=os.environ.get("BENCH_PRIVATE_DIR", ""))
+    """The paths the code location binds ($BENCH_HOME, $BENCH_PRIVATE_DIR; beyond one machine
+    $BENCH_FILES_URL and $BENCH_PRIVATE_URL)."""
+    return BenchPaths(
+        root=os.environ.get("BENCH_HOME", ""),
+        private_dir=os.environ.get("BENCH_PRIVATE_DIR", ""),
+        files_url=os.environ.get("BENCH_FILES_URL", ""),
+        private_url=os.environ.get("BENCH_PRIVATE_URL", ""),
+    )
 
 
 def warehouse_from_env(paths: BenchPaths | None = None) -> WarehouseResource:

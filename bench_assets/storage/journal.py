@@ -106,7 +106,7 @@ class CustodyJournal:
 
     def __init__(self, url: str):
         self.url = url
-        self.fs, root = fsspec.core.url_to_fs(url)
+        self.fs, root = fsspec.core.url_to_fs(url, use_listings_cache=False)
         self.root = root.rstrip("/")
         self.local = isinstance(self.fs, LocalFileSystem)
 

@@ -63,7 +63,8 @@ class ParquetLake:
         if not url:
             raise ValueError("a lake URL is required (a local directory or an fsspec URL such as s3://bucket/bench)")
         self.url = url
-        self.fs, root = fsspec.core.url_to_fs(url)
+        # other machines write here: never answer from a cached listing
+        self.fs, root = fsspec.core.url_to_fs(url, use_listings_cache=False)
         self.root = root.rstrip("/")
         self.local = isinstance(self.fs, LocalFileSystem)
 

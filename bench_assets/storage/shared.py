@@ -77,7 +77,7 @@ class SharedWarehouse:
         self.url = url.rstrip("/")
         self.lock_url = lock_url
         self.cache_path = cache_path
-        self.fs, root = fsspec.core.url_to_fs(self.url)
+        self.fs, root = fsspec.core.url_to_fs(self.url, use_listings_cache=False)
         self.root = root.rstrip("/")
         self._key = advisory_key(f"bench-warehouse:{self.url}")
         self._pg: tuple[int, psycopg2.extensions.connection] | None = None
@@ -194,7 +194,7 @@ class SharedWarehouse:
                 current = self._record(cur)
                 self._synced = (current.number if current else 0, -1, -1)
             yield current is not None
-            self._publish(cur, current)
+            self._publish(cur, current, always=not sync)
         finally:
             cur.execute("SELECT pg_advisory_unlock(%s)", [self._key])
 
@@ -231,12 +231,14 @@ class SharedWarehouse:
         assert stat is not None
         self._synced = (current.number, *stat)
 
-    def _publish(self, cur, current: Generation | None) -> None:
+    def _publish(self, cur, current: Generation | None, always: bool = False) -> None:
+        """Upload the local copy as the next generation if it changed (`always`: a restore, whose
+        rebuilt file may equal the lost one byte for byte)."""
         stat = self._stat()
         if stat is None or self._synced is None or (self._synced[1], self._synced[2]) == stat:
             return  # nothing written
         digest = file_sha256(self.cache_path)
-        if current is not None and digest == current.sha256:
+        if current is not None and digest == current.sha256 and not always:
             self._synced = (current.number, *stat)
             return
         number = (current.number if current else 0) + 1
