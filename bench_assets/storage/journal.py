@@ -209,7 +209,8 @@ class CustodyJournal:
     def finalize(self, seq: int) -> None:
         """The pending entry becomes `entries/<seq>.zip`, and HEAD says so."""
         self.fs.makedirs(f"{self.root}/entries", exist_ok=True)
-        self.fs.mv(self.pending_path, self.entry_path(seq))
+        if self.fs.exists(self.pending_path):
+            self.fs.mv(self.pending_path, self.entry_path(seq))
         if seq > self.head():
             temporary = f"{self.head_path}.{seq}.tmp"
             with self.fs.open(temporary, "wb") as f:

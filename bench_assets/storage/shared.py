@@ -27,7 +27,7 @@ import hashlib
 import json
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -177,12 +177,12 @@ class SharedWarehouse:
     # ------------------------------------------------------------------ turns
 
     @contextmanager
-    def turn(self, sync: bool = True) -> Iterator[bool]:
+    def turn(self, sync: bool = True, after: Callable[[], None] | None = None) -> Iterator[bool]:
         """This machine's turn with the warehouse: the local copy is the current generation while
         the block runs (yields False when no generation exists yet: the copy starts empty); a
         changed copy is uploaded as the next generation when it ends without an error.
         `sync=False` (a restore) leaves the local copy alone: whatever it holds at the end becomes
-        the next generation."""
+        the next generation. `after` runs once that generation is recorded, still in the turn."""
         cur = self._connection().cursor()
         cur.execute("SELECT pg_advisory_lock(%s)", [self._key])
         try:
@@ -195,6 +195,8 @@ class SharedWarehouse:
                 self._synced = (current.number if current else 0, -1, -1)
             yield current is not None
             self._publish(cur, current, always=not sync)
+            if after is not None:
+                after()
         finally:
             cur.execute("SELECT pg_advisory_unlock(%s)", [self._key])
 

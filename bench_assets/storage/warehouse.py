@@ -176,8 +176,10 @@ class Warehouse:
         with self.lock:
             if self.shared is None:
                 yield self.path.exists()
+                self._settle_journal()  # committed to the file: the journal entry is final
                 return
-            with self.shared.turn() as exists:
+            # committed once the generation is recorded: only then is the journal entry final
+            with self.shared.turn(after=self._settle_journal) as exists:
                 yield exists
 
     def _refuse_if_lost(self, exists: bool, archives_too: bool = False) -> None:
@@ -253,7 +255,6 @@ class Warehouse:
                         con.execute("CHECKPOINT")  # the file is uploaded whole: nothing left in a write-ahead log
                 finally:
                     con.close()  # also when the connector would leave it open on an error
-            self._settle_journal()
 
     def _journal_if_never_journaled(self, con: duckdb.DuckDBPyConnection) -> None:
         """A warehouse written before the journal existed (or whose journal was lost) gets one
