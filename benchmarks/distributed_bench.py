@@ -19,6 +19,7 @@ PostgreSQL (DAGSTER_PG_* as in `.ci/run`) and Debian's redis-server.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -125,11 +126,16 @@ def _run(name: str, workers: int, sim_url: str, stack: ExitStack, scratch: Path)
                     proc.wait(timeout=60)
                 except subprocess.TimeoutExpired:
                     os.killpg(proc.pid, signal.SIGKILL)
+    tasks = {}
+    for i in range(workers):  # what each worker did: its tasks and the seconds they took
+        durations = [float(d) for d in re.findall(r"succeeded in ([0-9.]+)s", (scratch / f"w{i}.log").read_text())]
+        tasks[f"w{i}"] = {"steps": len(durations), "step_seconds": round(sum(durations), 1)}
     return {
         "configuration": name,
         "workers": workers,
         "status": status,
         "wall_seconds": round(wall, 1),
+        "steps_by_worker": tasks,
         "load_average_before": [round(x, 2) for x in load],
         "load_average_after": [round(x, 2) for x in os.getloadavg()],
     }

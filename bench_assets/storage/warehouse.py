@@ -324,7 +324,10 @@ class Warehouse:
             try:
                 con = duckdb.connect(str(self.path), read_only=True)
             except duckdb.Error as exc:
-                raise self._unreadable(exc) from exc
+                text = str(exc).lower()
+                if "lock" not in text and any(word in text for word in _UNREADABLE):
+                    raise self._unreadable(exc) from exc
+                raise
             try:
                 yield con
             finally:
