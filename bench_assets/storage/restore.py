@@ -196,6 +196,7 @@ class CheckReport:
 
 def check_warehouse(warehouse: Warehouse) -> CheckReport:
     """Compare every table of the warehouse with what a restore would rebuild (row by row, both ways)."""
+    warehouse.require("bench warehouse check")  # never creates one to compare
     report = CheckReport(warehouse.where, warehouse.journal.url, head=warehouse.journal.head())
     scratch = warehouse.path.with_name(f".{warehouse.path.name}.check")
     rebuilt = _rebuild(warehouse, scratch)
