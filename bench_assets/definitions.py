@@ -5,17 +5,17 @@ from pathlib import Path
 import dagster as dg
 
 from bench_assets.defs import agent_ready, aggregate, fetch, golden, publish, review, score, sentinels, snapshots, split
+from bench_assets.defs.executors import run_executor
 
 ASSET_MODULES = (snapshots, golden, split, fetch, score, agent_ready, sentinels, aggregate, publish, review)
 
 
 @dg.definitions
 def defs() -> dg.Definitions:
-    # Every run is already its own process and a vendor run has two sequential steps; the
-    # in-process executor spares a second process per step (and its start-up time) per run.
+    # Steps run in their run's process, or on Celery workers with $BENCH_CELERY_BROKER (defs/executors.py).
     return dg.Definitions.merge(
         dg.load_from_defs_folder(path_within_project=Path(__file__).parent / "defs"),
-        dg.Definitions(executor=dg.in_process_executor),
+        dg.Definitions(executor=run_executor()),
     )
 
 

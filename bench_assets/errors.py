@@ -49,3 +49,9 @@ class HoldoutLeakError(BenchError):
 
 class PublicationRefused(BenchError):
     """The snapshot may not be published now (lifecycle, review period, a changed archive)."""
+
+
+class WarehouseLostError(BenchError):
+    """The central warehouse is missing, unreadable or behind its custody journal, although the
+    journal or the partition archives show it held data: it is never replaced by an empty one.
+    The message names what is missing and the restore command (`bench warehouse restore`)."""

@@ -5,6 +5,7 @@
     python -m benchmarks.run_all scoring    # hit@k over 1,000,000 result rows vs ranx
     python -m benchmarks.run_all km         # Kaplan–Meier at 100,000 probes vs lifelines
     python -m benchmarks.run_all demo       # `bench demo`: wall time and peak memory
+    python -m benchmarks.run_all distributed  # a snapshot: local path vs Celery on 1 and 2 workers
     python -m benchmarks.run_all all        # all of the above, one after another
     python -m benchmarks.run_all summary    # the README table from the results files
 
@@ -54,12 +55,19 @@ def run_demo(args) -> dict:
     return demo()
 
 
+def run_distributed(args) -> dict:
+    from benchmarks.distributed_bench import distributed
+
+    return distributed()
+
+
 BENCHMARKS = {
     "fetch": ("fetch_throughput", run_fetch),
     "parallel": ("parallel_vendors", run_parallel),
     "scoring": ("scoring_1m", run_scoring),
     "km": ("kaplan_meier_100k", run_km),
     "demo": ("demo_snapshot", run_demo),
+    "distributed": ("distributed_snapshot", run_distributed),
 }
 
 
@@ -104,6 +112,13 @@ def summary() -> str:
         "median {ours_km_median_seconds} s, curve {ours_km_estimate_seconds} s vs lifelines "
         "{lifelines_fit_and_median_seconds} s; largest survival difference {max_abs_survival_difference:.1e}",
         "agrees with lifelines",
+    )
+    row(
+        "distributed_snapshot",
+        "local {local_seconds} s; Celery 1 worker {celery_1_worker_seconds} s, 2 workers "
+        "{celery_2_workers_seconds} s ({speedup_2_over_1_worker} × faster); distributed / local "
+        "{distributed_overhead_over_local_2_workers} × (2 workers)",
+        "—",
     )
     row(
         "demo_snapshot",

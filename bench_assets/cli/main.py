@@ -90,6 +90,25 @@ def build_parser() -> argparse.ArgumentParser:
     add.add_argument("snapshot_id", type=snapshot_arg)
     add.set_defaults(command="snapshot:cmd_snapshot_add")
     add_integrity_commands(sub)  # errata, review, rotation
+    warehouse = sub.add_parser("warehouse", help="the central warehouse: restore it after a loss, or check it")
+    warehouse_sub = warehouse.add_subparsers(dest="warehouse_command", required=True)
+    restore = warehouse_sub.add_parser(
+        "restore",
+        help="rebuild a lost, unreadable or rolled-back warehouse from the custody journal and the partition "
+        "archives or the lake (nothing is fetched; a healthy warehouse is never replaced)",
+    )
+    restore.set_defaults(command="warehouse:cmd_warehouse_restore")
+    check = warehouse_sub.add_parser(
+        "check", help="compare every table with what a restore would rebuild (exit 1 on differences)"
+    )
+    check.set_defaults(command="warehouse:cmd_warehouse_check")
+    worker = sub.add_parser(
+        "worker", help="a Celery worker executing pipeline steps (needs $BENCH_CELERY_BROKER; deploy/README.md)"
+    )
+    worker.add_argument("--name", default="bench", help="the worker's name (its Celery node name is NAME@host)")
+    worker.add_argument("--concurrency", type=positive_int, default=2, help="steps executed at once (default 2)")
+    worker.add_argument("--loglevel", default="INFO")
+    worker.set_defaults(command="worker:cmd_worker")
     return parser
 
 

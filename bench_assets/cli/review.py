@@ -24,7 +24,9 @@ from bench_assets.storage.warehouse import Warehouse
 
 def _paths_and_warehouse() -> tuple[BenchPaths, Warehouse]:
     resources = bench_resources()
-    return resources["paths"], resources["duckdb"].warehouse()
+    warehouse = resources["duckdb"].warehouse()
+    warehouse.require("this command reads the snapshot's records")  # never against a warehouse created empty
+    return resources["paths"], warehouse
 
 
 def _materializer(

@@ -35,7 +35,12 @@ def ensure_dagster_home() -> str:
 
 def bench_resources() -> dict[str, Any]:
     """The resources the code location binds, for the bench home of this command."""
-    paths = BenchPaths(root=str(bench_home()), private_dir=os.environ.get("BENCH_PRIVATE_DIR", ""))
+    paths = BenchPaths(
+        root=str(bench_home()),
+        private_dir=os.environ.get("BENCH_PRIVATE_DIR", ""),
+        files_url=os.environ.get("BENCH_FILES_URL", ""),
+        private_url=os.environ.get("BENCH_PRIVATE_URL", ""),
+    )
     return {
         "paths": paths,
         "duckdb": warehouse_from_env(paths),

@@ -20,7 +20,11 @@ from bench_assets.split.decoys import expected_decoy_calls
 
 
 def cmd_rescore(args: argparse.Namespace) -> int:
-    report = rescore_snapshot(bench_home(), args.snapshot, bench_resources()["duckdb"].warehouse())
+    resources = bench_resources()
+    resources["paths"].pull()  # the published site, beyond one machine ($BENCH_FILES_URL)
+    warehouse = resources["duckdb"].warehouse()
+    warehouse.require(f"bench rescore {args.snapshot}")  # never re-derive against a warehouse created empty
+    report = rescore_snapshot(bench_home(), args.snapshot, warehouse)
     print(report.summary())
     return 0 if not report.differences else 1
 

@@ -17,6 +17,7 @@ from bench_assets.errors import BenchInputError
 from bench_assets.manifest import Manifest, load_manifest
 from bench_assets.simulator.app import sim_key, simulated_url
 from bench_assets.simulator.server import start_simulator
+from bench_assets.storage.mirror import DirectoryMirror
 from bench_assets.storage.warehouse import Warehouse
 
 # The variable each vendor's key is read from unless its manifest entry names another (`key_env`).
@@ -28,10 +29,41 @@ def _root() -> Path:
 
 
 class BenchPaths(dg.ConfigurableResource):
-    """Where the snapshot manifests, the private store and the published files live."""
+    """Where the snapshot manifests, the private store and the published files live.
+
+    `files_url` (beyond one machine: deploy/README.md) keeps the snapshot directories, the
+    published site and the private store in step with object storage (`<files_url>/snapshots`,
+    `/publish`, `/private`, or the private store at `private_url`): pulled before every step,
+    what the step changed pushed after it (`bench_assets.storage.mirror`)."""
 
     root: str = ""
     private_dir: str = ""
+    files_url: str = ""
+    private_url: str = ""
+
+    def mirrors(self) -> list[DirectoryMirror]:
+        if not self.files_url:
+            return []
+        base = self.files_url.rstrip("/")
+        return [
+            DirectoryMirror(self.snapshots_dir, f"{base}/snapshots"),
+            DirectoryMirror(self.publish_dir, f"{base}/publish"),
+            DirectoryMirror(self.private, self.private_url or f"{base}/private"),
+        ]
+
+    def pull(self) -> None:
+        for mirror in self.mirrors():
+            mirror.pull()
+
+    def push(self) -> None:
+        for mirror in self.mirrors():
+            mirror.push()
+
+    def setup_for_execution(self, context: dg.InitResourceContext) -> None:
+        self.pull()
+
+    def teardown_after_execution(self, context: dg.InitResourceContext) -> None:
+        self.push()
 
     def _root(self) -> Path:
         return Path(self.root).resolve() if self.root else _root()
@@ -75,9 +107,29 @@ class WarehouseResource(DuckDBResource):
     results and scores there as Parquet, read back through DuckDB views (`bench_assets.storage.lake`)."""
 
     lake_url: str = ""
+    # Beyond one machine (deploy/README.md): the central file's home in object storage and the
+    # Postgres database where machines take turns; where the custody journal lives (default:
+    # beside the warehouse, or under `shared_url`); each vendor's account-wide pacing log in Redis.
+    shared_url: str = ""
+    lock_url: str = ""
+    journal_url: str = ""
+    pacing_url: str = ""
 
     def warehouse(self) -> Warehouse:
-        return Warehouse(Path(self.database).resolve(), lake_url=self.lake_url or None, connector=self._connect)
+        if self.shared_url and not self.lake_url:
+            raise BenchInputError(
+                "$BENCH_WAREHOUSE_URL",
+                [(None, "BENCH_LAKE_URL", "a shared warehouse keeps the fan-out tables in the lake: set it too")],
+            )
+        return Warehouse(
+            Path(self.database).resolve(),
+            lake_url=self.lake_url or None,
+            connector=self._connect,
+            journal_url=self.journal_url or None,
+            shared_url=self.shared_url or None,
+            lock_url=self.lock_url or None,
+            pacing_url=self.pacing_url or None,
+        )
 
     def _connect(self, path: str) -> AbstractContextManager[duckdb.DuckDBPyConnection]:
         return DuckDBResource(database=path, connection_config=self.connection_config).get_connection()
@@ -175,17 +227,28 @@ class VendorGateway(dg.ConfigurableResource):
 
 
 def bench_paths_from_env() -> BenchPaths:
-    """The paths the code location binds ($BENCH_HOME, $BENCH_PRIVATE_DIR)."""
-    return BenchPaths(root=os.environ.get("BENCH_HOME", ""), private_dir=os.environ.get("BENCH_PRIVATE_DIR", ""))
+    """The paths the code location binds ($BENCH_HOME, $BENCH_PRIVATE_DIR; beyond one machine
+    $BENCH_FILES_URL and $BENCH_PRIVATE_URL)."""
+    return BenchPaths(
+        root=os.environ.get("BENCH_HOME", ""),
+        private_dir=os.environ.get("BENCH_PRIVATE_DIR", ""),
+        files_url=os.environ.get("BENCH_FILES_URL", ""),
+        private_url=os.environ.get("BENCH_PRIVATE_URL", ""),
+    )
 
 
 def warehouse_from_env(paths: BenchPaths | None = None) -> WarehouseResource:
     """The warehouse the code location binds ($BENCH_WAREHOUSE, default data/warehouse/bench.duckdb
-    under the bench home; $BENCH_LAKE_URL, the switch to the Parquet data path)."""
+    under the bench home; $BENCH_LAKE_URL, the switch to the Parquet data path; beyond one machine
+    $BENCH_WAREHOUSE_URL, $BENCH_LOCK_URL, $BENCH_JOURNAL_URL and $BENCH_PACING_URL: deploy/README.md)."""
     default = (paths or bench_paths_from_env()).default_warehouse_file()
     return WarehouseResource(
         database=str(Path(os.environ.get("BENCH_WAREHOUSE") or default).resolve()),
         lake_url=os.environ.get("BENCH_LAKE_URL", ""),
+        shared_url=os.environ.get("BENCH_WAREHOUSE_URL", ""),
+        lock_url=os.environ.get("BENCH_LOCK_URL", ""),
+        journal_url=os.environ.get("BENCH_JOURNAL_URL", ""),
+        pacing_url=os.environ.get("BENCH_PACING_URL", ""),
     )
 
 

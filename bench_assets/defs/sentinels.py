@@ -160,7 +160,7 @@ def sentinel_probes(
             spec,
             lambda u: gateway.url(u, manifest.mode),
             gateway.api_key(vendor, manifest.mode, vendor_keys, key_env=spec.key_env),
-            warehouse.pacing_dir,
+            warehouse.pacing_store,
             capabilities=["search"],
             spent_before=spent_before,
         )

@@ -71,7 +71,9 @@ class FetchSettings:
     backoff_max: float = 30.0
     retry_after_max: float = 120.0  # a vendor asking for a longer pause ends the query instead
     vendor_rate_per_second: float | None = None  # the account-wide limit, all endpoints together
-    pacing_dir: Path | None = None  # shared by every process calling this vendor (None: this one only)
+    pacing_dir: Path | str | None = (
+        None  # the vendor's shared log: a directory or a Redis URL (None: this process only)
+    )
 
 
 @dataclass

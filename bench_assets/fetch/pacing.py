@@ -8,11 +8,13 @@ layers, and a request waits for both:
 
 - per capability, in this process: requests evenly spaced at the endpoint's limit (a leaky bucket
   from aiolimiter holding at most two, so a late wake-up is made up rather than lost);
-- per vendor, across every process that shares `shared_dir`: a sliding-window log (pyrate-limiter's
-  SQLite bucket behind a file lock) that admits at most the vendor's limit in any window, whoever
-  sends. The directory sits beside the warehouse, so every run on the machine (or on a volume
-  whose file locks hold across machines) shares it. Without a directory the vendor limit is kept
-  in this process only.
+- per vendor, across every process that shares the log: a sliding-window log that admits at most
+  the vendor's limit in any window, whoever sends. On one machine it is pyrate-limiter's SQLite
+  bucket behind a file lock in a directory beside the warehouse, shared by every run there. Beyond
+  one machine (`$BENCH_PACING_URL`, a `redis://` URL) it is pyrate-limiter's Redis bucket: one
+  sorted set per vendor, checked and appended atomically by a Lua script on the server, timed by
+  the Redis server's clock (so machines whose clocks differ still share one window). Without
+  either the vendor limit is kept in this process only.
 """
 
 from __future__ import annotations
@@ -23,7 +25,10 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from aiolimiter import AsyncLimiter
-from pyrate_limiter import Limiter, Rate, SQLiteBucket
+from pyrate_limiter import Limiter, Rate, RedisBucket, SQLiteBucket
+from redis import Redis
+
+REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
 
 
 def even_pacer(per_second: float) -> AsyncLimiter:
@@ -42,15 +47,31 @@ def window_rate(per_second: float) -> Rate:
     return Rate(count, max(1, math.ceil(count / per_second * 1000)))
 
 
+class ServerClockRedisBucket(RedisBucket):
+    """pyrate-limiter's Redis bucket, timed by the Redis server's clock rather than this machine's:
+    every process, on every machine, stamps and windows its requests on one clock."""
+
+    def now(self) -> int:
+        seconds, micros = self.redis.time()  # type: ignore[misc]  # a synchronous client
+        return int(seconds) * 1000 + int(micros) // 1000
+
+
+def is_redis_url(store: Path | str | None) -> bool:
+    return isinstance(store, str) and store.startswith(REDIS_SCHEMES)
+
+
 class VendorPacer:
-    """Admission of one vendor's requests: its capability's even pace, then the vendor's limit."""
+    """Admission of one vendor's requests: its capability's even pace, then the vendor's limit.
+
+    `shared` is where the vendor's account-wide log lives: a directory (SQLite, this machine), a
+    Redis URL (every machine), or None (this process only)."""
 
     def __init__(
         self,
         vendor: str,
         capability_rates: dict[str, float],
         vendor_rate: float | None = None,
-        shared_dir: Path | None = None,
+        shared: Path | str | None = None,
     ):
         self.vendor = vendor
         self.capability_pacers = {cap: even_pacer(rate) for cap, rate in capability_rates.items()}
@@ -58,11 +79,20 @@ class VendorPacer:
         self.shared_path: Path | None = None
         self._local: AsyncLimiter | None = None
         self._shared: Limiter | None = None
+        self._redis: Redis | None = None
         if vendor_rate is None:
             return
-        if shared_dir is None:
+        if shared is None:
             self._local = even_pacer(vendor_rate)
             return
+        if is_redis_url(shared):
+            self._redis = Redis.from_url(str(shared), socket_timeout=10, socket_connect_timeout=10)
+            bucket = ServerClockRedisBucket.init(
+                [window_rate(vendor_rate)], self._redis, bucket_key=f"bench:pacing:{vendor}"
+            )
+            self._shared = Limiter(bucket)
+            return
+        shared_dir = Path(shared)
         shared_dir.mkdir(parents=True, exist_ok=True)
         self.shared_path = shared_dir / f"{vendor}.sqlite"
         bucket = SQLiteBucket.init_from_file(
@@ -84,3 +114,6 @@ class VendorPacer:
         if self._shared is not None:
             self._shared.close()  # stops its leak thread and closes the SQLite connection
             self._shared = None
+        if self._redis is not None:
+            self._redis.close()
+            self._redis = None

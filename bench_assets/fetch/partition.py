@@ -61,13 +61,20 @@ def fetch_vendor_partition(
         snapshot_id,
         vendor,
     )
-    settings = fetch_settings(spec, url, api_key, warehouse.pacing_dir)
-    archive = PartitionArchive(
-        warehouse.partition_file(snapshot_id, vendor), snapshot_id, vendor, connector=warehouse.connector
-    )
-    try:
-        stats = asyncio.run(fetch_partition(adapter, items, settings, archive, log=log))
-        raw = archive.frame()
-    finally:
-        archive.close()
+    settings = fetch_settings(spec, url, api_key, warehouse.pacing_store)
+    lake = warehouse.lake
+    # one fetch of the partition at a time, on whichever machine (a second delivery waits, then pays nothing)
+    with warehouse.partition_lease(snapshot_id, vendor):
+        archive = PartitionArchive(
+            warehouse.partition_file(snapshot_id, vendor),
+            snapshot_id,
+            vendor,
+            connector=warehouse.connector,
+            also_to=(lambda rows: lake.write_archive_segment(snapshot_id, vendor, rows)) if lake else None,
+        )
+        try:
+            stats = asyncio.run(fetch_partition(adapter, items, settings, archive, log=log))
+            raw = archive.frame()
+        finally:
+            archive.close()
     return PartitionFetch(raw, items, stats, settings)

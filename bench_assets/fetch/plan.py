@@ -48,7 +48,7 @@ def fetch_settings(
     spec: VendorSpec,
     url: Callable[[str], str],
     api_key: str,
-    pacing_dir: Path | None,
+    pacing_dir: Path | str | None,
     capabilities: Iterable[str] | None = None,
     spent_before: float = 0.0,
 ) -> FetchSettings:

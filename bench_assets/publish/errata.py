@@ -219,7 +219,7 @@ def copy_rows(warehouse: Warehouse, source: str, new: str, vendor: str | None, r
     table. The rows `vendor`'s partition re-derives are left out (all of them with `vendor=None`,
     as for a reply, which re-runs nothing)."""
     copied = {}
-    with warehouse.transaction() as con:
+    with warehouse.transaction(changes=[(table, {"snapshot_id": new}) for table in COPIED_TABLES]) as con:
         for table in COPIED_TABLES:
             cols = ", ".join(c for c in TABLES[table].column_names if c != "snapshot_id")
             where = "snapshot_id = ?"

@@ -463,7 +463,8 @@ def snapshots_due(warehouse: Warehouse, tick: datetime, manifest_of: Callable[[s
 
 def replace_ticks(warehouse: Warehouse, snapshot_id: str, ticks: list[datetime], df: pd.DataFrame) -> None:
     """Delete the snapshot's probe rows of these ticks and insert `df`, in one transaction."""
-    with warehouse.transaction() as con:
+    changes = [("sentinel_probes", {"snapshot_id": snapshot_id, "tick_at": list(ticks)})]
+    with warehouse.transaction(changes=changes) as con:
         con.register("replaced_ticks", pd.DataFrame({"tick_at": pd.to_datetime(ticks, utc=True)}))
         con.execute(
             "DELETE FROM sentinel_probes WHERE snapshot_id = ? AND tick_at IN (SELECT tick_at FROM replaced_ticks)",

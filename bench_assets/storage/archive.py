@@ -8,6 +8,7 @@ killed mid-run leaves a write-ahead log that DuckDB replays when the file is nex
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from pathlib import Path
@@ -26,8 +27,18 @@ class PartitionArchive:
     killed mid-run leaves a write-ahead log that DuckDB replays when the file is next opened.
     """
 
-    def __init__(self, path: Path, snapshot_id: str, vendor: str, connector: Connector = direct_connection):
+    def __init__(
+        self,
+        path: Path,
+        snapshot_id: str,
+        vendor: str,
+        connector: Connector = direct_connection,
+        also_to: Callable[[list[dict[str, Any]]], None] | None = None,
+    ):
+        """`also_to` copies each committed group of attempts somewhere durable beyond this machine
+        (the lake's archive segments) before they count as archived."""
         path.parent.mkdir(parents=True, exist_ok=True)
+        self.also_to = also_to
         self.path = path
         self.snapshot_id = snapshot_id
         self.vendor = vendor
@@ -75,6 +86,8 @@ class PartitionArchive:
         except BaseException:
             self.con.execute("ROLLBACK")
             raise
+        if self.also_to is not None:
+            self.also_to(rows)
 
     async def save(self, row: dict[str, Any]) -> None:
         """Archive one attempt; returns once it is committed. Attempts that finish while a commit

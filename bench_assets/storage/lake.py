@@ -13,6 +13,12 @@ DuckDB view over `read_parquet(...)` of every object, so scoring, aggregation an
 from the lake unchanged. The snapshot-level tables stay in the central DuckDB file, written by
 one snapshot-level run at a time; a vendor run only reads them.
 
+While a vendor partition is being fetched, every group of responses archived on local disk is
+also written as one small object under `<lake>/_archive/raw_responses/snapshot_id=…/vendor=…/`
+(an archive segment) before the fetch counts it as archived, so a fetch killed with its machine
+resumes on another machine without paying again for what was archived. Once the partition's
+`raw_responses` object is written, its segments are removed. Segments are not part of the views.
+
 Only DuckDB's built-in Parquet reader and writer are used (no extension to download): objects on
 a remote filesystem are read through fsspec, which DuckDB accepts as a registered filesystem.
 """
@@ -21,6 +27,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import time
 import uuid
 from pathlib import Path
 
@@ -33,6 +40,7 @@ from bench_assets.storage.tables import LAKE_TABLES, TABLES
 
 PARTITION_KEYS = ("snapshot_id", "vendor")
 OBJECT_NAME = "part.parquet"
+ARCHIVE_KEY = ("query_id", "capability", "attempt")  # an attempt, within its partition
 
 
 def _table_ddl(table: str) -> str:
@@ -55,7 +63,8 @@ class ParquetLake:
         if not url:
             raise ValueError("a lake URL is required (a local directory or an fsspec URL such as s3://bucket/bench)")
         self.url = url
-        self.fs, root = fsspec.core.url_to_fs(url)
+        # other machines write here: never answer from a cached listing
+        self.fs, root = fsspec.core.url_to_fs(url, use_listings_cache=False)
         self.root = root.rstrip("/")
         self.local = isinstance(self.fs, LocalFileSystem)
 
@@ -112,12 +121,39 @@ class ParquetLake:
                     self.fs.put_file(local, temporary)
             # A rename within a directory is atomic on a local or network filesystem; on an object
             # store the final key appears whole when the copy behind `mv` completes.
+            superseded = self.archive_segments(snapshot_id, vendor) if table == "raw_responses" else []
             self.fs.mv(temporary, final)
         except BaseException:
             if self.fs.exists(temporary):
                 self.fs.rm(temporary)
             raise
+        for segment in superseded:  # held in the object now (segments written since are kept)
+            self.fs.rm(segment)
         return len(df)
+
+    # ------------------------------------------------------------------ archive segments (a fetch in progress)
+
+    def segment_directory(self, snapshot_id: str, vendor: str) -> str:
+        self.object_path("raw_responses", snapshot_id, vendor)  # validates the names
+        return f"{self.root}/_archive/raw_responses/snapshot_id={snapshot_id}/vendor={vendor}"
+
+    def archive_segments(self, snapshot_id: str, vendor: str) -> list[str]:
+        return sorted(self.fs.glob(f"{self.segment_directory(snapshot_id, vendor)}/*.parquet"))
+
+    def write_archive_segment(self, snapshot_id: str, vendor: str, rows: list[dict]) -> None:
+        """Attempts just archived on local disk, as one object: durable beyond this machine."""
+        directory = self.segment_directory(snapshot_id, vendor)
+        name = f"{time.time_ns():020d}-{uuid.uuid4().hex}.parquet"
+        df = pd.DataFrame(rows)
+        self.fs.makedirs(directory, exist_ok=True)
+        if self.local:
+            _write_parquet("raw_responses", df, f"{directory}/.{name}.tmp")
+            self.fs.mv(f"{directory}/.{name}.tmp", f"{directory}/{name}")
+            return
+        with tempfile.TemporaryDirectory(prefix="bench-lake-") as scratch:
+            local = str(Path(scratch) / name)
+            _write_parquet("raw_responses", df, local)
+            self.fs.put_file(local, f"{directory}/{name}")  # an object appears whole
 
     # ------------------------------------------------------------------ reads
 
@@ -162,19 +198,59 @@ class ParquetLake:
         df.insert(0, "snapshot_id", snapshot_id)
         return df[[c for c in table_columns(table) if c in df.columns]]
 
+    def archived_rows(self, snapshot_id: str, vendor: str) -> pd.DataFrame | None:
+        """Every attempt the lake holds for the partition: its object and the segments of a fetch
+        in progress, each attempt once (None: nothing)."""
+        frames = []
+        whole = self.read_partition("raw_responses", snapshot_id, vendor)
+        if whole is not None:
+            frames.append(whole)
+        segments = self.archive_segments(snapshot_id, vendor)
+        if segments:
+            con = duckdb.connect()
+            try:
+                if not self.local:
+                    con.register_filesystem(self.fs)
+                files = [self._readable(p) for p in segments]
+                df = con.execute("SELECT * FROM read_parquet(?, hive_partitioning = false)", [files]).df()
+            finally:
+                con.close()
+            df.insert(0, "vendor", vendor)
+            df.insert(0, "snapshot_id", snapshot_id)
+            frames.append(df[[c for c in table_columns("raw_responses") if c in df.columns]])
+        if not frames:
+            return None
+        rows = pd.concat(frames, ignore_index=True)
+        return rows.drop_duplicates(list(ARCHIVE_KEY), keep="first").reset_index(drop=True)
+
     def restore_archive(self, local_path: Path, snapshot_id: str, vendor: str) -> int:
-        """Rebuild a vendor partition's local raw-response archive from its lake object, so a fetch
-        re-run on a machine that never ran it pays nothing twice. Returns the rows restored (0: no object)."""
-        raw = self.read_partition("raw_responses", snapshot_id, vendor)
+        """Bring a vendor partition's local raw-response archive up to what the lake holds (its
+        object, and the segments of a fetch interrupted on another machine), so a fetch re-run here
+        pays nothing twice. Returns the attempts added (0: nothing new)."""
+        raw = self.archived_rows(snapshot_id, vendor)
         if raw is None or raw.empty:
             return 0
         local_path.parent.mkdir(parents=True, exist_ok=True)
+        columns = ", ".join(raw.columns)
+        key = " AND ".join(f"a.{k} = r.{k}" for k in ARCHIVE_KEY)
+        if local_path.exists():
+            con = duckdb.connect(str(local_path))
+            try:
+                con.execute(f"CREATE TABLE IF NOT EXISTS raw_responses ({_table_ddl('raw_responses')})")
+                con.register("restored", raw)
+                added = con.execute(
+                    f"INSERT INTO raw_responses ({columns}) SELECT {columns} FROM restored r "
+                    f"WHERE NOT EXISTS (SELECT 1 FROM raw_responses a WHERE {key})"
+                ).fetchall()
+                con.execute("CHECKPOINT")
+            finally:
+                con.close()
+            return int(added[0][0]) if added else 0
         temporary = local_path.with_name(f".{local_path.name}.{uuid.uuid4().hex}.tmp")
         con = duckdb.connect(str(temporary))
         try:
             con.execute(f"CREATE TABLE raw_responses ({_table_ddl('raw_responses')})")
             con.register("restored", raw)
-            columns = ", ".join(raw.columns)
             con.execute(f"INSERT INTO raw_responses ({columns}) SELECT {columns} FROM restored")
             con.execute("CHECKPOINT")
         finally:

@@ -42,7 +42,8 @@ def refuse_if_published(warehouse: Warehouse, snapshot_id: str, what: str) -> No
 
 def set_status(warehouse: Warehouse, snapshot_id: str, status: str, note: str) -> None:
     """Move the snapshot to `status`, logging the transition; an illegal transition raises."""
-    with warehouse.transaction() as con:
+    changes = [("snapshots", {"snapshot_id": snapshot_id}), ("snapshot_lifecycle", {"snapshot_id": snapshot_id})]
+    with warehouse.transaction(changes=changes) as con:
         row = con.execute("SELECT status FROM snapshots WHERE snapshot_id = ?", [snapshot_id]).fetchone()
         if row is None:
             raise NotReadyError(f"snapshot {snapshot_id} is not registered: materialize snapshot_manifest first")

@@ -18,12 +18,20 @@ With a lake URL (the Parquet data path, `storage.lake`), the fan-out tables (raw
 response_results, row_scores) are not written to the central file at all: each vendor partition
 is one Parquet object per table on any fsspec filesystem, and every connection reads those tables
 through views over the objects. Vendor runs then only read the central file.
+
+Every change to the central file is also copied into the custody journal (`storage.journal`), so
+a lost, unreadable or rolled-back warehouse is refused (`WarehouseLostError`, naming what is
+missing) instead of being silently re-created empty, and is rebuilt from the journal and the
+partition archives or the lake (`bench warehouse restore`, `storage.restore`).
+
+With a shared URL (`storage.shared`), the central file's home is object storage, one version per
+change, and machines take turns through Postgres: no filesystem is shared between them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -31,8 +39,17 @@ import duckdb
 import pandas as pd
 from filelock import FileLock
 
-from bench_assets.errors import SnapshotImmutableError
+from bench_assets.errors import SnapshotImmutableError, WarehouseLostError
+from bench_assets.storage.journal import (
+    POSITION_DDL,
+    POSITION_TABLE,
+    Change,
+    CustodyJournal,
+    journal_url_beside,
+    journaled,
+)
 from bench_assets.storage.lake import PARTITION_KEYS, LakeLayoutError, ParquetLake
+from bench_assets.storage.shared import SharedWarehouse
 from bench_assets.storage.tables import IMMUTABLE_WHEN_PUBLISHED, LAKE_TABLES, TABLES, table_docs
 
 __all__ = [
@@ -41,6 +58,7 @@ __all__ = [
     "Connector",
     "SnapshotImmutableError",
     "Warehouse",
+    "WarehouseLostError",
     "direct_connection",
     "table_docs",
 ]
@@ -75,6 +93,12 @@ def ensure_schema(con: duckdb.DuckDBPyConnection, tables: Sequence[str] | None =
     for name in tables or tuple(TABLES):
         if name not in existing:
             con.execute(TABLES[name].create_sql())
+    if tables is None and POSITION_TABLE not in existing:
+        con.execute(POSITION_DDL)
+
+
+# How DuckDB says a file is not a database it can read (truncated, overwritten, another format).
+_UNREADABLE = ("not a valid duckdb", "corrupt", "checksum", "invalid", "magic", "unable to open", "io error")
 
 
 def insert_frame(con: duckdb.DuckDBPyConnection, table: str, df: pd.DataFrame) -> None:
@@ -93,6 +117,12 @@ def _where(where: dict[str, Any]) -> tuple[str, list[Any]]:
     return " AND ".join(f"{k} = ?" for k in where), list(where.values())
 
 
+def committed_seq(con: duckdb.DuckDBPyConnection) -> int:
+    """The number of the last custody-journal entry this warehouse committed (0: none)."""
+    row = con.execute(f"SELECT max(last_seq) FROM {POSITION_TABLE}").fetchone()
+    return int(row[0]) if row and row[0] is not None else 0
+
+
 class Warehouse:
     """Access to the central DuckDB file and the per-partition archive files."""
 
@@ -102,58 +132,235 @@ class Warehouse:
         lock_timeout: float = 600.0,
         lake_url: str | None = None,
         connector: Connector = direct_connection,
+        journal_url: str | None = None,
+        shared_url: str | None = None,
+        lock_url: str | None = None,
+        pacing_url: str | None = None,
     ):
         self.path = Path(path)
         self.lock = FileLock(str(self.path) + ".lock", timeout=lock_timeout)
         self.partitions_dir = self.path.parent / "partitions"
-        # Each vendor's account-wide request log, shared by every run that calls it (fetch.pacing).
+        # Each vendor's account-wide request log, shared by every run that calls it (fetch.pacing):
+        # a directory beside the warehouse (one machine), or a Redis URL (every machine).
         self.pacing_dir = self.path.parent / "pacing"
+        self.pacing_url = pacing_url or None
         self.connector = connector
         # The Parquet data path: fan-out tables as objects under `lake_url` (None: all in the file).
         self.lake = ParquetLake(lake_url) if lake_url else None
+        # The central file's home in object storage, machines taking turns through Postgres
+        # (None: this file is the warehouse).
+        self.shared = SharedWarehouse(shared_url, lock_url or "", self.path) if shared_url else None
+        # The durable copy of every change to the central file (`storage.journal`).
+        default_journal = f"{shared_url.rstrip('/')}/journal" if shared_url else journal_url_beside(self.path)
+        self.journal = CustodyJournal(journal_url or default_journal)
+        self._pending_seq: int | None = None
+
+    @property
+    def pacing_store(self) -> Path | str:
+        """Where each vendor's account-wide request log lives: the Redis URL, or the local directory."""
+        return self.pacing_url or self.pacing_dir
+
+    @property
+    def where(self) -> str:
+        """The warehouse as an operator would name it."""
+        return f"{self.shared.url} (this machine's copy: {self.path})" if self.shared else str(self.path)
 
     # ------------------------------------------------------------------ connections
 
     @contextmanager
-    def connect(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        """A short-lived read-write connection held under the cross-process lock."""
+    def _turn(self) -> Iterator[bool]:
+        """Exclusive access to the file: the cross-process lock and, with a shared warehouse, the
+        machines' turn (the local copy brought up to date, uploaded if changed). Yields whether
+        the warehouse exists (False: it would be created now)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self.lock, self.connector(str(self.path)) as con:
-            try:
-                ensure_schema(con)
-                if self.lake is not None:
-                    self.lake.attach(con)
-                yield con
-            finally:
-                con.close()  # also when the connector would leave it open on an error
+        with self.lock:
+            if self.shared is None:
+                yield self.path.exists()
+                self._settle_journal()  # committed to the file: the journal entry is final
+                return
+            # committed once the generation is recorded: only then is the journal entry final
+            with self.shared.turn(after=self._settle_journal) as exists:
+                yield exists
+
+    def _refuse_if_lost(self, exists: bool, archives_too: bool = False) -> None:
+        """A warehouse about to be created empty although the custody journal says one held data:
+        refuse, naming what is missing and how to restore it. (The first golden stage of a new home
+        creates the warehouse; a home given only partition archives, moved from elsewhere, may
+        start one. A command that expects data, `archives_too`, counts the archives as well.)"""
+        if exists:
+            return
+        evidence = []
+        if self.journal.has_records():
+            evidence.append(f"the custody journal {self.journal.url} ({self.journal.head()} changes)")
+        archives = sorted(self.partitions_dir.glob("*/*.duckdb")) if self.partitions_dir.exists() else []
+        if archives and (archives_too or evidence):
+            snapshots = sorted({p.parent.name for p in archives})
+            evidence.append(
+                f"{len(archives)} partition archives under {self.partitions_dir} (snapshots: {', '.join(snapshots)})"
+            )
+        if evidence:
+            raise WarehouseLostError(
+                f"the warehouse {self.where} is missing, but {' and '.join(evidence)} say it held data. "
+                "It was not re-created empty. Restore it: `bench warehouse restore` rebuilds every table from the "
+                "custody journal and the partition archives (or the lake); nothing is fetched again.",
+                {"warehouse": self.where, "journal": self.journal.url},
+            )
+
+    def _unreadable(self, exc: Exception) -> WarehouseLostError:
+        return WarehouseLostError(
+            f"the warehouse {self.where} cannot be read as a DuckDB database ({exc}). Restore it: "
+            "`bench warehouse restore` moves the unreadable file aside and rebuilds every table from the "
+            "custody journal and the partition archives (or the lake).",
+            {"warehouse": self.where},
+        )
 
     @contextmanager
-    def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        """A read-write connection inside one transaction: committed when the block ends,
-        rolled back if it raises."""
+    def _open(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """The connector's connection; a file DuckDB cannot read is reported as such."""
+        with ExitStack() as stack:
+            try:
+                con = stack.enter_context(self.connector(str(self.path)))
+            except duckdb.Error as exc:
+                text = str(exc).lower()
+                if "lock" not in text and any(word in text for word in _UNREADABLE):
+                    raise self._unreadable(exc) from exc
+                raise
+            yield con
+
+    def _refuse_if_behind(self, con: duckdb.DuckDBPyConnection) -> None:
+        head = self.journal.head()
+        if head and committed_seq(con) < head:
+            raise WarehouseLostError(
+                f"the warehouse {self.where} is behind its custody journal: it records changes up to "
+                f"#{committed_seq(con)}, the journal {self.journal.url} up to #{head}. It was replaced or rolled "
+                "back (an empty file, a copy, an old backup). Move it aside and restore: `bench warehouse restore`.",
+                {"warehouse": self.where, "journal": self.journal.url},
+            )
+
+    @contextmanager
+    def connect(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A short-lived read-write connection held under the cross-process lock (and, with a
+        shared warehouse, the machines' turn)."""
+        with self._turn() as exists:
+            self._refuse_if_lost(exists)
+            with self._open() as con:
+                try:
+                    ensure_schema(con)
+                    self._refuse_if_behind(con)
+                    self._journal_if_never_journaled(con)
+                    if self.lake is not None:
+                        self.lake.attach(con)
+                    yield con
+                    if self.shared is not None:
+                        con.execute("CHECKPOINT")  # the file is uploaded whole: nothing left in a write-ahead log
+                finally:
+                    con.close()  # also when the connector would leave it open on an error
+
+    def _journal_if_never_journaled(self, con: duckdb.DuckDBPyConnection) -> None:
+        """A warehouse written before the journal existed (or whose journal was lost) gets one
+        whole copy of every journaled table as its first entry, so a restore misses nothing."""
+        if self.journal.head():
+            return
+        tables = [t for t in TABLES if journaled(t, self.lake_tables())]
+        held = con.execute("SELECT " + " + ".join(f"(SELECT count(*) FROM main.{t})" for t in tables)).fetchone()
+        if not held or not held[0]:
+            return
+        con.execute("BEGIN TRANSACTION")
+        try:
+            self._journal(con, [(t, {}) for t in tables])
+        except BaseException:
+            con.execute("ROLLBACK")
+            self._pending_seq = None
+            self.journal.drop_pending()
+            raise
+        con.execute("COMMIT")
+
+    def _settle_journal(self) -> None:
+        """After the durable commit (the file's, or the shared generation's record), the pending
+        entry joins the journal."""
+        if self._pending_seq is not None:
+            seq, self._pending_seq = self._pending_seq, None
+            self.journal.finalize(seq)
+
+    @contextmanager
+    def transaction(self, changes: Sequence[Change] = ()) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A read-write connection inside one transaction: committed when the block ends, rolled
+        back if it raises. `changes` name what the block writes (a table, and the rows `where`
+        matches); the rows they leave are copied into the custody journal with the commit. A
+        write to the central file that names no change would be lost by a restore."""
+        logged = [(t, w) for t, w in changes if journaled(t, self.lake_tables())]
         with self.connect() as con:
             con.execute("BEGIN TRANSACTION")
             try:
                 yield con
+                if logged:
+                    self._journal(con, logged)
             except BaseException:
                 con.execute("ROLLBACK")
+                if self._pending_seq is not None:
+                    self._pending_seq = None
+                    self.journal.drop_pending()
                 raise
             con.execute("COMMIT")
+
+    def _journal(self, con: duckdb.DuckDBPyConnection, changes: Sequence[Change]) -> None:
+        position = committed_seq(con)
+        self.journal.settle_pending(position)  # left by a write interrupted before this one
+        seq = max(position, self.journal.head()) + 1
+        con.execute(f"DELETE FROM {POSITION_TABLE}")
+        con.execute(f"INSERT INTO {POSITION_TABLE} VALUES (?)", [seq])
+        self.journal.write_pending(con, seq, changes)
+        self._pending_seq = seq
 
     @contextmanager
     def reading(self) -> Iterator[duckdb.DuckDBPyConnection | None]:
         """A read-only connection under the lock, or None when the file does not exist yet. For
         schedules and sensors, which must never create or migrate the warehouse (DuckDBResource
         always opens read-write, so this one opens the file itself)."""
-        if not self.path.exists():
-            yield None
-            return
-        with self.lock:
-            con = duckdb.connect(str(self.path), read_only=True)
+        with self._turn() as exists:
+            if not exists:
+                yield None
+                return
+            try:
+                con = duckdb.connect(str(self.path), read_only=True)
+            except duckdb.Error as exc:
+                text = str(exc).lower()
+                if "lock" not in text and any(word in text for word in _UNREADABLE):
+                    raise self._unreadable(exc) from exc
+                raise
             try:
                 yield con
             finally:
                 con.close()
+
+    def exists(self, archives_too: bool = False) -> bool:
+        """Whether there is a warehouse (a missing one that held data raises WarehouseLostError)."""
+        with self._turn() as exists:
+            self._refuse_if_lost(exists, archives_too)
+            return exists
+
+    def require(self, what: str) -> None:
+        """Refuse a command that reads recorded data when there is no warehouse at all."""
+        if not self.exists(archives_too=True):
+            raise WarehouseLostError(
+                f"{what}: there is no warehouse at {self.where}: nothing was materialized with this home and "
+                "configuration ($BENCH_HOME, $BENCH_WAREHOUSE, $BENCH_WAREHOUSE_URL), and no custody journal or "
+                "partition archive says otherwise. Run the snapshot first, or point these at the warehouse that ran it.",
+                {"warehouse": self.where},
+            )
+
+    @contextmanager
+    def partition_lease(self, snapshot_id: str, vendor: str) -> Iterator[None]:
+        """One fetch of a partition at a time, whichever machine runs it: a second delivery of the
+        same step waits, then finds everything archived."""
+        if self.shared is not None:
+            with self.shared.lease(f"fetch:{snapshot_id}|{vendor}"):
+                yield
+            return
+        path = self.partitions_dir / snapshot_id / f"{vendor}.lease"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(path)):
+            yield
 
     def open_file(self, path: Path) -> AbstractContextManager[duckdb.DuckDBPyConnection]:
         """A read-write connection to another DuckDB file (a partition archive), by the same connector."""
@@ -199,7 +406,7 @@ class Warehouse:
         if self.lake is not None and table in LAKE_TABLES:
             return self._replace_lake_partition(table, df, where)
         clause, params = _where(where)
-        with self.transaction() as con:
+        with self.transaction(changes=[(table, where)]) as con:
             self._refuse_if_frozen(con, table, where)
             con.execute(f"DELETE FROM {table} WHERE {clause}", params)
             insert_frame(con, table, df)
@@ -230,10 +437,12 @@ class Warehouse:
     # ------------------------------------------------------------------ partition archives
 
     def partition_file(self, snapshot_id: str, vendor: str) -> Path:
-        """The partition's local raw-response archive. With a lake, a missing archive is first
-        restored from the partition's lake object, so a re-run on another machine pays nothing twice."""
+        """The partition's local raw-response archive. With a lake, it is first brought up to what
+        the lake holds (the partition's object and the segments of an interrupted fetch), so a
+        re-run on another machine pays nothing twice."""
         path = self.partitions_dir / snapshot_id / f"{vendor}.duckdb"
-        if self.lake is not None and not path.exists():
+        if self.lake is not None:
+            # also when this machine has an archive: another may have fetched more since
             self.lake.restore_archive(path, snapshot_id, vendor)
         return path
 

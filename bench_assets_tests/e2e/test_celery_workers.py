@@ -1,0 +1,274 @@
+"""A snapshot on Dagster's Celery executor with two workers that share no directory.
+
+Everything runs for real on 127.0.0.1: PostgreSQL (Dagster's instance storage, and the turns and
+versions of the shared warehouse), Redis (Debian's redis-server: the Celery broker, and each
+vendor's account-wide pacing log), moto's S3 server (the object store: the lake, the warehouse's
+versions, the custody journal, the mirrored snapshot, private and published files), the
+simulator, dagster-webserver and dagster-daemon, and two `bench worker` processes (Celery
+workers), each with its own bench home, Dagster home and working directory, as if on two hosts.
+
+The operator backfills a whole snapshot over GraphQL as the UI does; every step runs on a
+worker. A vendor is then added and backfilled alone; its fetch is killed with SIGKILL (the whole
+worker, as a lost machine) mid-partition, and the broker hands the step to the other worker, which
+resumes from the archive the killed one left in the object store: nothing archived is requested
+(or paid) again. Finally a single-machine run of the same snapshot from the same archived
+responses publishes the same leaderboard, and `bench rescore` finds no difference on either.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import dagster as dg
+import duckdb
+import httpx
+import psycopg2
+import pytest
+import yaml
+
+from bench_assets.definitions import defs
+from bench_assets.defs.jobs import VENDOR_RERUN_QUERY, backfill_params, snapshot_selection
+from bench_assets.storage.lake import ParquetLake
+from bench_assets.storage.warehouse import Warehouse
+from bench_assets_tests.dagster_services import DagsterServices
+from bench_assets_tests.distributed_services import PG, postgres_database, postgres_url, redis_server, s3_server
+from bench_assets_tests.helpers import (
+    GOLDEN_STAGES,
+    REPO,
+    RESULT_STAGES,
+    SNAPSHOT,
+    VENDOR_STAGES,
+    make_home,
+    materialize,
+    vendor_key,
+    warehouse_of,
+)
+
+VENDORS = ["brave", "serper"]
+ADDED = "exa"  # onboarded after the snapshot ran: backfilled alone, and killed mid-fetch
+ROWS_PER_STRATUM = 5
+VISIBILITY_TIMEOUT = 60  # seconds before the broker hands a lost worker's task to another
+COMPARED = ("leaderboard.json", "leaderboard.csv", "public_row_scores.csv")
+
+
+def slow_added_vendor(data: dict) -> None:
+    """The added vendor paced slowly enough that a kill lands mid-partition."""
+    demo = yaml.safe_load((REPO / "data" / "snapshots" / SNAPSHOT / "manifest.yaml").read_text())
+    data["vendors"][ADDED] = {**demo["vendors"][ADDED], "rate_limit_per_second": 12, "concurrency": 3}
+
+
+def request_text(request: dict) -> str:
+    """The query or URL an Exa call carries (search: `query`; contents: `urls[0]`)."""
+    body = request if "query" in request or "urls" in request else json.loads(request.get("body") or "{}")
+    return body["query"] if "query" in body else body["urls"][0]
+
+
+def start_worker(name: str, home: Path, env: dict[str, str], log: Path) -> subprocess.Popen:
+    """`bench worker` in its own session (so the test can kill the whole worker, pool and all)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "bench_assets.cli.main", "worker", "--name", name, "--concurrency", "1"],
+        env=env,
+        cwd=home,
+        stdout=log.open("ab"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+
+
+def celery_worker_of_steps(database: str, step_key: str) -> list[str]:
+    """The Celery workers that executed `step_key`, in order (from dagster-celery's engine events)."""
+    con = psycopg2.connect(
+        host=PG["DAGSTER_PG_HOST"], user=PG["DAGSTER_PG_USER"], password=PG["DAGSTER_PG_PASSWORD"], dbname=database
+    )
+    try:
+        cur = con.cursor()
+        cur.execute(
+            "SELECT event FROM event_logs WHERE step_key = %s AND event LIKE %s ORDER BY id",
+            [step_key, "%in celery worker%"],
+        )
+        return [m.group(1) for (event,) in cur.fetchall() for m in [re.search(r"(w[01])@", event)] if m]
+    finally:
+        con.close()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(2400)
+def test_a_snapshot_and_a_vendor_backfill_on_two_celery_workers_sharing_no_directory(
+    tmp_path, simulator, sim_logs, monkeypatch
+):
+    with (
+        redis_server(tmp_path / "redis") as redis_url,
+        s3_server(tmp_path / "s3") as store,
+        postgres_database() as database,
+    ):
+        for key, value in store.env.items():  # this process reads the bucket too
+            monkeypatch.setenv(key, value)
+        shared = {
+            **PG,
+            "DAGSTER_PG_DB": database,
+            "DAGSTER_DISABLE_TELEMETRY": "yes",
+            **store.env,
+            "BENCH_SIMULATOR_URL": simulator.base_url,
+            "BENCH_CELERY_BROKER": redis_url,
+            "BENCH_CELERY_VISIBILITY_TIMEOUT": str(VISIBILITY_TIMEOUT),
+            "BENCH_PACING_URL": redis_url.removesuffix("/0") + "/1",
+            "BENCH_LAKE_URL": store.url("lake"),
+            "BENCH_WAREHOUSE_URL": store.url("warehouse"),
+            "BENCH_LOCK_URL": postgres_url(database),
+            "BENCH_FILES_URL": store.url("files"),
+            "PYTHONPATH": str(REPO),
+        }
+        # the operator's machine (webserver and daemon) and two worker machines: a directory each
+        machines = {name: tmp_path / name for name in ("control", "w0", "w1")}
+        homes, envs = {}, {}
+        for name, root in machines.items():
+            homes[name] = make_home(root / "home", VENDORS, rows_per_stratum=ROWS_PER_STRATUM)
+            (root / "dagster_home").mkdir()
+            shutil.copy(REPO / "deploy" / "dagster-celery.yaml", root / "dagster_home" / "dagster.yaml")
+            envs[name] = {
+                **os.environ,
+                **shared,
+                "BENCH_HOME": str(homes[name]),
+                "DAGSTER_HOME": str(root / "dagster_home"),
+                "TMPDIR": str(root),
+            }
+        subprocess.run(
+            [sys.executable, "-m", "bench_assets.cli.main", "snapshot", "add", SNAPSHOT],
+            env=envs["control"],
+            cwd=REPO,
+            check=True,
+            timeout=180,
+        )
+        workers = {
+            name: start_worker(name, homes[name], envs[name], machines[name] / "worker.log") for name in ("w0", "w1")
+        }
+        services = DagsterServices(machines["control"], envs["control"], REPO / "workspace.yaml", REPO)
+        try:
+            services.start_webserver()
+            services.start_daemon()
+            graph = defs().resolve_asset_graph()
+
+            # 1. the whole snapshot, every step on a worker
+            keys = snapshot_selection.resolve(graph)
+            _, status = services.backfill(backfill_params(sorted(keys), [SNAPSHOT]), timeout=1500)
+            assert status in ("COMPLETED", "COMPLETED_SUCCESS"), (status, services.log_tail())
+            ran_on = {step: set(celery_worker_of_steps(database, step)) for step in ("golden_rows", "vendor_responses")}
+            all_steps = set(celery_worker_of_steps(database, "vendor_scores")) | ran_on["vendor_responses"]
+            assert all_steps == {"w0", "w1"}, all_steps  # both machines worked
+            assert not (homes["control"] / "data" / "warehouse" / "partitions").exists()  # no step ran there
+
+            # 2. a vendor added to the manifest (on every machine, as a deploy does), backfilled alone,
+            # and its worker killed mid-fetch
+            for home in homes.values():
+                make_home(home, [*VENDORS, ADDED], rows_per_stratum=ROWS_PER_STRATUM, edit=slow_added_vendor)
+            httpx.post(f"{simulator.base_url}/_sim/reset", timeout=5)
+            rerun = dg.AssetSelection.from_string(VENDOR_RERUN_QUERY).resolve(graph)
+            backfill_id = services.launch_backfill(backfill_params(sorted(rerun), [f"{SNAPSHOT}|{ADDED}"]))
+            deadline = time.monotonic() + 600
+            while len([b for b in sim_logs.billing() if b.get("vendor") == ADDED]) < 15:
+                assert time.monotonic() < deadline, f"the fetch never got going:\n{services.log_tail()}"
+                time.sleep(0.05)
+            fetching = [
+                n
+                for n in workers
+                if (homes[n] / "data" / "warehouse" / "partitions" / SNAPSHOT / f"{ADDED}.duckdb").exists()
+            ]
+            assert len(fetching) == 1, fetching
+            killed = fetching[0]
+            os.killpg(workers[killed].pid, signal.SIGKILL)  # the machine is gone, pool and all
+            workers[killed].wait(timeout=30)
+            sent_before_kill = len(sim_logs.requests())
+            lake = ParquetLake(store.url("lake"))
+            archived = lake.archived_rows(SNAPSHOT, ADDED)
+            assert archived is not None and len(archived) > 0
+            archived_texts = {request_text(json.loads(r)["json"]) for r in archived[archived["final"]]["request_json"]}
+
+            status = services.wait_backfill(backfill_id, timeout=1200)
+            assert status in ("COMPLETED", "COMPLETED_SUCCESS"), (status, services.log_tail())
+            survivor = ({"w0", "w1"} - {killed}).pop()
+            assert celery_worker_of_steps(database, "vendor_responses")[-2:] == [killed, survivor]
+            resent = [request_text(r) for r in sim_logs.requests()[sent_before_kill:] if r.get("vendor") == ADDED]
+            assert not archived_texts & set(resent)  # nothing archived was requested (or paid) again
+            raw = lake.read_partition("raw_responses", SNAPSHOT, ADDED)
+            assert raw is not None and raw["final"].all() and not raw.duplicated(["query_id", "capability"]).any()
+            assert len(resent) <= len(raw) - len(archived_texts) + 3  # the rest once (+ the calls in flight)
+            assert not lake.archive_segments(SNAPSHOT, ADDED)  # held in the partition's object now
+        finally:
+            services.stop()
+            for proc in workers.values():
+                if proc.poll() is None:
+                    os.killpg(proc.pid, signal.SIGTERM)
+                    try:
+                        proc.wait(timeout=60)
+                    except subprocess.TimeoutExpired:
+                        os.killpg(proc.pid, signal.SIGKILL)
+                        proc.wait(timeout=30)
+
+        # 3. the same snapshot on one machine from the same evidence (the archived responses, and the
+        # agent-ready trials as recorded): the same site
+        paid = len(sim_logs.billing())
+        everything = [*VENDORS, ADDED]
+        single = make_home(tmp_path / "single", everything, rows_per_stratum=ROWS_PER_STRATUM, edit=slow_added_vendor)
+        for vendor in everything:
+            archive = single / "data" / "warehouse" / "partitions" / SNAPSHOT / f"{vendor}.duckdb"
+            lake.restore_archive(archive, SNAPSHOT, vendor)
+        shared_warehouse = Warehouse(
+            tmp_path / "reader" / "bench.duckdb",
+            lake_url=store.url("lake"),
+            shared_url=store.url("warehouse"),
+            lock_url=postgres_url(database),
+        )
+        trials = shared_warehouse.rows("agent_trials", SNAPSHOT)
+        assert len(trials) == len(VENDORS)  # trialled with the whole snapshot, before the vendor was added
+        with dg.instance_for_test() as instance:
+            instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
+            materialize(instance, single, simulator.base_url, GOLDEN_STAGES, SNAPSHOT)
+            for vendor in everything:
+                materialize(instance, single, simulator.base_url, VENDOR_STAGES, vendor_key(vendor))
+            warehouse_of(single).replace_rows("agent_trials", trials, {"snapshot_id": SNAPSHOT})
+            materialize(instance, single, simulator.base_url, RESULT_STAGES, SNAPSHOT)
+        assert len(sim_logs.billing()) == paid  # nothing paid again
+        fs = store.filesystem()
+        for name in COMPARED + tuple(f"vendors/{v}.json" for v in [*VENDORS, ADDED]):
+            distributed = fs.cat(f"{store.bucket}/files/publish/{SNAPSHOT}/{name}")
+            local = (single / "data" / "publish" / SNAPSHOT / name).read_bytes()
+            if name.endswith(".json"):
+                assert json.loads(distributed) == json.loads(local), name
+            else:
+                assert distributed == local, name
+        board = json.loads((single / "data" / "publish" / SNAPSHOT / "leaderboard.json").read_text())
+        assert sorted(e["vendor"] for e in board["vendors"] if e["status"] == "scored") == sorted([*VENDORS, ADDED])
+
+        # `bench rescore` from an operator's fresh machine of the distributed deployment, and on the single one
+        operator = make_home(
+            tmp_path / "operator", [*VENDORS, ADDED], rows_per_stratum=ROWS_PER_STRATUM, edit=slow_added_vendor
+        )
+        for home, env in (
+            (operator, {**os.environ, **shared, "BENCH_HOME": str(operator)}),
+            (single, {**os.environ, "BENCH_HOME": str(single), "PYTHONPATH": str(REPO)}),
+        ):
+            done = subprocess.run(
+                [sys.executable, "-m", "bench_assets.cli.main", "rescore", SNAPSHOT],
+                env=env,
+                cwd=home,
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
+            assert done.returncode == 0 and "no differences" in done.stdout, done.stdout + done.stderr
+        assert len(sim_logs.billing()) == paid
+        # the central file every machine shares holds the snapshot-level tables; the lake the rest
+        con = duckdb.connect(str(operator / "data" / "warehouse" / "bench.duckdb"), read_only=True)
+        try:
+            assert con.execute("SELECT count(DISTINCT vendor) FROM vendor_metrics").fetchone()[0] == 3
+            assert con.execute("SELECT count(*) FROM raw_responses").fetchone()[0] == 0
+        finally:
+            con.close()
