@@ -125,8 +125,12 @@ def s3_server(workdir: Path) -> Iterator[ObjectStore]:
             time.sleep(0.2)
         store = ObjectStore(endpoint, "bench", {**S3_CREDENTIALS, "AWS_ENDPOINT_URL_S3": endpoint})
         store.filesystem().mkdir(store.bucket)
+        # s3fs caches its filesystems by arguments: one made for an earlier server (its endpoint
+        # from the environment) would outlive that server in this process
+        fsspec.get_filesystem_class("s3").clear_instance_cache()
         yield store
     finally:
+        fsspec.get_filesystem_class("s3").clear_instance_cache()
         _stop(proc)
         log.close()
 

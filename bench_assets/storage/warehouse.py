@@ -317,6 +317,9 @@ class Warehouse:
         """A read-only connection under the lock, or None when the file does not exist yet. For
         schedules and sensors, which must never create or migrate the warehouse (DuckDBResource
         always opens read-write, so this one opens the file itself)."""
+        if self.shared is None and not self.path.exists():
+            yield None  # nothing to read, and a read leaves no lock file or folder behind
+            return
         with self._turn() as exists:
             if not exists:
                 yield None

@@ -125,7 +125,8 @@ def custody(tmp_path_factory, simulator):
 def test_the_custody_chain_filled_every_kind_of_record(custody):
     counts = {t: len(rows) for t, rows in custody.tables.items()}
     assert counts["dead_rows"] == 0 and counts["decoy_queries"] > 0  # the demo's rows all verify
-    assert all(n > 0 for t, n in counts.items() if t not in ("dead_rows",)), counts
+    # registry_responses fill only for a registry-sourced snapshot (the demo plants its rows)
+    assert [t for t, n in counts.items() if n == 0 and t not in ("dead_rows", "registry_responses")] == []
     statuses = {r[0]: r[5] for r in custody.tables["snapshots"]}
     assert statuses[SNAPSHOT] == "published" and statuses[E1] == "published"
 
