@@ -124,7 +124,7 @@ def _clean(x: Any) -> Any:
     return x
 
 
-def _figure(rec: pd.Series) -> dict[str, Any]:
+def figure_of(rec: pd.Series) -> dict[str, Any]:
     value = _clean(float(rec["value"])) if rec["value"] is not None else None
     return {
         "value": None if value is None else round(value, 6),
@@ -195,16 +195,16 @@ def build_leaderboard(
     all_types: set[str] = set()
     for vendor, spec in sorted(manifest.vendors.items()):
         m = metrics[metrics["vendor"] == vendor]
-        overall = {r["metric"]: _figure(r) for _, r in m[(m["scope"] == "overall")].iterrows()}
+        overall = {r["metric"]: figure_of(r) for _, r in m[(m["scope"] == "overall")].iterrows()}
         for _, r in m[(m["scope"] == RANKING_SCOPE) & (m["metric"] == BASE_METRIC)].iterrows():
-            overall[RANK_METRIC] = _figure(r)
+            overall[RANK_METRIC] = figure_of(r)
             shared = str(r["scope_value"]).split(",")
         breakdown: dict[str, dict[str, dict[str, Any]]] = {}
         for scope in ("task_type", "stratum", "cohort", "split"):
             part = m[m["scope"] == scope]
             breakdown[scope] = {}
             for value, grp in part.groupby("scope_value", sort=True):
-                breakdown[scope][value] = {r["metric"]: _figure(r) for _, r in grp.iterrows()}
+                breakdown[scope][value] = {r["metric"]: figure_of(r) for _, r in grp.iterrows()}
         all_types |= {t for t, figs in breakdown["task_type"].items() if BASE_METRIC in figs}
         classes = {r["scope_value"]: int(r["value"]) for _, r in m[m["scope"] == "response_class"].iterrows()}
         # The rows behind the vendor's claims: its overall rate, and the ranking figure its position rests on.
@@ -276,10 +276,10 @@ def build_leaderboard(
         "rank_metric": rank,
         "ranking": ranking,
         "comparisons": _comparisons_section(rank, ranking, paired) if paired else None,
-        "comparisons_public": _public_comparisons_section(public_comparisons, ranked)
+        "comparisons_public": public_comparisons_section(public_comparisons, ranked)
         if public_comparisons is not None
         else None,
-        "power": _power_section(paired.power) if paired and paired.power else None,
+        "power": power_section(paired.power) if paired and paired.power else None,
         "k_values": manifest.k_values,
         "headline_eligible": any(e["headline_eligible"] for e in entries),
         "vendors": entries,
@@ -291,7 +291,7 @@ def _rounded(x: float | None) -> float | None:
     return None if x is None else round(x, 6)
 
 
-def _pair_record(c: PairedComparison) -> dict[str, Any]:
+def pair_record(c: PairedComparison) -> dict[str, Any]:
     """One pair as published: its counts, rates, difference (vendor_a − vendor_b) with its 95 %
     interval, raw and Holm-adjusted p-values, and the vendor found better (null: not told apart)."""
     k = c.counts
@@ -338,7 +338,7 @@ def _comparisons_section(rank: str, ranking: dict[str, Any], paired: PairedRanki
         "confidence": 0.95,
         "interval": "Newcombe's paired score interval (Newcombe 1998, method 10)",
         "method": COMPARISON_METHOD,
-        "pairs": [_pair_record(c) for c in paired.comparisons],
+        "pairs": [pair_record(c) for c in paired.comparisons],
     }
 
 
@@ -349,14 +349,14 @@ PUBLIC_COMPARISON_NOTE = (
 )
 
 
-def _public_comparisons_section(frame: pd.DataFrame, ranked: list[str]) -> dict[str, Any]:
+def public_comparisons_section(frame: pd.DataFrame, ranked: list[str]) -> dict[str, Any]:
     pairs = [c for c in comparisons_from_frame(frame) if {c.counts.first, c.counts.second} <= set(ranked)]
     task_types = sorted({t for v in frame["task_types"] for t in str(v).split(",") if t}) if len(frame) else []
     return {
         "rows": "public",
         "task_types": task_types,
         "note": PUBLIC_COMPARISON_NOTE,
-        "pairs": [_pair_record(c) for c in pairs],
+        "pairs": [pair_record(c) for c in pairs],
     }
 
 
@@ -391,7 +391,7 @@ def power_note(power: PowerStatement) -> str:
     )
 
 
-def _power_section(power: PowerStatement) -> dict[str, Any]:
+def power_section(power: PowerStatement) -> dict[str, Any]:
     return {
         "pairs": power.pairs,
         "n": power.n,
