@@ -75,6 +75,14 @@ NOT_REPRODUCIBLE = (
 )
 
 
+# Why a public verdict is not reproducible (`reproduce.verdicts`), by kind.
+NOT_REPRODUCIBLE_VERDICTS = {
+    "withheld": "the text they read is withheld because it names a holdout row, and read as empty it gives "
+    "another verdict",
+    "digests": "the vendor's terms allow digests only, so the text they read is not published",
+}
+
+
 @dataclass
 class ReproduceReport:
     """What `bench reproduce` found: what it re-derived, what it could not and why, and every difference."""
@@ -159,8 +167,17 @@ def rederive_verdicts(
     report.bodies_reparsed = sum(v.bodies_reparsed for v in done)
     for v in done:
         report.differences += v.differences
-        for row_id, why in sorted(v.not_reproducible.items()):
-            report.not_reproducible.append(f"public_row_scores.csv · vendor {v.vendor} · row {row_id}: {why}")
+        for kind, why in NOT_REPRODUCIBLE_VERDICTS.items():
+            listed = [
+                f"{r} (result {', '.join(map(str, ranks))})"
+                for r, (k, ranks) in sorted(v.not_reproducible.items())
+                if k == kind
+            ]
+            if listed:
+                report.not_reproducible.append(
+                    f"public_row_scores.csv · vendor {v.vendor} · {len(listed)} verdicts, taken as published: {why}: "
+                    + ", ".join(listed)
+                )
         if v.estimated_spend:
             report.notes.append(
                 f"{v.vendor}: {len(v.estimated_spend)} billed responses could not be read and are priced as "

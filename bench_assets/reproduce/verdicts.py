@@ -51,11 +51,12 @@ VERDICT_COLUMNS = ("correct", "fidelity", "fidelity_label", "answer_score", "ans
 @dataclass
 class VendorVerdicts:
     """One vendor's re-derived row scores, the rows whose verdict stands as published (row id →
-    why), what was re-read from bodies, and the bundle's own differences."""
+    why: `digests` or `withheld`, and the ranks whose text it needs), what was re-read from bodies,
+    and the bundle's own differences."""
 
     vendor: str
     scores: pd.DataFrame
-    not_reproducible: dict[str, str] = field(default_factory=dict)
+    not_reproducible: dict[str, tuple[str, list[int]]] = field(default_factory=dict)
     bodies_reparsed: int = 0
     estimated_spend: list[str] = field(default_factory=list)
     differences: list[Difference] = field(default_factory=list)
@@ -255,14 +256,13 @@ class _Rederiver:
             if not needed:
                 continue
             mine = published.get(rec["row_id"]) or {}
-            ranks = ", ".join(map(str, needed))
             if self.ev.level == "digests":
-                why = f"the vendor's terms allow digests only: the text of result {ranks} is not published"
+                why = "digests"
             elif all(same_value(mine.get(c) or None, _cell(rec[c]), text=True) for c in VERDICT_COLUMNS):
                 continue  # reading the withheld text as empty gives the published verdict
             else:
-                why = f"the text of result {ranks} is withheld: it names a holdout row"
-            self.out.not_reproducible[rec["row_id"]] = why
+                why = "withheld"
+            self.out.not_reproducible[rec["row_id"]] = (why, needed)
             for c in VERDICT_COLUMNS:
                 scores.at[i, c] = _published_value(c, mine.get(c))
         self.out.scores = scores
