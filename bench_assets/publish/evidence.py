@@ -34,6 +34,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -190,10 +191,12 @@ def parquet_bytes(table: pa.Table) -> bytes:
 
 @dataclass
 class EvidenceBundle:
-    """The bundle: its index (`bundle.json` before the file digests) and each Parquet file's table."""
+    """The bundle: its index (`bundle.json` before the file digests), each Parquet file's table,
+    and the archived terms that decide each vendor's level (`terms/<vendor>.md`, as archived)."""
 
     index: dict[str, Any]
     tables: dict[str, pa.Table] = field(default_factory=dict)
+    terms: dict[str, bytes] = field(default_factory=dict)
 
     @cached_property
     def parquet(self) -> dict[str, bytes]:
@@ -211,6 +214,7 @@ class EvidenceBundle:
     def files(self) -> dict[str, str | bytes]:
         """Every file of the bundle, relative path → content."""
         out: dict[str, str | bytes] = dict(self.parquet)
+        out.update(self.terms)
         out[INDEX_FILE] = json.dumps(self.published_index, indent=2, sort_keys=True) + "\n"
         out[SCHEMA_NAME] = json.dumps(evidence_schema(), indent=2) + "\n"
         return out
@@ -357,12 +361,40 @@ def vendor_evidence(
     )
 
 
-def bundle_index(manifest: Manifest, counts: Mapping[str, Mapping[str, int]]) -> dict[str, Any]:
+def terms_path(vendor: str) -> str:
+    return f"{BUNDLE_DIR}/terms/{vendor}.md"
+
+
+def archived_terms(manifest: Manifest, root: Path | None) -> dict[str, bytes]:
+    """Each vendor's archived terms (`evidence_terms`, read under `root`), published as they are
+    so a reader can check them against the SHA-256 the manifest pins; a file that cannot be read is left out."""
+    out = {}
+    for vendor, spec in sorted(manifest.vendors.items()):
+        if spec.evidence_terms is not None and root is not None and (root / spec.evidence_terms.file).is_file():
+            out[terms_path(vendor)] = (root / spec.evidence_terms.file).read_bytes()
+    return out
+
+
+def terms_decision(text: bytes | None) -> str | None:
+    """The decision an archived terms file states (its `- **Decision**: ...` line), as plain text."""
+    if text is None:
+        return None
+    for line in text.decode("utf-8", "replace").splitlines():
+        if line.startswith("- **Decision**: "):
+            return line.removeprefix("- **Decision**: ").replace("`", "")
+    return None
+
+
+def bundle_index(
+    manifest: Manifest, counts: Mapping[str, Mapping[str, int]], terms: Mapping[str, bytes] | None = None
+) -> dict[str, Any]:
     """`bundle.json` without its file digests: what scoring needs besides the rows and the bundle,
-    and each vendor's evidence level with why."""
+    and each vendor's evidence level with why (and the decision its archived terms state)."""
+    terms = terms or {}
     vendors = {}
     for vendor, spec in sorted(manifest.vendors.items()):
         level, why = manifest.evidence_level(vendor)
+        published = terms.get(terms_path(vendor))
         vendors[vendor] = {
             "adapter": spec.adapter,
             "adapter_version": spec.adapter_version,
@@ -371,7 +403,13 @@ def bundle_index(manifest: Manifest, counts: Mapping[str, Mapping[str, int]]) ->
             "evidence_level": level,
             "evidence_why": why,
             "terms_level": spec.publish_evidence,
-            "terms": None if spec.evidence_terms is None else spec.evidence_terms.model_dump(),
+            "terms": None
+            if spec.evidence_terms is None
+            else {
+                **spec.evidence_terms.model_dump(),
+                "published_as": terms_path(vendor) if published is not None else None,
+                "decision": terms_decision(published),
+            },
             "withheld": dict(counts.get(vendor, {})),
         }
     return {
@@ -391,9 +429,11 @@ def evidence_bundle(
     public_rows: list[GoldenRow],
     raw_of: Callable[[str], pd.DataFrame],
     guard: LeakGuard,
+    root: Path | None = None,
 ) -> EvidenceBundle:
     """The bundle of a snapshot: every vendor with archived responses (`raw_of(vendor)`: all its
-    attempts), its public rows' attempts and results at its evidence level, private rows withheld."""
+    attempts), its public rows' attempts and results at its evidence level, private rows withheld;
+    and each vendor's archived terms, read under `root` (the repository the manifest's paths are relative to)."""
     tables: dict[str, pa.Table] = {}
     counts: dict[str, dict[str, int]] = {}
     for vendor in sorted(manifest.vendors):
@@ -403,4 +443,5 @@ def evidence_bundle(
         attempts, results, counts[vendor] = vendor_evidence(manifest, vendor, public_rows, raw, guard)
         tables[table_path("attempts", vendor)] = attempts
         tables[table_path("results", vendor)] = results
-    return EvidenceBundle(bundle_index(manifest, counts), tables)
+    terms = archived_terms(manifest, root)
+    return EvidenceBundle(bundle_index(manifest, counts, terms), tables, terms)

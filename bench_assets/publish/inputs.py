@@ -182,7 +182,10 @@ def site_inputs(
             "holdout": sum(1 for s in split.values() if s == "holdout"),
         },
         extra_files=dict(extra_files),
-        evidence=evidence_bundle(manifest, public, raw_of, leak_guard) if raw_of is not None else None,
+        # the manifest's paths (its archived terms) are relative to the repository: data/snapshots/<id>/..
+        evidence=evidence_bundle(manifest, public, raw_of, leak_guard, snapshot_dir.parent.parent.parent)
+        if raw_of is not None
+        else None,
     )
 
 

@@ -93,6 +93,11 @@ def read_folder(root: Path) -> PublishedFolder:
     root = Path(root)
     if not root.is_dir():
         raise BenchInputError(str(root), [(None, "<dir>", "not a directory")])
+    if not (root / INDEX_FILE).is_file() and (root / "leaderboard.json").is_file():
+        raise BenchInputError(
+            str(root / INDEX_FILE),
+            [(None, "<file>", "not found: this snapshot was published without an evidence bundle; re-publish it")],
+        )
     index = _read_json(root / INDEX_FILE)
     if not isinstance(index, dict) or index.get("format_version") != FORMAT_VERSION:
         raise BenchInputError(

@@ -309,3 +309,50 @@ def test_reproduce_names_the_folder_it_cannot_read(tmp_path, capsys):
     (tmp_path / "empty").mkdir()
     assert cli.main(["reproduce", str(tmp_path / "empty"), "--no-progress"]) == 2
     assert "evidence/bundle.json" in capsys.readouterr().err
+
+
+def test_a_digests_vendors_query_page_shows_ranks_and_marks_not_what_it_returned(published_site):
+    """Where a vendor's terms allow digests only, its drill-down shows each result's rank, whether
+    it is a golden URL or holds the answer, and the body's SHA-256, not its URL, title or text."""
+    from bench_assets.publish.drilldown import query_drilldowns
+    from bench_assets.publish.site import _environment
+
+    site = published_site
+    warehouse = warehouse_of(site.home)
+    manifest = load_manifest(site.home / "data" / "snapshots" / site.snapshot / "manifest.yaml")
+    live = manifest.model_copy(update={"mode": "live"})  # the demo manifest's levels: digests for every vendor
+    rows = load_golden_rows(warehouse, site.snapshot)
+    split = warehouse.split(site.snapshot)
+    results = warehouse.query_df(
+        "SELECT r.* FROM response_results r JOIN query_split q USING (snapshot_id, row_id) "
+        "WHERE r.snapshot_id = ? AND q.split = 'public'",
+        [site.snapshot],
+    )
+    queries = query_drilldowns(
+        live,
+        rows,
+        split,
+        warehouse.rows("row_scores", site.snapshot, split="public"),
+        results,
+        warehouse.rows("raw_responses", site.snapshot, role="public"),
+        LeakGuard(private_needles(site)),
+    )
+    entries = [e for q in queries for e in q["vendors"] if e["response_class"] == "ok"]
+    assert entries and {e["evidence_level"] for e in entries} == {"digests"}
+    for e in entries:
+        assert all(
+            set(r) <= {"rank", "withheld", "golden", "contains_answer", "answer_read", "digest_only"}
+            for r in e["results"]
+        )
+        assert not e.get("answer_reading") or e["answer_reading"]["sentence"] is None
+        assert all(f["items"] == [] for f in e.get("fidelity_fields") or [])
+        assert e["body_sha256"]
+    assert any(r["golden"] for e in entries for r in e["results"])  # the marks are still there
+    q = next(q for q in queries if q["task_type"] == "search")
+    board = json.loads((site.out / "leaderboard.json").read_text())
+    html = _environment().get_template("query.html.j2").render(board=board, manifest=live, root="../", active="", q=q)
+    page = LexborHTMLParser(html)
+    golden = {normalize_url(u) for u in q["golden_urls"]}  # the row's own golden URLs are public
+    returned = [u for u in set(results.loc[results["row_id"] == q["row_id"], "url"]) if normalize_url(u) not in golden]
+    assert returned and not [u for u in returned if u in html]
+    assert page.css("li.digest-only") and "the vendor's terms allow digests only" in page.text()
