@@ -86,7 +86,7 @@ def reproduce(folder: Path | None = None) -> dict[str, Any]:
             ["/usr/bin/time", "-v", bench, "reproduce", str(copy), "--no-progress"], env=env, cwd=elsewhere
         )
     output = measured["output_tail"]
-    differences = re.search(r"^(\d+) differences$", output, re.M)
+    differences = re.search(r"^(\d+) differences?$", output, re.M)
     verdicts = re.search(r"alone: (\d+) verdicts of (\d+) vendors on (\d+) public rows", output)
     unreproducible = len(re.findall(r"^not reproducible from public data: ", output, re.M))
     return {

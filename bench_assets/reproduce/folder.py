@@ -47,7 +47,30 @@ def _read_table(path: Path, columns: tuple[Any, ...]) -> list[dict[str, Any]]:
 
 @dataclass
 class VendorEvidence:
-    """One vendor's part of the bundle: its entry in the index and its two tables' rows."""
+    """One vendor's part of the bundle: its entry in the index and where its two tables are; the
+    tables' rows are read when asked for (`load`), one vendor at a time."""
+
+    vendor: str
+    settings: dict[str, Any]
+    attempts_path: Path
+    results_path: Path
+
+    @property
+    def level(self) -> str:
+        return str(self.settings["evidence_level"])
+
+    def load(self) -> LoadedEvidence:
+        return LoadedEvidence(
+            self.vendor,
+            self.settings,
+            _read_table(self.attempts_path, ATTEMPT_COLUMNS),
+            _read_table(self.results_path, RESULT_COLUMNS),
+        )
+
+
+@dataclass
+class LoadedEvidence:
+    """One vendor's evidence read: its settings and its two tables' rows."""
 
     vendor: str
     settings: dict[str, Any]
@@ -125,7 +148,8 @@ def read_folder(root: Path) -> PublishedFolder:
         attempts, results = root / table_path("attempts", vendor), root / table_path("results", vendor)
         if not attempts.is_file() and not results.is_file():
             continue  # a vendor with no archived responses has no evidence (not run)
-        folder.vendors[vendor] = VendorEvidence(
-            vendor, settings, _read_table(attempts, ATTEMPT_COLUMNS), _read_table(results, RESULT_COLUMNS)
-        )
+        for path in (attempts, results):
+            if not path.is_file():
+                raise BenchInputError(str(path), [(None, "<file>", f"not found, though {vendor} has evidence")])
+        folder.vendors[vendor] = VendorEvidence(vendor, settings, attempts, results)
     return folder

@@ -107,7 +107,7 @@ class ReproduceReport:
         lines += [f"note: {n}" for n in self.notes]
         lines += [f"not reproducible from public data: {n}" for n in self.not_reproducible]
         lines += [f"difference: {d}" for d in self.differences]
-        lines.append(f"{len(self.differences)} differences")
+        lines.append(f"{len(self.differences)} difference{'s' if len(self.differences) != 1 else ''}")
         return "\n".join(lines)
 
 
@@ -155,12 +155,19 @@ def rederive_verdicts(
     done: list[VendorVerdicts] = []
     total = len(folder.rows) * len(folder.vendors)
     with tqdm(total=total, unit="row", desc="reproduce", disable=not progress, leave=False) as bar:
-        for vendor, evidence in folder.vendors.items():
+        for vendor, evidence in folder.vendors.items():  # one vendor's bundle in memory at a time
             bar.set_postfix_str(vendor)
             done.append(
-                rederive_vendor(evidence, folder.snapshot_id, folder.rows, answer_k, weights, published.get(vendor, {}))
+                rederive_vendor(
+                    evidence.load(),
+                    folder.snapshot_id,
+                    folder.rows,
+                    answer_k,
+                    weights,
+                    published.get(vendor, {}),
+                    lambda: bar.update(1),
+                )
             )
-            bar.update(len(folder.rows))
     frames = [v.scores for v in done if len(v.scores)]
     scores = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=SCORE_COLUMNS)
     report.verdicts = int((scores["response_class"] != "unsupported").sum()) if len(scores) else 0
@@ -175,8 +182,8 @@ def rederive_verdicts(
             ]
             if listed:
                 report.not_reproducible.append(
-                    f"public_row_scores.csv · vendor {v.vendor} · {len(listed)} verdicts, taken as published: {why}: "
-                    + ", ".join(listed)
+                    f"public_row_scores.csv · vendor {v.vendor} · {len(listed)} "
+                    f"verdict{'s' if len(listed) != 1 else ''}, taken as published: {why}: " + ", ".join(listed)
                 )
         if v.estimated_spend:
             report.notes.append(
@@ -258,8 +265,12 @@ def compare_figures(
                 column = f"public_{name}{suffix}"
                 if column in row and not same_value(row[column] or None, fig.get(key), text=True):
                     report.differences.append(Difference("leaderboard.csv", vendor, column, row[column], fig.get(key)))
-    ranked = [e["vendor"] for e in sorted(entries.values(), key=lambda e: e.get("position") or 10_000)]
-    ranked = [v for v in ranked if (entries[v].get("rank_range") is not None or entries[v].get("position"))]
+    rank = folder.board.get("rank_metric")  # the vendors the leaderboard ranks: a defined ranking figure
+    ranked = [
+        v
+        for v, e in sorted(entries.items(), key=lambda item: item[1].get("position") or 10_000)
+        if ((e.get("metrics") or {}).get(rank) or {}).get("value") is not None
+    ]
     section = folder.board.get("comparisons_public")
     if section is not None:
         frame = (

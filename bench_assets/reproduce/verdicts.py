@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,7 +40,7 @@ from bench_assets.fetch.spend import priced_usd, read_attempt
 from bench_assets.golden.rows import GoldenRow, capability_of
 from bench_assets.golden.verdicts import result_text
 from bench_assets.publish.evidence import table_path, url_digest
-from bench_assets.reproduce.folder import VendorEvidence
+from bench_assets.reproduce.folder import LoadedEvidence
 from bench_assets.rescore.compare import Difference, same_value
 from bench_assets.score.partition import RowEvidence, score_rows
 
@@ -75,7 +76,7 @@ class _Rederiver:
 
     def __init__(
         self,
-        evidence: VendorEvidence,
+        evidence: LoadedEvidence,
         snapshot_id: str,
         rows: list[GoldenRow],
         answer_k: int,
@@ -228,7 +229,7 @@ class _Rederiver:
             return sorted(r for r in hidden if r <= self.answer_k)
         return []
 
-    def run(self, published: dict[str, dict[str, Any]]) -> VendorVerdicts:
+    def run(self, published: dict[str, dict[str, Any]], tick: Callable[[], object] = lambda: None) -> VendorVerdicts:
         """Re-derive every public row's verdict; `published` maps row id → its published verdict
         (public_row_scores.csv), which stands where a verdict is not reproducible."""
         attempts_by_row: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -241,6 +242,7 @@ class _Rederiver:
             self.differ(self.attempts_file, f"row {row_id}", "present", "not a public row")
         evidence, hidden_of = {}, {}
         for row in self.rows:
+            tick()
             if capability_of(row) not in self.adapter.capabilities:
                 continue  # unsupported: scored as such, with no evidence
             if not attempts_by_row.get(row.id):
@@ -288,12 +290,14 @@ def _published_value(column: str, text: Any) -> Any:
 
 
 def rederive_vendor(
-    evidence: VendorEvidence,
+    evidence: LoadedEvidence,
     snapshot_id: str,
     rows: list[GoldenRow],
     answer_k: int,
     fidelity_weights: dict[str, float],
     published: dict[str, dict[str, Any]],
+    tick: Callable[[], object] = lambda: None,
 ) -> VendorVerdicts:
-    """One vendor's public verdicts re-derived from its evidence (see the module)."""
-    return _Rederiver(evidence, snapshot_id, rows, answer_k, fidelity_weights).run(published)
+    """One vendor's public verdicts re-derived from its evidence (see the module); `tick` is
+    called once per row (a progress bar)."""
+    return _Rederiver(evidence, snapshot_id, rows, answer_k, fidelity_weights).run(published, tick)

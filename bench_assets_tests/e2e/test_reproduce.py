@@ -172,7 +172,7 @@ def test_a_tampered_folder_is_caught_and_the_difference_named(
             )
     code, lines = run_reproduce(folder, tmp_path, monkeypatch, capsys)
     found = differences(lines)
-    assert code == 1 and lines[-1] == f"{len(found)} differences"
+    assert code == 1 and lines[-1] == f"{len(found)} difference{'s' if len(found) != 1 else ''}"
     for line in expected:
         assert any(d.startswith(line) for d in found), (line, found)
 
