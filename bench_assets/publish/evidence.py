@@ -42,6 +42,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from bench_assets.adapters import get_adapter
+from bench_assets.errors import NotReadyError
 from bench_assets.fetch.spend import attempt_readings, ledger_of
 from bench_assets.golden.rows import GoldenRow, capability_of
 from bench_assets.golden.verdicts import result_text
@@ -436,12 +437,20 @@ def evidence_bundle(
     and each vendor's archived terms, read under `root` (the repository the manifest's paths are relative to)."""
     tables: dict[str, pa.Table] = {}
     counts: dict[str, dict[str, int]] = {}
+    missing: dict[str, str] = {}
     for vendor in sorted(manifest.vendors):
         raw = raw_of(vendor)
         if raw.empty:
             continue
-        attempts, results, counts[vendor] = vendor_evidence(manifest, vendor, public_rows, raw, guard)
+        try:
+            attempts, results, counts[vendor] = vendor_evidence(manifest, vendor, public_rows, raw, guard)
+        except NotReadyError as exc:  # its fetch is not complete: it is not scored, so it has no evidence
+            missing[vendor] = str(exc)
+            continue
         tables[table_path("attempts", vendor)] = attempts
         tables[table_path("results", vendor)] = results
     terms = archived_terms(manifest, root)
-    return EvidenceBundle(bundle_index(manifest, counts, terms), tables, terms)
+    index = bundle_index(manifest, counts, terms)
+    for vendor, why in missing.items():
+        index["vendors"][vendor]["no_evidence"] = why
+    return EvidenceBundle(index, tables, terms)

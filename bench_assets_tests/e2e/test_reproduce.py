@@ -31,8 +31,10 @@ from bench_assets.golden.store import load_golden_rows
 from bench_assets.golden.verify import row_urls
 from bench_assets.manifest import load_manifest
 from bench_assets.metrics import normalize_url
+from bench_assets.publish.drilldown import query_drilldowns
 from bench_assets.publish.evidence import BUNDLE_DIR, evidence_bundle
 from bench_assets.publish.inputs import private_terms
+from bench_assets.publish.site import _environment
 from bench_assets.simulator.app import sim_key
 from bench_assets.split.decoys import decoys_for_snapshot
 from bench_assets.split.leaks import LeakGuard
@@ -314,9 +316,6 @@ def test_reproduce_names_the_folder_it_cannot_read(tmp_path, capsys):
 def test_a_digests_vendors_query_page_shows_ranks_and_marks_not_what_it_returned(published_site):
     """Where a vendor's terms allow digests only, its drill-down shows each result's rank, whether
     it is a golden URL or holds the answer, and the body's SHA-256, not its URL, title or text."""
-    from bench_assets.publish.drilldown import query_drilldowns
-    from bench_assets.publish.site import _environment
-
     site = published_site
     warehouse = warehouse_of(site.home)
     manifest = load_manifest(site.home / "data" / "snapshots" / site.snapshot / "manifest.yaml")
