@@ -46,6 +46,25 @@ class PricingSource(_Strict):
     archived_on: str
 
 
+EvidenceLevel = Literal["raw", "results", "digests"]
+# What each level publishes of a vendor's responses in the evidence bundle (publish/evidence.py):
+EVIDENCE_LEVELS: dict[str, str] = {
+    "raw": "every response body as received, beside the parsed results and the digests",
+    "results": "the parsed results (rank, URL, title, the text that was scored) and the digests, not the bodies",
+    "digests": "the SHA-256 of every body, of every result's normalized URL and of the text that was scored, "
+    "not the results themselves",
+}
+
+
+class TermsSource(_Strict):
+    """The archived transcription of the vendor's terms that decides what of its responses may be
+    published (`publish_evidence`): the clause, its source and the decision, with date and SHA-256."""
+
+    file: str
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    archived_on: str
+
+
 class VendorSpec(_Strict):
     """How one vendor is called and billed in this snapshot."""
 
@@ -86,6 +105,35 @@ class VendorSpec(_Strict):
     pricing_source: PricingSource | None = Field(
         default=None, description="the archived pricing text the prices were read from; required in live mode"
     )
+    publish_evidence: EvidenceLevel = Field(
+        default="digests",
+        description="what the vendor's terms allow the evidence bundle to publish of its responses (raw bodies, "
+        "parsed results, or digests only); without the clause that allows more, digests",
+    )
+    evidence_terms: TermsSource | None = Field(
+        default=None, description="the archived terms that decide `publish_evidence`; required for raw or results"
+    )
+
+    @model_validator(mode="after")
+    def _evidence_level_has_its_clause(self) -> VendorSpec:
+        """Publishing a vendor's bodies or results is the vendor's call: it must cite the clause."""
+        if self.publish_evidence != "digests" and self.evidence_terms is None:
+            raise ValidationError.from_exception_data(
+                type(self).__name__,
+                [
+                    InitErrorDetails(
+                        type=PydanticCustomError(
+                            "evidence_terms",
+                            "required when publish_evidence is '{level}': the archived clause of the vendor's terms "
+                            "that allows it (its file under data/terms/, sha256 and archived_on); without it, digests",
+                            {"level": self.publish_evidence},
+                        ),
+                        loc=("evidence_terms",),
+                        input=None,
+                    )
+                ],
+            )
+        return self
 
     @model_validator(mode="before")
     @classmethod
@@ -420,6 +468,19 @@ class Manifest(_Strict):
         if problems:  # field errors, so the message names vendors.<name>.pricing_source and its line
             raise ValidationError.from_exception_data(type(self).__name__, problems)
         return self
+
+    def evidence_level(self, vendor: str) -> tuple[EvidenceLevel, str]:
+        """The level at which the evidence bundle publishes a vendor's responses, and why. Live: the
+        vendor's terms (`publish_evidence`). Otherwise every body was written by bench's simulator,
+        which no vendor's terms govern, so it is published whole (`raw`)."""
+        spec = self.vendors[vendor]
+        terms = f" ({spec.evidence_terms.file})" if spec.evidence_terms else " (no clause allowing more was found)"
+        if self.mode == "live":
+            return spec.publish_evidence, f"the vendor's terms allow {spec.publish_evidence}{terms}"
+        return "raw", (
+            f"{self.mode}: every body was written by bench's simulator, not by the vendor; a live snapshot "
+            f"publishes {spec.publish_evidence}{terms}"
+        )
 
     def pool_source(self, pool: RowPool) -> str:
         """Where a pool's rows come from (a file pool without a path is checked where it is used)."""

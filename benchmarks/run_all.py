@@ -6,7 +6,8 @@
     python -m benchmarks.run_all km         # Kaplan–Meier at 100,000 probes vs lifelines
     python -m benchmarks.run_all demo       # `bench demo`: wall time and peak memory
     python -m benchmarks.run_all distributed  # a snapshot: local path vs Celery on 1 and 2 workers
-    python -m benchmarks.run_all all        # all of the above, one after another
+    python -m benchmarks.run_all reproduce [--folder DIR]   # `bench reproduce` on a published folder: bundle size, time
+    python -m benchmarks.run_all all        # all of the above but reproduce, one after another
     python -m benchmarks.run_all summary    # the README table from the results files
 
 Figures depend on the machine and on what else runs on it: each result records the load average
@@ -61,6 +62,19 @@ def run_distributed(args) -> dict:
     return distributed()
 
 
+def run_reproduce(args) -> dict:
+    from benchmarks.reproduce_bench import reproduce
+
+    return reproduce(Path(args.folder) if args.folder else None)
+
+
+def reproduce_name(args) -> str:
+    """One results file per published folder measured (the demo's, the scale snapshot's, ...)."""
+    from benchmarks.reproduce_bench import DEFAULT_FOLDER
+
+    return f"reproduce_{Path(args.folder or DEFAULT_FOLDER).resolve().name}"
+
+
 BENCHMARKS = {
     "fetch": ("fetch_throughput", run_fetch),
     "parallel": ("parallel_vendors", run_parallel),
@@ -68,6 +82,7 @@ BENCHMARKS = {
     "km": ("kaplan_meier_100k", run_km),
     "demo": ("demo_snapshot", run_demo),
     "distributed": ("distributed_snapshot", run_distributed),
+    "reproduce": ("reproduce", run_reproduce),  # named per folder (reproduce_name); not in `all`: it needs one
 }
 
 
@@ -113,6 +128,14 @@ def summary() -> str:
         "{lifelines_fit_and_median_seconds} s; largest survival difference {max_abs_survival_difference:.1e}",
         "agrees with lifelines",
     )
+    for path in sorted(RESULTS.glob("reproduce_*.json")):
+        row(
+            path.stem,
+            "{public_rows} public rows × {vendors} vendors: bundle {bundle_mib} MiB = {bundle_mib_per_1000_public_rows} MiB "
+            "per 1,000 public rows ({bundle_kib_per_1000_vendor_responses} KiB per 1,000 vendor responses); "
+            "reproduced in {reproduce_wall_seconds} s, peak {peak_tree_rss_mib} MiB, {differences} differences",
+            "0 differences",
+        )
     row(
         "distributed_snapshot",
         "local {local_seconds} s; Celery 1 worker {celery_1_worker_seconds} s, 2 workers "
@@ -134,6 +157,7 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m benchmarks.run_all", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("which", choices=[*BENCHMARKS, "all", "summary"])
+    parser.add_argument("--folder", help="reproduce: the published folder (default data/publish/web_search-2026-q3)")
     parser.add_argument("--requests", type=int, default=400, help="fetch: requests to send")
     parser.add_argument("--queries", type=int, default=100_000, help="scoring: golden queries (x 10 results)")
     parser.add_argument("--repeats", type=int, default=3, help="scoring: repeats (the best is reported)")
@@ -142,8 +166,9 @@ def main(argv: list[str] | None = None) -> int:
         print(summary())
         return 0
     failed = []
-    for key in BENCHMARKS if args.which == "all" else [args.which]:
+    for key in [k for k in BENCHMARKS if k != "reproduce"] if args.which == "all" else [args.which]:
         name, run = BENCHMARKS[key]
+        name = reproduce_name(args) if key == "reproduce" else name
         info = machine()
         result = run(args)
         path = write_result(name, {"machine": info, **result})

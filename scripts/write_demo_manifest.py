@@ -20,7 +20,9 @@ ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "data" / "snapshots" / SNAPSHOT / "manifest.yaml"
 VENDORS_REFERENCE = ROOT.parent / "shared" / "vendors.md"
 PRICING_DIR = ROOT / "data" / "pricing"
+TERMS_DIR = ROOT / "data" / "terms"
 ARCHIVED_ON = "2026-11-22"
+TERMS_ARCHIVED_ON = "2026-11-25"
 SECTION_OF = {
     "exa": "Exa",
     "tavily": "Tavily",
@@ -90,6 +92,26 @@ def archive_pricing(vendor: str) -> dict | None:
     }
 
 
+def archived_terms(vendor: str) -> dict:
+    """What the vendor's terms allow the evidence bundle to publish of its responses, and the
+    archived transcription that decides it (`data/terms/<vendor>.md`, written by hand from the
+    vendor's terms with their source). Its decision line names the level; a vendor whose terms
+    could not be found is `digests`, the safe default."""
+    path = TERMS_DIR / f"{vendor}.md"
+    text = path.read_text(encoding="utf-8")
+    level = re.search(r"^- \*\*Decision\*\*: `(raw|results|digests)`", text, re.M)
+    if level is None:
+        raise SystemExit(f"{path}: no '- **Decision**: `raw|results|digests`' line")
+    return {
+        "publish_evidence": level.group(1),
+        "evidence_terms": {
+            "file": str(path.relative_to(ROOT)),
+            "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+            "archived_on": TERMS_ARCHIVED_ON,
+        },
+    }
+
+
 # Simulated snapshots pace against the simulator, not the vendor's plan. Where a vendor's
 # cheapest plan is so slow that the demo could not finish in minutes, the demo pins a faster
 # pace and says so; a live manifest keeps the adapter's MANIFEST_DEFAULTS.
@@ -123,6 +145,7 @@ def main() -> None:
         source = archive_pricing(name)
         if source:
             vendors[name]["pricing_source"] = source
+        vendors[name].update(archived_terms(name))
     manifest = {
         "snapshot_id": SNAPSHOT,
         "mode": "simulated",

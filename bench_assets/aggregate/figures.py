@@ -16,6 +16,10 @@ variance bound (`bounded_mean_interval`), which keeps a positive width when ever
 every value is 1. Billed spend is a total of archived, billed calls, not an estimate: it is
 exact, published with `low = high = value`. The ranking figure (`scope = "ranking"`) is the
 correct rate over the task types every scored vendor supports (`shared_task_types`).
+
+Each side of the split also gets its own spend, cost per correct, latency percentiles and
+ranking figure (`correct_rate_shared`): the public side's figures are the ones a reader can
+re-derive from the published evidence bundle (`bench reproduce`).
 """
 
 from __future__ import annotations
@@ -75,6 +79,21 @@ def _scope_metrics(rows: list, snapshot: str, vendor: str, scope: str, value: st
         rows.append([snapshot, vendor, scope, value, "answer_score_mean", iv.value, len(answer), iv.low, iv.high])
 
 
+def _spend_metrics(rows: list, snapshot: str, vendor: str, scope: str, value: str, scored: pd.DataFrame) -> None:
+    """Billed spend (exact), cost per correct with its interval, latency p50 and p95 of the rows."""
+    n = len(scored)
+    correct = int(scored["correct"].fillna(False).sum())
+    spend = float(scored["billed_usd"].fillna(0.0).sum())
+    # Spend is exact (a sum of billed calls): its interval is the value itself.
+    rows.append([snapshot, vendor, scope, value, "spend_usd", spend, n, spend, spend])
+    cpc = cost_per_correct_interval(spend, correct, n)
+    rows.append([snapshot, vendor, scope, value, "cost_per_correct_usd", cpc.value, n, cpc.low, cpc.high])
+    latencies = scored["latency_ms"].dropna().astype(float).tolist()
+    for q in (50, 95):
+        lat = percentile_interval(latencies, q)
+        rows.append([snapshot, vendor, scope, value, f"latency_p{q}_ms", lat.value, len(latencies), lat.low, lat.high])
+
+
 def shared_task_types(scores: pd.DataFrame) -> list[str]:
     """The ranking basis: the task types every scored vendor of the snapshot supports.
 
@@ -105,30 +124,23 @@ def vendor_metrics(snapshot_id: str, scores: pd.DataFrame) -> pd.DataFrame:
         for scope in ("task_type", "stratum", "cohort", "split"):
             for value, part in df.groupby(scope, sort=True):
                 _scope_metrics(rows, snapshot_id, vendor, scope, str(value), part)
+                side = part[part["response_class"] != "unsupported"]
+                if scope == "split" and len(side):  # each side's own spend, latency and ranking figure
+                    _spend_metrics(rows, snapshot_id, vendor, scope, str(value), side)
+                    basis = side[side["task_type"].isin(shared)]
+                    if shared and len(basis):
+                        _prop(
+                            rows,
+                            snapshot_id,
+                            vendor,
+                            scope,
+                            str(value),
+                            "correct_rate_shared",
+                            int(basis["correct"].fillna(False).sum()),
+                            len(basis),
+                        )
         scored = df[df["response_class"] != "unsupported"]
-        n = len(scored)
-        correct = int(scored["correct"].fillna(False).sum())
-        spend = float(scored["billed_usd"].fillna(0.0).sum())
-        # Spend is exact (a sum of billed calls): its interval is the value itself.
-        rows.append([snapshot_id, vendor, "overall", "all", "spend_usd", spend, n, spend, spend])
-        cpc = cost_per_correct_interval(spend, correct, n)
-        rows.append([snapshot_id, vendor, "overall", "all", "cost_per_correct_usd", cpc.value, n, cpc.low, cpc.high])
-        latencies = scored["latency_ms"].dropna().astype(float).tolist()
-        for q in (50, 95):
-            lat = percentile_interval(latencies, q)
-            rows.append(
-                [
-                    snapshot_id,
-                    vendor,
-                    "overall",
-                    "all",
-                    f"latency_p{q}_ms",
-                    lat.value,
-                    len(latencies),
-                    lat.low,
-                    lat.high,
-                ]
-            )
+        _spend_metrics(rows, snapshot_id, vendor, "overall", "all", scored)
         basis = scored[scored["task_type"].isin(shared)]
         if shared and len(basis):
             _prop(

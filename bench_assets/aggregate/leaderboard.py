@@ -22,7 +22,7 @@ import pandas as pd
 
 from bench_assets.agent_ready.records import TrialRecord, agent_ready_summary, load_trial_records
 from bench_assets.aggregate import eligibility
-from bench_assets.aggregate.comparisons import comparisons_from_frame
+from bench_assets.aggregate.comparisons import comparisons_from_frame, vendor_comparisons
 from bench_assets.aggregate.figures import RANKING_SCOPE
 from bench_assets.fetch.classify import RESPONSE_CLASSES
 from bench_assets.fetch.versions import recorded_versions
@@ -54,6 +54,23 @@ HEADLINE_METRICS = [
     "latency_p95_ms",
     "ttr_median_hours",
     "ttr_probes",
+]
+# The public rows' own figures (breakdown.split.public), also columns of leaderboard.csv (`public_<metric>`):
+# what `bench reproduce` re-derives from the evidence bundle.
+PUBLIC_METRICS = [
+    "correct_rate_shared",
+    "correct_rate",
+    "coverage",
+    "hit_at_1",
+    "hit_at_3",
+    "hit_at_5",
+    "hit_at_10",
+    "fidelity_mean",
+    "answer_score_mean",
+    "spend_usd",
+    "cost_per_correct_usd",
+    "latency_p50_ms",
+    "latency_p95_ms",
 ]
 # A Kaplan–Meier median that never falls to 1/2 is "not reached": its figure has value null and
 # n > 0 (a vendor with no sentinel subject has no figure at all). The CSV spells the flag out.
@@ -107,7 +124,7 @@ def _clean(x: Any) -> Any:
     return x
 
 
-def _figure(rec: pd.Series) -> dict[str, Any]:
+def figure_of(rec: pd.Series) -> dict[str, Any]:
     value = _clean(float(rec["value"])) if rec["value"] is not None else None
     return {
         "value": None if value is None else round(value, 6),
@@ -165,27 +182,29 @@ def build_leaderboard(
     snapshot_reasons: list[str] | None = None,
     comparisons: pd.DataFrame | None = None,
     versions: dict[str, Any] | None = None,
+    public_comparisons: pd.DataFrame | None = None,
 ) -> dict[str, Any]:
     """The leaderboard as a plain JSON-ready dict (the schema of leaderboard.json). `agent_trials`
     are the snapshot's agent-ready trial records (each vendor's `agent_ready` summarizes its own);
     `comparisons` its `vendor_comparisons` rows, from which rank ranges, letters and the power
     statement follow (without them no vendor has a rank range); `versions` the recorded code,
-    environment and input files (`fetch.versions`)."""
+    environment and input files (`fetch.versions`); `public_comparisons` the same pairs compared on
+    the public rows alone (`comparisons_public`: what a reader can re-derive from the evidence bundle)."""
     entries: list[dict[str, Any]] = []
     shared: list[str] | None = None
     all_types: set[str] = set()
     for vendor, spec in sorted(manifest.vendors.items()):
         m = metrics[metrics["vendor"] == vendor]
-        overall = {r["metric"]: _figure(r) for _, r in m[(m["scope"] == "overall")].iterrows()}
+        overall = {r["metric"]: figure_of(r) for _, r in m[(m["scope"] == "overall")].iterrows()}
         for _, r in m[(m["scope"] == RANKING_SCOPE) & (m["metric"] == BASE_METRIC)].iterrows():
-            overall[RANK_METRIC] = _figure(r)
+            overall[RANK_METRIC] = figure_of(r)
             shared = str(r["scope_value"]).split(",")
         breakdown: dict[str, dict[str, dict[str, Any]]] = {}
         for scope in ("task_type", "stratum", "cohort", "split"):
             part = m[m["scope"] == scope]
             breakdown[scope] = {}
             for value, grp in part.groupby("scope_value", sort=True):
-                breakdown[scope][value] = {r["metric"]: _figure(r) for _, r in grp.iterrows()}
+                breakdown[scope][value] = {r["metric"]: figure_of(r) for _, r in grp.iterrows()}
         all_types |= {t for t, figs in breakdown["task_type"].items() if BASE_METRIC in figs}
         classes = {r["scope_value"]: int(r["value"]) for _, r in m[m["scope"] == "response_class"].iterrows()}
         # The rows behind the vendor's claims: its overall rate, and the ranking figure its position rests on.
@@ -257,7 +276,10 @@ def build_leaderboard(
         "rank_metric": rank,
         "ranking": ranking,
         "comparisons": _comparisons_section(rank, ranking, paired) if paired else None,
-        "power": _power_section(paired.power) if paired and paired.power else None,
+        "comparisons_public": public_comparisons_section(public_comparisons, ranked)
+        if public_comparisons is not None
+        else None,
+        "power": power_section(paired.power) if paired and paired.power else None,
         "k_values": manifest.k_values,
         "headline_eligible": any(e["headline_eligible"] for e in entries),
         "vendors": entries,
@@ -269,7 +291,7 @@ def _rounded(x: float | None) -> float | None:
     return None if x is None else round(x, 6)
 
 
-def _pair_record(c: PairedComparison) -> dict[str, Any]:
+def pair_record(c: PairedComparison) -> dict[str, Any]:
     """One pair as published: its counts, rates, difference (vendor_a − vendor_b) with its 95 %
     interval, raw and Holm-adjusted p-values, and the vendor found better (null: not told apart)."""
     k = c.counts
@@ -316,8 +338,31 @@ def _comparisons_section(rank: str, ranking: dict[str, Any], paired: PairedRanki
         "confidence": 0.95,
         "interval": "Newcombe's paired score interval (Newcombe 1998, method 10)",
         "method": COMPARISON_METHOD,
-        "pairs": [_pair_record(c) for c in paired.comparisons],
+        "pairs": [pair_record(c) for c in paired.comparisons],
     }
+
+
+PUBLIC_COMPARISON_NOTE = (
+    "The same paired tests on the public rows alone (the holdout's rows left out), Holm-adjusted over these "
+    "pairs: every count, p-value and interval here can be re-derived from the published evidence bundle "
+    "(bench reproduce). Rank ranges and letters rest on all rows (comparisons), not on these."
+)
+
+
+def public_comparisons_section(frame: pd.DataFrame, ranked: list[str]) -> dict[str, Any]:
+    pairs = [c for c in comparisons_from_frame(frame) if {c.counts.first, c.counts.second} <= set(ranked)]
+    task_types = sorted({t for v in frame["task_types"] for t in str(v).split(",") if t}) if len(frame) else []
+    return {
+        "rows": "public",
+        "task_types": task_types,
+        "note": PUBLIC_COMPARISON_NOTE,
+        "pairs": [pair_record(c) for c in pairs],
+    }
+
+
+def public_comparisons_frame(scores: pd.DataFrame, snapshot_id: str) -> pd.DataFrame:
+    """Every pair compared on the public rows alone (`vendor_comparisons` of the public row scores)."""
+    return vendor_comparisons(snapshot_id, scores[scores["split"] == "public"] if len(scores) else scores)
 
 
 def _points(x: float) -> str:
@@ -346,7 +391,7 @@ def power_note(power: PowerStatement) -> str:
     )
 
 
-def _power_section(power: PowerStatement) -> dict[str, Any]:
+def power_section(power: PowerStatement) -> dict[str, Any]:
     return {
         "pairs": power.pairs,
         "n": power.n,
@@ -368,7 +413,8 @@ def _power_section(power: PowerStatement) -> dict[str, Any]:
 def leaderboard_rows(board: dict[str, Any]) -> list[dict[str, Any]]:
     """Flat rows (one per vendor) for the CSV: position, rank letters and rank range with the ranking
     basis, every headline figure as value, n, low, high and whether it is headline-eligible on its
-    own, and the count of rows in each response class."""
+    own, the public rows' own figures (`public_<metric>`, `_n`, `_low`, `_high`), and the count of
+    rows in each response class."""
     out = []
     for e in board["vendors"]:
         ranks = e.get("rank_range") or {}
@@ -394,6 +440,11 @@ def leaderboard_rows(board: dict[str, Any]) -> list[dict[str, Any]]:
                 row[f"{name}_not_reached"] = (fig.get("value") is None) if fig else None
             verdict = (e.get("metric_eligibility") or {}).get(name) if fig else None
             row[f"{name}_headline_eligible"] = None if verdict is None else verdict["headline_eligible"]
+        public = ((e.get("breakdown") or {}).get("split") or {}).get("public") or {}
+        for name in PUBLIC_METRICS:
+            fig = public.get(name) or {}
+            for suffix, key in (("", "value"), ("_n", "n"), ("_low", "low"), ("_high", "high")):
+                row[f"public_{name}{suffix}"] = fig.get(key)
         classes = e.get("response_classes")
         for cls in RESPONSE_CLASSES:
             row[f"class_{cls}"] = None if classes is None else int(classes.get(cls, 0))
@@ -436,4 +487,7 @@ def current_leaderboard(
         snapshot_reasons=eligibility.snapshot_reasons(warehouse, manifest),
         comparisons=warehouse.rows("vendor_comparisons", snapshot_id),
         versions=versions,
+        public_comparisons=public_comparisons_frame(
+            warehouse.rows("row_scores", snapshot_id, split="public"), snapshot_id
+        ),
     )

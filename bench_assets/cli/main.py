@@ -76,6 +76,13 @@ def build_parser() -> argparse.ArgumentParser:
     rescore = sub.add_parser("rescore", help="re-derive every score from archived responses; report differences")
     rescore.add_argument("snapshot", type=snapshot_arg)
     rescore.set_defaults(command="snapshot:cmd_rescore")
+    reproduce = sub.add_parser(
+        "reproduce",
+        help="re-derive every public verdict and figure of a published folder from its files alone; report differences",
+    )
+    reproduce.add_argument("dir", help="a published snapshot folder, e.g. data/publish/web_search-2026-q3")
+    reproduce.add_argument("--no-progress", action="store_true", help="no progress bar")
+    reproduce.set_defaults(command="reproduce:cmd_reproduce")
     estimate = sub.add_parser("estimate", help="print the expected billed spend per vendor before anything is called")
     estimate.add_argument("snapshot", type=snapshot_arg)
     estimate.add_argument("--json", action="store_true", help="print the estimate as JSON (one object per vendor)")

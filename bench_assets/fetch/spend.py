@@ -18,7 +18,8 @@ from bench_assets.adapters.base import Adapter, Capability, MalformedResponse, V
 from bench_assets.fetch.classify import RETRYABLE_STATUSES, looks_like_challenge
 
 
-def _usd(units: dict[str, float] | None, prices: dict[str, float]) -> float:
+def priced_usd(units: dict[str, float] | None, prices: dict[str, float]) -> float:
+    """USD of the billed units at the pinned prices (a unit without a price costs nothing)."""
     return sum(prices.get(unit, 0.0) * count for unit, count in (units or {}).items())
 
 
@@ -26,7 +27,7 @@ def _nominal_usd(adapter: Adapter, prices: dict[str, float], capability: Capabil
     """What the plan charges for a call whose body could not be read, when nothing better is known:
     the adapter's documented expectation for a full result page."""
     try:
-        return _usd(adapter.expected_units(VendorTask(capability, ""), {}), prices)
+        return priced_usd(adapter.expected_units(VendorTask(capability, ""), {}), prices)
     except (KeyError, TypeError, AttributeError, ValueError):
         return 0.0
 
@@ -48,6 +49,7 @@ class AttemptReading:
     retry: bool  # worth another attempt: a transient failure
     billed_usd: float | None  # None: the vendor billed a response whose body we could not read
     readable: bool  # a 2xx vendor response that parsed
+    units: dict[str, float] | None = None  # the units a readable response billed, as the adapter read them
 
 
 def read_attempt(
@@ -79,7 +81,7 @@ def read_attempt(
         parsed = adapter.parse(VendorTask(capability, ""), status, headers, body or "")
     except MalformedResponse:
         return AttemptReading(True, None, False)
-    return AttemptReading(False, _usd(parsed.billed_units, prices), True)
+    return AttemptReading(False, priced_usd(parsed.billed_units, prices), True, parsed.billed_units)
 
 
 def read_billed_usd(
@@ -138,14 +140,13 @@ class SpendLedger:
         return float(sum(self.per_attempt()))
 
 
-def ledger_of(adapter: Adapter, prices: dict[str, float], raw: pd.DataFrame) -> SpendLedger:
-    ledger = SpendLedger(adapter, prices)
+def attempt_readings(adapter: Adapter, prices: dict[str, float], raw: pd.DataFrame) -> list[AttemptReading]:
+    """`read_attempt` of every archived attempt, in the order of `raw`."""
+    out = []
     for rec in raw.itertuples(index=False):
         status = None if pd.isna(rec.http_status) else int(rec.http_status)
         headers = json.loads(rec.response_headers_json) if isinstance(rec.response_headers_json, str) else {}
-        ledger.add(
-            rec.query_id,
-            rec.capability,
+        out.append(
             read_attempt(
                 adapter,
                 prices,
@@ -154,8 +155,17 @@ def ledger_of(adapter: Adapter, prices: dict[str, float], raw: pd.DataFrame) -> 
                 headers,
                 rec.body if isinstance(rec.body, str) else None,
                 rec.transport_error if isinstance(rec.transport_error, str) else None,
-            ),
+            )
         )
+    return out
+
+
+def ledger_of(
+    adapter: Adapter, prices: dict[str, float], raw: pd.DataFrame, readings: list[AttemptReading] | None = None
+) -> SpendLedger:
+    ledger = SpendLedger(adapter, prices)
+    for rec, reading in zip(raw.itertuples(index=False), readings or attempt_readings(adapter, prices, raw)):
+        ledger.add(rec.query_id, rec.capability, reading)
     return ledger
 
 

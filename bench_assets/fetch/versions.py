@@ -174,8 +174,8 @@ def input_files(
     manifest: Manifest, root: Path, private_dir: Path, vendors: Iterable[str] | None = None
 ) -> dict[str, dict[str, Any]]:
     """SHA-256 of the snapshot's inputs: its manifest, golden set (the private file the rows were
-    read from), public split and each vendor's archived pricing page (with the SHA-256 the manifest
-    pins for it). A file that cannot be read has `sha256: null`."""
+    read from), public split and each vendor's archived pricing page and terms (with the SHA-256 the
+    manifest pins for each). A file that cannot be read has `sha256: null`."""
     snapshot_dir = root / "data" / "snapshots" / manifest.snapshot_id
     golden = (
         private_dir / "golden" / f"{manifest.snapshot_id}.jsonl"
@@ -190,13 +190,14 @@ def input_files(
     ):
         files[label] = {"path": _shown(path, root, private_dir), "sha256": _digest(path)}
     for vendor in sorted(vendors if vendors is not None else manifest.vendors):
-        source = manifest.vendors[vendor].pricing_source
-        if source is not None:
-            files[f"pricing/{vendor}"] = {
-                "path": source.file,
-                "sha256": _digest(root / source.file),
-                "pinned_sha256": source.sha256,
-            }
+        spec = manifest.vendors[vendor]
+        for label, source in (("pricing", spec.pricing_source), ("terms", spec.evidence_terms)):
+            if source is not None:
+                files[f"{label}/{vendor}"] = {
+                    "path": source.file,
+                    "sha256": _digest(root / source.file),
+                    "pinned_sha256": source.sha256,
+                }
     return files
 
 

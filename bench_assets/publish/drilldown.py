@@ -7,9 +7,14 @@ answer from — is re-read from the archived final response with the functions s
 (`golden.verdicts.extract_fidelity`, `golden.verdicts.score_answer`); a test checks that the re-read fidelity
 and answer score equal the scored ones.
 
+Extract rows show, field by field, which golden items the first result's text holds: each item
+is scored alone by `metrics.extraction_fidelity`, the function the row was scored with.
+
 Only public rows are drilled down. A vendor may return, for a public query, a page that is a
 holdout row's golden page; such a result is withheld (its rank kept, its URL, title and
-snippet not), so the holdout never reaches a published file.
+snippet not), so the holdout never reaches a published file. Where the vendor's terms allow only
+digests to be published (`Manifest.evidence_level`), a result shows its rank and whether it is a
+golden URL or holds the answer, not its URL or text; the body's SHA-256 is shown for every vendor.
 """
 
 from __future__ import annotations
@@ -26,7 +31,10 @@ from bench_assets.fetch.classify import classify_response
 from bench_assets.golden.rows import GoldenRow
 from bench_assets.golden.verdicts import extract_fidelity, score_answer
 from bench_assets.manifest import Manifest
-from bench_assets.metrics import normalize_url
+from bench_assets.metrics import extraction_fidelity, normalize_url
+
+# the extract fields whose golden value is a list of items, each matched on its own
+_ITEM_FIELDS = ("anchor_phrases", "table_cells", "numeric_facts", "noise")
 
 
 def _none(x: Any) -> Any:
@@ -101,6 +109,28 @@ def _reparse(manifest: Manifest, vendor: str, rec: Any) -> list[Any]:
     return list(classified.parsed.results)
 
 
+def field_items(task: Any, top: Any) -> dict[str, list[dict[str, Any]]]:
+    """Each golden item of an extract row's fields and whether the first result's text holds it
+    (for noise: whether it is absent), each scored alone by `metrics.extraction_fidelity`, so the
+    page says exactly what the field's share counts."""
+    text = (top.content or top.snippet or "") if top else ""
+    golden = task.model_dump()
+    out: dict[str, list[dict[str, Any]]] = {}
+    if golden.get("title"):
+        one = extraction_fidelity({"title": golden["title"]}, top.title if top else None, text)
+        out["title"] = [{"item": golden["title"], "found": one.fields.get("title") == 1.0}]
+    for name in _ITEM_FIELDS:
+        items = [x for x in golden.get(name) or [] if str(x).strip()]
+        listed = []
+        for item in items:
+            alone = {name: [item], "numeric_tolerance": golden.get("numeric_tolerance") or 0.0}
+            one = extraction_fidelity(alone, top.title if top else None, text)
+            listed.append({"item": item, "found": one.fields.get(name) == 1.0})
+        if listed:
+            out[name] = listed
+    return out
+
+
 def query_drilldowns(
     manifest: Manifest,
     rows: list[GoldenRow],
@@ -122,6 +152,7 @@ def query_drilldowns(
     finals = _final_raw(raw[raw["query_id"].isin(public_ids)] if len(raw) else raw)
     score_map = {(s["row_id"], s["vendor"]): s for s in scores.to_dict("records")}
     vendors = sorted(manifest.vendors)
+    levels = {v: manifest.evidence_level(v)[0] for v in vendors}
     out = []
     for row in public:
         golden_norm = {normalize_url(u) for u in _golden_urls(row)}
@@ -154,14 +185,26 @@ def query_drilldowns(
             }
             entry["vendor"] = vendor
             entry["results"] = []
+            entry["evidence_level"] = levels[vendor]
             cap = "extract" if row.task_type == "extract" else "search"
             rec = finals.get((vendor, row.id, cap))
+            entry["body_sha256"] = _none(getattr(rec, "body_sha256", None)) if rec is not None else None
             parsed = _reparse(manifest, vendor, rec) if rec is not None and entry["response_class"] == "ok" else []
             if row.task.type == "extract":
                 top = parsed[0] if parsed else None
                 fid = extract_fidelity(row.task, parsed, manifest.fidelity_weights)
+                items = field_items(row.task, top) if top else {}
                 entry["fidelity_fields"] = (
-                    [{"field": f, "score": fid.fields[f], "weight": fid.weights.get(f)} for f in fid.fields]
+                    [
+                        {
+                            "field": f,
+                            "score": fid.fields[f],
+                            "weight": fid.weights.get(f),
+                            # what was matched is the vendor's text: shown only where its terms allow
+                            "items": items.get(f, []) if levels[vendor] != "digests" else [],
+                        }
+                        for f in fid.fields
+                    ]
                     if top
                     else []
                 )
@@ -200,6 +243,10 @@ def query_drilldowns(
             reading = entry["answer_reading"]
             if reading and reading.get("sentence") and guard.reveals(reading["sentence"]):
                 entry["answer_reading"] = {**reading, "sentence": None, "withheld": True}
+            if levels[vendor] == "digests":  # the vendor's terms allow no more than digests
+                entry["results"] = [_digest_only(r) for r in entry["results"]]
+                if entry["answer_reading"]:
+                    entry["answer_reading"] = {**entry["answer_reading"], "sentence": None}
             entries.append(entry)
         scored = [e for e in entries if e["response_class"] != "unsupported"]
         out.append(
@@ -219,6 +266,12 @@ def query_drilldowns(
             }
         )
     return out
+
+
+def _digest_only(result: dict[str, Any]) -> dict[str, Any]:
+    """A result as a digests-level vendor's page shows it: rank, whether withheld, golden or holding the answer."""
+    kept = ("rank", "withheld", "golden", "contains_answer", "answer_read")
+    return {**{k: result.get(k) for k in kept}, "digest_only": not result.get("withheld")}
 
 
 def _reading(reading: Any, rank: int) -> dict[str, Any]:

@@ -135,7 +135,11 @@ def public_row_scores_csv(queries: Sequence[Mapping[str, Any]]) -> str:
 
 
 def llms_txt(
-    board: Mapping[str, Any], manifest: Manifest, has_queries: bool, extra: Mapping[str, str] | None = None
+    board: Mapping[str, Any],
+    manifest: Manifest,
+    has_queries: bool,
+    extra: Mapping[str, str] | None = None,
+    has_evidence: bool = False,
 ) -> str:
     """llms.txt (llmstxt.org): what the benchmark measures and where the data is, for an agent."""
     scored = [e for e in board["vendors"] if e["status"] == "scored"]
@@ -183,6 +187,14 @@ def llms_txt(
     if has_queries:
         lines.append(
             "- [public_row_scores.csv](public_row_scores.csv): every vendor's class and verdict on every public row."
+        )
+    if has_evidence:
+        lines.append(
+            "- [evidence/bundle.json](evidence/bundle.json) and `evidence/attempts/<vendor>.parquet`, "
+            "`evidence/results/<vendor>.parquet`: the evidence bundle, what each vendor returned for every public "
+            "row (every attempt; every result with its URL, title and the text scored, or digests only where the "
+            "vendor's terms allow no more); columns in [evidence.schema.json](evidence.schema.json). "
+            "`bench reproduce DIR` re-derives every public verdict and figure from this folder alone."
         )
     lines.append("- [errata.json](errata.json): corrections to this snapshot.")
     for rel, note in (extra or {}).items():

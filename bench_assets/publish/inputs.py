@@ -5,7 +5,7 @@ the files beside the manifest. The publication asset and `bench rescore` both go
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,7 @@ from bench_assets.golden.verify import row_urls
 from bench_assets.manifest import Manifest
 from bench_assets.publish.drilldown import query_drilldowns
 from bench_assets.publish.errata import load_published_errata
+from bench_assets.publish.evidence import evidence_bundle
 from bench_assets.publish.replies import REPLY_SUFFIXES
 from bench_assets.publish.site import Reply, SiteInputs
 from bench_assets.sentinels.ttr import AS_OF_METRIC, ttr_figures
@@ -144,13 +145,16 @@ def site_inputs(
     leak_guard: Any,
     extra_files: Mapping[str, str],
     as_of: datetime | None = None,
+    raw_of: Callable[[str], pd.DataFrame] | None = None,
 ) -> SiteInputs:
     """The inputs of a snapshot's site: `board` the leaderboard record; `scores`, `results` and
     `raw` the row scores, parsed results and archived responses (only the public split's are
     used, for the drill-down, whose results that reveal a private page `leak_guard` withholds);
     the sentinel pages and probes (up to the tick `as_of`) for the Kaplan–Meier chart;
-    `recorded_replies` the `vendor_replies` table; `extra_files` integrity's published files. The
-    errata, the replies and the operator's declaration are read from `snapshot_dir`."""
+    `recorded_replies` the `vendor_replies` table; `extra_files` integrity's published files;
+    `raw_of(vendor)` every archived attempt of a vendor, from which the evidence bundle is built
+    (`publish.evidence`; none without it). The errata, the replies and the operator's declaration
+    are read from `snapshot_dir`."""
 
     public_ids = {r.id for r in rows if split.get(r.id) == "public"}
     queries = query_drilldowns(
@@ -162,10 +166,11 @@ def site_inputs(
         raw[raw["role"] == "public"] if len(raw) else raw,
         leak_guard,
     )
+    public = [r for r in rows if split.get(r.id) == "public"]
     return SiteInputs(
         board=board,
         manifest=manifest,
-        public_rows=[json.loads(r.model_dump_json()) for r in rows if split.get(r.id) == "public"],
+        public_rows=[json.loads(r.model_dump_json()) for r in public],
         errata=load_published_errata(snapshot_dir / "errata.json"),
         queries=queries,
         ttr_observations=ttr_observations(sentinel_pages, sentinel_probes, as_of),
@@ -177,6 +182,10 @@ def site_inputs(
             "holdout": sum(1 for s in split.values() if s == "holdout"),
         },
         extra_files=dict(extra_files),
+        # the manifest's paths (its archived terms) are relative to the repository: data/snapshots/<id>/..
+        evidence=evidence_bundle(manifest, public, raw_of, leak_guard, snapshot_dir.parent.parent.parent)
+        if raw_of is not None
+        else None,
     )
 
 

@@ -41,6 +41,7 @@ from bench_assets.aggregate import eligibility
 from bench_assets.manifest import Manifest
 from bench_assets.publish import charts
 from bench_assets.publish.drilldown import vendor_row_verdicts
+from bench_assets.publish.evidence import EvidenceBundle, evidence_schema
 from bench_assets.publish.files import (
     EXTRA_FILE_NOTES,
     SCHEMA_FILE,
@@ -187,6 +188,15 @@ def versions_view(board: Mapping[str, Any]) -> dict[str, Any]:
     return {"publication": publication, "fetch": runs}
 
 
+def evidence_view(evidence: EvidenceBundle | None) -> dict[str, Any] | None:
+    """The evidence bundle as the Data and Disclosures pages show it: its schema, and per vendor
+    the level published, why, the level its terms allow, the terms' file and what was withheld."""
+    if evidence is None:
+        return None
+    index = evidence.published_index
+    return {"schema": evidence_schema(), "index": index, "vendors": index["vendors"]}
+
+
 def render_site(
     out_dir: Path,
     board: dict[str, Any],
@@ -200,6 +210,7 @@ def render_site(
     disclosures: str | None = None,
     split_counts: Mapping[str, int] | None = None,
     extra_files: Mapping[str, str] | None = None,
+    evidence: EvidenceBundle | None = None,
 ) -> list[Path]:
     """Write every published file of the snapshot; returns the paths written.
 
@@ -208,7 +219,8 @@ def render_site(
     `replies` each vendor's reply (published verbatim under its own file name, and as a page),
     `disclosures` the operator's conflict-of-interest declaration (markdown), `split_counts` the
     public and holdout row counts, `extra_files` further published files (relative path → text,
-    e.g. integrity's holdout commitments), listed on the Data page and in llms.txt.
+    e.g. integrity's holdout commitments), listed on the Data page and in llms.txt, `evidence` the
+    evidence bundle (`publish.evidence`: what each vendor returned for every public row).
     """
     env = _environment()
     if out_dir.exists():
@@ -290,18 +302,29 @@ def render_site(
         disclosures=disclosures,
         versions=versions_view(board),
         has_queries=bool(queries),
+        evidence=evidence_view(evidence),
         active="disclosures",
     )
     for rel, text in sorted((extra_files or {}).items()):
         put(rel, text)
-    page("data.html", "data.html.j2", has_queries=bool(queries), extra=extra, active="data")
+    bundle = evidence.files() if evidence is not None else {}
+    for rel, content in bundle.items():
+        put(rel, content)
+    page(
+        "data.html",
+        "data.html.j2",
+        has_queries=bool(queries),
+        extra=extra,
+        evidence=evidence_view(evidence),
+        active="data",
+    )
     put("leaderboard.json", json.dumps(board, indent=2, sort_keys=True) + "\n")
     put("leaderboard.schema.json", SCHEMA_FILE.read_text(encoding="utf-8"))
     put("leaderboard.csv", leaderboard_csv(board))
     put("pairwise.csv", pairwise_csv(board))
     put("public_split.jsonl", "".join(json.dumps(r, sort_keys=True) + "\n" for r in public_rows))
     put("errata.json", json.dumps(errata, indent=2) + "\n")
-    put("llms.txt", llms_txt(board, manifest, bool(queries), extra))
+    put("llms.txt", llms_txt(board, manifest, bool(queries), extra, has_evidence=evidence is not None))
     for asset in STATIC_FILES:
         put(asset, (TEMPLATES / asset).read_text(encoding="utf-8"))
     return written
@@ -345,6 +368,7 @@ class SiteInputs:
     disclosures: str | None = None
     split_counts: dict[str, int] = field(default_factory=dict)
     extra_files: dict[str, str] = field(default_factory=dict)
+    evidence: EvidenceBundle | None = None
 
     def render(self, out_dir: Path) -> list[Path]:
         return render_site(
@@ -359,4 +383,5 @@ class SiteInputs:
             disclosures=self.disclosures,
             split_counts=self.split_counts,
             extra_files=self.extra_files,
+            evidence=self.evidence,
         )

@@ -82,8 +82,9 @@ def publication_inputs(
         as_of=ttr_as_of(warehouse.rows("vendor_metrics", snapshot_id, columns=["metric", "value"])),
         recorded_replies=warehouse.rows("vendor_replies", snapshot_id, columns=["vendor", "path", "sha256"]),
         leak_guard=leak_guard,
-        extra_files=guard.files(),
-    )  # holdout commitments, exclusions ledger, review record
+        extra_files=guard.files(),  # holdout commitments, exclusions ledger, review record
+        raw_of=lambda vendor: warehouse.rows("raw_responses", snapshot_id, vendor=vendor),  # the evidence bundle
+    )
     return inputs, guard, leak_guard, term_counts
 
 

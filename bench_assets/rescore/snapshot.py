@@ -45,7 +45,7 @@ from bench_assets.agent_ready.records import load_trial_records
 from bench_assets.aggregate import eligibility
 from bench_assets.aggregate.comparisons import COMPARISON_COLUMNS, vendor_comparisons
 from bench_assets.aggregate.figures import METRIC_COLUMNS, vendor_metrics
-from bench_assets.aggregate.leaderboard import build_leaderboard
+from bench_assets.aggregate.leaderboard import build_leaderboard, public_comparisons_frame
 from bench_assets.errors import BenchInputError
 from bench_assets.fetch.versions import environment_record, recorded_versions, version_warnings
 from bench_assets.golden.rows import GoldenRow
@@ -183,6 +183,7 @@ def derived_site_inputs(
         recorded_replies=warehouse.rows("vendor_replies", snapshot_id, columns=["vendor", "path", "sha256"]),
         leak_guard=LeakGuard(terms + needles),
         extra_files=extra,
+        raw_of=lambda vendor: raw[raw["vendor"] == vendor],
     )
 
 
@@ -233,6 +234,7 @@ def rescore_snapshot(
         snapshot_reasons=eligibility.snapshot_reasons(warehouse, manifest),  # e.g. no declaration
         comparisons=comparisons,
         versions=recorded,
+        public_comparisons=public_comparisons_frame(scores, snapshot_id),
     )
     derived_board = json.loads(json.dumps(board))
     private = (

@@ -19,6 +19,7 @@ capability) have no scores at all.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -65,6 +66,76 @@ def final_attempts(raw: pd.DataFrame) -> pd.DataFrame:
     return last.merge(counts, on=["query_id", "capability"])
 
 
+@dataclass(frozen=True)
+class RowEvidence:
+    """What a vendor's responses to one golden row give scoring: the final attempt's class, the
+    results it returned (objects with `rank`, `url`, `title`, `snippet`, `content`, `published`;
+    empty unless the class is `ok`), what every attempt billed, the final latency, the number of
+    attempts, the vendor's request id and the class's detail. Read from the archive by
+    `read_evidence`; `bench reproduce` builds the same from a published evidence bundle."""
+
+    response_class: str
+    results: tuple[Any, ...] = ()
+    billed_usd: float = 0.0
+    latency_ms: float | None = None
+    attempts: int = 0
+    request_id: str | None = None
+    error_detail: str | None = None
+
+
+def read_evidence(
+    adapter: Adapter, prices: dict[str, float], rows: list[GoldenRow], raw: pd.DataFrame, where: str
+) -> dict[str, RowEvidence]:
+    """Each golden row's evidence from its archived attempts (decoys left out): the final attempt
+    classified (`fetch.classify`) and parsed by the vendor's adapter, the spend of every attempt the
+    vendor billed (`fetch.archived_spend`). Rows of a capability the adapter lacks get none.
+    NotReadyError names `where` when a row the vendor can serve has no archived response."""
+    sent = raw[raw["role"] != "decoy"] if len(raw) else raw
+    finals = final_attempts(sent)
+    by_key = {(r.query_id, r.capability): r for r in finals.itertuples(index=False)}
+    # Spend of a row: every attempt the vendor billed, retries included (see fetch.archived_spend).
+    billed_by_key = (
+        archived_spend(adapter, prices, sent).groupby([sent["query_id"], sent["capability"]]).sum().to_dict()
+        if len(sent)
+        else {}
+    )
+    missing = [
+        r.id for r in rows if capability_of(r) in adapter.capabilities and (r.id, capability_of(r)) not in by_key
+    ]
+    if missing:
+        raise NotReadyError(
+            f"{len(missing)} golden rows of {where} have no archived response "
+            f"(first: {missing[:3]}); materialize vendor_responses for this partition first"
+        )
+    out: dict[str, RowEvidence] = {}
+    for row in rows:
+        cap = capability_of(row)
+        if cap not in adapter.capabilities:
+            continue
+        rec = by_key[(row.id, cap)]
+        headers = json.loads(rec.response_headers_json) if isinstance(rec.response_headers_json, str) else {}
+        status = None if pd.isna(rec.http_status) else int(rec.http_status)
+        classified = classify_response(
+            adapter,
+            cap,
+            status,
+            headers,
+            rec.body if isinstance(rec.body, str) else None,
+            rec.transport_error if isinstance(rec.transport_error, str) else None,
+        )
+        answered = classified.response_class == "ok"
+        out[row.id] = RowEvidence(
+            response_class=classified.response_class,
+            results=tuple(classified.parsed.results) if classified.parsed and answered else (),
+            billed_usd=float(billed_by_key.get((row.id, cap), 0.0)),
+            latency_ms=float(rec.latency_ms) if not pd.isna(rec.latency_ms) else None,
+            attempts=int(rec.attempts),
+            request_id=classified.parsed.request_id if classified.parsed else None,
+            error_detail=classified.detail,
+        )
+    return out
+
+
 def score_partition(
     snapshot_id: str,
     vendor: str,
@@ -75,28 +146,24 @@ def score_partition(
     raw: pd.DataFrame,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Score every golden row for one vendor. Returns (row_scores, response_results) frames."""
-    spec = manifest.vendors[vendor]
-    finals = final_attempts(raw[raw["role"] != "decoy"] if len(raw) else raw)
-    by_key = {(r.query_id, r.capability): r for r in finals.itertuples(index=False)}
-    # Spend of a row: every attempt the vendor billed, retries included (see fetch.archived_spend).
-    sent = raw[raw["role"] != "decoy"] if len(raw) else raw
-    billed_by_key = (
-        archived_spend(adapter, spec.prices_usd, sent).groupby([sent["query_id"], sent["capability"]]).sum().to_dict()
-        if len(sent)
-        else {}
-    )
-    missing = [
-        r.id for r in rows if capability_of(r) in adapter.capabilities and (r.id, capability_of(r)) not in by_key
-    ]
-    if missing:
-        raise NotReadyError(
-            f"{len(missing)} golden rows of {snapshot_id}|{vendor} have no archived response "
-            f"(first: {missing[:3]}); materialize vendor_responses for this partition first"
-        )
+    evidence = read_evidence(adapter, manifest.vendors[vendor].prices_usd, rows, raw, f"{snapshot_id}|{vendor}")
+    return score_rows(snapshot_id, vendor, manifest.fidelity_weights, manifest.answer_k, rows, split, evidence)
+
+
+def score_rows(
+    snapshot_id: str,
+    vendor: str,
+    fidelity_weights: dict[str, float] | None,
+    answer_k: int,
+    rows: list[GoldenRow],
+    split: dict[str, str],
+    evidence: dict[str, RowEvidence],
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Every golden row's verdict from its evidence (`read_evidence`); a row without evidence is
+    one the vendor cannot serve (`unsupported`). Returns (row_scores, response_results) frames."""
     scores: list[dict[str, Any]] = []
     parsed: dict[str, list[Any]] = {}
     for row in rows:
-        cap = capability_of(row)
         base = {
             "snapshot_id": snapshot_id,
             "vendor": vendor,
@@ -119,43 +186,33 @@ def score_partition(
             "error_detail": None,
             **{f"hit_at_{k}": None for k in HIT_KS},
         }
-        if cap not in adapter.capabilities:
+        got = evidence.get(row.id)
+        if got is None:
             scores.append({**base, "response_class": "unsupported"})
             continue
-        rec = by_key[(row.id, cap)]
-        headers = json.loads(rec.response_headers_json) if isinstance(rec.response_headers_json, str) else {}
-        status = None if pd.isna(rec.http_status) else int(rec.http_status)
-        classified = classify_response(
-            adapter,
-            cap,
-            status,
-            headers,
-            rec.body if isinstance(rec.body, str) else None,
-            rec.transport_error if isinstance(rec.transport_error, str) else None,
-        )
-        answered = classified.response_class == "ok"
-        results = list(classified.parsed.results) if classified.parsed and answered else []
+        answered = got.response_class == "ok"
+        results = list(got.results) if answered else []
         parsed[row.id] = results
         entry = {
             **base,
-            "response_class": classified.response_class,
+            "response_class": got.response_class,
             "n_results": len(results),
-            "billed_usd": float(billed_by_key.get((row.id, cap), 0.0)),
-            "latency_ms": float(rec.latency_ms) if not pd.isna(rec.latency_ms) else None,
-            "attempts": int(rec.attempts),
-            "request_id": classified.parsed.request_id if classified.parsed else None,
-            "error_detail": classified.detail,
+            "billed_usd": got.billed_usd,
+            "latency_ms": got.latency_ms,
+            "attempts": got.attempts,
+            "request_id": got.request_id,
+            "error_detail": got.error_detail,
         }
         task = row.task
         if task.type == "extract":
-            fid = extract_fidelity(task, results, manifest.fidelity_weights) if answered else NO_EXTRACTION
+            fid = extract_fidelity(task, results, fidelity_weights) if answered else NO_EXTRACTION
             entry["fidelity"], entry["fidelity_label"] = fid.score, fid.label
             entry["correct"] = fid.label == "correct"
         elif task.type == "answer":
             verdict = (
-                score_answer(task, results, manifest.answer_k)
+                score_answer(task, results, answer_k)
                 if answered
-                else AnswerVerdict(0.0, f"no answer: the response was {classified.response_class}")
+                else AnswerVerdict(0.0, f"no answer: the response was {got.response_class}")
             )
             entry["answer_score"], entry["answer_rule"] = verdict.score, verdict.rule
             entry["correct"] = verdict.score == 1.0
@@ -185,7 +242,7 @@ def score_partition(
         entry["first_hit_rank"] = rank
         for k in HIT_KS:
             entry[f"hit_at_{k}"] = bool(hit[f"hit_at_{k}"])
-        entry["correct"] = rank is not None and rank <= manifest.answer_k
+        entry["correct"] = rank is not None and rank <= answer_k
 
     results_out = pd.DataFrame(
         {

@@ -8,8 +8,10 @@ read them:
 
 - each published file is decoded as a reader decodes it: HTML and SVG with their entities
   unescaped and their text extracted (with and without a space between elements), JSON and
-  JSONL parsed (so `\\uXXXX` and `\\/` escapes are decoded), CSV read cell by cell, any other text
-  as written; `\\uXXXX` escapes left in any text are decoded too, and so are percent-encoded URLs;
+  JSONL parsed (so `\\uXXXX` and `\\/` escapes are decoded), CSV read cell by cell, Parquet (the
+  evidence bundle) read column by column, every string cell as written and, where it holds JSON
+  (an archived response body), parsed; any other text as written; `\\uXXXX` escapes left in any
+  text are decoded too, and so are percent-encoded URLs;
 - query texts and ids are compared after the normalization the metrics use for text
   (`bench_assets.metrics.normalize_text`: NFKC, case-fold, whitespace collapse), so a query
   wrapped across lines, upper-cased or spelled with full-width characters is still found;
@@ -36,6 +38,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, unquote_plus, urlsplit
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 from selectolax.lexbor import LexborHTMLParser
 
 from bench_assets.metrics import normalize_url
@@ -179,6 +183,33 @@ def readings(name: str, text: str) -> list[str]:
     return out + [t for t in unescaped if t not in out]
 
 
+def parquet_readings(data: bytes) -> list[str]:
+    """The ways a reader reads a Parquet file (as DuckDB or pyarrow show it): every string cell of
+    every column, as written, and for a cell that holds JSON its strings decoded (a `\\/` or
+    `\\uXXXX` escape in an archived body hides nothing); entities and escapes decoded as for text."""
+    table = pq.read_table(io.BytesIO(data))
+    cells: list[str] = []
+    decoded: list[str] = []
+    for column in table.columns:
+        if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+            continue
+        for value in column.to_pylist():
+            if not value:
+                continue
+            cells.append(value)
+            if value.lstrip().startswith(("{", "[")):
+                strings: list[str] = []
+                try:
+                    _json_strings(json.loads(value), strings)
+                except ValueError:
+                    continue
+                decoded += strings
+    out = [t for t in ("\n".join(cells), "\n".join(decoded)) if t]
+    out += [html.unescape(t) for t in out if "&" in t]
+    unescaped = [_unescape_unicode(t) for t in out if "\\u" in t]
+    return out + [t for t in unescaped if t not in out]
+
+
 def url_candidates(text: str, hosts: Iterable[str], lowered: str | None = None) -> list[str]:
     """Every URL-like string in the text that names one of `hosts` (lower-case), as written and
     with trailing punctuation dropped; percent-encoded URLs inside them (`?to=https%3A%2F%2F…`) too."""
@@ -287,7 +318,9 @@ class LeakGuard:
         return bool(self.find([t for t in texts if t] + ([url] if url else [])))
 
     def scan_file(self, path: Path, rel: str) -> list[str]:
-        return [leak.describe(rel) for leak in self.find(readings(path.name, decode_bytes(path.read_bytes())))]
+        data = path.read_bytes()
+        texts = parquet_readings(data) if path.suffix.lower() == ".parquet" else readings(path.name, decode_bytes(data))
+        return [leak.describe(rel) for leak in self.find(texts)]
 
     def scan_counts(self, leaks: list[str]) -> dict[tuple[str, str], int]:
         """`scan`'s findings counted per (file, kind): what may be shown outside the private store."""

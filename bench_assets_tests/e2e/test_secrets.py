@@ -43,6 +43,7 @@ from bench_assets.fetch.engine import FetchItem, FetchSettings, fetch_partition
 from bench_assets.review.business_days import add_business_days, business_days_between
 from bench_assets.simulator.app import simulated_url
 from bench_assets.simulator.server import start_simulator
+from bench_assets.split.leaks import parquet_readings
 from bench_assets.storage.archive import PartitionArchive
 from bench_assets.storage.warehouse import Warehouse
 from bench_assets_tests.helpers import GOLDEN_STAGES, SNAPSHOT, VENDOR_STAGES, assets, make_home, vendor_key
@@ -201,7 +202,9 @@ def test_live_keys_never_reach_storage_logs_or_published_files(tmp_path, monkeyp
     for db in warehouse.rglob("*.duckdb"):
         haystacks[str(db)] = all_text_in_duckdb(db)
     for path in list(dagster_home.rglob("*")) + list((home / "data").rglob("*")):
-        if path.is_file() and path.suffix != ".duckdb":
+        if path.is_file() and path.suffix == ".parquet":  # the evidence bundle: compressed, so read its cells
+            haystacks[str(path)] = "\n".join(parquet_readings(path.read_bytes()))
+        elif path.is_file() and path.suffix != ".duckdb":
             haystacks[str(path)] = path.read_bytes().decode("utf-8", "replace")
     captured = capfd.readouterr()
     haystacks["stdout/stderr"] = captured.out + captured.err

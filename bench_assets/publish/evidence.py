@@ -1,0 +1,456 @@
+"""The evidence bundle: what each vendor returned for every public row, published beside the verdicts.
+
+For every public golden row and every vendor that serves it, the bundle holds every HTTP attempt
+(`evidence/attempts/<vendor>.parquet`: the redacted request, status, headers, latency, the class
+scoring gave the final one, the units it billed and their price, the SHA-256 of the body and, where
+allowed, the body itself) and every result the final response returned
+(`evidence/results/<vendor>.parquet`: rank, URL, title, snippet, the text scoring read, and
+digests of the normalized URL and of the text). `evidence/bundle.json` holds what scoring needs
+besides (answer_k, the fidelity weights, each vendor's adapter and prices), each vendor's evidence
+level and why, and the SHA-256 of every Parquet file. `evidence.schema.json` documents every column;
+the Data page shows the same.
+
+How much of a vendor's responses is published is the vendor's call (`Manifest.evidence_level`):
+`raw` publishes the bodies, `results` the parsed results without the bodies, `digests` only the
+digests (a reader holding a body or a result can check it against them, and hit@k can still be
+re-derived from the golden URLs' digests). Whatever the level, nothing private is published: a
+body that names a holdout row, decoy or dead holdout row (its id, query or golden URL, in any
+spelling `split.leaks` reads) is withheld with its digest kept, and so is every result that names
+one (its URL's digest kept only when the URL itself is not private). The publication's leak scan
+reads the Parquet files too.
+
+Every number in it is the scoring code's own: the class and results come from
+`score.partition.read_evidence`, each attempt's billed units and price from `fetch.spend`, over
+the same attempts scoring priced (a billed body that could not be read is priced from the
+partition's other responses, holdout ones included, so that price is published as scored).
+`bench reproduce` re-derives every public verdict and figure from this bundle alone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from bench_assets.adapters import get_adapter
+from bench_assets.errors import NotReadyError
+from bench_assets.fetch.spend import attempt_readings, ledger_of
+from bench_assets.golden.rows import GoldenRow, capability_of
+from bench_assets.golden.verdicts import result_text
+from bench_assets.manifest import EVIDENCE_LEVELS, Manifest
+from bench_assets.metrics import normalize_url
+from bench_assets.score.partition import RowEvidence, read_evidence
+from bench_assets.split.leaks import LeakGuard, readings
+
+BUNDLE_DIR = "evidence"
+INDEX_FILE = f"{BUNDLE_DIR}/bundle.json"
+SCHEMA_NAME = "evidence.schema.json"
+FORMAT_VERSION = 1
+ALL_LEVELS = ("raw", "results", "digests")
+TEXT_LEVELS = ("raw", "results")
+WITHHELD_PRIVATE = "names a holdout row, decoy or dead holdout row (its id, query or golden URL)"
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of a bundle table: its Arrow type, what it holds, and the levels that fill it."""
+
+    name: str
+    type: pa.DataType
+    description: str
+    levels: tuple[str, ...] = ALL_LEVELS
+
+
+ATTEMPT_COLUMNS = (
+    Column("vendor", pa.string(), "the vendor"),
+    Column("row_id", pa.string(), "the public golden row (see public_split.jsonl)"),
+    Column("capability", pa.string(), "the endpoint called: search or extract"),
+    Column("attempt", pa.int32(), "1 for the first attempt, then each retry"),
+    Column("final", pa.bool_(), "the attempt scoring read (the last one)"),
+    Column(
+        "response_class",
+        pa.string(),
+        "the final attempt's class as scored (ok, empty, blocked, auth, quota, server, timeout, malformed, "
+        "rejected); null on earlier attempts",
+    ),
+    Column("http_status", pa.int32(), "the HTTP status; null when no response came"),
+    Column("transport_error", pa.string(), "why no response came (timeout, connection error), else null"),
+    Column("latency_ms", pa.float64(), "milliseconds from sending to the whole response"),
+    Column("request_json", pa.string(), "the request as sent, every secret replaced by <redacted>"),
+    Column("response_headers_json", pa.string(), "the response headers, secrets redacted"),
+    Column("body_sha256", pa.string(), "SHA-256 of the body as archived (UTF-8): checks a body shown later"),
+    Column("body_chars", pa.int64(), "the body's length in characters"),
+    Column("body", pa.string(), "the body as archived; null where `body_withheld` says why", ("raw",)),
+    Column("body_withheld", pa.string(), "why the body is not here (the vendor's level, or a private row named)"),
+    Column(
+        "billed_units_json",
+        pa.string(),
+        "what the vendor billed for this attempt, in its units, as its adapter reads the response ({} or "
+        "null: nothing billed or not readable)",
+    ),
+    Column(
+        "billed_usd",
+        pa.float64(),
+        "what scoring charged this attempt: the units at the pinned prices (bundle.json); a billed body "
+        "that could not be read is priced from the vendor's other responses",
+    ),
+    Column("billed_usd_estimated", pa.bool_(), "true where billed_usd was priced from other responses"),
+    Column("adapter_version", pa.string(), "the adapter version that sent the request"),
+)
+
+RESULT_COLUMNS = (
+    Column("vendor", pa.string(), "the vendor"),
+    Column("row_id", pa.string(), "the public golden row"),
+    Column("rank", pa.int32(), "1-based, in the vendor's own order, as the adapter parsed the final response"),
+    Column("withheld", pa.bool_(), f"true when the result {WITHHELD_PRIVATE}: only its rank is kept"),
+    Column("url", pa.string(), "the result's URL", TEXT_LEVELS),
+    Column(
+        "url_sha256",
+        pa.string(),
+        "SHA-256 of the URL's normalized form (metrics.normalize_url): hit@k can be re-derived from the golden "
+        "URLs' digests; null when the URL itself is private",
+    ),
+    Column("golden", pa.bool_(), "the normalized URL is one of the row's golden URLs (what hit@k counts)"),
+    Column("title", pa.string(), "the result's title", TEXT_LEVELS),
+    Column("snippet", pa.string(), "the result's snippet or highlights", TEXT_LEVELS),
+    Column(
+        "content",
+        pa.string(),
+        "the page text returned with the result, where scoring reads it (an extract row's first result; an "
+        "answer row's first answer_k results); else null",
+        TEXT_LEVELS,
+    ),
+    Column("content_chars", pa.int64(), "the length of the page text returned with the result"),
+    Column("published", pa.string(), "the publication date the vendor gave, as given", TEXT_LEVELS),
+    Column(
+        "text_sha256",
+        pa.string(),
+        "SHA-256 of the text answer scoring reads (title, snippet and content joined by newlines)",
+    ),
+)
+
+TABLES: dict[str, tuple[str, tuple[Column, ...]]] = {
+    "attempts": ("one row per HTTP attempt to a vendor for a public golden row (retries included)", ATTEMPT_COLUMNS),
+    "results": ("one row per result a vendor's final response returned for a public golden row", RESULT_COLUMNS),
+}
+
+
+def table_path(table: str, vendor: str) -> str:
+    return f"{BUNDLE_DIR}/{table}/{vendor}.parquet"
+
+
+def arrow_schema(columns: Sequence[Column]) -> pa.Schema:
+    return pa.schema([pa.field(c.name, c.type) for c in columns])
+
+
+def evidence_schema() -> dict[str, Any]:
+    """The bundle's schema as published (`evidence.schema.json`): its files, every table's columns
+    with type, meaning and the levels that fill them, and what each level publishes."""
+    return {
+        "title": "bench evidence bundle",
+        "format_version": FORMAT_VERSION,
+        "description": "What each vendor returned for every public golden row: every HTTP attempt and every "
+        "result of the final response, at the level the vendor's terms allow (raw bodies, parsed results, or "
+        "digests only); whatever names a holdout row, decoy or dead holdout row is withheld with its digest kept.",
+        "index": {
+            "path": INDEX_FILE,
+            "holds": "snapshot_id, mode, answer_k, k_values, fidelity_weights, results_per_query; per vendor its "
+            "adapter, adapter version, plan, prices_usd, evidence level and why; the SHA-256 and rows of every "
+            "Parquet file",
+        },
+        "levels": EVIDENCE_LEVELS,
+        "tables": {
+            name: {
+                "path": table_path(name, "<vendor>"),
+                "grain": grain,
+                "columns": [
+                    {"name": c.name, "type": str(c.type), "description": c.description, "levels": list(c.levels)}
+                    for c in columns
+                ],
+            }
+            for name, (grain, columns) in TABLES.items()
+        },
+        "read_with": "duckdb -c \"SELECT * FROM 'evidence/results/*.parquet'\"; pyarrow.parquet.read_table",
+    }
+
+
+def parquet_bytes(table: pa.Table) -> bytes:
+    """The Parquet file of a table: zstd-compressed, no pandas metadata, so the same rows give the same bytes."""
+    buf = io.BytesIO()
+    pq.write_table(table, buf, compression="zstd")
+    return buf.getvalue()
+
+
+@dataclass
+class EvidenceBundle:
+    """The bundle: its index (`bundle.json` before the file digests), each Parquet file's table,
+    and the archived terms that decide each vendor's level (`terms/<vendor>.md`, as archived)."""
+
+    index: dict[str, Any]
+    tables: dict[str, pa.Table] = field(default_factory=dict)
+    terms: dict[str, bytes] = field(default_factory=dict)
+
+    @cached_property
+    def parquet(self) -> dict[str, bytes]:
+        return {rel: parquet_bytes(table) for rel, table in sorted(self.tables.items())}
+
+    @property
+    def published_index(self) -> dict[str, Any]:
+        """`bundle.json` as published: the index with every Parquet file's SHA-256 and row count."""
+        files = {
+            rel: {"sha256": hashlib.sha256(data).hexdigest(), "rows": self.tables[rel].num_rows}
+            for rel, data in self.parquet.items()
+        }
+        return {**self.index, "files": files}
+
+    def files(self) -> dict[str, str | bytes]:
+        """Every file of the bundle, relative path → content."""
+        out: dict[str, str | bytes] = dict(self.parquet)
+        out.update(self.terms)
+        out[INDEX_FILE] = json.dumps(self.published_index, indent=2, sort_keys=True) + "\n"
+        out[SCHEMA_NAME] = json.dumps(evidence_schema(), indent=2) + "\n"
+        return out
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def url_digest(url: str) -> str | None:
+    """SHA-256 of a URL's normalized form (None when it cannot be normalized)."""
+    try:
+        return _sha256(normalize_url(url))
+    except (ValueError, UnicodeError):
+        return None
+
+
+def _none(x: Any) -> Any:
+    if x is None or x is pd.NA:
+        return None
+    try:
+        if pd.isna(x):
+            return None
+    except (TypeError, ValueError):
+        pass
+    return x.item() if hasattr(x, "item") else x
+
+
+def _body_reveals(guard: LeakGuard, body: str | None) -> bool:
+    """Whether a body names a private row, read as a reader reads it (JSON strings decoded)."""
+    if not body or not guard:
+        return False
+    return bool(guard.find(readings("body.json", body)))
+
+
+def _content_read(row: GoldenRow, rank: int, answer_k: int) -> bool:
+    """Whether scoring reads a result's page text: an extract row's first result, an answer row's first answer_k."""
+    return (row.task_type == "extract" and rank == 1) or (row.task_type == "answer" and rank <= answer_k)
+
+
+def _result_records(
+    vendor: str, row: GoldenRow, evidence: RowEvidence, level: str, answer_k: int, guard: LeakGuard, scan: bool
+) -> list[dict[str, Any]]:
+    """The result rows of one final response; `scan`: its body named a private row, so each result is checked."""
+    golden = {normalize_url(u) for u in row.urls}
+    out = []
+    for r in evidence.results:
+        private_url = scan and guard.reveals(url=r.url)
+        withheld = private_url or (scan and guard.reveals(r.title, r.snippet, r.content, url=r.url))
+        text = result_text(r)
+        shown = level in TEXT_LEVELS and not withheld
+        try:
+            is_golden = normalize_url(r.url) in golden
+        except (ValueError, UnicodeError):
+            is_golden = False
+        out.append(
+            {
+                "vendor": vendor,
+                "row_id": row.id,
+                "rank": int(r.rank),
+                "withheld": withheld,
+                "url": r.url if shown else None,
+                "url_sha256": None if private_url else url_digest(r.url),
+                "golden": is_golden,
+                "title": r.title if shown else None,
+                "snippet": r.snippet if shown else None,
+                "content": r.content if shown and _content_read(row, int(r.rank), answer_k) else None,
+                "content_chars": len(r.content or ""),
+                "published": r.published if shown else None,
+                "text_sha256": None if withheld else _sha256(text),
+            }
+        )
+    return out
+
+
+def vendor_evidence(
+    manifest: Manifest, vendor: str, public_rows: list[GoldenRow], raw: pd.DataFrame, guard: LeakGuard
+) -> tuple[pa.Table, pa.Table, dict[str, int]]:
+    """One vendor's attempts and results tables for the public rows, from every archived attempt of
+    the vendor (`raw`, all roles: spend is priced over the same attempts scoring priced; only public
+    rows' attempts are published), and counts of what was withheld."""
+    spec = manifest.vendors[vendor]
+    level, _ = manifest.evidence_level(vendor)
+    adapter = get_adapter(spec.adapter)
+    sent = raw[raw["role"] != "decoy"] if len(raw) else raw
+    served = [r for r in public_rows if capability_of(r) in adapter.capabilities]
+    by_id = {r.id: r for r in served}
+    evidence = read_evidence(adapter, spec.prices_usd, served, sent, f"{manifest.snapshot_id}|{vendor}")
+    readings_of_sent = attempt_readings(adapter, spec.prices_usd, sent)
+    # priced as `fetch.archived_spend` prices them, over every attempt scoring priced
+    priced = pd.Series(ledger_of(adapter, spec.prices_usd, sent, readings_of_sent).per_attempt(), index=sent.index)
+    reads = dict(zip(sent.index, readings_of_sent))
+    public = sent[(sent["role"] == "public") & sent["query_id"].isin(set(by_id))].sort_values(
+        ["query_id", "capability", "attempt"]
+    )
+    finals = public.groupby(["query_id", "capability"])["attempt"].transform("max") == public["attempt"]
+    counts = {"bodies_withheld_private": 0, "results_withheld_private": 0}
+    attempts, results = [], []
+    for (idx, rec), final in zip(public.iterrows(), finals):
+        body = rec["body"] if isinstance(rec["body"], str) else None
+        row = by_id[rec["query_id"]]
+        private = _body_reveals(guard, body)
+        if final:
+            got = evidence[row.id]
+            listed = _result_records(vendor, row, got, level, manifest.answer_k, guard, private)
+            counts["results_withheld_private"] += sum(1 for x in listed if x["withheld"])
+            results += listed
+        counts["bodies_withheld_private"] += int(private and body is not None)
+        reading = reads[idx]
+        withheld = None
+        if body is not None and private:
+            withheld = WITHHELD_PRIVATE
+        elif body is not None and level != "raw":
+            withheld = f"not published: the vendor's terms allow {level}"
+        attempts.append(
+            {
+                "vendor": vendor,
+                "row_id": row.id,
+                "capability": rec["capability"],
+                "attempt": int(rec["attempt"]),
+                "final": bool(final),
+                "response_class": evidence[row.id].response_class if final else None,
+                "http_status": None if _none(rec["http_status"]) is None else int(rec["http_status"]),
+                "transport_error": _none(rec["transport_error"]),
+                "latency_ms": _none(rec["latency_ms"]),
+                "request_json": _none(rec["request_json"]),
+                "response_headers_json": _none(rec["response_headers_json"]),
+                "body_sha256": _none(rec["body_sha256"]),
+                "body_chars": None if body is None else len(body),
+                "body": body if withheld is None else None,
+                "body_withheld": withheld,
+                "billed_units_json": None
+                if reading.units is None
+                else json.dumps(reading.units, sort_keys=True, separators=(",", ":")),
+                "billed_usd": float(priced.loc[idx]),
+                "billed_usd_estimated": reading.billed_usd is None and float(priced.loc[idx]) > 0,
+                "adapter_version": _none(rec["adapter_version"]),
+            }
+        )
+    return (
+        pa.Table.from_pylist(attempts, schema=arrow_schema(ATTEMPT_COLUMNS)),
+        pa.Table.from_pylist(results, schema=arrow_schema(RESULT_COLUMNS)),
+        counts,
+    )
+
+
+def terms_path(vendor: str) -> str:
+    return f"{BUNDLE_DIR}/terms/{vendor}.md"
+
+
+def archived_terms(manifest: Manifest, root: Path | None) -> dict[str, bytes]:
+    """Each vendor's archived terms (`evidence_terms`, read under `root`), published as they are
+    so a reader can check them against the SHA-256 the manifest pins; a file that cannot be read is left out."""
+    out = {}
+    for vendor, spec in sorted(manifest.vendors.items()):
+        if spec.evidence_terms is not None and root is not None and (root / spec.evidence_terms.file).is_file():
+            out[terms_path(vendor)] = (root / spec.evidence_terms.file).read_bytes()
+    return out
+
+
+def terms_decision(text: bytes | None) -> str | None:
+    """The decision an archived terms file states (its `- **Decision**: ...` line), as plain text."""
+    if text is None:
+        return None
+    for line in text.decode("utf-8", "replace").splitlines():
+        if line.startswith("- **Decision**: "):
+            return line.removeprefix("- **Decision**: ").replace("`", "")
+    return None
+
+
+def bundle_index(
+    manifest: Manifest, counts: Mapping[str, Mapping[str, int]], terms: Mapping[str, bytes] | None = None
+) -> dict[str, Any]:
+    """`bundle.json` without its file digests: what scoring needs besides the rows and the bundle,
+    and each vendor's evidence level with why (and the decision its archived terms state)."""
+    terms = terms or {}
+    vendors = {}
+    for vendor, spec in sorted(manifest.vendors.items()):
+        level, why = manifest.evidence_level(vendor)
+        published = terms.get(terms_path(vendor))
+        vendors[vendor] = {
+            "adapter": spec.adapter,
+            "adapter_version": spec.adapter_version,
+            "plan": spec.plan,
+            "prices_usd": dict(spec.prices_usd),
+            "evidence_level": level,
+            "evidence_why": why,
+            "terms_level": spec.publish_evidence,
+            "terms": None
+            if spec.evidence_terms is None
+            else {
+                **spec.evidence_terms.model_dump(),
+                "published_as": terms_path(vendor) if published is not None else None,
+                "decision": terms_decision(published),
+            },
+            "withheld": dict(counts.get(vendor, {})),
+        }
+    return {
+        "format_version": FORMAT_VERSION,
+        "snapshot_id": manifest.snapshot_id,
+        "mode": manifest.mode,
+        "answer_k": manifest.answer_k,
+        "k_values": list(manifest.k_values),
+        "results_per_query": manifest.results_per_query,
+        "fidelity_weights": dict(manifest.fidelity_weights),
+        "vendors": vendors,
+    }
+
+
+def evidence_bundle(
+    manifest: Manifest,
+    public_rows: list[GoldenRow],
+    raw_of: Callable[[str], pd.DataFrame],
+    guard: LeakGuard,
+    root: Path | None = None,
+) -> EvidenceBundle:
+    """The bundle of a snapshot: every vendor with archived responses (`raw_of(vendor)`: all its
+    attempts), its public rows' attempts and results at its evidence level, private rows withheld;
+    and each vendor's archived terms, read under `root` (the repository the manifest's paths are relative to)."""
+    tables: dict[str, pa.Table] = {}
+    counts: dict[str, dict[str, int]] = {}
+    missing: dict[str, str] = {}
+    for vendor in sorted(manifest.vendors):
+        raw = raw_of(vendor)
+        if raw.empty:
+            continue
+        try:
+            attempts, results, counts[vendor] = vendor_evidence(manifest, vendor, public_rows, raw, guard)
+        except NotReadyError as exc:  # its fetch is not complete: it is not scored, so it has no evidence
+            missing[vendor] = str(exc)
+            continue
+        tables[table_path("attempts", vendor)] = attempts
+        tables[table_path("results", vendor)] = results
+    terms = archived_terms(manifest, root)
+    index = bundle_index(manifest, counts, terms)
+    for vendor, why in missing.items():
+        index["vendors"][vendor]["no_evidence"] = why
+    return EvidenceBundle(index, tables, terms)
