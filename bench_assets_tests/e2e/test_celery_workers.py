@@ -38,8 +38,8 @@ from bench_assets.definitions import defs
 from bench_assets.defs.jobs import VENDOR_RERUN_QUERY, backfill_params, snapshot_selection
 from bench_assets.storage.lake import ParquetLake
 from bench_assets.storage.warehouse import Warehouse
-from bench_assets_tests.e2e.dagster_services import DagsterServices
 from bench_assets_tests.distributed_services import PG, postgres_database, postgres_url, redis_server, s3_server
+from bench_assets_tests.e2e.dagster_services import DagsterServices
 from bench_assets_tests.helpers import (
     GOLDEN_STAGES,
     REPO,
