@@ -67,10 +67,44 @@ def test_official_sdk_search_parses_and_agrees_with_adapter(serpapi_client):
     results = client.search(engine="google", q=page.query, num=10)
     sdk_urls = [r["link"] for r in results["organic_results"]]
     assert sdk_urls and results["search_metadata"]["status"] == "Success"
-    assert results.next_page_url is None  # no pagination block: the SDK reads serpapi_pagination.next
     (resp,) = raw
     parsed = ADAPTER.parse(VendorTask("search", page.query, 10), resp.status_code, dict(resp.headers), resp.text)
     assert [r.url for r in parsed.results] == sdk_urls
+
+
+def test_official_sdk_follows_serpapi_pagination_to_the_page_the_adapter_asks_for(simulator, serpapi_client):
+    client, _ = serpapi_client
+    first = client.search(engine="google", q="quarterly revenue growth", num=100)
+    assert len(first["organic_results"]) == 10  # Google's cap, whatever num asks
+    # The SDK pages by the absolute `serpapi_pagination.next` link, as SerpApi publishes it; it is
+    # followed here on the simulator (per-port serving would let the SDK follow it unchanged).
+    assert first.next_page_url.startswith("https://serpapi.com/search.json?") and "start=10" in first.next_page_url
+    second = sdk_page_at(client, simulated_url(first.next_page_url, simulator.base_url))
+    assert [r["position"] for r in second["organic_results"]] == list(range(11, 21))
+    assert second["serpapi_pagination"]["current"] == 2
+    # The adapter's own page 2 asks for the same results.
+    task = VendorTask("search", "quarterly revenue growth", 20, page=2)
+    req = ADAPTER.build(task, contract.endpoint("search", simulator.base_url), sim_key(VENDOR), {})
+    assert req.params["start"] == 10 and req.params["num"] == 10
+    parsed = contract.parse(task, contract.send(req))
+    assert [r.url for r in parsed.results] == [r["link"] for r in second["organic_results"]]
+
+
+def sdk_page_at(client, url: str):
+    """A page read by the SDK's own request and result model, as its `next_page()` reads one."""
+    from serpapi.models import SerpResults
+
+    return SerpResults.from_http_response(client.request("GET", path=url, params={}), client=client)
+
+
+def test_requests_are_capped_at_ten_results_and_deeper_lists_paged():
+    assert ADAPTER.pages_for(VendorTask("search", "q", 25)) == 3
+    pages = [
+        ADAPTER.build(VendorTask("search", "q", 25, page=n), "https://serpapi.com/search", "k", {}) for n in (1, 2, 3)
+    ]
+    assert [(r.params["num"], r.params.get("start")) for r in pages] == [(10, None), (10, 10), (5, 20)]
+    assert ADAPTER.expected_units(VendorTask("search", "", 25), {}) == {"request.search": 3.0}
+    assert ADAPTER.expected_units(VendorTask("search", "", 10), {}) == {"request.search": 1.0}
 
 
 def test_official_sdk_raises_on_wrong_key(simulator):

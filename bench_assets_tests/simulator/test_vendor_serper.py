@@ -41,13 +41,25 @@ def test_search_round_trip_finds_golden_url_and_bills_what_the_simulator_charged
     assert logged["auth_ok"] and logged["host"] == "google.serper.dev" and "x-api-key" not in logged["headers"]
 
 
-def test_more_than_ten_results_costs_two_credits(simulator, sim_logs):
-    page = contract.top_ranked_page
-    task = VendorTask("search", page.query, 20)
-    _, parsed = contract.call(simulator, task)
-    assert parsed.billed_units == {"credit": 2.0}
-    (bill,) = sim_logs.billing()
-    assert bill["usd"] == pytest.approx(contract.usd(parsed.billed_units))
+def test_num_above_ten_gets_ten_results_and_page_two_the_next_ten(simulator, sim_logs):
+    # Google ignores num > 10 since September 2025: a request never carries more than 10, and
+    # page 2 (Serper's 1-based `page`, echoed in searchParameters) is a query billed on its own.
+    assert ADAPTER.build(VendorTask("search", "q", 100), "u", "k", {}).json_body["num"] == 10
+    resp = httpx.post(
+        contract.endpoint("search", simulator.base_url),
+        headers={"X-API-KEY": sim_key(VENDOR)},
+        json={"q": "quarterly revenue growth", "num": 100},
+        timeout=10,
+    )
+    assert len(resp.json()["organic"]) == 10 and resp.json()["credits"] == 1
+    task = VendorTask("search", "quarterly revenue growth", 20, page=2)
+    resp2, parsed = contract.call(simulator, task)
+    body = resp2.json()
+    assert body["searchParameters"]["page"] == 2 and [o["position"] for o in body["organic"]] == list(range(1, 11))
+    assert not {o["link"] for o in body["organic"]} & {o["link"] for o in resp.json()["organic"]}
+    assert parsed.billed_units == {"credit": 1.0}
+    assert [b["usd"] for b in sim_logs.billing()] == [pytest.approx(contract.usd({"credit": 1.0}))] * 2
+    assert ADAPTER.expected_units(VendorTask("search", "", 25), {}) == {"credit": 3.0}
 
 
 def test_scrape_round_trip_returns_anchor_phrases(simulator, sim_logs):
