@@ -134,3 +134,10 @@ def test_search_is_pinned_to_v0_and_v1_is_not_served_in_v0_shape(simulator):
         timeout=10,
     )
     assert resp.status_code == 404
+
+
+test_published_success_bodies_are_read = contract.documented_success_bodies_test()
+
+
+def test_every_fixture_names_its_source():
+    contract.sources_name_every_fixture()

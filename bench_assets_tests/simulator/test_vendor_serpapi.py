@@ -148,3 +148,7 @@ def test_truncated_json_raises_malformed(simulator):
     contract.assert_truncated_answer_is_malformed(simulator, task)
     with pytest.raises(MalformedResponse):
         ADAPTER.parse(task, 200, {}, json.dumps({"organic_results": []}))  # no search_metadata
+
+
+def test_every_fixture_names_its_source():
+    contract.sources_name_every_fixture()
