@@ -168,3 +168,10 @@ def test_truncated_json_raises_malformed(simulator):
     contract.assert_truncated_answer_is_malformed(simulator, task)
     with pytest.raises(MalformedResponse):
         ADAPTER.parse(task, 200, {}, json.dumps({"success": True}))  # no data
+
+
+test_published_success_bodies_are_read = contract.documented_success_bodies_test()
+
+
+def test_every_fixture_names_its_source():
+    contract.sources_name_every_fixture()
