@@ -168,3 +168,18 @@ def test_adapter_get_search_matches_the_sdks_typed_get_contract(simulator, sim_l
     ours = contract.parse(task, resp)
     assert [r.url for r in ours.results] == [r.url for r in [*(sdk.results.web or []), *(sdk.results.news or [])]]
     assert ours.request_id == sdk.metadata.search_uuid
+
+
+test_published_success_bodies_are_read = contract.documented_success_bodies_test()
+
+
+def test_the_sdk_mockservers_get_search_body_is_valid_for_the_sdks_model():
+    from youdotcom import models
+
+    fixture = json.loads((contract.fixtures / "ok_sdk_mockserver_get_search.json").read_text())
+    sdk = models.SearchResponse.model_validate(fixture["body"])
+    assert [r.url for r in [*(sdk.results.web or []), *(sdk.results.news or [])]] == fixture["expected_urls"]
+
+
+def test_every_fixture_names_its_source():
+    contract.sources_name_every_fixture()
