@@ -55,6 +55,8 @@ def test_deep_search_is_fetched_page_by_page_and_billed_per_page(tmp_path, simul
     assert len(bills) == 3  # every page is a search on the vendor's bill
     unit = "request.search" if vendor == "serpapi" else "credit"
     assert parsed.billed_units == {unit: 3.0}
+    # what `bench estimate` figures for such a query before the run (Adapter.expected_units)
+    assert get_adapter(vendor).expected_units(VendorTask("search", "", DEEP), {}) == parsed.billed_units
     spend_matches_billing(vendor, raw, simulator)
 
 

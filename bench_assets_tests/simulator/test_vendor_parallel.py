@@ -151,3 +151,20 @@ def test_published_bodies_are_valid_for_the_sdks_model():
 
 def test_every_fixture_names_its_source():
     contract.sources_name_every_fixture()
+
+
+@pytest.mark.parametrize("capability", ["search", "extract"])
+def test_adapter_requests_match_the_sdks_typed_request(capability):
+    # parallel-web's ClientSearchParams / ClientExtractParams are the typed /v1 bodies: every
+    # field we send must be one they declare, with a value their annotations accept.
+    from parallel.types.client_extract_params import ClientExtractParams
+    from parallel.types.client_search_params import ClientSearchParams
+    from pydantic import TypeAdapter
+
+    params = ClientSearchParams if capability == "search" else ClientExtractParams
+    text = "q2 results" if capability == "search" else "https://example.org/a"
+    body = ADAPTER.build(VendorTask(capability, text, 10), "https://api.parallel.ai/v1/x", "k", {}).json_body
+    assert set(body) <= set(params.__annotations__)
+    assert TypeAdapter(params).validate_python(body) == body
+    with pytest.raises(ValueError):  # the check can fail
+        TypeAdapter(params).validate_python({**body, "advanced_settings": "all"})

@@ -115,3 +115,17 @@ def test_published_bodies_are_valid_for_the_sdks_model():
 
 def test_every_fixture_names_its_source():
     contract.sources_name_every_fixture()
+
+
+@pytest.mark.parametrize("options", [{}, {"country": "US", "search_context_size": "high", "max_tokens_per_page": 512}])
+def test_adapter_requests_match_the_sdks_typed_request(options):
+    # perplexityai's SearchCreateParams is the typed POST /search body: every field we send must
+    # be one it declares, with a value its annotation accepts.
+    from perplexity.types.search_create_params import SearchCreateParams
+    from pydantic import TypeAdapter
+
+    body = ADAPTER.build(VendorTask("search", "q", 25), "https://api.perplexity.ai/search", "k", options).json_body
+    assert set(body) <= set(SearchCreateParams.__annotations__)
+    assert TypeAdapter(SearchCreateParams).validate_python(body) == body
+    with pytest.raises(ValueError):  # the check can fail
+        TypeAdapter(SearchCreateParams).validate_python({**body, "max_results": "ten"})
