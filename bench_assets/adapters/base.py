@@ -153,11 +153,13 @@ class MalformedResponse(ValueError):
 # Each page's body is kept as the exact text the vendor sent; no vendor body has this key.
 PAGES_KEY = "bench_pages"
 PAGES_STOPPED_KEY = "bench_stopped"
+PAGES_WANTED_KEY = "bench_wanted"  # the results the query asked for: the pages' results are cut there
 
 
-def pages_envelope(bodies: list[str], stopped: str | None = None) -> str:
-    """The archived body of a search answered in `bodies` (one text per page, in order)."""
-    envelope: dict[str, Any] = {PAGES_KEY: bodies}
+def pages_envelope(bodies: list[str], wanted: int, stopped: str | None = None) -> str:
+    """The archived body of a search answered in `bodies` (one text per page, in order) for a
+    query that wanted `wanted` results."""
+    envelope: dict[str, Any] = {PAGES_KEY: bodies, PAGES_WANTED_KEY: wanted}
     if stopped:
         envelope[PAGES_STOPPED_KEY] = stopped
     return json.dumps(envelope)
@@ -192,10 +194,12 @@ class Adapter:
         return max(1, math.ceil(task.num_results / self.page_size))
 
     def page_results(self, task: VendorTask) -> int:
-        """Results to ask for on page `task.page`: a full page, or what is still wanted on the last."""
-        if self.page_size is None:
-            return task.num_results
-        return max(1, min(self.page_size, task.num_results - (task.page - 1) * self.page_size))
+        """Results to ask for in one request: all of them when one page holds them, else a full
+        page on every page (so that page boundaries fall every `page_size` results whichever way
+        the vendor counts its offset); the paged answer is cut to what was wanted when read."""
+        if self.page_size is None or self.pages_for(task) == 1:
+            return max(1, task.num_results)
+        return self.page_size
 
     def has_next_page(self, task: VendorTask, body: Any) -> bool:
         """Whether the vendor says a page follows `body` (the page `task.page`); paging stops
@@ -267,10 +271,11 @@ class Adapter:
         return parsed
 
     def _parse_pages(self, task: VendorTask, status: int, headers: dict[str, str], envelope: dict) -> ParsedResponse:
-        """Read a paged answer (see `PAGES_KEY`): results of every page in order, re-ranked; billed
-        units summed, each page billed as the vendor bills one call. (Each page asked for no more
-        than the results still wanted, so nothing is cut here: a rescore has no `num_results`.)"""
+        """Read a paged answer (see `PAGES_KEY`): results of every page in order, re-ranked and cut
+        to the results the query wanted (recorded in the envelope: a rescore knows no
+        `num_results`); billed units summed, each page billed as the vendor bills one call."""
         pages = envelope[PAGES_KEY]
+        wanted = envelope.get(PAGES_WANTED_KEY)
         if not isinstance(pages, list) or not pages or not all(isinstance(p, str) for p in pages):
             raise MalformedResponse(f"{self.name}: paged body holds no page texts")
         results: list[NormalizedResult] = []
@@ -288,6 +293,8 @@ class Adapter:
                 NormalizedResult(len(results) + i + 1, r.url, r.title, r.snippet, r.content, r.published)
                 for i, r in enumerate(parsed.results)
             ]
+        if isinstance(wanted, int) and not isinstance(wanted, bool) and wanted > 0:
+            results = results[:wanted]
         return ParsedResponse(results=tuple(results), billed_units=units, request_id=request_id)
 
     def _request_id_safe(self, body: Any) -> str | None:

@@ -243,7 +243,11 @@ async def _next_pages(
         if not ctx.adapter.has_next_page(page_task, json.loads(got.body or "null")):
             break
     request_json = scrub_secrets(json.dumps(requests, sort_keys=True), ctx.secrets)
-    return _Received(first.status, first.headers, pages_envelope(bodies, stopped)), request_json, elapsed
+    return (
+        _Received(first.status, first.headers, pages_envelope(bodies, task.num_results, stopped)),
+        request_json,
+        elapsed,
+    )
 
 
 async def fetch_partition(

@@ -14,7 +14,7 @@ import json
 import pytest
 
 from bench_assets.adapters import get_adapter
-from bench_assets.adapters.base import PAGES_KEY, PAGES_STOPPED_KEY, VendorTask
+from bench_assets.adapters.base import PAGES_KEY, PAGES_STOPPED_KEY, PAGES_WANTED_KEY, VendorTask
 from bench_assets.fetch.classify import SPEND_CEILING_REACHED
 from bench_assets.fetch.engine import FetchItem
 from bench_assets_tests.simulator.test_fetch_faults import billing, faults, fetch, settings, spend_matches_billing
@@ -44,6 +44,9 @@ def test_deep_search_is_fetched_page_by_page_and_billed_per_page(tmp_path, simul
     assert page_offsets(vendor, row.request_json) == offsets
     envelope = json.loads(row.body)
     assert len(envelope[PAGES_KEY]) == 3 and PAGES_STOPPED_KEY not in envelope
+    # every page asks a full 10 (page boundaries every 10 whichever way the vendor counts offsets);
+    # the 30 results are cut to the 25 wanted, recorded in the envelope for a rescore
+    assert envelope[PAGES_WANTED_KEY] == DEEP
     assert all(
         len(page["organic_results" if vendor == "serpapi" else "organic"]) <= 10
         for page in map(json.loads, envelope[PAGES_KEY])

@@ -102,7 +102,11 @@ def test_requests_are_capped_at_ten_results_and_deeper_lists_paged():
     pages = [
         ADAPTER.build(VendorTask("search", "q", 25, page=n), "https://serpapi.com/search", "k", {}) for n in (1, 2, 3)
     ]
-    assert [(r.params["num"], r.params.get("start")) for r in pages] == [(10, None), (10, 10), (5, 20)]
+    assert [(r.params["num"], r.params.get("start")) for r in pages] == [
+        (10, None),
+        (10, 10),
+        (10, 20),
+    ]  # full pages: cut to 25 when read
     assert ADAPTER.expected_units(VendorTask("search", "", 25), {}) == {"request.search": 3.0}
     assert ADAPTER.expected_units(VendorTask("search", "", 10), {}) == {"request.search": 1.0}
 
