@@ -154,14 +154,19 @@ class MalformedResponse(ValueError):
 PAGES_KEY = "bench_pages"
 PAGES_STOPPED_KEY = "bench_stopped"
 PAGES_WANTED_KEY = "bench_wanted"  # the results the query asked for: the pages' results are cut there
+PAGES_FAILURES_KEY = "bench_page_failures"  # failed tries of further pages: status, error, body start
 
 
-def pages_envelope(bodies: list[str], wanted: int, stopped: str | None = None) -> str:
+def pages_envelope(
+    bodies: list[str], wanted: int, stopped: str | None = None, failures: list[dict[str, Any]] | None = None
+) -> str:
     """The archived body of a search answered in `bodies` (one text per page, in order) for a
     query that wanted `wanted` results."""
     envelope: dict[str, Any] = {PAGES_KEY: bodies, PAGES_WANTED_KEY: wanted}
     if stopped:
         envelope[PAGES_STOPPED_KEY] = stopped
+    if failures:
+        envelope[PAGES_FAILURES_KEY] = failures
     return json.dumps(envelope)
 
 

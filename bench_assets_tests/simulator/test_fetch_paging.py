@@ -14,10 +14,17 @@ import json
 import pytest
 
 from bench_assets.adapters import get_adapter
-from bench_assets.adapters.base import PAGES_KEY, PAGES_STOPPED_KEY, PAGES_WANTED_KEY, VendorTask
+from bench_assets.adapters.base import PAGES_FAILURES_KEY, PAGES_KEY, PAGES_STOPPED_KEY, PAGES_WANTED_KEY, VendorTask
 from bench_assets.fetch.classify import SPEND_CEILING_REACHED
 from bench_assets.fetch.engine import FetchItem
-from bench_assets_tests.simulator.test_fetch_faults import billing, faults, fetch, settings, spend_matches_billing
+from bench_assets_tests.simulator.test_fetch_faults import (
+    RecordedSleep,
+    billing,
+    faults,
+    fetch,
+    settings,
+    spend_matches_billing,
+)
 
 __all__ = ["faults"]  # the fixture, used by name
 
@@ -82,3 +89,23 @@ def test_spend_ceiling_stops_paging_and_keeps_the_pages_paid_for(tmp_path, simul
     parsed = get_adapter("serpapi").parse(VendorTask("search", ""), 200, {}, row.body)
     assert len(parsed.results) == 20 and parsed.billed_units == {"request.search": 2.0}
     spend_matches_billing("serpapi", raw, simulator)
+
+
+@pytest.mark.parametrize("vendor", ["serpapi", "serper"])
+def test_a_page_failing_once_is_retried_and_the_failure_kept(tmp_path, simulator, faults, vendor):
+    # Every distinct request fails once (500/502/503), then succeeds: page 1 by the engine's own
+    # retry of the attempt, pages 2 and 3 by the page's retry inside the attempt.
+    faults({"max_faults_per_request": 1, "vendors": {vendor: {"server_error": 1.0}}})
+    sleep = RecordedSleep()
+    stats, raw = fetch(tmp_path, vendor, [deep_search()], settings(simulator, vendor), sleep=sleep)
+    final = raw[raw["final"]]
+    (row,) = final.itertuples(index=False)
+    envelope = json.loads(row.body)
+    assert len(envelope[PAGES_KEY]) == 3 and PAGES_STOPPED_KEY not in envelope
+    assert [(f["page"], f["try"]) for f in envelope[PAGES_FAILURES_KEY]] == [(2, 1), (3, 1)]  # kept as evidence
+    assert all(f["status"] in (500, 502, 503) for f in envelope[PAGES_FAILURES_KEY])
+    parsed = get_adapter(vendor).parse(VendorTask("search", ""), 200, {}, row.body)
+    assert len(parsed.results) == DEEP
+    assert len(stats.waits) == 3  # page 1's retry, then one backoff each for pages 2 and 3
+    assert stats.attempts == 6
+    spend_matches_billing(vendor, raw, simulator)  # the failed tries billed nothing
