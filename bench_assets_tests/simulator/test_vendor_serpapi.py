@@ -3,6 +3,7 @@ real socket, and the adapter against SerpApi's documented error bodies."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import httpx
@@ -13,6 +14,7 @@ from bench_assets.adapters.serpapi import MANIFEST_DEFAULTS, SerpApiAdapter
 from bench_assets.metrics import normalize_url
 from bench_assets.simulator.app import sim_key, simulated_url
 from bench_assets.simulator.profiles import PROFILES
+from bench_assets_tests.helpers import REPO
 from bench_assets_tests.simulator.vendor_contract import VendorContract
 
 VENDOR = "serpapi"
@@ -85,7 +87,7 @@ def test_official_sdk_follows_serpapi_pagination_to_the_page_the_adapter_asks_fo
     # The adapter's own page 2 asks for the same results.
     task = VendorTask("search", "quarterly revenue growth", 20, page=2)
     req = ADAPTER.build(task, contract.endpoint("search", simulator.base_url), sim_key(VENDOR), {})
-    assert req.params["start"] == 10 and req.params["num"] == 10
+    assert req.params["start"] == 10 and "num" not in req.params
     parsed = contract.parse(task, contract.send(req))
     assert [r.url for r in parsed.results] == [r["link"] for r in second["organic_results"]]
 
@@ -102,11 +104,9 @@ def test_requests_are_capped_at_ten_results_and_deeper_lists_paged():
     pages = [
         ADAPTER.build(VendorTask("search", "q", 25, page=n), "https://serpapi.com/search", "k", {}) for n in (1, 2, 3)
     ]
-    assert [(r.params["num"], r.params.get("start")) for r in pages] == [
-        (10, None),
-        (10, 10),
-        (10, 20),
-    ]  # full pages: cut to 25 when read
+    # full pages of Google's 10 (no `num`), cut to the 25 wanted when read
+    assert [(r.params.get("num"), r.params.get("start")) for r in pages] == [(None, None), (None, 10), (None, 20)]
+    assert ADAPTER.build(VendorTask("search", "q", 5), "https://serpapi.com/search", "k", {}).params["num"] == 5
     assert ADAPTER.expected_units(VendorTask("search", "", 25), {}) == {"request.search": 3.0}
     assert ADAPTER.expected_units(VendorTask("search", "", 10), {}) == {"request.search": 1.0}
 
@@ -156,3 +156,23 @@ def test_truncated_json_raises_malformed(simulator):
 
 def test_every_fixture_names_its_source():
     contract.sources_name_every_fixture()
+
+
+# ##### SERPAPI'S PUBLISHED PARAMETER LIST FOR THE GOOGLE ENGINE (data/vendor_specs/serpapi/google-engine.json)
+
+ENGINE_SPEC = REPO / "data" / "vendor_specs" / "serpapi" / "google-engine.json"
+
+
+@pytest.mark.parametrize("wanted, page", [(10, 1), (25, 2), (25, 3), (5, 1)])
+def test_adapter_parameters_are_ones_serpapi_publishes_for_the_google_engine(wanted, page):
+    spec = json.loads(ENGINE_SPEC.read_text())
+    assert hashlib.sha256(ENGINE_SPEC.read_bytes()).hexdigest() in (ENGINE_SPEC.parent.parent / "README.md").read_text()
+    published = set(spec["params"]) | set(spec["common_params"])
+    options = {"gl": "us", "hl": "en", "google_domain": "google.com", "location": "Austin, Texas, United States"}
+    req = ADAPTER.build(VendorTask("search", "q", wanted, page=page), "https://serpapi.com/search", "k", options)
+    # `num` is gone from the list; it is sent only below Google's 10 (the adapter says why)
+    assert set(req.params) - published <= ({"num"} if wanted < 10 else set())
+    for name, value in req.params.items():
+        if spec["params"].get(name, {}).get("type") == "select":
+            assert value in spec["params"][name]["options"], name
+    assert spec["params"]["start"]["group"] == "pagination" and "num" not in spec["params"]
