@@ -90,6 +90,13 @@ def build_parser() -> argparse.ArgumentParser:
     simulator = sub.add_parser("simulator", help="run the local vendor simulator")
     simulator.add_argument("--port", type=port_arg, default=8765)
     simulator.add_argument("--host", default="127.0.0.1")
+    simulator.add_argument(
+        "--vendor-ports",
+        type=int,
+        default=None,
+        help="each vendor API host is also served at the root of its own port, from this one on "
+        "(default: --port + 1; 0: any free ports); the URLs are printed at start",
+    )
     simulator.set_defaults(command="snapshot:cmd_simulator")
     snapshot = sub.add_parser("snapshot", help="manage snapshot partitions")
     snap_sub = snapshot.add_subparsers(dest="snapshot_command", required=True)
