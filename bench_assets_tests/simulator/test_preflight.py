@@ -5,9 +5,11 @@ printed or stored."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import duckdb
+import httpx
 import pytest
 import yaml
 
@@ -80,6 +82,9 @@ def test_every_vendor_ready_one_archived_billed_call_each_and_never_paid_twice(l
     assert len(evidence) == len(PROFILES) and {r["role"] for r in evidence} == {"preflight"}
     assert all(r["final"] and r["http_status"] == 200 and r["body_sha256"] for r in evidence)
     assert {r["snapshot_id"] for r in evidence} == {f"{SNAPSHOT}@preflight"}
+    stored = (home / ARCHIVE).read_bytes()
+    kept = [v for v in PROFILES if sim_key(v) in out or sim_key(v).encode() in stored or sim_key(v) in str(evidence)]
+    assert kept == []  # every key was sent, none printed or archived
 
     again, out, _ = preflight(capsys)  # answered from the archive: nothing sent, nothing billed
     assert again == 0 and out.count("(archived, not sent again)") == len(PROFILES)
@@ -175,3 +180,17 @@ def test_a_call_that_would_pass_the_spend_ceiling_is_not_sent(live_home, sim_con
     assert set(problems) == {"kagi"} and problems["kagi"].startswith("not sent: its cheapest call ($0.0120)")
     assert "kagi" not in {b["vendor"] for b in sim_control.billing()}
     assert "kagi" not in {r["vendor"] for r in archived(home)}
+
+
+def test_a_simulated_snapshot_is_checked_on_a_simulator_the_command_starts_and_stops(tmp_path, capsys, monkeypatch):
+    home = make_home(tmp_path / "home", ["exa", "serper"])
+    monkeypatch.setenv("BENCH_HOME", str(home))
+    monkeypatch.delenv("BENCH_SIMULATOR_URL", raising=False)
+    assert main(["preflight", SNAPSHOT, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["mode"] == "simulated" and [v["vendor"] for v in report["vendors"]] == ["exa", "serper"]
+    assert all(v["key_accepted"] and v["shape_ok"] and v["problem"] is None for v in report["vendors"])
+    endpoint = report["vendors"][0]["endpoint"]
+    assert endpoint.startswith("http://127.0.0.1:")
+    with pytest.raises(httpx.ConnectError):  # the simulator it started is gone
+        httpx.get(endpoint.split("/h/")[0] + "/_sim/health", timeout=2)
