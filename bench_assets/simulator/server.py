@@ -71,9 +71,19 @@ def serve(port: int, host: str = "127.0.0.1", quiet: bool = False, vendor_ports:
     base = f"http://{host}:{port}"
     if not quiet:
         print(f"bench simulator on {base} (pid {os.getpid()})", flush=True)
-        print("  each vendor at the root of its own port (an SDK's base-URL option), or under /h/<host>:", flush=True)
+        # One line per vendor, its base URLs (DESIGN.md keeps this form): each of its hosts under /h/
+        # on this port, then the same hosts, in the same order, at the root of their own ports.
+        print(
+            "each vendor's base URLs: under /h/<host> here, then the same hosts at the root of ports of their own "
+            "(what an SDK's base-URL option takes)",
+            flush=True,
+        )
+        by_vendor: dict[str, list[str]] = {}
         for name, vendor in hosts.items():
-            print(f"  {vendor:<11} {sim.host_urls[name]:<24} https://{name:<22} {base}{SIM_PREFIX}/{name}", flush=True)
+            by_vendor.setdefault(vendor, []).append(name)
+        for vendor, names in by_vendor.items():
+            urls = [f"{base}{SIM_PREFIX}/{name}" for name in names] + [sim.host_urls[name] for name in names]
+            print(f"  {vendor:<11} {'  '.join(urls)}", flush=True)
         print(
             f"  planted site {base}{SIM_PREFIX}/<host>/<path>   logs: {base}/_sim/requests  {base}/_sim/billing",
             flush=True,

@@ -13,6 +13,7 @@ import sys
 import httpx
 
 from bench_assets.simulator.app import sim_key, simulated_url
+from bench_assets.simulator.profiles import PROFILES
 from bench_assets.simulator.server import free_port
 from bench_assets_tests.helpers import REPO
 
@@ -60,11 +61,13 @@ def test_bench_simulator_prints_each_vendors_base_urls():
             lines.append(line)
             if "planted site" in line:
                 break
-        printed = {
-            m.group(2): m.group(1)
-            for m in (re.search(r"(http://127\.0\.0\.1:\d+)\s+https://(\S+)", line) for line in lines)
-            if m
-        }
+        vendor_lines = [line.split() for line in lines if line.startswith("  ") and "planted site" not in line]
+        assert sorted(words[0] for words in vendor_lines) == sorted(PROFILES)  # one line per vendor
+        printed = {}
+        for _vendor, *urls in vendor_lines:  # its hosts under /h/, then the same hosts on their own ports
+            prefixed, roots = urls[: len(urls) // 2], urls[len(urls) // 2 :]
+            assert all(u.startswith(f"http://127.0.0.1:{port}/h/") for u in prefixed)
+            printed.update({u.split("/h/")[1]: root for u, root in zip(prefixed, roots, strict=True)})
         hosts = httpx.get(f"http://127.0.0.1:{port}/_sim/hosts", timeout=5).json()
         assert printed == {host: info["root"] for host, info in hosts.items()}
         answer = httpx.get(
