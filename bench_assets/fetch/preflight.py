@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -201,12 +202,21 @@ class PreflightReport:
 
 
 def _one_line(text: str | None, secrets: tuple[str, ...]) -> str:
-    flat = " ".join((scrub_secrets(text, secrets) or "").split())
+    """A vendor's message on one short line: the key scrubbed, an HTML page's tags dropped."""
+    text = scrub_secrets(text, secrets) or ""
+    if text.lstrip().startswith("<"):  # a gateway's or CDN's HTML page: its words, not its markup
+        text = re.sub(r"<(script|style)\b.*?</\1>|<[^>]*>", " ", text, flags=re.DOTALL | re.IGNORECASE)
+    flat = " ".join(text.split())
     return flat if len(flat) <= DETAIL_CHARS else flat[: DETAIL_CHARS - 1] + "…"
 
 
 def _problem(
-    response_class: str, error_class: str | None, status: int | None, detail: str, key_env: str | None
+    response_class: str,
+    error_class: str | None,
+    status: int | None,
+    detail: str,
+    key_env: str | None,
+    retry_after: str | None = None,
 ) -> str | None:
     http = f"HTTP {status}" if status is not None else "no response"
     said = f" ({http}: {detail})" if detail else f" ({http})"
@@ -215,7 +225,8 @@ def _problem(
     if response_class == "auth":
         return f"key refused{said}; check ${key_env}" if key_env else f"key refused{said}"
     if error_class == "rate_limited":
-        return f"rate limited{said}; the vendor asks for fewer calls: try again later, or check the plan's limit"
+        wait = f"it asks to wait {retry_after} (Retry-After)" if retry_after else "it gave no Retry-After"
+        return f"rate limited{said}; {wait}: try again later, or check the plan's rate limit"
     if response_class == "quota":
         return f"out of credit or quota{said}; top up the account or change the plan"
     if response_class == "timeout":
@@ -278,7 +289,14 @@ def read_preflight(
         shape_ok=(cls in ("ok", "empty")) if success else None,
         balance=reported_balance(adapter.name, headers, body) if cls in ("ok", "empty") else None,
         results=len(parsed.results) if parsed and cls == "ok" else 0,
-        problem=_problem(cls, error_class, status, _one_line(classified.detail, secrets), spec.key_env),
+        problem=_problem(
+            cls,
+            error_class,
+            status,
+            _one_line(classified.detail, secrets),
+            spec.key_env,
+            next((v for k, v in headers.items() if k.lower() == "retry-after"), None) if not success else None,
+        ),
     )
 
 

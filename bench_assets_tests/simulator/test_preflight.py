@@ -157,7 +157,9 @@ def test_a_fault_is_one_line_after_a_single_attempt(live_home, sim_control, caps
     assert code == 1
     problems = problem_lines(err)
     assert set(problems) == {"exa"} and problems["exa"].startswith(expected), err
-    assert len(problems["exa"]) < 300 and "\n" not in problems["exa"]
+    assert len(problems["exa"]) < 300 and "\n" not in problems["exa"] and "<html" not in problems["exa"]
+    if fault == "rate_limited":
+        assert "it asks to wait 1 (Retry-After)" in problems["exa"]
     (attempt,) = [r for r in archived(home) if r["vendor"] == "exa"]  # one attempt, archived, no retry
     assert attempt["final"]
     exa = next(line for line in out.splitlines() if line.startswith("exa"))
