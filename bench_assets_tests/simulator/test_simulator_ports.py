@@ -11,6 +11,7 @@ import subprocess
 import sys
 
 import httpx
+import pytest
 
 from bench_assets.simulator.app import sim_key, simulated_url
 from bench_assets.simulator.profiles import PROFILES
@@ -36,6 +37,12 @@ def test_a_vendor_on_its_own_port_is_the_same_vendor_as_under_its_host_prefix(si
     sim_control.credits({"exa": None})
     sim_control.faults({"vendors": {"exa": {"rate_limited": 1.0}}})
     assert httpx.post(exa_root, json=body, headers=headers, timeout=10).status_code == 429
+    sim_control.faults({"vendors": {"exa": {"connection_reset": 1.0}}})  # the socket of the vendor's own port
+    with pytest.raises(httpx.TransportError):
+        httpx.post(exa_root, json=body, headers=headers, timeout=10)
+    sim_control.faults({"vendors": {"exa": {"challenge": 1.0}}})
+    challenge = httpx.post(exa_root, json=body, headers=headers, timeout=10)
+    assert challenge.headers["cf-mitigated"] == "challenge" and "api.exa.ai" in challenge.text
 
 
 def test_each_host_has_its_own_port_and_a_port_serves_only_its_host(simulator):
