@@ -32,6 +32,7 @@ from bench_assets_tests.helpers import (
     DEMO_MANIFEST,
     SNAPSHOT,
 )
+from bench_assets_tests.simulator.vendor_contract import sdk_base_url
 
 SPEC = yaml.safe_load(DEMO_MANIFEST.read_text())["vendors"]
 VENDORS = sorted(PROFILES)
@@ -201,17 +202,11 @@ def _sdk_serpapi(base):
 def _sdk_firecrawl(base):
     from firecrawl import Firecrawl
     from firecrawl.v2.utils.error_handler import PaymentRequiredError
-    from firecrawl.v2.utils.http_client import HttpClient
 
-    original = HttpClient._build_url
-    HttpClient._build_url = lambda self, ep: self.api_url.rstrip("/") + ep  # the simulator's path prefix
-    try:
-        with pytest.raises(PaymentRequiredError, match="Insufficient credits") as raised:
-            Firecrawl(api_key=sim_key("firecrawl"), api_url=simulated_url("https://api.firecrawl.dev", base)).search(
-                "q", limit=3
-            )
-    finally:
-        HttpClient._build_url = original
+    with pytest.raises(PaymentRequiredError, match="Insufficient credits") as raised:
+        Firecrawl(api_key=sim_key("firecrawl"), api_url=sdk_base_url(base, "https://api.firecrawl.dev")).search(
+            "q", limit=3
+        )
     return raised
 
 
@@ -261,7 +256,7 @@ def _sdk_kagi(base):
     from kagiapi import KagiClient
 
     original = KagiClient.BASE_URL
-    KagiClient.BASE_URL = simulated_url("https://kagi.com/api/v0", base)
+    KagiClient.BASE_URL = sdk_base_url(base, "https://kagi.com/api/v0")
     try:
         with pytest.raises(requests.HTTPError) as raised:
             KagiClient(api_key=sim_key("kagi")).search("q")

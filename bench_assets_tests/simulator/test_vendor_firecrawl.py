@@ -12,8 +12,8 @@ import requests
 from bench_assets.adapters.base import MalformedResponse, VendorTask
 from bench_assets.adapters.firecrawl import MANIFEST_DEFAULTS, FirecrawlAdapter
 from bench_assets.metrics import normalize_url
-from bench_assets.simulator.app import sim_key, simulated_url
-from bench_assets_tests.simulator.vendor_contract import VendorContract
+from bench_assets.simulator.app import sim_key
+from bench_assets_tests.simulator.vendor_contract import VendorContract, sdk_base_url
 
 VENDOR = "firecrawl"
 ADAPTER = FirecrawlAdapter()
@@ -81,12 +81,10 @@ def test_scrape_of_missing_page_is_not_found_inside_a_success(simulator):
 @pytest.fixture()
 def firecrawl_app(simulator, monkeypatch):
     from firecrawl import Firecrawl
-    from firecrawl.v2.utils.http_client import HttpClient
 
-    # `api_url` is the SDK's base-URL option, but it joins "/v2/search" onto it with urljoin, which
-    # drops any path in api_url (our /h/api.firecrawl.dev prefix). So this test also patches the
-    # SDK's URL builder to append the endpoint to api_url; everything else is the SDK's own code.
-    monkeypatch.setattr(HttpClient, "_build_url", lambda self, ep: self.api_url.rstrip("/") + ep)
+    # `api_url` is the SDK's base-URL option; it joins "/v2/search" onto it with urljoin, which
+    # would drop a path prefix, so it is given the simulator's port for api.firecrawl.dev, served
+    # at the root. The SDK is unmodified (only requests' send is wrapped, to record the response).
     raw: list = []
     real_send = requests.Session.send
 
@@ -97,7 +95,7 @@ def firecrawl_app(simulator, monkeypatch):
 
     monkeypatch.setattr(requests.Session, "send", recording_send)
     app = Firecrawl(
-        api_key=sim_key(VENDOR), api_url=simulated_url("https://api.firecrawl.dev", simulator.base_url), max_retries=1
+        api_key=sim_key(VENDOR), api_url=sdk_base_url(simulator.base_url, "https://api.firecrawl.dev"), max_retries=1
     )
     return app, raw
 
@@ -125,13 +123,11 @@ def test_official_sdk_scrape_parses_document(firecrawl_app):
     assert parsed.results[0].content == doc.markdown and parsed.request_id == doc.metadata.scrape_id
 
 
-def test_official_sdk_raises_on_wrong_key(simulator, monkeypatch):
+def test_official_sdk_raises_on_wrong_key(simulator):
     from firecrawl import Firecrawl
     from firecrawl.v2.utils.error_handler import FirecrawlError
-    from firecrawl.v2.utils.http_client import HttpClient
 
-    monkeypatch.setattr(HttpClient, "_build_url", lambda self, ep: self.api_url.rstrip("/") + ep)
-    app = Firecrawl(api_key="fc-wrong", api_url=simulated_url("https://api.firecrawl.dev", simulator.base_url))
+    app = Firecrawl(api_key="fc-wrong", api_url=sdk_base_url(simulator.base_url, "https://api.firecrawl.dev"))
     with pytest.raises(FirecrawlError, match="Invalid token"):
         app.search("anything", limit=3)
 

@@ -47,6 +47,16 @@ def demo_index() -> SearchIndex:
     return SearchIndex(demo_corpus())
 
 
+def sdk_base_url(sim_base: str, real_url: str) -> str:
+    """What an official SDK's documented base-URL option is given: `real_url` on the port where the
+    simulator serves its host at the root (https://api.firecrawl.dev -> http://127.0.0.1:P), so an
+    SDK that drops a path prefix or builds URLs its own way reaches the simulator unmodified."""
+    host, _, rest = real_url.split("://", 1)[1].partition("/")
+    root = httpx.get(f"{sim_base}/_sim/hosts", timeout=5).json()[host]["root"]
+    assert root, f"the simulator at {sim_base} does not serve {host} on a port of its own"
+    return root + (f"/{rest}" if rest else "")
+
+
 class VendorContract:
     """One vendor's adapter (with its module's MANIFEST_DEFAULTS) against the simulator."""
 
