@@ -39,7 +39,7 @@ class BraveAdapter(Adapter):
         error = body.get("error") if isinstance(body, dict) else None
         error = error if isinstance(error, dict) else {}
         code = str(error.get("code") or "")
-        meta = error.get("meta") if isinstance(error.get("meta"), dict) else {}
+        meta: dict[str, Any] = error["meta"] if isinstance(error.get("meta"), dict) else {}
         if code in ("SUBSCRIPTION_TOKEN_INVALID", "SUBSCRIPTION_NOT_FOUND") or status in (401, 403):
             return "auth"
         if code == "VALIDATION" and _names_the_token(meta):
@@ -59,12 +59,15 @@ class BraveAdapter(Adapter):
 
 def _quota_used_up(meta: dict[str, Any]) -> bool:
     limit, current = meta.get("quota_limit"), meta.get("quota_current")
-    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (limit, current))
-    return numbers and limit > 0 and current >= limit
+    if isinstance(limit, bool) or isinstance(current, bool):
+        return False
+    if isinstance(limit, (int, float)) and isinstance(current, (int, float)):
+        return limit > 0 and current >= limit
+    return False
 
 
 def _names_the_token(meta: dict[str, Any]) -> bool:
-    errors = meta.get("errors") if isinstance(meta.get("errors"), list) else []
+    errors: list[Any] = meta["errors"] if isinstance(meta.get("errors"), list) else []
     return any(
         isinstance(e, dict) and "x-subscription-token" in [str(part).lower() for part in e.get("loc") or []]
         for e in errors
