@@ -136,7 +136,7 @@ def test_published_spend_equals_the_billing_log(billed_run):
 
 
 def test_spend_ceiling_stops_the_fetch_and_records_it(tmp_path, simulator, sim_logs):
-    ceiling = 0.05  # Exa: $0.017 a search with text, so the ceiling is reached after a few calls
+    ceiling = 0.05  # Exa: $0.007 a search (text included), so the ceiling is reached after a few calls
 
     def tighten(data):
         data["vendors"]["exa"].update(spend_ceiling_usd=ceiling, concurrency=1)

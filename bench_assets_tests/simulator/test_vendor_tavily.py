@@ -67,8 +67,39 @@ def test_extract_round_trip_returns_anchor_phrases(simulator, sim_logs):
         assert phrase in content
     assert not any(noise in content for noise in NOISE_STRINGS)
     (bill,) = sim_logs.billing()
-    assert parsed.billed_units == {"credit": pytest.approx(0.2)}
+    # Whole credits, amortised over the key's calls: 0 or 1 for one URL, never 0.2.
+    assert parsed.billed_units["credit"] in (0.0, 1.0)
     assert bill["usd"] == pytest.approx(contract.usd(parsed.billed_units))
+
+
+@pytest.mark.parametrize("depth, per_five", [("basic", 1), ("advanced", 2)])
+def test_extract_credits_are_whole_and_add_up_to_one_block_per_five_urls(simulator, sim_logs, depth, per_five):
+    """docs.tavily.com/documentation/api-credits: 1 credit per 5 successful URLs (advanced 2),
+    charged whole: usage.credits is 0 until the fifth URL, then the block's credits. Any five
+    single-URL calls in a row complete exactly one block, wherever the key's count stood."""
+    page = contract.top_ranked_page
+    task = VendorTask("extract", page.url)
+    options = {"extract_depth": depth}
+    credits = []
+    for _ in range(5):
+        resp, parsed = contract.call(simulator, task, options=options)
+        assert resp.status_code == 200, resp.text
+        assert isinstance(resp.json()["usage"]["credits"], int)
+        credits.append(parsed.billed_units["credit"])
+    assert sorted(credits) == [0.0] * 4 + [float(per_five)]
+    bills = sim_logs.billing()
+    assert [b["usd"] for b in bills] == pytest.approx([contract.usd({"credit": c}) for c in credits])
+    # The estimate is the long-run average: one block's credits spread over its five URLs.
+    assert ADAPTER.expected_units(task, options) == {"credit": pytest.approx(per_five / 5)}
+
+
+def test_a_batch_of_five_urls_bills_its_block_in_one_call(simulator):
+    page = contract.top_ranked_page
+    headers = {"Authorization": f"Bearer {sim_key(VENDOR)}"}
+    body = {"urls": [page.url] * 10, "include_usage": True}
+    resp = httpx.post(contract.endpoint("extract", simulator.base_url), headers=headers, json=body, timeout=10)
+    assert resp.status_code == 200 and len(resp.json()["results"]) == 10
+    assert resp.json()["usage"]["credits"] == 2  # ten URLs complete two blocks of five
 
 
 def test_extract_of_unknown_url_is_not_found_inside_a_200(simulator):
