@@ -13,7 +13,7 @@ from bench_assets.adapters.base import MalformedResponse, VendorTask
 from bench_assets.adapters.exa import MANIFEST_DEFAULTS, ExaAdapter
 from bench_assets.metrics import normalize_url
 from bench_assets.simulator.app import sim_key, simulated_url
-from bench_assets_tests.simulator.vendor_contract import VendorContract
+from bench_assets_tests.simulator.vendor_contract import VendorContract, VendorOpenApi
 
 VENDOR = "exa"
 ADAPTER = ExaAdapter()
@@ -199,3 +199,66 @@ def test_truncated_json_raises_malformed(simulator):
     contract.assert_truncated_answer_is_malformed(simulator, task)
     with pytest.raises(MalformedResponse):
         ADAPTER.parse(task, 200, {}, json.dumps({"requestId": "x"}))  # no results list
+
+
+# ##### EXA'S OWN OPENAPI DESCRIPTION (fixtures/vendors/exa/openapi.yaml, SOURCES.md)
+
+OPENAPI = VendorOpenApi(VENDOR)
+
+
+@pytest.mark.parametrize(
+    "capability, text, n, path",
+    [("search", "q", 10, "/search"), ("search", "q", 25, "/search"), ("extract", "https://e.test/a", 1, "/contents")],
+)
+def test_the_adapters_requests_follow_exas_openapi(capability, text, n, path):
+    req = ADAPTER.build(VendorTask(capability, text, n), f"https://api.exa.ai{path}", "key", {})
+    assert req.method == "POST" and req.url.endswith(path)
+    assert OPENAPI.request_errors("post", path, req.json_body) == []
+    # The key travels as the spec's `apikey` security scheme names it.
+    assert OPENAPI.spec["components"]["securitySchemes"]["apikey"]["name"] in req.headers
+
+
+def test_a_request_exa_would_refuse_is_caught_by_the_spec():
+    """The validator is not vacuous: a body of the wrong types fails against the same schema."""
+    assert OPENAPI.request_errors("post", "/search", {"query": 7, "numResults": "ten"}) != []
+    assert OPENAPI.response_errors("post", "/search", 200, {"results": [{"url": 3}]}) != []
+
+
+@pytest.mark.parametrize(
+    "path, body",
+    [
+        ("/search", {"numResults": 12, "contents": {"text": {"maxCharacters": 500}}}),
+        ("/search", {"numResults": 3, "contents": {"highlights": True}}),
+        ("/contents", {"text": True}),
+    ],
+)
+def test_the_simulators_answers_follow_exas_openapi(simulator, path, body):
+    page = contract.top_ranked_page
+    body = {"query": page.query, **body} if path == "/search" else {"urls": [page.url, "https://nowhere.invalid/x"]}
+    assert OPENAPI.request_errors("post", path, body) == []
+    resp = httpx.post(
+        simulated_url(f"https://api.exa.ai{path}", simulator.base_url),
+        headers={"x-api-key": sim_key(VENDOR)},
+        json=body,
+        timeout=10,
+    )
+    assert resp.status_code == 200, resp.text
+    assert OPENAPI.response_errors("post", path, 200, resp.json()) == []
+
+
+@pytest.mark.parametrize("name", ["search_openapi_example", "contents_openapi_example"])
+def test_exas_documented_example_bodies_parse_into_results(name):
+    """The bodies the OpenAPI spec's own examples make (fixtures/vendors/exa/SOURCES.md)."""
+    fixture = json.loads((contract.fixtures / f"{name}.json").read_text())
+    body = fixture["body"]
+    parsed = ADAPTER.parse(VendorTask(fixture["capability"], "q"), 200, {}, json.dumps(body))
+    (result,) = parsed.results
+    documented = body["results"][0]
+    assert (result.url, result.title, result.published) == (
+        documented["url"],
+        documented["title"],
+        documented["publishedDate"],
+    )
+    assert result.content == documented["text"] and result.snippet == "\n".join(documented["highlights"])
+    assert parsed.billed_units == {"usd": body["costDollars"]["total"]} and parsed.request_id == body["requestId"]
+    assert parsed.error_class is None

@@ -90,12 +90,16 @@ async def search(sim: Simulator, req: SimRequest) -> Response:
         results.append(_result(sim, hit.page, text, hit.snippet if contents.get("highlights") else None, hit.score))
     # The search price includes text and highlights: the contents cost nothing more.
     extra = max(0, len(results) - SEARCH_RESULTS_INCLUDED)
+    resolved = body.get("type") if body.get("type") in ("deep", "deep-reasoning") else "neural"
     total = round(sim.profile(VENDOR).usd_per_request["search"] + EXTRA_RESULT_USD * extra, 6)
     sim.bill(VENDOR, "search", request_id, usd=total)
     return JSONResponse(
         {
             "requestId": request_id,
-            "resolvedSearchType": body.get("type", "auto"),
+            # What an auto search resolved to: `searchType` in the OpenAPI spec (fixtures/vendors/exa/
+            # openapi.yaml), `resolvedSearchType` where exa-py reads it.
+            "searchType": resolved,
+            "resolvedSearchType": resolved,
             "searchTime": 120.5,
             "results": results,
             "costDollars": {"total": total, "search": {"neural": total}},
