@@ -205,16 +205,19 @@ def _pointer(*parts: str) -> str:
 
 
 class VendorOpenApi:
-    """A vendor's archived OpenAPI 3.1 description, read as JSON Schema 2020-12 (which 3.1 schemas
-    are): validators for an operation's JSON request body and JSON response body. The file must
-    match the SHA-256 recorded beside it in SOURCES.md, so a changed spec is a visible change."""
+    """A vendor's archived OpenAPI description, its schemas read as JSON Schema 2020-12 (which 3.1
+    schemas are; a 3.0 spec's `nullable` is translated, its other keywords mean the same here):
+    validators for an operation's JSON request body and JSON response body. The file must match
+    the SHA-256 recorded beside it in SOURCES.md, so a changed spec is a visible change."""
 
-    def __init__(self, vendor: str):
+    def __init__(self, vendor: str, name: str = "openapi.yaml"):
         folder = FIXTURES / "vendors" / vendor
-        self.path = folder / "openapi.yaml"
+        self.path = folder / name
         raw = self.path.read_bytes()
-        recorded = re.search(r"SHA-256[^0-9a-f]*([0-9a-f]{64})", (folder / "SOURCES.md").read_text())
-        assert recorded, f"{folder / 'SOURCES.md'}: no SHA-256 recorded for openapi.yaml"
+        # SOURCES.md records each archived spec on one line: "- `<name>` ... SHA-256: <hex>".
+        pattern = rf"`{re.escape(name)}`[^\n]*SHA-256[^0-9a-f\n]*([0-9a-f]{{64}})"
+        recorded = re.search(pattern, (folder / "SOURCES.md").read_text())
+        assert recorded, f"{folder / 'SOURCES.md'}: no SHA-256 recorded for {name}"
         self.sha256 = hashlib.sha256(raw).hexdigest()
         assert self.sha256 == recorded.group(1), f"{self.path}: SHA-256 {self.sha256} is not the one in SOURCES.md"
         self.spec = _nullable_as_type(yaml.safe_load(raw))

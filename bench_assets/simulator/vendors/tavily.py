@@ -47,8 +47,16 @@ def out_of_credit(sim: Simulator, req: SimRequest) -> Response:
     )
 
 
+# The API reference's OpenAPI examples (fixtures/vendors/tavily/SOURCES.md).
+DOCUMENTED_ERRORS = {
+    429: "Your request has been blocked due to excessive requests. Please reduce rate of requests.",
+    500: "Internal Server Error",
+}
+
+
 def error_response(status: int, message: str) -> Response:
-    return _error(status, message)  # every Tavily error is {"detail": {"error": ...}}
+    # Every Tavily error is {"detail": {"error": ...}}, with the documented message where there is one.
+    return _error(status, DOCUMENTED_ERRORS.get(status, message))
 
 
 async def search(sim: Simulator, req: SimRequest) -> Response:
@@ -74,17 +82,18 @@ async def search(sim: Simulator, req: SimRequest) -> Response:
             "title": hit.page.title,
             "content": hit.snippet,
             "score": hit.score,
-            "raw_content": sim.extract(VENDOR, hit.page) if raw else None,
         }
+        if raw:  # "Only if `include_raw_content` is true" (openapi-search.yaml)
+            item["raw_content"] = sim.extract(VENDOR, hit.page)
         if topic == "news":  # Tavily returns published_date for the news topic only
             item["published_date"] = f"{hit.page.published}T00:00:00Z"
         results.append(item)
     credits = SEARCH_CREDITS[depth]
     sim.bill(VENDOR, "search", request_id, units={"credit": credits}, usd=round(credits * CREDIT_USD, 6))
+    # No `answer` (none is generated) and no null in its place: the API reference's OpenAPI types
+    # it as a string (fixtures/vendors/tavily/openapi-search.yaml).
     out = {
         "query": query,
-        "follow_up_questions": None,
-        "answer": None,
         "images": [],
         "results": results,
         "response_time": 0.87,
