@@ -27,7 +27,8 @@ DEFAULT_COUNT = 10  # `count: number = 10` in the same file (range 0-20)
 
 
 def _error(status: int, name: str, code: int, message: str) -> Response:
-    # Jina's JSON error shape is not documented (?): this is the civkit envelope the service sends.
+    # The civkit envelope the service sends: `name` is the error class and `status` its five-digit
+    # code (jina-ai/reader src/services/errors.ts); no published body shows the rest (?).
     return JSONResponse(
         {
             "data": None,
