@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import httpx
+import jsonschema
 import pytest
 
 from bench_assets.adapters.base import MalformedResponse, VendorTask
@@ -203,3 +204,35 @@ def test_truncated_json_is_malformed(simulator):
     contract.assert_truncated_answer_is_malformed(simulator, VendorTask("search", contract.golden_page().query))
     with pytest.raises(MalformedResponse):
         ADAPTER.parse(VendorTask("search", "q"), 200, {}, json.dumps({"type": "search", "web": {"results": "none"}}))
+
+
+# ##### BRAVE'S OWN TYPES OF THE RESPONSE (fixtures/vendors/brave/web_search_response.schema.json)
+
+RESPONSE_TYPES = jsonschema.Draft202012Validator(
+    json.loads((contract.fixtures / "web_search_response.schema.json").read_text())
+)
+
+
+def _type_errors(body: dict) -> list[str]:
+    return sorted(f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in RESPONSE_TYPES.iter_errors(body))
+
+
+@pytest.mark.parametrize("params", [{"count": 10}, {"count": 5, "extra_snippets": "true", "text_decorations": "false"}])
+def test_the_simulators_answer_has_the_fields_braves_types_require(simulator, params):
+    url = simulated_url(MANIFEST_DEFAULTS["endpoints"]["search"], simulator.base_url)
+    q = contract.golden_page().query
+    resp = httpx.get(url, params={"q": q, **params}, headers={"X-Subscription-Token": sim_key(VENDOR)}, timeout=10)
+    assert resp.status_code == 200 and resp.json()["web"]["results"]
+    assert _type_errors(resp.json()) == []
+
+
+@pytest.mark.parametrize("name", ["search_example", "search_no_web_section"])
+def test_the_search_fixtures_have_the_fields_braves_types_require(name):
+    assert _type_errors(json.loads((contract.fixtures / f"{name}.json").read_text())["body"]) == []
+
+
+def test_braves_types_are_not_vacuous():
+    result = {"type": "search_result", "title": "t", "url": "u", "language": "en", "family_friendly": True}
+    errors = _type_errors({"type": "search", "web": {"type": "search", "results": [result]}})
+    assert "web: 'family_friendly' is a required property" in errors
+    assert "web/results/0: 'subtype' is a required property" in errors

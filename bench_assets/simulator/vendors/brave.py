@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import time
+from urllib.parse import urlsplit
 
 from starlette.responses import JSONResponse, Response
 
@@ -109,16 +110,30 @@ async def web_search(sim: Simulator, req: SimRequest) -> Response:
     results = []
     for hit in hits:
         description = hit.snippet.split(". ")[0]
+        url = sim.result_url(VENDOR, hit.page)
+        parts = urlsplit(url)
+        # The fields Brave's own types make required (brave/brave-search-mcp-server
+        # src/tools/web/types.ts SearchResult, Result, MetaUrl; fixtures/vendors/brave/SOURCES.md).
         item = {
             "type": "search_result",
+            "subtype": "generic",
+            "is_live": False,
             "title": hit.page.title,
-            "url": sim.result_url(VENDOR, hit.page),
+            "url": url,
+            "is_source_local": False,
+            "is_source_both": False,
             "description": _decorated(description, q) if decorate else description,
             "page_age": f"{hit.page.published}T00:00:00",
             "age": hit.page.published,
             "language": "en",
             "family_friendly": True,
-            "meta_url": {"scheme": "https", "hostname": hit.page.host},
+            "meta_url": {
+                "scheme": parts.scheme,
+                "netloc": parts.netloc,
+                "hostname": parts.hostname or hit.page.host,
+                "favicon": f"https://imgs.search.brave.com/favicon/{parts.netloc}",
+                "path": " › ".join(p for p in parts.path.split("/") if p),
+            },
         }
         if extra:
             item["extra_snippets"] = list(hit.page.paragraphs[:3])
@@ -134,7 +149,7 @@ async def web_search(sim: Simulator, req: SimRequest) -> Response:
         {
             "type": "search",
             "query": {"original": q, "more_results_available": False},
-            "web": {"type": "search", "results": results},
+            "web": {"type": "search", "results": results, "family_friendly": True},
         },
         headers=headers,
     )
