@@ -200,3 +200,25 @@ def test_truncated_json_raises_malformed(simulator):
     contract.assert_truncated_answer_is_malformed(simulator, task)
     with pytest.raises(MalformedResponse):  # a search answer where reader data (an object) belongs
         ADAPTER.parse(task, 200, {}, json.dumps({"code": 200, "status": 20000, "data": []}))
+
+
+def test_jinas_published_search_example_parses_into_results_and_bills_its_items_tokens():
+    """Jina's own example answer (fixtures/vendors/jina/SOURCES.md) has no `meta` and no header:
+    the call is billed the tokens its results carry."""
+    fixture = json.loads((contract.fixtures / "search_published_example.json").read_text())
+    body = fixture["body"]
+    parsed = ADAPTER.parse(VendorTask("search", "When was Jina AI founded?"), 200, {}, json.dumps(body))
+    assert [r.url for r in parsed.results] == [item["url"] for item in body["data"]]
+    assert [r.content for r in parsed.results] == [item["content"] for item in body["data"]]
+    assert [r.snippet for r in parsed.results] == [item["description"] for item in body["data"]]
+    assert parsed.billed_units == {"token": float(sum(item["usage"]["tokens"] for item in body["data"]))}
+    assert "meta" not in body  # so the per-result usage, not meta.usage, was what was read
+
+
+def test_the_simulators_search_answer_has_the_shape_of_jinas_published_example(simulator):
+    example = json.loads((contract.fixtures / "search_published_example.json").read_text())["body"]
+    page = contract.top_ranked_page
+    task = VendorTask("search", page.query, 10)
+    resp = contract.send(ADAPTER.build(task, contract.endpoint("search", simulator.base_url), sim_key(VENDOR), {}))
+    assert resp.status_code == 200
+    assert shape_differences(example, resp.json()) == []
