@@ -17,6 +17,10 @@ class BraveAdapter(Adapter):
             "q": task.text,
             "count": max(1, min(task.num_results, 20)),  # Brave accepts 1-20
             "extra_snippets": "true" if options.get("extra_snippets", True) else "false",
+            # text_decorations defaults to true: descriptions then carry <strong> highlighting
+            # markers (brave/brave-search-mcp-server README: "Include highlighting markers
+            # (default: true)"). The text we score must be the page's, not Brave's markup.
+            "text_decorations": "false",
         }
         return HttpRequest("GET", endpoint, headers=headers, params=params, secret_headers=("X-Subscription-Token",))
 
@@ -33,16 +37,41 @@ class BraveAdapter(Adapter):
 
     def error_class(self, status: int, body: Any) -> str:
         error = body.get("error") if isinstance(body, dict) else None
-        code = str(error.get("code") or "") if isinstance(error, dict) else ""
+        error = error if isinstance(error, dict) else {}
+        code = str(error.get("code") or "")
+        meta: dict[str, Any] = error["meta"] if isinstance(error.get("meta"), dict) else {}
         if code in ("SUBSCRIPTION_TOKEN_INVALID", "SUBSCRIPTION_NOT_FOUND") or status in (401, 403):
             return "auth"
+        if code == "VALIDATION" and _names_the_token(meta):
+            return "auth"  # no key sent: 422 VALIDATION on the x-subscription-token header
         if code in ("CREDIT_EXHAUSTED", "QUOTA_LIMITED") or status == 402:
             return "quota"
         if code == "RATE_LIMITED":
-            return "rate_limited"
+            # Brave answers both limits with 429 RATE_LIMITED and says which in meta: the
+            # monthly quota used up (quota_current >= quota_limit) is out of quota, not worth
+            # retrying; otherwise the per-second rate (rate_current >= rate_limit) was hit.
+            # Shape: brave/brave-search-mcp-server src/BraveAPI/types.ts RateLimitErrorResponse.
+            return "quota" if _quota_used_up(meta) else "rate_limited"
         # 422 is also Brave's answer to an invalid parameter (code VALIDATION): only a token code
         # above makes a 422 "auth"; without a body to tell, an unknown 422 is a bad request.
         return super().error_class(status, body)
+
+
+def _quota_used_up(meta: dict[str, Any]) -> bool:
+    limit, current = meta.get("quota_limit"), meta.get("quota_current")
+    if isinstance(limit, bool) or isinstance(current, bool):
+        return False
+    if isinstance(limit, (int, float)) and isinstance(current, (int, float)):
+        return limit > 0 and current >= limit
+    return False
+
+
+def _names_the_token(meta: dict[str, Any]) -> bool:
+    errors: list[Any] = meta["errors"] if isinstance(meta.get("errors"), list) else []
+    return any(
+        isinstance(e, dict) and "x-subscription-token" in [str(part).lower() for part in e.get("loc") or []]
+        for e in errors
+    )
 
 
 MANIFEST_DEFAULTS = {

@@ -6,14 +6,22 @@ from typing import Any
 
 from bench_assets.adapters.base import Adapter, HttpRequest, ParsedResponse, VendorTask, results_from
 
+# Exa's pricing since 2026-03-03 (exa.ai/docs/changelog/pricing-update, "Exa Pricing Update",
+# dated March 3, 2026): a search is $7 per 1k requests *with* the text and highlights of up to 10
+# results; each result beyond 10 adds $1 per 1k. /contents is still $1 per 1k pages per content
+# type. So a search's text is never a unit of its own; a /contents page of text is.
+SEARCH_RESULTS_INCLUDED = 10
+
 
 def _documented_units(task: VendorTask, results: list[dict[str, Any]]) -> dict[str, float]:
     """The units Exa's pricing bills a call in, for a response that does not state its cost: a
-    search (10 results included), each result beyond 10, each page of text (/contents bills pages
-    only). The manifest's price table prices them (`request.search`, `result.extra`, `page.text`)."""
-    units = {"page.text": float(sum(1 for r in results if r.get("text") is not None))}
+    search (text and highlights of 10 results included) and each result beyond 10; for /contents,
+    each page of text. The manifest's price table prices them (`request.search`, `result.extra`,
+    `page.text`)."""
     if task.capability == "search":
-        units |= {"request.search": 1.0, "result.extra": float(max(0, len(results) - 10))}
+        units = {"request.search": 1.0, "result.extra": float(max(0, len(results) - SEARCH_RESULTS_INCLUDED))}
+    else:
+        units = {"page.text": float(sum(1 for r in results if r.get("text") is not None))}
     return {unit: n for unit, n in units.items() if n}
 
 
@@ -72,8 +80,9 @@ MANIFEST_DEFAULTS = {
     "plan": "Pay-as-you-go (free credits)",
     "endpoints": {"search": "https://api.exa.ai/search", "extract": "https://api.exa.ai/contents"},
     # Exa reports its own charge in costDollars.total (priced one dollar a dollar); the other units
-    # price a response without it, and the estimate: $7 per 1k searches (10 results included),
-    # $1 per 1k results beyond 10, $1 per 1k pages of text (exa.ai/docs/reference/pricing).
+    # price a response without it, and the estimate: $7 per 1k searches with the text and
+    # highlights of 10 results, $1 per 1k results beyond 10, $1 per 1k /contents pages of text
+    # (exa.ai/docs/changelog/pricing-update, 2026-03-03; data/pricing/exa.md).
     "prices_usd": {"usd": 1.0, "request.search": 0.007, "result.extra": 0.001, "page.text": 0.001},
     # Per endpoint (exa.ai/docs/reference/rate-limits): /search 10 QPS, /contents 100 QPS; no
     # account-wide limit is documented, so the account's is their sum.

@@ -16,7 +16,7 @@ class FirecrawlAdapter(Adapter):
         headers = {"Authorization": f"Bearer {api_key}", "Content-Type": "application/json"}
         if task.capability == "search":
             # Sources and formats as objects ({"type": ...}), the only form Firecrawl's published v2
-            # OpenAPI description admits (data/vendor_specs/firecrawl/v2-openapi.json); its server
+            # OpenAPI description admits (bench_assets_tests/fixtures/vendors/firecrawl/openapi.json); its server
             # takes bare strings too, but the description is the contract we hold ourselves to.
             body: dict[str, Any] = {
                 "query": task.text,

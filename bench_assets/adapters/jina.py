@@ -69,16 +69,18 @@ class JinaAdapter(Adapter):
         return float(sum(((item or {}).get("usage") or {}).get("tokens", 0) for item in items))
 
     # Jina bills the tokens of the pages it returns, unknown before the call: Reader the page,
-    # Search the pages of its results (at least 10,000 tokens per 10 results). The estimate figures
-    # every page at ESTIMATED_PAGE_TOKENS (a typical article), so it is an upper figure for a
-    # snapshot whose pages are no longer than that, and an underestimate otherwise.
+    # Search the pages of its results, at least 10,000 tokens per 10 results and at most 2,000,000
+    # (jina-ai/reader src/api/searcher.ts `assignChargeAmount`, commit f289e5d, 2026-05-01). The
+    # estimate figures every page at ESTIMATED_PAGE_TOKENS (a typical article), so it is an upper
+    # figure for a snapshot whose pages are no longer than that, and an underestimate otherwise.
     ESTIMATED_PAGE_TOKENS = 2000.0
     SEARCH_MIN_TOKENS_PER_10 = 10000.0
+    SEARCH_MAX_TOKENS = 2_000_000.0
 
     def expected_units(self, task: VendorTask, options: dict[str, Any]) -> dict[str, float]:
         if task.capability == "search":
             floor = self.SEARCH_MIN_TOKENS_PER_10 * max(1, -(-task.num_results // 10))
-            return {"token": max(floor, self.ESTIMATED_PAGE_TOKENS * task.num_results)}
+            return {"token": min(self.SEARCH_MAX_TOKENS, max(floor, self.ESTIMATED_PAGE_TOKENS * task.num_results))}
         return {"token": self.ESTIMATED_PAGE_TOKENS}
 
     def estimate_caveat(self, options: dict[str, Any]) -> str | None:
@@ -89,10 +91,13 @@ class JinaAdapter(Adapter):
         )
 
     def error_class(self, status: int, body: Any) -> str:
-        # Jina's JSON errors carry {code, name, status, message}; the JSON error shape is not
-        # documented (?), so we read the name when there is one and fall back on the status.
+        # Jina's JSON errors carry {code, name, status, message}: `name` is the error class and
+        # `status` its five-digit code, whose first three digits are the HTTP status
+        # (jina-ai/reader src/services/errors.ts, commit f289e5d: InsufficientCreditsError 40201,
+        # InsufficientBalanceError 40203, BudgetExceededError 40904). We read the name when there
+        # is one and fall back on the HTTP status.
         name = str(body.get("name", "")) if isinstance(body, dict) else ""
-        if name in ("InsufficientBalanceError", "InsufficientCreditsError") or status == 402:
+        if name in QUOTA_ERRORS or status == 402:
             return "quota"
         if name in ("AuthenticationRequiredError", "AuthenticationFailedError"):
             return "auth"
@@ -101,6 +106,12 @@ class JinaAdapter(Adapter):
         if status == 422 and name in ("AssertionFailureError", ""):
             return "not_found"  # "Failed to goto <url>": the target page could not be fetched
         return super().error_class(status, body)
+
+
+# Out of money, or over the token budget a request set (X-Token-Budget): 409 BudgetExceededError
+# is raised by jina-ai/reader src/api/crawler.ts when the charge would pass the budget. No retry
+# can pay either, so both are quota.
+QUOTA_ERRORS = ("InsufficientBalanceError", "InsufficientCreditsError", "BudgetExceededError")
 
 
 def _no_search_results(body: Any) -> bool:

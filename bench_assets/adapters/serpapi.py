@@ -26,8 +26,8 @@ class SerpApiAdapter(Adapter):
 
     def build(self, task: VendorTask, endpoint: str, api_key: str, options: dict[str, Any]) -> HttpRequest:
         params: dict[str, Any] = {"engine": "google", "q": task.text, "output": "json", "api_key": api_key}
-        # SerpApi's published parameter list for the google engine (data/vendor_specs/serpapi/
-        # google-engine.json) has no `num` any more: a page is Google's 10. `num` is sent only to
+        # SerpApi's published parameter list for the google engine (bench_assets_tests/fixtures/
+        # vendors/serpapi/google-engine.json) has no `num` any more: a page is Google's 10. `num` is sent only to
         # ask fewer than 10, the legacy parameter (?) Google still applies below its page size.
         if self.page_results(task) < self.page_size:
             params["num"] = self.page_results(task)

@@ -6,7 +6,11 @@ from typing import Any
 
 from bench_assets.adapters.base import Adapter, HttpRequest, ParsedResponse, VendorTask, results_from
 
-# Documented credit costs, used only when a response carries no `usage.credits` (vendors.md §2).
+# Documented credit costs (docs.tavily.com/documentation/api-credits): search 1 credit (advanced
+# 2); extract 1 credit per 5 successful URLs (advanced 2). Tavily charges extract credits whole,
+# amortised over a key's calls (`usage.credits` is 0 until the fifth URL, then 1), so one call's
+# own charge is read from `usage.credits`; the per-URL share below is only the long-run average,
+# used for the estimate and for a response without `usage`.
 _SEARCH_CREDITS = {"basic": 1.0, "fast": 1.0, "ultra-fast": 1.0, "advanced": 2.0}
 _EXTRACT_CREDITS_PER_URL = {"basic": 1.0 / 5, "advanced": 2.0 / 5}
 
@@ -64,11 +68,18 @@ class TavilyAdapter(Adapter):
             return {"credit": _SEARCH_CREDITS["basic"]}
         return {"credit": _EXTRACT_CREDITS_PER_URL["basic"] * len(body.get("results") or [])}
 
+    def estimate_caveat(self, options: dict[str, Any]) -> str | None:
+        return (
+            "Tavily charges extract credits whole, 1 (advanced 2) for every fifth successful URL of a "
+            "key: a single call may bill 0 or a whole credit; the estimate is the per-URL average"
+        )
+
     def expected_units(self, task: VendorTask, options: dict[str, Any]) -> dict[str, float]:
         advanced = options.get("search_depth", "basic") == "advanced" or options.get("extract_depth") == "advanced"
         if task.capability == "search":
             return {"credit": 2.0 if advanced else 1.0}
-        return {"credit": 0.4 if advanced else 0.2}  # 1 (2) credits per 5 extracted URLs
+        depth = "advanced" if advanced else "basic"
+        return {"credit": _EXTRACT_CREDITS_PER_URL[depth]}  # the amortised average of a URL
 
     def error_class(self, status: int, body: Any) -> str:
         # Tavily: 401 invalid key; 432 plan usage limit and 433 pay-as-you-go limit (out of credit);

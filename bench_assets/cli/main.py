@@ -87,9 +87,32 @@ def build_parser() -> argparse.ArgumentParser:
     estimate.add_argument("snapshot", type=snapshot_arg)
     estimate.add_argument("--json", action="store_true", help="print the estimate as JSON (one object per vendor)")
     estimate.set_defaults(command="snapshot:cmd_estimate")
+    preflight = sub.add_parser(
+        "preflight",
+        help="before a live run: one cheapest documented call per vendor (archived, inside the spend ceiling); "
+        "reports key, credits left, reachability and response shape; exit 1 with a line per problem",
+    )
+    preflight.add_argument("snapshot", type=snapshot_arg)
+    preflight.add_argument("--vendor", action="append", help="only this vendor (repeatable)")
+    preflight.add_argument(
+        "--recheck", action="store_true", help="call vendors whose archived preflight passed again (billed again)"
+    )
+    preflight.add_argument(
+        "--query", help="the search query sent (default: a generic one; simulated: a planted page's)"
+    )
+    preflight.add_argument("--url", help="the page an extract call fetches (default https://example.com/)")
+    preflight.add_argument("--json", action="store_true", help="print the report as JSON")
+    preflight.set_defaults(command="preflight:cmd_preflight")
     simulator = sub.add_parser("simulator", help="run the local vendor simulator")
     simulator.add_argument("--port", type=port_arg, default=8765)
     simulator.add_argument("--host", default="127.0.0.1")
+    simulator.add_argument(
+        "--vendor-ports",
+        type=int,
+        default=None,
+        help="each vendor API host is also served at the root of its own port, from this one on "
+        "(default: --port + 1; 0: any free ports); the URLs are printed at start",
+    )
     simulator.set_defaults(command="snapshot:cmd_simulator")
     snapshot = sub.add_parser("snapshot", help="manage snapshot partitions")
     snap_sub = snapshot.add_subparsers(dest="snapshot_command", required=True)

@@ -99,7 +99,7 @@ def cmd_estimate(args: argparse.Namespace) -> int:
 
 
 def cmd_simulator(args: argparse.Namespace) -> int:
-    serve(args.port, args.host)
+    serve(args.port, args.host, vendor_ports=args.vendor_ports)
     return 0
 
 

@@ -4,6 +4,11 @@ Every real host is mounted under `/h/<host>`: `https://api.exa.ai/search` is ser
 `http://127.0.0.1:PORT/h/api.exa.ai/search`, and a planted page
 `https://docs.acme.test/guides/x` at `http://127.0.0.1:PORT/h/docs.acme.test/guides/x`.
 So the same rewrite points an adapter, an official SDK or the golden verifier at the simulator.
+`bench simulator` also serves each vendor API host at the root of a port of its own
+(`HostPorts`): `http://127.0.0.1:8766/search` is `https://api.exa.ai/search`, so an official SDK
+whose base-URL option drops a path prefix (firecrawl-py joins with urljoin) or that has only a
+class attribute (kagiapi's `KagiClient.BASE_URL`) reaches it unmodified. `/_sim/hosts` lists both
+forms of every host.
 Each vendor is one small module in `bench_assets.simulator.vendors` exposing `routes(sim)`,
 `unauthorized(req)` (its answer to a bad key), `out_of_credit(sim, req)` (its documented answer
 when the account has no credit left) and `error_response(status, message)` (its error body, used
@@ -37,6 +42,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from bench_assets.errors import BenchInputError
 from bench_assets.golden.planted import Corpus, Page, build_corpus
@@ -202,6 +208,7 @@ class Simulator:
     clock: SimClock = field(default_factory=SimClock)
     signup: SignupService = field(default_factory=SignupService.from_env)  # sign-up flows and issued keys
     registries: RegistrySite = field(default_factory=RegistrySite)  # registries of golden truth and their pages
+    host_urls: dict[str, str] = field(default_factory=dict)  # vendor host -> its own port's root URL (HostPorts)
 
     def __post_init__(self) -> None:
         self.index = SearchIndex(self.corpus)
@@ -392,6 +399,17 @@ def control_routes(sim: Simulator) -> list[Route]:
                 hosts[r.vendor].append(url)
         return JSONResponse(hosts)
 
+    async def hosts(request: Request) -> Response:
+        """Every vendor API host: its vendor, its URL under /h/ and, when served on a port of its
+        own, that port's root URL (what an SDK's base-URL option takes)."""
+        base = str(request.base_url).rstrip("/")
+        return JSONResponse(
+            {
+                host: {"vendor": vendor, "prefixed": f"{base}{SIM_PREFIX}/{host}", "root": sim.host_urls.get(host)}
+                for host, vendor in vendor_hosts(sim).items()
+            }
+        )
+
     async def reset(request: Request) -> Response:
         with sim._lock:
             sim.request_log.clear()
@@ -422,6 +440,7 @@ def control_routes(sim: Simulator) -> list[Route]:
         Route("/_sim/billing", billing),
         Route("/_sim/requests", requests_log),
         Route("/_sim/vendors", vendors),
+        Route("/_sim/hosts", hosts),
         Route("/_sim/reset", reset, methods=["POST"]),
         *sentinel_routes(sim),
         Route("/_sim/faults", faults, methods=["GET", "POST"]),
@@ -463,6 +482,31 @@ def build_app(sim: Simulator, unauthorized: dict[str, Callable[[SimRequest], Res
             Route(SIM_PREFIX + "/{host}", dispatch, methods=["GET", "POST"]),
         ]
     )
+
+
+def vendor_hosts(sim: Simulator) -> dict[str, str]:
+    """Every vendor API host the simulator serves, with its vendor, in a stable order."""
+    return {r.host: r.vendor for r in sorted(sim.routes, key=lambda r: (r.vendor, r.host))}
+
+
+class HostPorts:
+    """Serves each vendor host at the root of a port of its own, besides `/h/<host>` on the main port.
+
+    A request arriving on a host's port (the ASGI scope's `server` address) is the same request
+    under `/h/<host>`: one app, one request log, one set of faults and balances for both forms."""
+
+    def __init__(self, app: ASGIApp, host_by_port: dict[int, str]):
+        self.app = app
+        self.host_by_port = host_by_port
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        server = scope.get("server")
+        host = self.host_by_port.get(server[1]) if scope["type"] == "http" and server else None
+        if host is not None:
+            prefix = f"{SIM_PREFIX}/{host}"
+            raw = scope.get("raw_path") or scope["path"].encode()
+            scope = {**scope, "path": prefix + scope["path"], "raw_path": prefix.encode() + raw}
+        await self.app(scope, receive, send)
 
 
 def _log_request(sim: Simulator, req: SimRequest, route: VendorRoute, auth_ok: bool, raw_query: str) -> None:

@@ -16,7 +16,7 @@ from typing import IO
 import httpx
 
 from bench_assets.errors import BenchInputError
-from bench_assets.simulator.app import _env_number, build_app, create_simulator
+from bench_assets.simulator.app import SIM_PREFIX, HostPorts, _env_number, build_app, create_simulator, vendor_hosts
 from bench_assets.simulator.faults import fault_plan_from_env
 
 
@@ -26,24 +26,71 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def serve(port: int, host: str = "127.0.0.1", quiet: bool = False) -> None:
+def bind_host_ports(
+    hosts: list[str], address: str, first_port: int, option: str = "--vendor-ports"
+) -> dict[str, socket.socket]:
+    """A listening socket per vendor host: on ports first_port, first_port + 1, ... in the order
+    given, or on free ports when first_port is 0. A port in use is an input error naming it."""
+    sockets: dict[str, socket.socket] = {}
+    for i, host in enumerate(hosts):
+        port = first_port + i if first_port else 0
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((address, port))
+        except OSError as exc:
+            sock.close()
+            for opened in sockets.values():
+                opened.close()
+            raise BenchInputError(
+                option, [(None, option.lstrip("-"), f"port {port} ({host}) is not free ({exc.strerror}); pass another")]
+            ) from None
+        sock.listen(128)
+        sock.set_inheritable(True)
+        sockets[host] = sock
+    return sockets
+
+
+def serve(port: int, host: str = "127.0.0.1", quiet: bool = False, vendor_ports: int | None = None) -> None:
+    """Serve the simulator on `port` (every host under /h/<host>) and each vendor API host at the
+    root of its own port, from `vendor_ports` on (default: the ports after `port`; 0: free ports)."""
     import uvicorn  # only the process that serves needs the server (start_simulator's parent does not)
 
     sim = create_simulator()
     app = build_app(sim)
+    hosts = vendor_hosts(sim)
+    first = port + 1 if vendor_ports is None else vendor_ports
+    main_socket = bind_host_ports(["the simulator's own"], host, port, option="--port")["the simulator's own"]
+    try:
+        host_sockets = bind_host_ports(list(hosts), host, first)
+    except BenchInputError:
+        main_socket.close()
+        raise
+    for name, sock in host_sockets.items():
+        sim.host_urls[name] = f"http://{host}:{sock.getsockname()[1]}"
     base = f"http://{host}:{port}"
     if not quiet:
-        vendors: dict[str, list[str]] = {}
-        for r in sim.routes:
-            url = f"{base}/h/{r.host}"
-            vendors.setdefault(r.vendor, [])
-            if url not in vendors[r.vendor]:
-                vendors[r.vendor].append(url)
         print(f"bench simulator on {base} (pid {os.getpid()})", flush=True)
-        for vendor, urls in sorted(vendors.items()):
+        # One line per vendor, its base URLs (DESIGN.md keeps this form): each of its hosts under /h/
+        # on this port, then the same hosts, in the same order, at the root of their own ports.
+        print(
+            "each vendor's base URLs: under /h/<host> here, then the same hosts at the root of ports of their own "
+            "(what an SDK's base-URL option takes)",
+            flush=True,
+        )
+        by_vendor: dict[str, list[str]] = {}
+        for name, vendor in hosts.items():
+            by_vendor.setdefault(vendor, []).append(name)
+        for vendor, names in by_vendor.items():
+            urls = [f"{base}{SIM_PREFIX}/{name}" for name in names] + [sim.host_urls[name] for name in names]
             print(f"  {vendor:<11} {'  '.join(urls)}", flush=True)
-        print(f"  planted site {base}/h/<host>/<path>   logs: {base}/_sim/requests  {base}/_sim/billing", flush=True)
-    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+        print(
+            f"  planted site {base}{SIM_PREFIX}/<host>/<path>   logs: {base}/_sim/requests  {base}/_sim/billing",
+            flush=True,
+        )
+    by_port = {sock.getsockname()[1]: name for name, sock in host_sockets.items()}
+    config = uvicorn.Config(HostPorts(app, by_port), log_level="warning", access_log=False)
+    uvicorn.Server(config).run(sockets=[main_socket, *host_sockets.values()])
 
 
 @dataclass
@@ -53,6 +100,8 @@ class SimulatorProcess:
     pid: int
     port: int
     process: subprocess.Popen
+    # vendor host -> the root URL of its own port ("api.firecrawl.dev" -> "http://127.0.0.1:PORT")
+    host_urls: dict[str, str] = field(default_factory=dict)
     # Its stderr goes to a file, not a pipe nobody reads: a long run's warnings would fill a pipe
     # and block the simulator mid-request.
     stderr: IO[bytes] | None = field(default=None, repr=False)
@@ -60,6 +109,12 @@ class SimulatorProcess:
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    def root_url(self, real_url: str) -> str:
+        """A real vendor URL on its host's own port: https://api.exa.ai/search -> http://127.0.0.1:P/search
+        (the form an SDK's base-URL option takes, with no path prefix to lose)."""
+        host, _, rest = real_url.split("://", 1)[1].partition("/")
+        return self.host_urls[host] + (f"/{rest}" if rest else "")
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -88,7 +143,7 @@ def start_simulator(
     _check_environment(child_env)  # a bad variable fails here, naming it, not as a dead child process
     stderr = tempfile.TemporaryFile(prefix="bench-simulator-")  # noqa: SIM115 (open while the child lives; closed by stop())
     proc = subprocess.Popen(
-        [sys.executable, "-m", "bench_assets.simulator.server", "--port", str(port), "--quiet"],
+        [sys.executable, "-m", "bench_assets.simulator.server", "--port", str(port), "--vendor-ports", "0", "--quiet"],
         env=child_env,
         stdout=subprocess.DEVNULL,
         stderr=stderr,
@@ -102,7 +157,9 @@ def start_simulator(
             raise RuntimeError(f"simulator exited with {proc.returncode}: {err[-2000:]}")
         try:
             if httpx.get(f"http://127.0.0.1:{port}/_sim/health", timeout=1.0).status_code == 200:
-                return SimulatorProcess(pid=proc.pid, port=port, process=proc, stderr=stderr)
+                hosts = httpx.get(f"http://127.0.0.1:{port}/_sim/hosts", timeout=5.0).json()
+                roots = {host: info["root"] for host, info in hosts.items() if info["root"]}
+                return SimulatorProcess(pid=proc.pid, port=port, process=proc, host_urls=roots, stderr=stderr)
         except httpx.HTTPError:
             pass
         time.sleep(0.1)
@@ -123,10 +180,16 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="bench simulator", description="Run the local vendor simulator.")
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument(
+        "--vendor-ports",
+        type=int,
+        default=None,
+        help="first port of the per-vendor-host ports (default: --port + 1; 0: free ports)",
+    )
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args(argv)
     try:
-        serve(args.port, args.host, args.quiet)
+        serve(args.port, args.host, args.quiet, args.vendor_ports)
     except BenchInputError as exc:
         print(f"bench simulator: bad input:\n{exc}", file=sys.stderr)
         sys.exit(2)

@@ -1,11 +1,13 @@
 """Brave Search API: our adapter against the simulator over a real socket, and, Brave having no official
-Python SDK, against fixtures built from its documented responses and error bodies."""
+Python SDK, against Brave's error bodies as published (fixtures/vendors/brave/SOURCES.md) and
+search responses built from its documented fields."""
 
 from __future__ import annotations
 
 import json
 
 import httpx
+import jsonschema
 import pytest
 
 from bench_assets.adapters.base import MalformedResponse, VendorTask
@@ -31,9 +33,15 @@ def test_search_round_trip_finds_the_golden_page_and_bills_like_the_vendor(simul
     assert hit.title == page.title and hit.published.startswith(page.published)
     # description plus the extra snippets the adapter asks for
     assert hit.snippet.count("\n") >= 1 and page.paragraphs[0] in hit.snippet
+    assert not any("<strong>" in r.snippet for r in parsed.results)  # decorations turned off
     (logged,) = sim_logs.requests()
     assert (logged["method"], logged["path"], logged["auth_ok"]) == ("GET", "/res/v1/web/search", True)
-    assert logged["params"] == {"q": page.query, "count": "10", "extra_snippets": "true"}
+    assert logged["params"] == {
+        "q": page.query,
+        "count": "10",
+        "extra_snippets": "true",
+        "text_decorations": "false",
+    }
     assert logged["headers"]["accept"] == "application/json"
     (bill,) = sim_logs.billing()
     assert parsed.billed_units == {"request.search": 1.0}
@@ -90,6 +98,87 @@ def test_offset_pages_through_the_results(simulator):
     assert urls(count=3) + urls(count=3, offset=1) == six
 
 
+@pytest.mark.parametrize("decorations", [None, "true"])
+def test_descriptions_carry_strong_tags_unless_decorations_are_turned_off(simulator, decorations):
+    """text_decorations defaults to true ("Include highlighting markers (default: true)",
+    brave/brave-search-mcp-server README): the query's words come back in <strong> tags."""
+    query = contract.golden_page().query
+    url = simulated_url(MANIFEST_DEFAULTS["endpoints"]["search"], simulator.base_url)
+    params = {"q": query, "count": 5} | ({"text_decorations": decorations} if decorations else {})
+    body = httpx.get(url, params=params, headers={"X-Subscription-Token": sim_key(VENDOR)}, timeout=10).json()
+    assert any("<strong>" in r["description"] for r in body["web"]["results"])
+    plain = httpx.get(
+        url,
+        params={**params, "text_decorations": "false"},
+        headers={"X-Subscription-Token": sim_key(VENDOR)},
+        timeout=10,
+    ).json()
+    assert not any("<strong>" in r["description"] for r in plain["web"]["results"])
+    assert [r["description"].replace("<strong>", "").replace("</strong>", "") for r in body["web"]["results"]] == [
+        r["description"] for r in plain["web"]["results"]
+    ]
+
+
+def test_a_missing_key_is_a_422_validation_error_on_the_header_classed_auth(simulator, sim_logs):
+    """Brave's answer when X-Subscription-Token is not sent (brave/brave-search-mcp-server#56)."""
+    url = simulated_url(MANIFEST_DEFAULTS["endpoints"]["search"], simulator.base_url)
+    resp = httpx.get(url, params={"q": "anything"}, timeout=10)
+    error = resp.json()["error"]
+    assert resp.status_code == 422 and error["code"] == "VALIDATION"
+    assert error["meta"]["errors"][0]["loc"] == ["header", "x-subscription-token"]
+    assert ADAPTER.parse(VendorTask("search", "x"), 422, dict(resp.headers), resp.text).error_class == "auth"
+    assert sim_logs.billing() == []
+
+
+def _rate_limited(plan: str, rate: tuple[int, int], quota: tuple[int, int]) -> str:
+    """A 429 in the shape brave/brave-search-mcp-server src/BraveAPI/types.ts declares
+    (RateLimitErrorResponse); the numbers are ours."""
+    meta = {"plan": plan, "rate_limit": rate[0], "rate_current": rate[1], "quota_limit": quota[0]}
+    meta |= {"quota_current": quota[1], "component": "rate_limiter"}
+    error = {"id": "x", "status": 429, "code": "RATE_LIMITED", "detail": "Request rate limit exceeded for plan"}
+    return json.dumps({"type": "ErrorResponse", "error": {**error, "meta": meta}, "time": 1})
+
+
+@pytest.mark.parametrize(
+    "plan, rate, quota, expected",
+    [
+        ("Free", (1, 1), (2000, 15), "rate_limited"),  # the per-second rate: retry later
+        ("Free", (1, 1), (2000, 2000), "quota"),  # the month's quota used up: no retry helps
+        ("Free", (1, 0), (2000, 2001), "quota"),
+        ("Search", (50, 50), (0, 14), "rate_limited"),  # a paid plan reports no monthly quota (0)
+    ],
+)
+def test_a_429_is_out_of_quota_only_when_the_monthly_quota_is_used_up(plan, rate, quota, expected):
+    body = _rate_limited(plan, rate, quota)
+    assert ADAPTER.parse(VendorTask("search", "q"), 429, {}, body).error_class == expected
+
+
+def test_out_of_credit_is_the_429_with_the_quota_used_up(sim_control):
+    assert sim_control.credits({VENDOR: 0}).status_code == 200
+    url = simulated_url(MANIFEST_DEFAULTS["endpoints"]["search"], sim_control.url)
+    resp = httpx.get(url, params={"q": "anything"}, headers={"X-Subscription-Token": sim_key(VENDOR)}, timeout=10)
+    meta = resp.json()["error"]["meta"]
+    assert resp.status_code == 429 and resp.json()["error"]["code"] == "RATE_LIMITED"
+    assert meta["quota_current"] >= meta["quota_limit"] > 0
+    assert ADAPTER.parse(VendorTask("search", "x"), 429, dict(resp.headers), resp.text).error_class == "quota"
+
+
+@pytest.mark.parametrize(
+    "status, code, expected",
+    [
+        (422, "SUBSCRIPTION_TOKEN_INVALID", "auth"),
+        (404, "SUBSCRIPTION_NOT_FOUND", "auth"),
+        (402, "CREDIT_EXHAUSTED", "quota"),
+        (422, "VALIDATION", "bad_request"),
+        (500, "INTERNAL_ERROR", "server"),
+    ],
+)
+def test_codes_with_no_published_body_are_classified_by_code(status, code, expected):
+    """Codes seen in Brave's answers but with no full published body: our own envelope around them."""
+    body = {"type": "ErrorResponse", "error": {"id": "x", "status": status, "code": code, "detail": "d", "meta": {}}}
+    assert ADAPTER.parse(VendorTask("search", "q"), status, {}, json.dumps(body)).error_class == expected
+
+
 def test_wrong_key_gets_the_vendor_422_and_is_classed_auth(simulator, sim_logs):
     resp, _ = contract.wrong_key_answer(
         simulator, sim_logs, 422
@@ -115,3 +204,35 @@ def test_truncated_json_is_malformed(simulator):
     contract.assert_truncated_answer_is_malformed(simulator, VendorTask("search", contract.golden_page().query))
     with pytest.raises(MalformedResponse):
         ADAPTER.parse(VendorTask("search", "q"), 200, {}, json.dumps({"type": "search", "web": {"results": "none"}}))
+
+
+# ##### BRAVE'S OWN TYPES OF THE RESPONSE (fixtures/vendors/brave/web_search_response.schema.json)
+
+RESPONSE_TYPES = jsonschema.Draft202012Validator(
+    json.loads((contract.fixtures / "web_search_response.schema.json").read_text())
+)
+
+
+def _type_errors(body: dict) -> list[str]:
+    return sorted(f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in RESPONSE_TYPES.iter_errors(body))
+
+
+@pytest.mark.parametrize("params", [{"count": 10}, {"count": 5, "extra_snippets": "true", "text_decorations": "false"}])
+def test_the_simulators_answer_has_the_fields_braves_types_require(simulator, params):
+    url = simulated_url(MANIFEST_DEFAULTS["endpoints"]["search"], simulator.base_url)
+    q = contract.golden_page().query
+    resp = httpx.get(url, params={"q": q, **params}, headers={"X-Subscription-Token": sim_key(VENDOR)}, timeout=10)
+    assert resp.status_code == 200 and resp.json()["web"]["results"]
+    assert _type_errors(resp.json()) == []
+
+
+@pytest.mark.parametrize("name", ["search_example", "search_no_web_section"])
+def test_the_search_fixtures_have_the_fields_braves_types_require(name):
+    assert _type_errors(json.loads((contract.fixtures / f"{name}.json").read_text())["body"]) == []
+
+
+def test_braves_types_are_not_vacuous():
+    result = {"type": "search_result", "title": "t", "url": "u", "language": "en", "family_friendly": True}
+    errors = _type_errors({"type": "search", "web": {"type": "search", "results": [result]}})
+    assert "web: 'family_friendly' is a required property" in errors
+    assert "web/results/0: 'subtype' is a required property" in errors

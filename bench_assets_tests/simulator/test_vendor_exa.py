@@ -13,7 +13,7 @@ from bench_assets.adapters.base import MalformedResponse, VendorTask
 from bench_assets.adapters.exa import MANIFEST_DEFAULTS, ExaAdapter
 from bench_assets.metrics import normalize_url
 from bench_assets.simulator.app import sim_key, simulated_url
-from bench_assets_tests.simulator.vendor_contract import VendorContract
+from bench_assets_tests.simulator.vendor_contract import VendorContract, VendorOpenApi
 
 VENDOR = "exa"
 ADAPTER = ExaAdapter()
@@ -36,8 +36,8 @@ def test_search_round_trip_finds_golden_url_and_bills_cost_dollars(simulator, si
     assert top.published.startswith(page.published)
     # Only text was requested: Exa returns no highlights then, so there is no snippet.
     assert all(r.snippet is None for r in parsed.results) and "highlights" not in resp.json()["results"][0]
-    # $7 per 1k searches + $1 per 1k pages of text, as reported in costDollars.total.
-    assert parsed.billed_units == {"usd": pytest.approx(0.007 + 10 * 0.001)}
+    # Since 2026-03-03 $7 per 1k searches includes the text of 10 results (costDollars.total).
+    assert parsed.billed_units == {"usd": pytest.approx(0.007)}
     assert parsed.request_id == resp.json()["requestId"]
     (bill,) = sim_logs.billing()
     assert bill["request_id"] == parsed.request_id
@@ -50,7 +50,7 @@ def test_results_beyond_ten_cost_extra(simulator, sim_logs):
     _, parsed = contract.call(simulator, task)
     n = len(parsed.results)
     assert n > 10
-    assert parsed.billed_units["usd"] == pytest.approx(0.007 + 0.001 * (n - 10) + 0.001 * n)
+    assert parsed.billed_units["usd"] == pytest.approx(0.007 + 0.001 * (n - 10))  # text included
     (bill,) = sim_logs.billing()
     assert bill["usd"] == pytest.approx(contract.usd(parsed.billed_units))
 
@@ -62,7 +62,8 @@ def test_highlights_come_back_when_requested(simulator):
     resp = httpx.post(contract.endpoint("search", simulator.base_url), headers=headers, json=body, timeout=10)
     parsed = ADAPTER.parse(VendorTask("search", page.query, 3), resp.status_code, dict(resp.headers), resp.text)
     assert all(r.snippet and r.content is None for r in parsed.results)
-    assert resp.json()["costDollars"]["contents"]["highlights"] == pytest.approx(0.003)
+    # Highlights are included in the search price: nothing is added for them.
+    assert resp.json()["costDollars"]["total"] == pytest.approx(0.007)
 
 
 def test_extract_round_trip_returns_anchor_phrases(simulator, sim_logs):
@@ -106,14 +107,21 @@ def test_missing_cost_dollars_is_billed_in_documented_units_priced_by_the_manife
 
 
 def test_a_response_without_cost_dollars_counts_units_not_dollars():
-    """Each result beyond ten and each page of text is a unit of its own, priced by the manifest."""
-    task = VendorTask("search", "q", 12)
-    body = {
-        "requestId": "r",
-        "results": [{"url": f"https://e.test/{i}", "text": "t" if i % 2 else None} for i in range(12)],
-    }
-    units = ADAPTER.parse(task, 200, {}, json.dumps(body)).billed_units
-    assert units == {"request.search": 1.0, "result.extra": 2.0, "page.text": 6.0}
+    """A search is one request plus each result beyond ten (its text is included); a /contents
+    page of text is a unit of its own. The manifest prices them."""
+    results = [{"url": f"https://e.test/{i}", "text": "t" if i % 2 else None} for i in range(12)]
+    body = json.dumps({"requestId": "r", "results": results})
+    units = ADAPTER.parse(VendorTask("search", "q", 12), 200, {}, body).billed_units
+    assert units == {"request.search": 1.0, "result.extra": 2.0}
+    assert ADAPTER.parse(VendorTask("extract", "u"), 200, {}, body).billed_units == {"page.text": 6.0}
+
+
+@pytest.mark.parametrize("n, usd", [(1, 0.007), (10, 0.007), (25, 0.022), (100, 0.097)])
+def test_estimate_follows_the_2026_03_03_pricing(n, usd):
+    """exa.ai/docs/changelog/pricing-update: $7 per 1k searches with 10 results' text and
+    highlights, $1 per 1k results beyond 10; /contents $1 per 1k pages."""
+    assert contract.usd(ADAPTER.expected_units(VendorTask("search", "q", n), {})) == pytest.approx(usd)
+    assert contract.usd(ADAPTER.expected_units(VendorTask("extract", "u"), {})) == pytest.approx(0.001)
 
 
 @pytest.fixture()
@@ -139,7 +147,7 @@ def test_official_sdk_search_parses_and_agrees_with_adapter(exa_client):
     answer = exa.search(page.query, num_results=10)  # the SDK asks for text (10,000 characters) by default
     sdk_urls = [r.url for r in answer.results]
     assert sdk_urls and all(r.text for r in answer.results)
-    assert answer.cost_dollars.total == pytest.approx(0.017)
+    assert answer.cost_dollars.total == pytest.approx(0.007)
     (resp,) = raw
     parsed = ADAPTER.parse(VendorTask("search", page.query, 10), resp.status_code, dict(resp.headers), resp.text)
     assert [r.url for r in parsed.results] == sdk_urls
@@ -191,3 +199,66 @@ def test_truncated_json_raises_malformed(simulator):
     contract.assert_truncated_answer_is_malformed(simulator, task)
     with pytest.raises(MalformedResponse):
         ADAPTER.parse(task, 200, {}, json.dumps({"requestId": "x"}))  # no results list
+
+
+# ##### EXA'S OWN OPENAPI DESCRIPTION (fixtures/vendors/exa/openapi.yaml, SOURCES.md)
+
+OPENAPI = VendorOpenApi(VENDOR)
+
+
+@pytest.mark.parametrize(
+    "capability, text, n, path",
+    [("search", "q", 10, "/search"), ("search", "q", 25, "/search"), ("extract", "https://e.test/a", 1, "/contents")],
+)
+def test_the_adapters_requests_follow_exas_openapi(capability, text, n, path):
+    req = ADAPTER.build(VendorTask(capability, text, n), f"https://api.exa.ai{path}", "key", {})
+    assert req.method == "POST" and req.url.endswith(path)
+    assert OPENAPI.request_errors("post", path, req.json_body) == []
+    # The key travels as the spec's `apikey` security scheme names it.
+    assert OPENAPI.spec["components"]["securitySchemes"]["apikey"]["name"] in req.headers
+
+
+def test_a_request_exa_would_refuse_is_caught_by_the_spec():
+    """The validator is not vacuous: a body of the wrong types fails against the same schema."""
+    assert OPENAPI.request_errors("post", "/search", {"query": 7, "numResults": "ten"}) != []
+    assert OPENAPI.response_errors("post", "/search", 200, {"results": [{"url": 3}]}) != []
+
+
+@pytest.mark.parametrize(
+    "path, body",
+    [
+        ("/search", {"numResults": 12, "contents": {"text": {"maxCharacters": 500}}}),
+        ("/search", {"numResults": 3, "contents": {"highlights": True}}),
+        ("/contents", {"text": True}),
+    ],
+)
+def test_the_simulators_answers_follow_exas_openapi(simulator, path, body):
+    page = contract.top_ranked_page
+    body = {"query": page.query, **body} if path == "/search" else {"urls": [page.url, "https://nowhere.invalid/x"]}
+    assert OPENAPI.request_errors("post", path, body) == []
+    resp = httpx.post(
+        simulated_url(f"https://api.exa.ai{path}", simulator.base_url),
+        headers={"x-api-key": sim_key(VENDOR)},
+        json=body,
+        timeout=10,
+    )
+    assert resp.status_code == 200, resp.text
+    assert OPENAPI.response_errors("post", path, 200, resp.json()) == []
+
+
+@pytest.mark.parametrize("name", ["search_openapi_example", "contents_openapi_example"])
+def test_exas_documented_example_bodies_parse_into_results(name):
+    """The bodies the OpenAPI spec's own examples make (fixtures/vendors/exa/SOURCES.md)."""
+    fixture = json.loads((contract.fixtures / f"{name}.json").read_text())
+    body = fixture["body"]
+    parsed = ADAPTER.parse(VendorTask(fixture["capability"], "q"), 200, {}, json.dumps(body))
+    (result,) = parsed.results
+    documented = body["results"][0]
+    assert (result.url, result.title, result.published) == (
+        documented["url"],
+        documented["title"],
+        documented["publishedDate"],
+    )
+    assert result.content == documented["text"] and result.snippet == "\n".join(documented["highlights"])
+    assert parsed.billed_units == {"usd": body["costDollars"]["total"]} and parsed.request_id == body["requestId"]
+    assert parsed.error_class is None

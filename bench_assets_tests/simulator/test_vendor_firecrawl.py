@@ -12,9 +12,8 @@ import requests
 from bench_assets.adapters.base import MalformedResponse, VendorTask
 from bench_assets.adapters.firecrawl import MANIFEST_DEFAULTS, FirecrawlAdapter
 from bench_assets.metrics import normalize_url
-from bench_assets.simulator.app import sim_key, simulated_url
-from bench_assets_tests.simulator.openapi_schema import OpenApiSpec
-from bench_assets_tests.simulator.vendor_contract import VendorContract
+from bench_assets.simulator.app import sim_key
+from bench_assets_tests.simulator.vendor_contract import VendorContract, VendorOpenApi, sdk_base_url
 
 VENDOR = "firecrawl"
 ADAPTER = FirecrawlAdapter()
@@ -82,12 +81,10 @@ def test_scrape_of_missing_page_is_not_found_inside_a_success(simulator):
 @pytest.fixture()
 def firecrawl_app(simulator, monkeypatch):
     from firecrawl import Firecrawl
-    from firecrawl.v2.utils.http_client import HttpClient
 
-    # `api_url` is the SDK's base-URL option, but it joins "/v2/search" onto it with urljoin, which
-    # drops any path in api_url (our /h/api.firecrawl.dev prefix). So this test also patches the
-    # SDK's URL builder to append the endpoint to api_url; everything else is the SDK's own code.
-    monkeypatch.setattr(HttpClient, "_build_url", lambda self, ep: self.api_url.rstrip("/") + ep)
+    # `api_url` is the SDK's base-URL option; it joins "/v2/search" onto it with urljoin, which
+    # would drop a path prefix, so it is given the simulator's port for api.firecrawl.dev, served
+    # at the root. The SDK is unmodified (only requests' send is wrapped, to record the response).
     raw: list = []
     real_send = requests.Session.send
 
@@ -98,7 +95,7 @@ def firecrawl_app(simulator, monkeypatch):
 
     monkeypatch.setattr(requests.Session, "send", recording_send)
     app = Firecrawl(
-        api_key=sim_key(VENDOR), api_url=simulated_url("https://api.firecrawl.dev", simulator.base_url), max_retries=1
+        api_key=sim_key(VENDOR), api_url=sdk_base_url(simulator.base_url, "https://api.firecrawl.dev"), max_retries=1
     )
     return app, raw
 
@@ -126,13 +123,11 @@ def test_official_sdk_scrape_parses_document(firecrawl_app):
     assert parsed.results[0].content == doc.markdown and parsed.request_id == doc.metadata.scrape_id
 
 
-def test_official_sdk_raises_on_wrong_key(simulator, monkeypatch):
+def test_official_sdk_raises_on_wrong_key(simulator):
     from firecrawl import Firecrawl
     from firecrawl.v2.utils.error_handler import FirecrawlError
-    from firecrawl.v2.utils.http_client import HttpClient
 
-    monkeypatch.setattr(HttpClient, "_build_url", lambda self, ep: self.api_url.rstrip("/") + ep)
-    app = Firecrawl(api_key="fc-wrong", api_url=simulated_url("https://api.firecrawl.dev", simulator.base_url))
+    app = Firecrawl(api_key="fc-wrong", api_url=sdk_base_url(simulator.base_url, "https://api.firecrawl.dev"))
     with pytest.raises(FirecrawlError, match="Invalid token"):
         app.search("anything", limit=3)
 
@@ -178,29 +173,28 @@ def test_every_fixture_names_its_source():
     contract.sources_name_every_fixture()
 
 
-# ##### FIRECRAWL'S PUBLISHED v2 OPENAPI DESCRIPTION (data/vendor_specs/firecrawl/v2-openapi.json)
+# ##### FIRECRAWL'S PUBLISHED v2 OPENAPI DESCRIPTION (fixtures/vendors/firecrawl/openapi.json)
 
-SPEC = OpenApiSpec("firecrawl/v2-openapi.json")
+SPEC = VendorOpenApi(VENDOR, "openapi.json")  # checks the SHA-256 recorded in SOURCES.md
 ENDPOINT_PATH = {"search": "/search", "extract": "/scrape"}
 REQUEST_CASES = [("search", {}), ("search", {"scrape_results": True}), ("extract", {})]
 
 
-def test_the_archived_description_is_the_one_its_readme_names():
-    readme = (SPEC.path.parent.parent / "README.md").read_text()
-    assert SPEC.sha256 in readme and SPEC.document["servers"] == [{"url": "https://api.firecrawl.dev/v2"}]
+def test_the_archived_description_is_firecrawls_v2():
+    assert SPEC.spec["servers"] == [{"url": "https://api.firecrawl.dev/v2"}]
 
 
 @pytest.mark.parametrize("capability, options", REQUEST_CASES)
 def test_adapter_requests_conform_to_the_published_description(capability, options):
     text = "python asyncio tutorial" if capability == "search" else "https://example.org/a"
     req = ADAPTER.build(VendorTask(capability, text, 10), "https://api.firecrawl.dev/v2/x", "fc-key", options)
-    assert SPEC.request_errors(ENDPOINT_PATH[capability], "post", req.json_body) == []
+    assert SPEC.request_errors("post", ENDPOINT_PATH[capability], req.json_body) == []
 
 
 def test_the_description_refuses_what_it_does_not_admit():
     # The check can fail: the bare-string form the adapter used to send is outside the description.
-    assert SPEC.request_errors("/search", "post", {"query": "q", "sources": ["web"]})
-    assert SPEC.response_errors("/search", "post", 200, {"success": "yes", "data": {"web": [{"url": 3}]}})
+    assert SPEC.request_errors("post", "/search", {"query": "q", "sources": ["web"]})
+    assert SPEC.response_errors("post", "/search", 200, {"success": "yes", "data": {"web": [{"url": 3}]}})
 
 
 @pytest.mark.parametrize("capability, options", REQUEST_CASES)
@@ -209,10 +203,11 @@ def test_simulator_answers_conform_to_the_published_description(simulator, capab
     task = VendorTask(capability, page.query if capability == "search" else page.url, 10)
     resp, parsed = contract.call(simulator, task, options=options)
     assert resp.status_code == 200 and parsed.results
-    assert SPEC.response_errors(ENDPOINT_PATH[capability], "post", 200, resp.json()) == []
+    assert SPEC.response_errors("post", ENDPOINT_PATH[capability], 200, resp.json()) == []
 
 
 def test_published_example_bodies_conform_to_the_published_description():
     for path in contract.ok_fixtures:
         fixture = json.loads(path.read_text())
-        assert SPEC.response_errors(ENDPOINT_PATH[fixture["capability"]], "post", 200, fixture["body"]) == [], path.name
+        errors = SPEC.response_errors("post", ENDPOINT_PATH[fixture["capability"]], 200, fixture["body"])
+        assert errors == [], path.name

@@ -1,5 +1,6 @@
 """Jina Search (s.jina.ai) and Reader (r.jina.ai): our adapter against the simulator over a real
-socket, and against fixtures built from the documented JSON envelope (Jina has no official SDK)."""
+socket, and against fixtures constructed from Jina's open-source service (jina-ai/reader; Jina has
+no official SDK and no published example bodies: fixtures/vendors/jina/SOURCES.md)."""
 
 from __future__ import annotations
 
@@ -142,11 +143,52 @@ def test_tokens_fall_back_to_header_then_per_item_usage():
     del body["meta"]
     task = VendorTask("search", "jina reader")
     assert ADAPTER.parse(task, 200, {"X-Usage-Tokens": "12000"}, json.dumps(body)).billed_units == {"token": 12000.0}
-    assert ADAPTER.parse(task, 200, {}, json.dumps(body)).billed_units == {"token": 812.0 + 1204.0}
+    # The floor is spread over the results (searcher.ts assignChargeAmount): the items add up to it.
+    assert ADAPTER.parse(task, 200, {}, json.dumps(body)).billed_units == {"token": 10000.0}
+
+
+def _search(simulator, params: dict, headers: dict | None = None) -> httpx.Response:
+    auth = {"Accept": "application/json", "Authorization": f"Bearer {sim_key(VENDOR)}", **(headers or {})}
+    return httpx.get(contract.endpoint("search", simulator.base_url), params=params, headers=auth, timeout=10)
+
+
+def test_count_defaults_to_ten(simulator):
+    """`count: number = 10` in jina-ai/reader src/api/searcher.ts."""
+    resp = _search(simulator, {"q": contract.top_ranked_page.query})
+    assert resp.status_code == 200 and len(resp.json()["data"]) == 10
+
+
+def test_the_search_floor_is_spread_over_the_results_usage(simulator, sim_logs):
+    """Three results of short pages cost the 10,000-token floor, and each result carries
+    ceil(10000 / 3) of it in usage.tokens, as searcher.ts assignChargeAmount writes it."""
+    resp = _search(simulator, {"q": contract.top_ranked_page.query, "count": 3})
+    body = resp.json()
+    assert body["meta"]["usage"]["tokens"] == 10_000 == int(resp.headers["X-Usage-Tokens"])
+    assert [item["usage"]["tokens"] for item in body["data"]] == [3334, 3334, 3334]
+    parsed = ADAPTER.parse(VendorTask("search", "q", 3), 200, dict(resp.headers), resp.text)
+    assert parsed.billed_units == {"token": 10_000.0}
+    (bill,) = sim_logs.billing()
+    assert bill["usd"] == pytest.approx(contract.usd(parsed.billed_units))
+
+
+def test_a_token_budget_below_the_charge_is_a_409_quota_error_billed_nothing(simulator, sim_logs):
+    """X-Token-Budget below the charge: 409 BudgetExceededError (errors.ts code 40904), which no
+    retry can fix: quota, like an exhausted balance."""
+    resp = _search(simulator, {"q": contract.top_ranked_page.query, "count": 3}, {"X-Token-Budget": "5000"})
+    assert resp.status_code == 409
+    assert (resp.json()["name"], resp.json()["status"]) == ("BudgetExceededError", 40904)
+    assert "Token budget (5000) exceeded" in resp.json()["message"]
+    assert ADAPTER.parse(VendorTask("search", "q"), 409, dict(resp.headers), resp.text).error_class == "quota"
+    assert sim_logs.billing() == []
+
+
+def test_the_estimate_keeps_to_the_floor_and_the_cap():
+    assert ADAPTER.expected_units(VendorTask("search", "q", 3), {}) == {"token": 10_000.0}
+    assert ADAPTER.expected_units(VendorTask("search", "q", 20), {}) == {"token": 40_000.0}
 
 
 def test_error_fixtures_cover_documented_statuses():
-    assert {401, 402, 429, 500} <= contract.recorded_error_statuses
+    assert {401, 402, 409, 429, 500} <= contract.recorded_error_statuses
 
 
 test_documented_error_bodies_are_classified = contract.documented_error_bodies_test()
@@ -158,3 +200,25 @@ def test_truncated_json_raises_malformed(simulator):
     contract.assert_truncated_answer_is_malformed(simulator, task)
     with pytest.raises(MalformedResponse):  # a search answer where reader data (an object) belongs
         ADAPTER.parse(task, 200, {}, json.dumps({"code": 200, "status": 20000, "data": []}))
+
+
+def test_jinas_published_search_example_parses_into_results_and_bills_its_items_tokens():
+    """Jina's own example answer (fixtures/vendors/jina/SOURCES.md) has no `meta` and no header:
+    the call is billed the tokens its results carry."""
+    fixture = json.loads((contract.fixtures / "search_published_example.json").read_text())
+    body = fixture["body"]
+    parsed = ADAPTER.parse(VendorTask("search", "When was Jina AI founded?"), 200, {}, json.dumps(body))
+    assert [r.url for r in parsed.results] == [item["url"] for item in body["data"]]
+    assert [r.content for r in parsed.results] == [item["content"] for item in body["data"]]
+    assert [r.snippet for r in parsed.results] == [item["description"] for item in body["data"]]
+    assert parsed.billed_units == {"token": float(sum(item["usage"]["tokens"] for item in body["data"]))}
+    assert "meta" not in body  # so the per-result usage, not meta.usage, was what was read
+
+
+def test_the_simulators_search_answer_has_the_shape_of_jinas_published_example(simulator):
+    example = json.loads((contract.fixtures / "search_published_example.json").read_text())["body"]
+    page = contract.top_ranked_page
+    task = VendorTask("search", page.query, 10)
+    resp = contract.send(ADAPTER.build(task, contract.endpoint("search", simulator.base_url), sim_key(VENDOR), {}))
+    assert resp.status_code == 200
+    assert shape_differences(example, resp.json()) == []

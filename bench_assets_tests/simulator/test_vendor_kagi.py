@@ -15,7 +15,7 @@ from bench_assets.adapters.kagi import MANIFEST_DEFAULTS, KagiAdapter
 from bench_assets.metrics import normalize_url
 from bench_assets.simulator.app import sim_key, simulated_url
 from bench_assets_tests.helpers import REPO
-from bench_assets_tests.simulator.vendor_contract import VendorContract
+from bench_assets_tests.simulator.vendor_contract import VendorContract, sdk_base_url
 
 VENDOR = "kagi"
 ADAPTER = KagiAdapter()
@@ -64,8 +64,9 @@ def test_official_sdk_reads_the_simulator_and_agrees_with_our_adapter(simulator,
     from kagiapi.models import Meta, SearchItem, SearchResponse
 
     page = contract.golden_page()
-    # kagiapi has no base-URL option: its URL is the class attribute KagiClient.BASE_URL, patched here.
-    monkeypatch.setattr(KagiClient, "BASE_URL", simulated_url("https://kagi.com/api/v0", simulator.base_url))
+    # kagiapi's only base-URL setting is the class attribute KagiClient.BASE_URL (kagiapi/api.py),
+    # set here to the simulator's port for kagi.com; the rest is the SDK's own code.
+    monkeypatch.setattr(KagiClient, "BASE_URL", sdk_base_url(simulator.base_url, "https://kagi.com/api/v0"))
     client = KagiClient(api_key=sim_key(VENDOR))
     captured = []
     client.session.hooks["response"].append(lambda response, *args, **kwargs: captured.append(response))
@@ -91,7 +92,7 @@ def test_official_sdk_raises_on_a_wrong_key(simulator, monkeypatch):
     import requests
     from kagiapi import KagiClient
 
-    monkeypatch.setattr(KagiClient, "BASE_URL", simulated_url("https://kagi.com/api/v0", simulator.base_url))
+    monkeypatch.setattr(KagiClient, "BASE_URL", sdk_base_url(simulator.base_url, "https://kagi.com/api/v0"))
     with pytest.raises(requests.HTTPError) as raised:
         KagiClient(api_key="wrong").search("anything")
     assert raised.value.response.status_code == 401

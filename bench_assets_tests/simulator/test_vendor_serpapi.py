@@ -14,7 +14,6 @@ from bench_assets.adapters.serpapi import MANIFEST_DEFAULTS, SerpApiAdapter
 from bench_assets.metrics import normalize_url
 from bench_assets.simulator.app import sim_key, simulated_url
 from bench_assets.simulator.profiles import PROFILES
-from bench_assets_tests.helpers import REPO
 from bench_assets_tests.simulator.vendor_contract import VendorContract
 
 VENDOR = "serpapi"
@@ -158,15 +157,15 @@ def test_every_fixture_names_its_source():
     contract.sources_name_every_fixture()
 
 
-# ##### SERPAPI'S PUBLISHED PARAMETER LIST FOR THE GOOGLE ENGINE (data/vendor_specs/serpapi/google-engine.json)
+# ##### SERPAPI'S PUBLISHED PARAMETER LIST FOR THE GOOGLE ENGINE (fixtures/vendors/serpapi/google-engine.json)
 
-ENGINE_SPEC = REPO / "data" / "vendor_specs" / "serpapi" / "google-engine.json"
+ENGINE_SPEC = contract.fixtures / "google-engine.json"
 
 
 @pytest.mark.parametrize("wanted, page", [(10, 1), (25, 2), (25, 3), (5, 1)])
 def test_adapter_parameters_are_ones_serpapi_publishes_for_the_google_engine(wanted, page):
     spec = json.loads(ENGINE_SPEC.read_text())
-    assert hashlib.sha256(ENGINE_SPEC.read_bytes()).hexdigest() in (ENGINE_SPEC.parent.parent / "README.md").read_text()
+    assert hashlib.sha256(ENGINE_SPEC.read_bytes()).hexdigest() in (contract.fixtures / "SOURCES.md").read_text()
     published = set(spec["params"]) | set(spec["common_params"])
     options = {"gl": "us", "hl": "en", "google_domain": "google.com", "location": "Austin, Texas, United States"}
     req = ADAPTER.build(VendorTask("search", "q", wanted, page=page), "https://serpapi.com/search", "k", options)

@@ -11,22 +11,29 @@ source) are classified as documented. What every vendor's test needs for that is
 - billed units priced with the adapter's manifest defaults, to compare with the simulator's bill;
 - the documented error fixtures, read in either of their two recorded layouts;
 - the checks every vendor shares: each documented error body is classified as recorded, a
-  truncated answer is malformed, and a wrong key is refused as `auth` and billed nothing.
+  truncated answer is malformed, and a wrong key is refused as `auth` and billed nothing;
+- for a vendor that publishes an OpenAPI description, the archived spec (fixtures/vendors/<vendor>/
+  openapi.yaml, its SHA-256 recorded in SOURCES.md beside it) as JSON Schema validators for a
+  request body and a response body (`VendorOpenApi`).
 
 Each vendor's module keeps its own assertions (status codes, bodies, units, SDK behaviour).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 from collections.abc import Callable, Mapping
 from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
 
 import httpx
+import jsonschema
 import pytest
+import yaml
 
 from bench_assets.adapters.base import Adapter, HttpRequest, MalformedResponse, ParsedResponse, VendorTask
 from bench_assets.golden.planted import Corpus, Page, build_corpus
@@ -45,6 +52,16 @@ def demo_corpus() -> Corpus:
 @cache
 def demo_index() -> SearchIndex:
     return SearchIndex(demo_corpus())
+
+
+def sdk_base_url(sim_base: str, real_url: str) -> str:
+    """What an official SDK's documented base-URL option is given: `real_url` on the port where the
+    simulator serves its host at the root (https://api.firecrawl.dev -> http://127.0.0.1:P), so an
+    SDK that drops a path prefix or builds URLs its own way reaches the simulator unmodified."""
+    host, _, rest = real_url.split("://", 1)[1].partition("/")
+    root = httpx.get(f"{sim_base}/_sim/hosts", timeout=5).json()[host]["root"]
+    assert root, f"the simulator at {sim_base} does not serve {host} on a port of its own"
+    return root + (f"/{rest}" if rest else "")
 
 
 class VendorContract:
@@ -182,9 +199,9 @@ class VendorContract:
     def sources_name_every_fixture(self) -> None:
         """SOURCES.md beside the fixtures names every fixture file and where its body comes from."""
         sources = (self.fixtures / "SOURCES.md").read_text()
-        missing = [p.name for p in sorted(self.fixtures.glob("*.json")) if p.name not in sources]
+        missing = [p.name for p in sorted(self.fixtures.glob("*.json")) if f"`{p.name}`" not in sources]
         assert not missing, f"fixtures not named in {self.vendor}/SOURCES.md: {missing}"
-        for path in sorted(self.fixtures.glob("*.json")):
+        for path in [*self.ok_fixtures, *self.error_fixtures]:  # archived specs are the vendor's files as is
             assert json.loads(path.read_text()).get("source"), f"{path.name} names no source"
 
     # ##### A KEY THE VENDOR DOES NOT KNOW
@@ -208,3 +225,68 @@ class VendorContract:
         assert resp.status_code == 200, resp.text
         with pytest.raises(MalformedResponse):
             self.adapter.parse(task, 200, dict(resp.headers), resp.text[: len(resp.text) // 2])
+
+
+# ##### THE VENDOR'S OWN OPENAPI DESCRIPTION
+
+
+def _nullable_as_type(node: Any) -> Any:
+    """OpenAPI 3.0's `nullable: true` (still found in some 3.1 specs) as JSON Schema says it:
+    null added to the node's `type`. Everything else is left as the vendor wrote it."""
+    if isinstance(node, list):
+        return [_nullable_as_type(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {key: _nullable_as_type(value) for key, value in node.items() if key != "nullable"}
+    if node.get("nullable") is True and "type" in out:
+        kinds = out["type"] if isinstance(out["type"], list) else [out["type"]]
+        out["type"] = [*kinds, "null"] if "null" not in kinds else kinds
+    return out
+
+
+def _pointer(*parts: str) -> str:
+    return "#/" + "/".join(part.replace("~", "~0").replace("/", "~1") for part in parts)
+
+
+class VendorOpenApi:
+    """A vendor's archived OpenAPI description, its schemas read as JSON Schema 2020-12 (which 3.1
+    schemas are; a 3.0 spec's `nullable` is translated, its other keywords mean the same here):
+    validators for an operation's JSON request body and JSON response body. The file must match
+    the SHA-256 recorded beside it in SOURCES.md, so a changed spec is a visible change."""
+
+    def __init__(self, vendor: str, name: str = "openapi.yaml"):
+        folder = FIXTURES / "vendors" / vendor
+        self.path = folder / name
+        raw = self.path.read_bytes()
+        # SOURCES.md records each archived spec on one line: "- `<name>` ... SHA-256: <hex>".
+        pattern = rf"`{re.escape(name)}`[^\n]*SHA-256[^0-9a-f\n]*([0-9a-f]{{64}})"
+        recorded = re.search(pattern, (folder / "SOURCES.md").read_text())
+        assert recorded, f"{folder / 'SOURCES.md'}: no SHA-256 recorded for {name}"
+        self.sha256 = hashlib.sha256(raw).hexdigest()
+        assert self.sha256 == recorded.group(1), f"{self.path}: SHA-256 {self.sha256} is not the one in SOURCES.md"
+        self.spec = _nullable_as_type(yaml.safe_load(raw))
+
+    def _validator(self, pointer: str) -> jsonschema.protocols.Validator:
+        # The whole spec is the root resource, so the spec's own "#/components/..." refs resolve.
+        schema = {**self.spec, "$ref": pointer}
+        return jsonschema.Draft202012Validator(schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
+
+    def request_errors(self, method: str, path: str, body: Any) -> list[str]:
+        """Where `body` departs from the operation's documented JSON request body."""
+        pointer = _pointer("paths", path, method.lower(), "requestBody", "content", "application/json", "schema")
+        return _errors(self._validator(pointer), body)
+
+    def response_errors(self, method: str, path: str, status: int, body: Any) -> list[str]:
+        """Where `body` departs from the operation's documented JSON response for `status`."""
+        response = self.spec["paths"][path][method.lower()]["responses"][str(status)]
+        if "$ref" in response:  # "#/components/responses/<Name>"
+            parts = response["$ref"].removeprefix("#/").split("/")
+        else:
+            parts = ["paths", path, method.lower(), "responses", str(status)]
+        return _errors(self._validator(_pointer(*parts, "content", "application/json", "schema")), body)
+
+
+def _errors(validator: jsonschema.protocols.Validator, body: Any) -> list[str]:
+    return sorted(
+        f"{'/'.join(map(str, e.absolute_path)) or '<body>'}: {e.message}" for e in validator.iter_errors(body)
+    )

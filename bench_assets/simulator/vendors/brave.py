@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 import time
+from urllib.parse import urlsplit
 
 from starlette.responses import JSONResponse, Response
 
@@ -10,18 +12,24 @@ from bench_assets.simulator.app import SimRequest, Simulator, VendorRoute
 
 VENDOR = "brave"
 HOST = "api.search.brave.com"
+# The simulated plan's rate, as the X-RateLimit-* headers below announce it. A paid plan reports
+# quota_limit 0 (no monthly quota) in its 429s; only the Free plan has one (2,000 a month), so
+# an account out of quota is simulated as a Free plan's.
+PLAN, RATE_LIMIT = "Search", 50
+FREE_PLAN, FREE_RATE_LIMIT, FREE_QUOTA = "Free", 1, 2000
 
 
-def _error(status: int, code: str, detail: str, component: str = "authentication") -> Response:
+def _error(status: int, code: str, detail: str, meta: dict) -> Response:
+    # Brave's ErrorResponse envelope, key order as published (fixtures/vendors/brave/SOURCES.md).
     return JSONResponse(
         {
             "type": "ErrorResponse",
             "error": {
                 "id": "00000000-0000-0000-0000-000000000000",
                 "status": status,
-                "code": code,
                 "detail": detail,
-                "meta": {"component": component},
+                "meta": meta,
+                "code": code,
             },
             "time": int(time.time()),
         },
@@ -29,57 +37,103 @@ def _error(status: int, code: str, detail: str, component: str = "authentication
     )
 
 
+def _rate_limited(plan: str, rate: tuple[int, int], quota: tuple[int, int]) -> Response:
+    # One code for both limits: meta says which one was reached (brave/brave-search-mcp-server
+    # src/BraveAPI/types.ts RateLimitErrorResponse; body in egoist/chatwise-releases#1296).
+    meta = {
+        "plan": plan,
+        "rate_limit": rate[0],
+        "rate_current": rate[1],
+        "quota_limit": quota[0],
+        "quota_current": quota[1],
+        "org_rate_limit": None,
+        "org_rate_current": 0,
+        "component": "rate_limiter",
+    }
+    return _error(429, "RATE_LIMITED", "Request rate limit exceeded for plan", meta)
+
+
+def _validation(loc: list[str], msg: str, kind: str, value=None) -> Response:
+    meta = {"errors": [{"input": value, "loc": loc, "msg": msg, "type": kind}]}
+    return _error(422, "VALIDATION", "Unable to validate request parameter(s)", meta)
+
+
 def unauthorized(req: SimRequest) -> Response:
-    # Brave answers an invalid token with 422 SUBSCRIPTION_TOKEN_INVALID (captured live, vendors.md §3).
-    return _error(422, "SUBSCRIPTION_TOKEN_INVALID", "The provided subscription token is invalid.")
-
-
-def out_of_credit(sim: Simulator, req: SimRequest) -> Response:
-    # (?) vendors.md §3: the code CREDIT_EXHAUSTED is seen in a 3p test; its HTTP status is not
-    # documented, 402 is assumed. The envelope is Brave's documented ErrorResponse.
+    if not req.headers.get("x-subscription-token"):
+        # No key: a parameter validation error on the header (brave/brave-search-mcp-server#56).
+        return _validation(["header", "x-subscription-token"], "Field required", "missing")
+    # A key Brave does not know: 422 SUBSCRIPTION_TOKEN_INVALID (nearai/ironclaw#2780).
     return _error(
-        402,
-        "CREDIT_EXHAUSTED",
-        "Your plan's credit is exhausted. Add credit in the API dashboard.",
-        component="billing",
+        422,
+        "SUBSCRIPTION_TOKEN_INVALID",
+        "The provided subscription token is invalid.",
+        {"component": "authentication"},
     )
 
 
+def out_of_credit(sim: Simulator, req: SimRequest) -> Response:
+    # Out of quota is the same 429 RATE_LIMITED as a rate limit, with the monthly quota used up.
+    return _rate_limited(FREE_PLAN, (FREE_RATE_LIMIT, 1), (FREE_QUOTA, FREE_QUOTA))
+
+
 def error_response(status: int, message: str) -> Response:
-    # 429 is RATE_LIMITED (probably, vendors.md §3 (?)); the 500 code is not documented (?).
     if status == 429:
-        return _error(429, "RATE_LIMITED", f"Request rate limit exceeded for plan ({message}).", "rate_limiter")
-    return _error(status, "INTERNAL_ERROR", message, component="backend")
+        return _rate_limited(PLAN, (RATE_LIMIT, RATE_LIMIT), (0, 1000))
+    # (?) No published body for a 5xx: the same envelope with a made-up code.
+    return _error(status, "INTERNAL_ERROR", message, {"component": "backend"})
+
+
+def _decorated(text: str, query: str) -> str:
+    """`text` with the query's words in <strong> tags, as Brave marks them when
+    text_decorations is true (its default)."""
+    words = {w.lower() for w in re.findall(r"\w+", query) if len(w) > 2}
+    if not words:
+        return text
+    return re.sub(r"\w+", lambda m: f"<strong>{m[0]}</strong>" if m[0].lower() in words else m[0], text)
 
 
 async def web_search(sim: Simulator, req: SimRequest) -> Response:
     q = req.params.get("q", "")
     if not q.strip() or len(q) > 400 or len(q.split()) > 50:
-        return _error(
-            422, "VALIDATION", "q is required and must be at most 400 characters and 50 words", component="validation"
-        )
+        return _validation(["query", "q"], "q is required: at most 400 characters and 50 words", "value_error", q)
     try:
         count = int(req.params.get("count", "20"))
         offset = int(req.params.get("offset", "0"))
     except ValueError:
-        return _error(422, "VALIDATION", "count and offset must be integers", component="validation")
+        return _validation(["query", "count"], "count and offset must be integers", "int_parsing")
     if not 1 <= count <= 20 or not 0 <= offset <= 9:
-        return _error(422, "VALIDATION", "count must be 1-20 and offset 0-9", component="validation")
+        return _validation(["query", "count"], "count must be 1-20 and offset 0-9", "less_than_equal")
     extra = req.params.get("extra_snippets", "false").lower() == "true"
+    decorate = req.params.get("text_decorations", "true").lower() not in ("false", "0")
     # offset counts pages of `count` results
     hits = sim.search(VENDOR, q, count * (offset + 1))[count * offset :]
     results = []
     for hit in hits:
+        description = hit.snippet.split(". ")[0]
+        url = sim.result_url(VENDOR, hit.page)
+        parts = urlsplit(url)
+        # The fields Brave's own types make required (brave/brave-search-mcp-server
+        # src/tools/web/types.ts SearchResult, Result, MetaUrl; fixtures/vendors/brave/SOURCES.md).
         item = {
             "type": "search_result",
+            "subtype": "generic",
+            "is_live": False,
             "title": hit.page.title,
-            "url": sim.result_url(VENDOR, hit.page),
-            "description": hit.snippet.split(". ")[0],
+            "url": url,
+            "is_source_local": False,
+            "is_source_both": False,
+            "description": _decorated(description, q) if decorate else description,
             "page_age": f"{hit.page.published}T00:00:00",
             "age": hit.page.published,
             "language": "en",
             "family_friendly": True,
-            "meta_url": {"scheme": "https", "hostname": hit.page.host},
+            "meta_url": {
+                "scheme": parts.scheme,
+                "netloc": parts.netloc,
+                "hostname": parts.hostname or hit.page.host,
+                "favicon": f"https://imgs.search.brave.com/favicon/{parts.netloc}",
+                "path": " › ".join(p for p in parts.path.split("/") if p),
+            },
         }
         if extra:
             item["extra_snippets"] = list(hit.page.paragraphs[:3])
@@ -95,7 +149,7 @@ async def web_search(sim: Simulator, req: SimRequest) -> Response:
         {
             "type": "search",
             "query": {"original": q, "more_results_available": False},
-            "web": {"type": "search", "results": results},
+            "web": {"type": "search", "results": results, "family_friendly": True},
         },
         headers=headers,
     )

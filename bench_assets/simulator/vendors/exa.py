@@ -9,8 +9,12 @@ from bench_assets.simulator.app import SimRequest, Simulator, VendorRoute
 
 VENDOR = "exa"
 HOST = "api.exa.ai"
-CONTENT_USD = 0.001  # $1 per 1k pages for each content type (text, highlights)
-EXTRA_RESULT_USD = 0.001  # $1 per 1k results beyond the 10 a search includes
+# Exa's pricing since 2026-03-03 (exa.ai/docs/changelog/pricing-update): a search is $7 per 1k
+# with the text and highlights of up to 10 results included; $1 per 1k results beyond 10;
+# /contents is $1 per 1k pages per content type (text, highlights, summary).
+CONTENT_USD = 0.001  # a /contents page, per content type
+EXTRA_RESULT_USD = 0.001  # a search result beyond the 10 included
+SEARCH_RESULTS_INCLUDED = 10
 BEARER = (("authorization", "Bearer"),)
 
 
@@ -84,22 +88,21 @@ async def search(sim: Simulator, req: SimRequest) -> Response:
         text = _text(sim, hit.page, contents.get("text"))
         # Highlights come back only when asked for, like every other content type.
         results.append(_result(sim, hit.page, text, hit.snippet if contents.get("highlights") else None, hit.score))
-    # $7 per 1k searches covers up to 10 results; each result beyond 10 adds $1 per 1k.
-    search_usd = round(sim.profile(VENDOR).usd_per_request["search"] + EXTRA_RESULT_USD * max(0, len(results) - 10), 6)
-    text_usd = round(CONTENT_USD * len(results), 6) if contents.get("text") else 0.0
-    highlights_usd = round(CONTENT_USD * len(results), 6) if contents.get("highlights") else 0.0
-    total = round(search_usd + text_usd + highlights_usd, 6)
+    # The search price includes text and highlights: the contents cost nothing more.
+    extra = max(0, len(results) - SEARCH_RESULTS_INCLUDED)
+    resolved = body.get("type") if body.get("type") in ("deep", "deep-reasoning") else "neural"
+    total = round(sim.profile(VENDOR).usd_per_request["search"] + EXTRA_RESULT_USD * extra, 6)
     sim.bill(VENDOR, "search", request_id, usd=total)
-    contents_cost = {"text": text_usd}
-    if highlights_usd:
-        contents_cost["highlights"] = highlights_usd
     return JSONResponse(
         {
             "requestId": request_id,
-            "resolvedSearchType": body.get("type", "auto"),
+            # What an auto search resolved to: `searchType` in the OpenAPI spec (fixtures/vendors/exa/
+            # openapi.yaml), `resolvedSearchType` where exa-py reads it.
+            "searchType": resolved,
+            "resolvedSearchType": resolved,
             "searchTime": 120.5,
             "results": results,
-            "costDollars": {"total": total, "search": {"neural": search_usd}, "contents": contents_cost},
+            "costDollars": {"total": total, "search": {"neural": total}},
         }
     )
 
@@ -118,14 +121,16 @@ async def contents(sim: Simulator, req: SimRequest) -> Response:
             continue
         results.append(_result(sim, page, _text(sim, page, body.get("text", True)), None, None))
         statuses.append({"id": url, "status": "success"})
-    total = round(sim.profile(VENDOR).usd_per_request["extract"] * len(results), 6)
+    # $1 per 1k pages per content type; the simulator serves one type here, text (on by default).
+    per_type = {"text": round(CONTENT_USD * len(results), 6)} if body.get("text", True) else {}
+    total = round(sum(per_type.values()), 6)
     sim.bill(VENDOR, "extract", request_id, usd=total)
     return JSONResponse(
         {
             "requestId": request_id,
             "results": results,
             "statuses": statuses,
-            "costDollars": {"total": total, "contents": {"text": total}},
+            "costDollars": {"total": total, "contents": per_type},
         }
     )
 

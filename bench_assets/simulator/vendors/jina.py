@@ -18,11 +18,17 @@ VENDOR = "jina"
 SEARCH_HOST = "s.jina.ai"
 READER_HOST = "r.jina.ai"
 TOKEN_USD = 0.05 / 1_000_000  # the manifest's assumed $0.05 per million tokens (data/pricing/jina.md)
-SEARCH_MIN_TOKENS_PER_10 = 10_000  # Search charges at least 10,000 tokens per request per 10 results
+# Search's charge (jina-ai/reader src/api/searcher.ts `assignChargeAmount`, commit f289e5d,
+# 2026-05-01): the larger of the pages' tokens and 10,000 per started 10 results, at most
+# 2,000,000; when the floor is charged, it is spread over the results' `usage.tokens`.
+SEARCH_MIN_TOKENS_PER_10 = 10_000
+SEARCH_MAX_TOKENS = 2_000_000
+DEFAULT_COUNT = 10  # `count: number = 10` in the same file (range 0-20)
 
 
 def _error(status: int, name: str, code: int, message: str) -> Response:
-    # Jina's JSON error shape is not documented (?): this is the civkit envelope the service sends.
+    # The civkit envelope the service sends: `name` is the error class and `status` its five-digit
+    # code (jina-ai/reader src/services/errors.ts); no published body shows the rest (?).
     return JSONResponse(
         {
             "data": None,
@@ -48,8 +54,8 @@ def unauthorized(req: SimRequest) -> Response:
 
 
 def out_of_credit(sim: Simulator, req: SimRequest) -> Response:
-    # 402 when the token balance is exhausted (vendors.md §6, 3p api-evangelist); (?) the JSON body
-    # is not documented: the civkit envelope the service uses for every error, named as its source does.
+    # InsufficientBalanceError, code 40203 (HTTP 402), jina-ai/reader src/services/errors.ts. The
+    # JSON body is the civkit envelope the service uses for every error, named as its source does.
     return _error(
         402, "InsufficientBalanceError", 40203, "Account balance not enough to run this query, please recharge."
     )
@@ -61,6 +67,20 @@ def error_response(status: int, message: str) -> Response:
             429, "RateLimitTriggeredError", 42903, f"Whoa there, turbo! You've hit the rate limit ({message})."
         )
     return _error(status, "InternalServerError", status * 100, message)
+
+
+def _over_budget(req: SimRequest, tokens: int) -> Response | None:
+    """409 BudgetExceededError (code 40904) when the request's X-Token-Budget is below the charge,
+    as jina-ai/reader src/api/crawler.ts `saasApplyTierPolicy` answers; nothing is billed."""
+    try:
+        budget = int(req.headers.get("x-token-budget") or 0)
+    except ValueError:
+        budget = 0
+    if budget and budget < tokens:
+        return _error(
+            409, "BudgetExceededError", 40904, f"Token budget ({budget}) exceeded, intended charge amount {tokens}"
+        )
+    return None
 
 
 def count_tokens(text: str) -> int:
@@ -95,14 +115,14 @@ async def search(sim: Simulator, req: SimRequest) -> Response:
     q = req.params.get("q") or (body.get("q") if isinstance(body, dict) else None) or unquote(req.path.lstrip("/"))
     if not q.strip():
         return _index(SEARCH_HOST)
-    raw = req.params.get("num") or req.params.get("count") or "5"
+    raw = req.params.get("num") or req.params.get("count") or str(DEFAULT_COUNT)
     try:
         count = int(raw)
     except ValueError:
         count = -1
     if count < 0 or count > 20:
         return _error(400, "ParamValidationError", 40001, f"Invalid value for count/num: {raw} (0-20)")
-    hits = sim.search(VENDOR, q, count or 5)
+    hits = sim.search(VENDOR, q, count or DEFAULT_COUNT)
     if not hits:
         return _error(422, "AssertionFailureError", 42206, f"No search results available for query {q}")
     no_content = "no-content" in req.headers.get("x-respond-with", "")
@@ -120,8 +140,13 @@ async def search(sim: Simulator, req: SimRequest) -> Response:
             item["usage"] = {"tokens": count_tokens(item["content"])}
             used += item["usage"]["tokens"]
         data.append(item)
-    floor = SEARCH_MIN_TOKENS_PER_10 * max(1, math.ceil(len(data) / 10))
-    tokens = floor if no_content else max(floor, used)
+    floor = SEARCH_MIN_TOKENS_PER_10 * math.ceil(len(data) / 10)
+    tokens = min(SEARCH_MAX_TOKENS, floor if no_content else max(floor, used))
+    if tokens == floor:  # the floor is charged: each result carries an equal share of it
+        for item in data:
+            item["usage"] = {"tokens": math.ceil(floor / len(data))}
+    if refused := _over_budget(req, tokens):
+        return refused
     sim.bill(VENDOR, "search", sim.request_id(VENDOR), units={"token": tokens}, usd=tokens * TOKEN_USD)
     return _json(data, tokens)
 
@@ -146,6 +171,8 @@ async def read(sim: Simulator, req: SimRequest) -> Response:
         )
     content = sim.extract(VENDOR, page)
     tokens = count_tokens(content)
+    if refused := _over_budget(req, tokens):
+        return refused
     data = {
         "title": page.title,
         "description": page.paragraphs[0],

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+from collections import Counter
+
 from starlette.responses import JSONResponse, Response
 
 from bench_assets.simulator.app import SimRequest, Simulator, VendorRoute
@@ -10,9 +13,22 @@ VENDOR = "tavily"
 HOST = "api.tavily.com"
 CREDIT_USD = 0.008  # pay-as-you-go price of one credit
 SEARCH_CREDITS = {"basic": 1, "fast": 1, "ultra-fast": 1, "advanced": 2}
-# "1 credit per 5 successful URLs" (basic), 2 per 5 (advanced). We report the per-call share
-# (0.2 credit for one URL) in usage.credits. Whether Tavily rounds per call is not documented (?).
-EXTRACT_CREDITS_PER_URL = {"basic": 0.2, "advanced": 0.4}
+# Extract costs 1 credit per 5 successful URLs (basic), 2 per 5 (advanced)
+# (docs.tavily.com/documentation/api-credits; docs.tavily.com/examples/quick-tutorials/extract-api).
+# Credits are whole: usage.credits is 0 until a key's fifth successful URL, then 1 (2), and so on,
+# amortised over the key's calls, not 0.2 a URL. The running count is kept per key and depth.
+EXTRACT_CREDITS_PER_5_URLS = {"basic": 1, "advanced": 2}
+_extracted: Counter[tuple[str, str]] = Counter()
+_extracted_lock = threading.Lock()
+
+
+def amortised_extract_credits(key: str, depth: str, successes: int) -> int:
+    """Whole credits a call with `successes` extracted URLs is charged: the 5-URL blocks the key's
+    running count of successful URLs completes with this call."""
+    with _extracted_lock:
+        before = _extracted[key, depth]
+        _extracted[key, depth] = before + successes
+    return ((before + successes) // 5 - before // 5) * EXTRACT_CREDITS_PER_5_URLS[depth]
 
 
 def _error(status: int, message: str) -> Response:
@@ -31,8 +47,16 @@ def out_of_credit(sim: Simulator, req: SimRequest) -> Response:
     )
 
 
+# The API reference's OpenAPI examples (fixtures/vendors/tavily/SOURCES.md).
+DOCUMENTED_ERRORS = {
+    429: "Your request has been blocked due to excessive requests. Please reduce rate of requests.",
+    500: "Internal Server Error",
+}
+
+
 def error_response(status: int, message: str) -> Response:
-    return _error(status, message)  # every Tavily error is {"detail": {"error": ...}}
+    # Every Tavily error is {"detail": {"error": ...}}, with the documented message where there is one.
+    return _error(status, DOCUMENTED_ERRORS.get(status, message))
 
 
 async def search(sim: Simulator, req: SimRequest) -> Response:
@@ -58,17 +82,18 @@ async def search(sim: Simulator, req: SimRequest) -> Response:
             "title": hit.page.title,
             "content": hit.snippet,
             "score": hit.score,
-            "raw_content": sim.extract(VENDOR, hit.page) if raw else None,
         }
+        if raw:  # "Only if `include_raw_content` is true" (openapi-search.yaml)
+            item["raw_content"] = sim.extract(VENDOR, hit.page)
         if topic == "news":  # Tavily returns published_date for the news topic only
             item["published_date"] = f"{hit.page.published}T00:00:00Z"
         results.append(item)
     credits = SEARCH_CREDITS[depth]
     sim.bill(VENDOR, "search", request_id, units={"credit": credits}, usd=round(credits * CREDIT_USD, 6))
+    # No `answer` (none is generated) and no null in its place: the API reference's OpenAPI types
+    # it as a string (fixtures/vendors/tavily/openapi-search.yaml).
     out = {
         "query": query,
-        "follow_up_questions": None,
-        "answer": None,
         "images": [],
         "results": results,
         "response_time": 0.87,
@@ -89,7 +114,7 @@ async def extract(sim: Simulator, req: SimRequest) -> Response:
     if len(urls) > 20:
         return _error(400, "Max 20 URLs are allowed.")
     depth = body.get("extract_depth") or "basic"
-    if depth not in EXTRACT_CREDITS_PER_URL:
+    if depth not in EXTRACT_CREDITS_PER_5_URLS:
         return _error(400, f"Invalid extract depth: {depth}.")
     request_id = sim.request_id(VENDOR)
     results, failed = [], []
@@ -99,7 +124,8 @@ async def extract(sim: Simulator, req: SimRequest) -> Response:
             failed.append({"url": url, "error": "Failed to fetch url"})
             continue
         results.append({"url": url, "raw_content": sim.extract(VENDOR, page), "images": []})
-    credits = round(EXTRACT_CREDITS_PER_URL[depth] * len(results), 6)
+    key = req.headers.get("authorization", "")
+    credits = amortised_extract_credits(key, depth, len(results))
     sim.bill(VENDOR, "extract", request_id, units={"credit": credits}, usd=round(credits * CREDIT_USD, 6))
     out = {"results": results, "failed_results": failed, "response_time": 0.42, "request_id": request_id}
     if body.get("include_usage"):
