@@ -28,7 +28,9 @@ class SerpApiAdapter(Adapter):
         params: dict[str, Any] = {"engine": "google", "q": task.text, "output": "json", "api_key": api_key}
         # SerpApi's published parameter list for the google engine (bench_assets_tests/fixtures/
         # vendors/serpapi/google-engine.json) has no `num` any more: a page is Google's 10. `num` is sent only to
-        # ask fewer than 10, the legacy parameter (?) Google still applies below its page size.
+        # ask fewer than 10, the legacy parameter (?) Google still applies below its page size; SerpApi's
+        # tracker reports sporadic empty answers with num below 10 (serpapi/public-roadmap#1083, #210),
+        # so a manifest should keep results_per_query at 10 or above for SerpApi.
         if self.page_results(task) < self.page_size:
             params["num"] = self.page_results(task)
         if task.page > 1:
