@@ -8,6 +8,7 @@ right. Each vendor is one small module in this package defining one `Adapter` su
 from __future__ import annotations
 
 import json
+import math
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -30,6 +31,7 @@ class VendorTask:
     capability: Capability
     text: str
     num_results: int = 10
+    page: int = 1  # 1-based page of a search the vendor serves a page at a time (`Adapter.page_size`)
 
 
 REDACTED = "<redacted>"
@@ -146,6 +148,28 @@ class MalformedResponse(ValueError):
     """The body is not what the vendor documents (truncated JSON, wrong shape)."""
 
 
+# A search answered over several pages is archived as one attempt whose body is this envelope:
+# {"bench_pages": [page 1 body as sent, page 2 body, ...], "bench_stopped": why paging ended early}.
+# Each page's body is kept as the exact text the vendor sent; no vendor body has this key.
+PAGES_KEY = "bench_pages"
+PAGES_STOPPED_KEY = "bench_stopped"
+PAGES_WANTED_KEY = "bench_wanted"  # the results the query asked for: the pages' results are cut there
+PAGES_FAILURES_KEY = "bench_page_failures"  # failed tries of further pages: status, error, body start
+
+
+def pages_envelope(
+    bodies: list[str], wanted: int, stopped: str | None = None, failures: list[dict[str, Any]] | None = None
+) -> str:
+    """The archived body of a search answered in `bodies` (one text per page, in order) for a
+    query that wanted `wanted` results."""
+    envelope: dict[str, Any] = {PAGES_KEY: bodies, PAGES_WANTED_KEY: wanted}
+    if stopped:
+        envelope[PAGES_STOPPED_KEY] = stopped
+    if failures:
+        envelope[PAGES_FAILURES_KEY] = failures
+    return json.dumps(envelope)
+
+
 class Adapter:
     """Base class: one subclass per vendor module. Subclasses set the class attributes and
     implement `build` and `parse_ok`; most override `error_class` to map the vendor's codes."""
@@ -163,6 +187,29 @@ class Adapter:
 
     # Subclasses whose success body is not JSON (Jina's plain text) set this to False.
     json_body: ClassVar[bool] = True
+
+    # Results one request returns at most, for a vendor that serves more only page by page (Google
+    # behind SerpApi and Serper since September 2025); None: one request answers any depth.
+    page_size: ClassVar[int | None] = None
+
+    def pages_for(self, task: VendorTask) -> int:
+        """Requests needed for `task.num_results` results (each billed as one call)."""
+        if self.page_size is None or task.capability != "search":
+            return 1
+        return max(1, math.ceil(task.num_results / self.page_size))
+
+    def page_results(self, task: VendorTask) -> int:
+        """Results to ask for in one request: all of them when one page holds them, else a full
+        page on every page (so that page boundaries fall every `page_size` results whichever way
+        the vendor counts its offset); the paged answer is cut to what was wanted when read."""
+        if self.page_size is None or self.pages_for(task) == 1:
+            return max(1, task.num_results)
+        return self.page_size
+
+    def has_next_page(self, task: VendorTask, body: Any) -> bool:
+        """Whether the vendor says a page follows `body` (the page `task.page`); paging stops
+        otherwise, so an exhausted result list is not paid for again."""
+        return False
 
     def billed_units(self, task: VendorTask, body: Any, headers: dict[str, str]) -> dict[str, float]:
         """Units the call is billed in; the default is one request of the capability."""
@@ -212,6 +259,8 @@ class Adapter:
             return ParsedResponse(
                 error_class=self.error_class(status, body), error_detail=detail, request_id=self._request_id_safe(body)
             )
+        if self.page_size is not None and isinstance(body, dict) and PAGES_KEY in body:
+            return self._parse_pages(task, status, headers, body)
         try:
             parsed = self.parse_ok(task, body, headers)
         except (KeyError, TypeError, AttributeError, ValueError) as exc:
@@ -225,6 +274,33 @@ class Adapter:
                 error_detail=parsed.error_detail,
             )
         return parsed
+
+    def _parse_pages(self, task: VendorTask, status: int, headers: dict[str, str], envelope: dict) -> ParsedResponse:
+        """Read a paged answer (see `PAGES_KEY`): results of every page in order, re-ranked and cut
+        to the results the query wanted (recorded in the envelope: a rescore knows no
+        `num_results`); billed units summed, each page billed as the vendor bills one call."""
+        pages = envelope[PAGES_KEY]
+        wanted = envelope.get(PAGES_WANTED_KEY)
+        if not isinstance(pages, list) or not pages or not all(isinstance(p, str) for p in pages):
+            raise MalformedResponse(f"{self.name}: paged body holds no page texts")
+        results: list[NormalizedResult] = []
+        units: dict[str, float] = {}
+        request_id = None
+        for number, text in enumerate(pages, start=1):
+            page_task = VendorTask(task.capability, task.text, task.num_results, number)
+            parsed = self.parse(page_task, status, headers, text)
+            if parsed.error_class is not None:
+                raise MalformedResponse(f"{self.name}: page {number} of a paged body is an error")
+            request_id = request_id or parsed.request_id
+            for unit, count in (parsed.billed_units or {}).items():
+                units[unit] = units.get(unit, 0.0) + count
+            results += [
+                NormalizedResult(len(results) + i + 1, r.url, r.title, r.snippet, r.content, r.published)
+                for i, r in enumerate(parsed.results)
+            ]
+        if isinstance(wanted, int) and not isinstance(wanted, bool) and wanted > 0:
+            results = results[:wanted]
+        return ParsedResponse(results=tuple(results), billed_units=units, request_id=request_id)
 
     def _request_id_safe(self, body: Any) -> str | None:
         if isinstance(body, dict):

@@ -15,13 +15,20 @@ class FirecrawlAdapter(Adapter):
     def build(self, task: VendorTask, endpoint: str, api_key: str, options: dict[str, Any]) -> HttpRequest:
         headers = {"Authorization": f"Bearer {api_key}", "Content-Type": "application/json"}
         if task.capability == "search":
-            body: dict[str, Any] = {"query": task.text, "limit": max(1, min(task.num_results, 100)), "sources": ["web"]}
+            # Sources and formats as objects ({"type": ...}), the only form Firecrawl's published v2
+            # OpenAPI description admits (bench_assets_tests/fixtures/vendors/firecrawl/openapi.json); its server
+            # takes bare strings too, but the description is the contract we hold ourselves to.
+            body: dict[str, Any] = {
+                "query": task.text,
+                "limit": max(1, min(task.num_results, 100)),
+                "sources": [{"type": "web"}],
+            }
             if options.get("scrape_results"):  # each result scraped too: +1 credit per result
-                body["scrapeOptions"] = {"formats": ["markdown"], "onlyMainContent": True}
+                body["scrapeOptions"] = {"formats": [{"type": "markdown"}], "onlyMainContent": True}
         else:
             body = {
                 "url": task.text,
-                "formats": ["markdown"],
+                "formats": [{"type": "markdown"}],
                 "onlyMainContent": bool(options.get("only_main_content", True)),
             }
         return HttpRequest("POST", endpoint, headers=headers, json_body=body, secret_headers=("Authorization",))

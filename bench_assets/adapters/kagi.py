@@ -1,4 +1,14 @@
-"""Kagi Search API: GET /api/v0/search (https://kagi.com), key as `Authorization: Bot <token>`. Search only."""
+"""Kagi Search API: GET /api/v0/search (https://kagi.com), key as `Authorization: Bot <token>`. Search only.
+
+Pinned to v0 on purpose. Kagi's own OpenAPI description of v1 (github.com/kagisearch/
+kagi-openapi-golang api/openapi.yaml, commit aeb3920, 2026-05-11) says "The v1 API is currently
+in preview to early access testers" and that v0 "is being replaced with a new version that will
+be available publicly soon"; v1 is also a different contract (POST JSON `{query, workflow}`,
+Bearer auth, results under `data.search[]`, string error codes) that this adapter does not speak.
+The quick start that shows /api/v1/search (help.kagi.com/kagi/api/api-portal.html) documents
+that preview. v0 is what the official `kagiapi` SDK calls and what help.kagi.com's response-format
+page documents. Move to v1 with a new adapter version once Kagi opens it. See data/pricing/kagi.md.
+"""
 
 from __future__ import annotations
 
@@ -55,7 +65,7 @@ class KagiAdapter(Adapter):
 
 MANIFEST_DEFAULTS = {
     "plan": "Search API, funded API balance ($12 per 1,000 searches)",
-    "endpoints": {"search": "https://kagi.com/api/v0/search"},
+    "endpoints": {"search": "https://kagi.com/api/v0/search"},  # v0, not the v1 preview: see the docstring
     "prices_usd": {"request.search": 0.012},
     "rate_limit_per_second": 5,  # (?) Kagi documents no rate limit; a polite default
     "concurrency": 2,

@@ -1,4 +1,12 @@
-"""SerpApi: GET https://serpapi.com/search?engine=google, key in the `api_key` query parameter. Search only."""
+"""SerpApi: GET https://serpapi.com/search?engine=google, key in the `api_key` query parameter. Search only.
+
+At most 10 results a request. Google ignores `num` above 10 since September 2025, and SerpApi's
+maintainers confirm that more results come only from further pages (`start=10`, `start=20`, ...),
+each billed as one search: github.com/serpapi/public-roadmap/issues/3032 (2025-09-11),
+github.com/serpapi/google-search-results-python/issues/82 (2025-11-07, maintainer's answer), and
+SerpApi's pagination page (serpapi.com/pagination: `serpapi_pagination.next` is omitted when no
+page follows). See data/pricing/serpapi.md.
+"""
 
 from __future__ import annotations
 
@@ -14,15 +22,19 @@ _QUOTA_WORDS = ("run out of searches", "out of searches", "no searches left", "p
 class SerpApiAdapter(Adapter):
     name = "serpapi"
     capabilities = frozenset({"search"})
+    page_size = 10
 
     def build(self, task: VendorTask, endpoint: str, api_key: str, options: dict[str, Any]) -> HttpRequest:
-        params: dict[str, Any] = {
-            "engine": "google",
-            "q": task.text,
-            "num": max(1, min(task.num_results, 100)),
-            "output": "json",
-            "api_key": api_key,
-        }
+        params: dict[str, Any] = {"engine": "google", "q": task.text, "output": "json", "api_key": api_key}
+        # SerpApi's published parameter list for the google engine (bench_assets_tests/fixtures/
+        # vendors/serpapi/google-engine.json) has no `num` any more: a page is Google's 10. `num` is sent only to
+        # ask fewer than 10, the legacy parameter (?) Google still applies below its page size; SerpApi's
+        # tracker reports sporadic empty answers with num below 10 (serpapi/public-roadmap#1083, #210),
+        # so a manifest should keep results_per_query at 10 or above for SerpApi.
+        if self.page_results(task) < self.page_size:
+            params["num"] = self.page_results(task)
+        if task.page > 1:
+            params["start"] = (task.page - 1) * self.page_size
         for key in ("location", "gl", "hl", "google_domain", "no_cache"):
             if options.get(key) is not None:
                 params[key] = options[key]
@@ -45,6 +57,13 @@ class SerpApiAdapter(Adapter):
         results = results_from(items, url_key="link", snippet_key="snippet", published_key="date")
         # Billed: one search per call (the default request.search unit); SerpApi has no cost field.
         return ParsedResponse(results=results, request_id=body["search_metadata"].get("id"))
+
+    def has_next_page(self, task: VendorTask, body: Any) -> bool:
+        pagination = body.get("serpapi_pagination") if isinstance(body, dict) else None
+        return isinstance(pagination, dict) and bool(pagination.get("next"))
+
+    def expected_units(self, task: VendorTask, options: dict[str, Any]) -> dict[str, float]:
+        return {"request.search": float(self.pages_for(task))}  # every page is a search
 
     def error_class(self, status: int, body: Any) -> str:
         message = str(body.get("error", "")) if isinstance(body, dict) else str(body or "")

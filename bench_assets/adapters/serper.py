@@ -1,4 +1,10 @@
-"""Serper.dev: POST https://google.serper.dev/search and POST https://scrape.serper.dev, key in `X-API-KEY`."""
+"""Serper.dev: POST https://google.serper.dev/search and POST https://scrape.serper.dev, key in `X-API-KEY`.
+
+At most 10 results a request: Google ignores `num` above 10 since September 2025 (see
+serpapi.py for the sources), so deeper result lists are asked page by page with Serper's `page`
+field (1-based, echoed in `searchParameters.page`), each page billed as its own query (`credits`
+in each body). See data/pricing/serper.md.
+"""
 
 from __future__ import annotations
 
@@ -10,11 +16,14 @@ from bench_assets.adapters.base import Adapter, HttpRequest, NormalizedResult, P
 class SerperAdapter(Adapter):
     name = "serper"
     capabilities = frozenset({"search", "extract"})
+    page_size = 10
 
     def build(self, task: VendorTask, endpoint: str, api_key: str, options: dict[str, Any]) -> HttpRequest:
         headers = {"X-API-KEY": api_key, "Content-Type": "application/json"}
         if task.capability == "search":
-            body: dict[str, Any] = {"q": task.text, "num": max(1, min(task.num_results, 100))}
+            body: dict[str, Any] = {"q": task.text, "num": self.page_results(task)}
+            if task.page > 1:
+                body["page"] = task.page
             for key in ("gl", "hl", "location", "tbs"):
                 if options.get(key):
                     body[key] = options[key]
@@ -48,9 +57,14 @@ class SerperAdapter(Adapter):
         # No credits field: documented default of one credit per search call (up to 10 results).
         return {"credit": 1.0 if task.capability == "search" else 2.0}
 
+    def has_next_page(self, task: VendorTask, body: Any) -> bool:
+        # Serper publishes no "next page" field: a short page means Google had no more.
+        organic = body.get("organic") if isinstance(body, dict) else None
+        return isinstance(organic, list) and len(organic) >= self.page_results(task)
+
     def expected_units(self, task: VendorTask, options: dict[str, Any]) -> dict[str, float]:
         if task.capability == "search":
-            return {"credit": 1.0 if task.num_results <= 10 else 2.0}
+            return {"credit": float(self.pages_for(task))}  # one credit a page of up to 10
         return {"credit": 2.0}
 
     def error_class(self, status: int, body: Any) -> str:

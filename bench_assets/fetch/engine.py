@@ -20,6 +20,11 @@ Pacing and retries, so that a run survives every fault and never wedges:
 - whatever happens, each (query, capability) ends with one attempt marked `final`.
 
 Spend counts every attempt the vendor bills, retries included (`SpendLedger`, `archived_spend`).
+
+A vendor that serves at most `Adapter.page_size` results a request (SerpApi, Serper) is asked
+page by page when a query wants more; the pages of one attempt are archived together in one body
+(`adapters.base.PAGES_KEY`), each page paced, checked against the ceiling, retried on its own
+(its failed tries kept in the body) and billed.
 """
 
 from __future__ import annotations
@@ -38,10 +43,10 @@ from typing import Any
 import httpx
 from tenacity import AsyncRetrying, RetryCallState, retry_if_result, stop_after_attempt, wait_exponential_jitter
 
-from bench_assets.adapters.base import Adapter, Capability, VendorTask, scrub_secrets
+from bench_assets.adapters.base import Adapter, Capability, VendorTask, pages_envelope, scrub_secrets
 from bench_assets.fetch.classify import RETRYABLE_STATUSES, SPEND_CEILING_REACHED
 from bench_assets.fetch.pacing import VendorPacer
-from bench_assets.fetch.spend import ledger_of, read_attempt
+from bench_assets.fetch.spend import SpendLedger, ledger_of, read_attempt
 from bench_assets.storage.archive import PartitionArchive
 
 
@@ -167,6 +172,121 @@ async def _receive(client: httpx.AsyncClient, request: Any, deadline: float) -> 
     return got
 
 
+def _scrubbed(got: _Received, secrets: tuple[str, ...]) -> _Received:
+    return _Received(
+        got.status,
+        {k: scrub_secrets(v, secrets) for k, v in got.headers.items()},
+        scrub_secrets(got.body, secrets),
+        scrub_secrets(got.error, secrets),
+    )
+
+
+@dataclass
+class _Paging:
+    """What sending the further pages of a search shares with the partition's fetch."""
+
+    adapter: Adapter
+    settings: FetchSettings
+    ledger: SpendLedger
+    stats: FetchStats
+    semaphore: asyncio.Semaphore
+    pacer: VendorPacer
+    client: httpx.AsyncClient
+    secrets: tuple[str, ...]
+    respect_pause: Callable[[str], Awaitable[None]]
+    sleep: Callable[[float], Awaitable[None]]
+
+
+@dataclass
+class _Page:
+    """One further page as `_send_page` ends it: read (with its redacted request and the USD it
+    billed), or not (with why paging stops); and the time spent on it."""
+
+    got: _Received | None = None
+    request: dict[str, Any] | None = None
+    billed_usd: float = 0.0
+    stopped: str | None = None
+    elapsed_ms: float = 0.0
+
+
+async def _send_page(ctx: _Paging, task: VendorTask, spent: float, failures: list[dict[str, Any]]) -> _Page:
+    """One further page, retried like an attempt (408/429/5xx, no response, an unreadable 2xx; at
+    most `max_attempts` tries after backoff, a Retry-After honoured up to `retry_after_max`).
+    Each failed try is noted in `failures` (kept in the archived body)."""
+    page = _Page()
+    request = ctx.adapter.build(
+        task, ctx.settings.endpoints[task.capability], ctx.settings.api_key, ctx.settings.options
+    )
+    for tries in range(1, ctx.settings.max_attempts + 1):
+        async with ctx.semaphore:
+            await ctx.respect_pause(task.capability)
+            async with ctx.pacer.slot(task.capability):
+                ceiling = ctx.settings.spend_ceiling_usd
+                if ceiling is not None and ctx.ledger.running_usd + spent >= ceiling:
+                    ctx.stats.ceiling_stops += 1
+                    page.stopped = f"page {task.page}: {SPEND_CEILING_REACHED}"
+                    return page
+                t0 = time.perf_counter()
+                got = _scrubbed(await _receive(ctx.client, request, ctx.settings.timeout_seconds), ctx.secrets)
+                page.elapsed_ms += (time.perf_counter() - t0) * 1000.0
+        ctx.stats.attempts += 1
+        reading = read_attempt(
+            ctx.adapter, ctx.settings.prices_usd, task.capability, got.status, got.headers, got.body, got.error
+        )
+        if reading.readable and not ctx.adapter.parse(task, got.status or 0, got.headers, got.body or "").error_class:
+            page.got, page.request, page.billed_usd = got, request.redacted(), reading.billed_usd or 0.0
+            return page
+        failures.append(
+            {"page": task.page, "try": tries, "status": got.status, "error": got.error, "body": (got.body or "")[:300]}
+        )
+        retry_after = retry_after_seconds(got.headers)
+        if not reading.retry or (retry_after or 0.0) > ctx.settings.retry_after_max:
+            break
+        if tries < ctx.settings.max_attempts:
+            wait = min(ctx.settings.backoff_max, ctx.settings.backoff_initial * 2 ** (tries - 1))
+            wait = max(wait, retry_after or 0.0)
+            ctx.stats.waits.append(wait)
+            await ctx.sleep(wait)
+    last = failures[-1]
+    page.stopped = f"page {task.page}: HTTP {last['status']}: {last['error'] or last['body']}"
+    return page
+
+
+async def _next_pages(
+    ctx: _Paging, task: VendorTask, first: _Received, first_request: Any
+) -> tuple[_Received, str, float]:
+    """Pages 2.. of a search the vendor serves a page at a time, each paced, checked against the
+    spend ceiling, retried and billed like a call of its own. Paging ends when the vendor says no
+    page follows, or at a page that still fails after its retries (noted as `bench_stopped`; the
+    pages before it were billed and are the answer). One page only: archived as sent."""
+    first_reading = read_attempt(
+        ctx.adapter, ctx.settings.prices_usd, task.capability, first.status, first.headers, first.body, first.error
+    )
+    requests = [first_request.redacted()]
+    request_json = scrub_secrets(json.dumps(requests[0], sort_keys=True), ctx.secrets)
+    if not first_reading.readable or not ctx.adapter.has_next_page(task, json.loads(first.body or "null")):
+        return first, request_json, 0.0
+    bodies, spent = [first.body or ""], first_reading.billed_usd or 0.0
+    failures: list[dict[str, Any]] = []
+    stopped: str | None = None
+    elapsed_ms = 0.0
+    for number in range(2, ctx.adapter.pages_for(task) + 1):
+        page_task = VendorTask(task.capability, task.text, task.num_results, number)
+        page = await _send_page(ctx, page_task, spent, failures)
+        elapsed_ms += page.elapsed_ms
+        if page.got is None or page.request is None:
+            stopped = page.stopped
+            break
+        requests.append(page.request)
+        bodies.append(page.got.body or "")
+        spent += page.billed_usd
+        if not ctx.adapter.has_next_page(page_task, json.loads(page.got.body or "null")):
+            break
+    request_json = scrub_secrets(json.dumps(requests, sort_keys=True), ctx.secrets)
+    body = pages_envelope(bodies, task.num_results, stopped, failures)
+    return _Received(first.status, first.headers, body), request_json, elapsed_ms
+
+
 async def fetch_partition(
     adapter: Adapter,
     items: list[FetchItem],
@@ -229,12 +349,8 @@ async def fetch_partition(
                 "attempt": attempt,
                 "adapter_version": adapter.version,
             }
-            request = adapter.build(
-                VendorTask(item.capability, item.text, item.num_results),
-                settings.endpoints[item.capability],
-                settings.api_key,
-                settings.options,
-            )
+            task = VendorTask(item.capability, item.text, item.num_results)
+            request = adapter.build(task, settings.endpoints[item.capability], settings.api_key, settings.options)
             async with semaphore:
                 await respect_pause(item.capability)
                 async with pacer.slot(item.capability):
@@ -264,12 +380,14 @@ async def fetch_partition(
             stats.attempts += 1
             # Nothing that echoes the key is kept: an error message quoting the header, a vendor
             # body or header repeating it. Read and archived alike, so a rescore reads what we read.
-            got = _Received(
-                got.status,
-                {k: scrub_secrets(v, secrets) for k, v in got.headers.items()},
-                scrub_secrets(got.body, secrets),
-                scrub_secrets(got.error, secrets),
-            )
+            got = _scrubbed(got, secrets)
+            request_json = scrub_secrets(json.dumps(request.redacted(), sort_keys=True), secrets)
+            if adapter.pages_for(task) > 1:
+                paging = _Paging(
+                    adapter, settings, ledger, stats, semaphore, pacer, client, secrets, respect_pause, sleep
+                )
+                got, request_json, more_ms = await _next_pages(paging, task, got, request)
+                latency += more_ms
             retry_after = retry_after_seconds(got.headers)
             if retry_after is not None and got.status in RETRYABLE_STATUSES:
                 paused_until[item.capability] = max(
@@ -286,7 +404,7 @@ async def fetch_partition(
                     **base_row,
                     "started_at": at,
                     "latency_ms": latency,
-                    "request_json": scrub_secrets(json.dumps(request.redacted(), sort_keys=True), secrets),
+                    "request_json": request_json,
                     "http_status": got.status,
                     "response_headers_json": json.dumps(got.headers, sort_keys=True),
                     "body": got.body,

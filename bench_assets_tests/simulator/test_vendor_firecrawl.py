@@ -13,7 +13,7 @@ from bench_assets.adapters.base import MalformedResponse, VendorTask
 from bench_assets.adapters.firecrawl import MANIFEST_DEFAULTS, FirecrawlAdapter
 from bench_assets.metrics import normalize_url
 from bench_assets.simulator.app import sim_key
-from bench_assets_tests.simulator.vendor_contract import VendorContract, sdk_base_url
+from bench_assets_tests.simulator.vendor_contract import VendorContract, VendorOpenApi, sdk_base_url
 
 VENDOR = "firecrawl"
 ADAPTER = FirecrawlAdapter()
@@ -24,7 +24,7 @@ def test_search_round_trip_finds_golden_url_and_bills_credits_used(simulator, si
     page = contract.top_ranked_page
     task = VendorTask("search", page.query, 10)
     req = ADAPTER.build(task, contract.endpoint("search", simulator.base_url), sim_key(VENDOR), {})
-    assert req.json_body == {"query": page.query, "limit": 10, "sources": ["web"]}
+    assert req.json_body == {"query": page.query, "limit": 10, "sources": [{"type": "web"}]}
     assert req.redacted()["headers"]["Authorization"] == "<redacted>"
     resp = contract.send(req)
     assert resp.status_code == 200
@@ -164,3 +164,50 @@ def test_truncated_json_raises_malformed(simulator):
     contract.assert_truncated_answer_is_malformed(simulator, task)
     with pytest.raises(MalformedResponse):
         ADAPTER.parse(task, 200, {}, json.dumps({"success": True}))  # no data
+
+
+test_published_success_bodies_are_read = contract.documented_success_bodies_test()
+
+
+def test_every_fixture_names_its_source():
+    contract.sources_name_every_fixture()
+
+
+# ##### FIRECRAWL'S PUBLISHED v2 OPENAPI DESCRIPTION (fixtures/vendors/firecrawl/openapi.json)
+
+SPEC = VendorOpenApi(VENDOR, "openapi.json")  # checks the SHA-256 recorded in SOURCES.md
+ENDPOINT_PATH = {"search": "/search", "extract": "/scrape"}
+REQUEST_CASES = [("search", {}), ("search", {"scrape_results": True}), ("extract", {})]
+
+
+def test_the_archived_description_is_firecrawls_v2():
+    assert SPEC.spec["servers"] == [{"url": "https://api.firecrawl.dev/v2"}]
+
+
+@pytest.mark.parametrize("capability, options", REQUEST_CASES)
+def test_adapter_requests_conform_to_the_published_description(capability, options):
+    text = "python asyncio tutorial" if capability == "search" else "https://example.org/a"
+    req = ADAPTER.build(VendorTask(capability, text, 10), "https://api.firecrawl.dev/v2/x", "fc-key", options)
+    assert SPEC.request_errors("post", ENDPOINT_PATH[capability], req.json_body) == []
+
+
+def test_the_description_refuses_what_it_does_not_admit():
+    # The check can fail: the bare-string form the adapter used to send is outside the description.
+    assert SPEC.request_errors("post", "/search", {"query": "q", "sources": ["web"]})
+    assert SPEC.response_errors("post", "/search", 200, {"success": "yes", "data": {"web": [{"url": 3}]}})
+
+
+@pytest.mark.parametrize("capability, options", REQUEST_CASES)
+def test_simulator_answers_conform_to_the_published_description(simulator, capability, options):
+    page = contract.golden_page()
+    task = VendorTask(capability, page.query if capability == "search" else page.url, 10)
+    resp, parsed = contract.call(simulator, task, options=options)
+    assert resp.status_code == 200 and parsed.results
+    assert SPEC.response_errors("post", ENDPOINT_PATH[capability], 200, resp.json()) == []
+
+
+def test_published_example_bodies_conform_to_the_published_description():
+    for path in contract.ok_fixtures:
+        fixture = json.loads(path.read_text())
+        errors = SPEC.response_errors("post", ENDPOINT_PATH[fixture["capability"]], 200, fixture["body"])
+        assert errors == [], path.name

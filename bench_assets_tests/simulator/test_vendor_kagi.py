@@ -8,11 +8,13 @@ from datetime import datetime
 
 import httpx
 import pytest
+import yaml
 
 from bench_assets.adapters.base import MalformedResponse, VendorTask
 from bench_assets.adapters.kagi import MANIFEST_DEFAULTS, KagiAdapter
 from bench_assets.metrics import normalize_url
 from bench_assets.simulator.app import sim_key, simulated_url
+from bench_assets_tests.helpers import REPO
 from bench_assets_tests.simulator.vendor_contract import VendorContract, sdk_base_url
 
 VENDOR = "kagi"
@@ -116,3 +118,27 @@ def test_truncated_json_is_malformed(simulator):
     contract.assert_truncated_answer_is_malformed(simulator, VendorTask("search", contract.golden_page().query))
     with pytest.raises(MalformedResponse):
         ADAPTER.parse(VendorTask("search", "q"), 200, {}, json.dumps({"meta": {"id": "x"}, "data": None}))
+
+
+def test_search_is_pinned_to_v0_and_v1_is_not_served_in_v0_shape(simulator):
+    # v1 is Kagi's early-access preview with another contract (data/pricing/kagi.md): every
+    # manifest we ship pins v0, and the simulator refuses v1 rather than answer it as v0.
+    assert MANIFEST_DEFAULTS["endpoints"]["search"] == "https://kagi.com/api/v0/search"
+    for manifest in sorted((REPO / "data").glob("snapshots/*/manifest.yaml")):
+        kagi = (yaml.safe_load(manifest.read_text())["vendors"] or {}).get("kagi")
+        if kagi:
+            assert kagi["endpoints"]["search"] == "https://kagi.com/api/v0/search", manifest
+    resp = httpx.get(
+        simulated_url("https://kagi.com/api/v1/search", simulator.base_url),
+        params={"q": "anything"},
+        headers={"Authorization": f"Bot {sim_key(VENDOR)}"},
+        timeout=10,
+    )
+    assert resp.status_code == 404
+
+
+test_published_success_bodies_are_read = contract.documented_success_bodies_test()
+
+
+def test_every_fixture_names_its_source():
+    contract.sources_name_every_fixture()

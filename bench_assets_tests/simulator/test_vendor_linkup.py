@@ -145,3 +145,10 @@ def test_truncated_json_is_malformed(simulator):
     contract.assert_truncated_answer_is_malformed(simulator, VendorTask("search", contract.golden_page().query))
     with pytest.raises(MalformedResponse):
         ADAPTER.parse(VendorTask("extract", "https://a.test/"), 200, {}, json.dumps({"favicon": "x"}))
+
+
+test_published_success_bodies_are_read = contract.documented_success_bodies_test()
+
+
+def test_every_fixture_names_its_source():
+    contract.sources_name_every_fixture()

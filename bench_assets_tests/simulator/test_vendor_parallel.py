@@ -75,18 +75,24 @@ def test_official_sdk_reads_the_simulator_and_agrees_with_our_adapter(simulator)
 
     page = contract.golden_page()
     # parallel-web takes base_url (or PARALLEL_BASE_URL) and appends /v1/search, /v1/extract.
+    # Stainless clients build their models leniently by default; with _strict_response_validation
+    # the parse raises APIResponseValidationError when a field SearchResult / ExtractResponse
+    # requires is missing or of another type. Fields the models do not declare are still accepted.
     client = Parallel(
-        api_key=sim_key(VENDOR), base_url=simulated_url("https://api.parallel.ai", simulator.base_url), max_retries=0
+        api_key=sim_key(VENDOR),
+        base_url=simulated_url("https://api.parallel.ai", simulator.base_url),
+        max_retries=0,
+        _strict_response_validation=True,
     )
     raw = client.with_raw_response.search(search_queries=[page.query], advanced_settings={"max_results": 10})
-    sdk = raw.parse()  # pydantic SearchResult: fails on any field the simulator gets wrong
+    sdk = raw.parse()
     assert sdk.results and sdk.usage[0].name == "sku_search"
     ours = ADAPTER.parse(VendorTask("search", page.query, 10), raw.status_code, dict(raw.headers), raw.text())
     assert [r.url for r in ours.results] == [r.url for r in sdk.results]
     assert ours.request_id == sdk.search_id
 
     raw = client.with_raw_response.extract(urls=[page.url], advanced_settings={"full_content": True})
-    sdk = raw.parse()  # ExtractResponse
+    sdk = raw.parse()  # ExtractResponse, strictly validated
     ours = ADAPTER.parse(VendorTask("extract", page.url), raw.status_code, dict(raw.headers), raw.text())
     assert [r.url for r in ours.results] == [r.url for r in sdk.results]
     assert ours.results[0].content == sdk.results[0].full_content
@@ -128,3 +134,37 @@ def test_truncated_json_is_malformed(simulator):
     contract.assert_truncated_answer_is_malformed(simulator, VendorTask("search", contract.golden_page().query))
     with pytest.raises(MalformedResponse):
         ADAPTER.parse(VendorTask("search", "q"), 200, {}, json.dumps({"search_id": "search_x"}))
+
+
+test_published_success_bodies_are_read = contract.documented_success_bodies_test()
+
+
+def test_published_bodies_are_valid_for_the_sdks_model():
+    # parallel-web's pydantic model of the /v1/search answer validates Parallel's own example.
+    from parallel.types import SearchResult
+
+    for path in contract.ok_fixtures:
+        fixture = json.loads(path.read_text())
+        model = SearchResult.model_validate(fixture["body"])
+        assert [r.url for r in model.results] == fixture["expected_urls"]
+
+
+def test_every_fixture_names_its_source():
+    contract.sources_name_every_fixture()
+
+
+@pytest.mark.parametrize("capability", ["search", "extract"])
+def test_adapter_requests_match_the_sdks_typed_request(capability):
+    # parallel-web's ClientSearchParams / ClientExtractParams are the typed /v1 bodies: every
+    # field we send must be one they declare, with a value their annotations accept.
+    from parallel.types.client_extract_params import ClientExtractParams
+    from parallel.types.client_search_params import ClientSearchParams
+    from pydantic import TypeAdapter
+
+    params = ClientSearchParams if capability == "search" else ClientExtractParams
+    text = "q2 results" if capability == "search" else "https://example.org/a"
+    body = ADAPTER.build(VendorTask(capability, text, 10), "https://api.parallel.ai/v1/x", "k", {}).json_body
+    assert set(body) <= set(params.__annotations__)
+    assert TypeAdapter(params).validate_python(body) == body
+    with pytest.raises(ValueError):  # the check can fail
+        TypeAdapter(params).validate_python({**body, "advanced_settings": "all"})

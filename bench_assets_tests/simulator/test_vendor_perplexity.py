@@ -45,12 +45,18 @@ def test_official_sdk_reads_the_simulator_and_agrees_with_our_adapter(simulator)
     from perplexity import Perplexity
 
     page = contract.golden_page()
-    # perplexityai takes base_url (or PERPLEXITY_BASE_URL) and appends /search to it.
+    # perplexityai takes base_url (or PERPLEXITY_BASE_URL) and appends /search to it. Stainless
+    # clients build their models leniently by default; with _strict_response_validation the parse
+    # raises APIResponseValidationError when a field SearchCreateResponse requires is missing or of
+    # another type. Fields the model does not declare are still accepted.
     client = Perplexity(
-        api_key=sim_key(VENDOR), base_url=simulated_url("https://api.perplexity.ai", simulator.base_url), max_retries=0
+        api_key=sim_key(VENDOR),
+        base_url=simulated_url("https://api.perplexity.ai", simulator.base_url),
+        max_retries=0,
+        _strict_response_validation=True,
     )
     raw = client.search.with_raw_response.create(query=page.query, max_results=10)
-    sdk = raw.parse()  # pydantic SearchCreateResponse: fails on any field the simulator gets wrong
+    sdk = raw.parse()
     assert sdk.id and sdk.results
     ours = ADAPTER.parse(VendorTask("search", page.query, 10), raw.status_code, dict(raw.headers), raw.text())
     assert [r.url for r in ours.results] == [r.url for r in sdk.results]
@@ -91,3 +97,35 @@ def test_truncated_json_is_malformed(simulator):
     contract.assert_truncated_answer_is_malformed(simulator, VendorTask("search", contract.golden_page().query))
     with pytest.raises(MalformedResponse):  # valid JSON, but not the documented shape
         ADAPTER.parse(VendorTask("search", "q"), 200, {}, json.dumps({"id": "x", "results": None}))
+
+
+test_published_success_bodies_are_read = contract.documented_success_bodies_test()
+
+
+def test_published_bodies_are_valid_for_the_sdks_model():
+    # The SDK's pydantic model of POST /search validates Perplexity's own example: our fixture is
+    # the shape the vendor's client expects, not only the shape our adapter reads.
+    from perplexity.types import SearchCreateResponse
+
+    for path in contract.ok_fixtures:
+        body = json.loads(path.read_text())["body"]
+        model = SearchCreateResponse.model_validate(body)
+        assert [r.url for r in model.results] == json.loads(path.read_text())["expected_urls"]
+
+
+def test_every_fixture_names_its_source():
+    contract.sources_name_every_fixture()
+
+
+@pytest.mark.parametrize("options", [{}, {"country": "US", "search_context_size": "high", "max_tokens_per_page": 512}])
+def test_adapter_requests_match_the_sdks_typed_request(options):
+    # perplexityai's SearchCreateParams is the typed POST /search body: every field we send must
+    # be one it declares, with a value its annotation accepts.
+    from perplexity.types.search_create_params import SearchCreateParams
+    from pydantic import TypeAdapter
+
+    body = ADAPTER.build(VendorTask("search", "q", 25), "https://api.perplexity.ai/search", "k", options).json_body
+    assert set(body) <= set(SearchCreateParams.__annotations__)
+    assert TypeAdapter(SearchCreateParams).validate_python(body) == body
+    with pytest.raises(ValueError):  # the check can fail
+        TypeAdapter(SearchCreateParams).validate_python({**body, "max_results": "ten"})

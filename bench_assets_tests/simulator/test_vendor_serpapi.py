@@ -3,6 +3,7 @@ real socket, and the adapter against SerpApi's documented error bodies."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import httpx
@@ -67,10 +68,46 @@ def test_official_sdk_search_parses_and_agrees_with_adapter(serpapi_client):
     results = client.search(engine="google", q=page.query, num=10)
     sdk_urls = [r["link"] for r in results["organic_results"]]
     assert sdk_urls and results["search_metadata"]["status"] == "Success"
-    assert results.next_page_url is None  # no pagination block: the SDK reads serpapi_pagination.next
     (resp,) = raw
     parsed = ADAPTER.parse(VendorTask("search", page.query, 10), resp.status_code, dict(resp.headers), resp.text)
     assert [r.url for r in parsed.results] == sdk_urls
+
+
+def test_official_sdk_follows_serpapi_pagination_to_the_page_the_adapter_asks_for(simulator, serpapi_client):
+    client, _ = serpapi_client
+    first = client.search(engine="google", q="quarterly revenue growth", num=100)
+    assert len(first["organic_results"]) == 10  # Google's cap, whatever num asks
+    # The SDK pages by the absolute `serpapi_pagination.next` link, as SerpApi publishes it; it is
+    # followed here on the simulator (per-port serving would let the SDK follow it unchanged).
+    assert first.next_page_url.startswith("https://serpapi.com/search.json?") and "start=10" in first.next_page_url
+    second = sdk_page_at(client, simulated_url(first.next_page_url, simulator.base_url))
+    assert [r["position"] for r in second["organic_results"]] == list(range(11, 21))
+    assert second["serpapi_pagination"]["current"] == 2
+    # The adapter's own page 2 asks for the same results.
+    task = VendorTask("search", "quarterly revenue growth", 20, page=2)
+    req = ADAPTER.build(task, contract.endpoint("search", simulator.base_url), sim_key(VENDOR), {})
+    assert req.params["start"] == 10 and "num" not in req.params
+    parsed = contract.parse(task, contract.send(req))
+    assert [r.url for r in parsed.results] == [r["link"] for r in second["organic_results"]]
+
+
+def sdk_page_at(client, url: str):
+    """A page read by the SDK's own request and result model, as its `next_page()` reads one."""
+    from serpapi.models import SerpResults
+
+    return SerpResults.from_http_response(client.request("GET", path=url, params={}), client=client)
+
+
+def test_requests_are_capped_at_ten_results_and_deeper_lists_paged():
+    assert ADAPTER.pages_for(VendorTask("search", "q", 25)) == 3
+    pages = [
+        ADAPTER.build(VendorTask("search", "q", 25, page=n), "https://serpapi.com/search", "k", {}) for n in (1, 2, 3)
+    ]
+    # full pages of Google's 10 (no `num`), cut to the 25 wanted when read
+    assert [(r.params.get("num"), r.params.get("start")) for r in pages] == [(None, None), (None, 10), (None, 20)]
+    assert ADAPTER.build(VendorTask("search", "q", 5), "https://serpapi.com/search", "k", {}).params["num"] == 5
+    assert ADAPTER.expected_units(VendorTask("search", "", 25), {}) == {"request.search": 3.0}
+    assert ADAPTER.expected_units(VendorTask("search", "", 10), {}) == {"request.search": 1.0}
 
 
 def test_official_sdk_raises_on_wrong_key(simulator):
@@ -114,3 +151,27 @@ def test_truncated_json_raises_malformed(simulator):
     contract.assert_truncated_answer_is_malformed(simulator, task)
     with pytest.raises(MalformedResponse):
         ADAPTER.parse(task, 200, {}, json.dumps({"organic_results": []}))  # no search_metadata
+
+
+def test_every_fixture_names_its_source():
+    contract.sources_name_every_fixture()
+
+
+# ##### SERPAPI'S PUBLISHED PARAMETER LIST FOR THE GOOGLE ENGINE (fixtures/vendors/serpapi/google-engine.json)
+
+ENGINE_SPEC = contract.fixtures / "google-engine.json"
+
+
+@pytest.mark.parametrize("wanted, page", [(10, 1), (25, 2), (25, 3), (5, 1)])
+def test_adapter_parameters_are_ones_serpapi_publishes_for_the_google_engine(wanted, page):
+    spec = json.loads(ENGINE_SPEC.read_text())
+    assert hashlib.sha256(ENGINE_SPEC.read_bytes()).hexdigest() in (contract.fixtures / "SOURCES.md").read_text()
+    published = set(spec["params"]) | set(spec["common_params"])
+    options = {"gl": "us", "hl": "en", "google_domain": "google.com", "location": "Austin, Texas, United States"}
+    req = ADAPTER.build(VendorTask("search", "q", wanted, page=page), "https://serpapi.com/search", "k", options)
+    # `num` is gone from the list; it is sent only below Google's 10 (the adapter says why)
+    assert set(req.params) - published <= ({"num"} if wanted < 10 else set())
+    for name, value in req.params.items():
+        if spec["params"].get(name, {}).get("type") == "select":
+            assert value in spec["params"][name]["options"], name
+    assert spec["params"]["start"]["group"] == "pagination" and "num" not in spec["params"]

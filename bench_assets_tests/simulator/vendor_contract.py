@@ -170,6 +170,40 @@ class VendorContract:
 
         return test
 
+    # ##### THE VENDOR'S PUBLISHED SUCCESS BODIES
+
+    @property
+    def ok_fixtures(self) -> list[Path]:
+        return sorted(self.fixtures.glob("ok_*.json"))
+
+    def documented_success_bodies_test(self) -> Callable[[Path], None]:
+        """The test, one case per published success body (ok_*.json: {source, capability, status,
+        body, expected_urls, expected_units?, expected_published?}), that the adapter reads exactly
+        the recorded results in order, with their dates and billed units where the fixture gives them."""
+
+        @pytest.mark.parametrize("path", self.ok_fixtures, ids=lambda p: p.stem)
+        def test(path: Path) -> None:
+            fixture = json.loads(path.read_text())
+            body = fixture["body"] if isinstance(fixture["body"], str) else json.dumps(fixture["body"])
+            task = VendorTask(fixture.get("capability", "search"), fixture.get("task_text", "q"))
+            parsed = self.adapter.parse(task, fixture["status"], fixture.get("headers", {}), body)
+            assert parsed.error_class is None
+            assert [r.url for r in parsed.results] == fixture["expected_urls"]
+            if "expected_units" in fixture:
+                assert parsed.billed_units == fixture["expected_units"]
+            if "expected_published" in fixture:
+                assert [r.published for r in parsed.results] == fixture["expected_published"]
+
+        return test
+
+    def sources_name_every_fixture(self) -> None:
+        """SOURCES.md beside the fixtures names every fixture file and where its body comes from."""
+        sources = (self.fixtures / "SOURCES.md").read_text()
+        missing = [p.name for p in sorted(self.fixtures.glob("*.json")) if f"`{p.name}`" not in sources]
+        assert not missing, f"fixtures not named in {self.vendor}/SOURCES.md: {missing}"
+        for path in [*self.ok_fixtures, *self.error_fixtures]:  # archived specs are the vendor's files as is
+            assert json.loads(path.read_text()).get("source"), f"{path.name} names no source"
+
     # ##### A KEY THE VENDOR DOES NOT KNOW
 
     def wrong_key_answer(

@@ -87,7 +87,7 @@ async def search(sim: Simulator, req: SimRequest) -> Response:
 
 def routes(sim: Simulator) -> list[VendorRoute]:
     return [
+        # v0 only: v1 (an early-access preview, see adapters/kagi.py) answers in another shape, so
+        # serving v0's body there would let a manifest pinned to v1 pass tests it would fail live.
         VendorRoute(VENDOR, HOST, "GET", "/api/v0/search", search, auth_header="authorization", auth_scheme="Bot"),
-        # (?) the newer help page shows /api/v1/search; served the same so either path works
-        VendorRoute(VENDOR, HOST, "GET", "/api/v1/search", search, auth_header="authorization", auth_scheme="Bot"),
     ]

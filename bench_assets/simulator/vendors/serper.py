@@ -1,4 +1,10 @@
-"""Serper.dev as documented: POST google.serper.dev/search and POST scrape.serper.dev, key in X-API-KEY."""
+"""Serper.dev as documented: POST google.serper.dev/search and POST scrape.serper.dev, key in X-API-KEY.
+
+At most 10 organic results a query whatever `num` asks (Google ignores `num` above 10 since
+September 2025); deeper results come from the 1-based `page` field, echoed in
+`searchParameters.page`, positions restarting at 1 on each page and one credit a page, as in the
+page-5 body recorded in bench_assets_tests/fixtures/vendors/serper/SOURCES.md.
+"""
 
 from __future__ import annotations
 
@@ -33,9 +39,8 @@ def error_response(status: int, message: str) -> Response:
     return _error(status, message)  # every Serper error is {"message", "statusCode"}
 
 
-def _search_credits(num: int) -> int:
-    # One credit per query; num above 10 (up to 100) costs 2 credits (3p plans page) (?).
-    return 1 if num <= 10 else 2
+PAGE_SIZE = 10
+SEARCH_CREDITS = 1  # a query of up to 10 results; each further page is a query of its own
 
 
 def _google_date(iso: str) -> str:
@@ -52,8 +57,13 @@ async def search(sim: Simulator, req: SimRequest) -> Response:
     num = body.get("num", 10)
     if not isinstance(num, int) or isinstance(num, bool) or num < 1 or num > 100:
         return _error(400, "num must be between 1 and 100")
+    page = body.get("page", 1)
+    if not isinstance(page, int) or isinstance(page, bool) or page < 1:
+        return _error(400, "page must be a positive integer")
+    per_page = min(num, PAGE_SIZE)  # Google serves 10 at most, whatever `num` says
+    offset = (page - 1) * PAGE_SIZE
     organic = []
-    for position, hit in enumerate(sim.search(VENDOR, q, num), start=1):
+    for position, hit in enumerate(sim.search(VENDOR, q, offset + per_page)[offset:], start=1):
         item = {
             "title": hit.page.title,
             "link": sim.result_url(VENDOR, hit.page),
@@ -63,7 +73,7 @@ async def search(sim: Simulator, req: SimRequest) -> Response:
         if hit.page.stratum == "news":  # Google shows a date on news-like results only
             item["date"] = _google_date(hit.page.published)
         organic.append(item)
-    credits = _search_credits(num)
+    credits = SEARCH_CREDITS
     sim.bill(VENDOR, "search", sim.request_id(VENDOR), units={"credit": credits}, usd=round(credits * CREDIT_USD, 6))
     return JSONResponse(
         {
@@ -73,6 +83,7 @@ async def search(sim: Simulator, req: SimRequest) -> Response:
                 "hl": body.get("hl", "en"),
                 "type": "search",
                 "num": num,
+                **({"page": page} if "page" in body else {}),
                 "engine": "google",
             },
             "organic": organic,
