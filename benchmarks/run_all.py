@@ -148,6 +148,13 @@ def summary() -> str:
             "reproduced in {reproduce_wall_seconds} s, peak {peak_tree_rss_mib} MiB, {differences} differences",
             "0 differences",
         )
+    for path in sorted(RESULTS.glob("scale_[0-9]*.json"), key=lambda p: int(p.stem.split("_")[1])):
+        row(
+            path.stem,
+            "{end_to_end_wall_seconds} s stage by stage, peak {peak_tree_rss_mib} MiB; warehouse {warehouse_bytes:,} B, "
+            "site {site_bytes:,} B in {site_html_pages} pages, index page {index_page_bytes:,} B",
+            "< 2 GiB, index < 1 MB",
+        )
     row(
         "distributed_snapshot",
         "local {local_seconds} s; Celery 1 worker {celery_1_worker_seconds} s, 2 workers "
