@@ -51,7 +51,6 @@ from bench_assets.metrics import normalize_url
 # `www.`, or after `=`, `(`, `[` or `,`.
 _DELIMS = "\\x00\\s\"'<>\\\\`{}|^"
 _RIGHT = re.compile(f"[^{_DELIMS}]*")
-_LEFT = re.compile(f"[^{_DELIMS}]*\\Z")
 _URL_START = re.compile(r"(?:[a-z][a-z0-9+.-]*:)?//|www\.|(?<=[=(\[,])", re.IGNORECASE)
 _TRAILING = ".,;:!?)]}'\"*_"
 _PARAM_VALUE = re.compile(r"[?&;][^=\s\"'<>&#?]{1,64}=([^\s\"'<>&#]+)")  # a URL parameter's value
@@ -248,10 +247,12 @@ def url_candidates(text: str, hosts: Iterable[str], lowered: str | None = None) 
         for host in hosts:
             at = lowered.find(host)
             while at != -1:
-                left = _LEFT.search(chunk, max(0, at - 2048), at)
+                # the run of token characters ending at the host (at most 2,048 back): matched on
+                # the reversed window, since a search for `[^...]*\Z` retries from every start in it
+                left = _RIGHT.match(chunk[max(0, at - 2048) : at][::-1])
                 right = _RIGHT.match(chunk, at)
                 assert left is not None and right is not None  # both match the empty string
-                token = left.group(0) + right.group(0)
+                token = left.group(0)[::-1] + right.group(0)
                 at = lowered.find(host, at + len(host))
                 if token in tokens:
                     continue
