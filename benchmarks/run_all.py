@@ -7,7 +7,8 @@
     python -m benchmarks.run_all demo       # `bench demo`: wall time and peak memory
     python -m benchmarks.run_all distributed  # a snapshot: local path vs Celery on 1 and 2 workers
     python -m benchmarks.run_all reproduce [--folder DIR]   # `bench reproduce` on a published folder: bundle size, time
-    python -m benchmarks.run_all all        # all of the above but reproduce, one after another
+    python -m benchmarks.run_all scale [--sizes 252,2520,12600] [--vendors brave,exa]   # the demo at 1x/10x/50x rows, stage by stage
+    python -m benchmarks.run_all all        # all of the above but reproduce and scale, one after another
     python -m benchmarks.run_all summary    # the README table from the results files
 
 Figures depend on the machine and on what else runs on it: each result records the load average
@@ -68,6 +69,15 @@ def run_reproduce(args) -> dict:
     return reproduce(Path(args.folder) if args.folder else None)
 
 
+def run_scale(args) -> dict:
+    from benchmarks.scale_bench import scale
+
+    sizes = [int(x) for x in args.sizes.split(",") if x.strip()]
+    vendors = [v for v in args.vendors.split(",") if v.strip()] if args.vendors else None
+    stages = tuple(x for x in args.profile_stages.split(",") if x)
+    return scale(sizes, vendors, Path(args.profile) if args.profile else None, stages)
+
+
 def reproduce_name(args) -> str:
     """One results file per published folder measured (the demo's, the scale snapshot's, ...)."""
     from benchmarks.reproduce_bench import DEFAULT_FOLDER
@@ -83,7 +93,9 @@ BENCHMARKS = {
     "demo": ("demo_snapshot", run_demo),
     "distributed": ("distributed_snapshot", run_distributed),
     "reproduce": ("reproduce", run_reproduce),  # named per folder (reproduce_name); not in `all`: it needs one
+    "scale": ("scale", run_scale),  # also writes scale_<size>.json per size; not in `all`: it takes long
 }
+SLOW = ("reproduce", "scale")
 
 
 def summary() -> str:
@@ -136,6 +148,13 @@ def summary() -> str:
             "reproduced in {reproduce_wall_seconds} s, peak {peak_tree_rss_mib} MiB, {differences} differences",
             "0 differences",
         )
+    for path in sorted(RESULTS.glob("scale_[0-9]*.json"), key=lambda p: int(p.stem.split("_")[1])):
+        row(
+            path.stem,
+            "{end_to_end_wall_seconds} s stage by stage, peak {peak_tree_rss_mib} MiB; warehouse {warehouse_bytes:,} B, "
+            "site {site_bytes:,} B in {site_html_pages} pages, index page {index_page_bytes:,} B",
+            "< 2 GiB, index < 1 MB",
+        )
     row(
         "distributed_snapshot",
         "local {local_seconds} s; Celery 1 worker {celery_1_worker_seconds} s, 2 workers "
@@ -161,12 +180,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--requests", type=int, default=400, help="fetch: requests to send")
     parser.add_argument("--queries", type=int, default=100_000, help="scoring: golden queries (x 10 results)")
     parser.add_argument("--repeats", type=int, default=3, help="scoring: repeats (the best is reported)")
+    parser.add_argument("--sizes", default="252,2520", help="scale: golden rows per run, comma-separated")
+    parser.add_argument("--vendors", default="", help="scale: only these vendors (default: all twelve)")
+    parser.add_argument("--profile", default="", help="scale: write each stage's cProfile statistics under this folder")
+    parser.add_argument("--profile-stages", default="", help="scale: profile only these stages (e.g. publication)")
     args = parser.parse_args(argv)
     if args.which == "summary":
         print(summary())
         return 0
     failed = []
-    for key in [k for k in BENCHMARKS if k != "reproduce"] if args.which == "all" else [args.which]:
+    for key in [k for k in BENCHMARKS if k not in SLOW] if args.which == "all" else [args.which]:
         name, run = BENCHMARKS[key]
         name = reproduce_name(args) if key == "reproduce" else name
         info = machine()

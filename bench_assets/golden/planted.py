@@ -72,6 +72,28 @@ def _name(rng: random.Random, parts: int = 3) -> str:
     return "".join(rng.choice(_SYLLABLES) for _ in range(parts)).capitalize()
 
 
+class EntityNames:
+    """The entity names (company, product, town, compound, brand) a stratum's pages are about, kept
+    unique: two pages about one entity would ask the same question of different pages. A name
+    already taken is drawn again; after `REDRAWS` misses in a row the name grows by a syllable, so a
+    stratum larger than its name space still gets fresh names. Nothing is redrawn until a name
+    repeats, so a corpus without repeats is the same as before names were kept unique."""
+
+    REDRAWS = 32
+
+    def __init__(self, taken: set[str] | None = None):
+        self.taken: set[str] = set() if taken is None else taken
+
+    def draw(self, rng: random.Random, parts: int = 3) -> str:
+        misses = 0
+        while True:
+            name = _name(rng, parts + misses // self.REDRAWS)
+            if name.lower() not in self.taken:
+                self.taken.add(name.lower())
+                return name
+            misses += 1
+
+
 AnswerKind = Literal["precise", "range", "not_available"]  # an answer row's `answer_type`
 
 
@@ -103,6 +125,8 @@ class Page:
     percentage: bool = False
     # Non-authoritative pages that state a fabricated figure for this page's undisclosed quantity.
     fabrications: tuple[Page, ...] = ()
+    # The name the page's questions are about (unique within its stratum; empty for non-golden pages).
+    entity: str = ""
 
     @property
     def host(self) -> str:
@@ -228,8 +252,8 @@ def _vary(page: Page, index: int, make_range: VariantMaker, make_not_available: 
 # ----------------------------------------------------------------------------- stratum templates
 
 
-def _finance(rng: random.Random, i: int) -> Page:
-    company = _name(rng)
+def _finance(rng: random.Random, i: int, names: EntityNames) -> Page:
+    company = names.draw(rng)
     quarters = ["Q1 2026", "Q2 2026", "Q3 2025", "Q4 2025"]
     revenue = [round(rng.uniform(120, 9800), 1) for _ in quarters]
     margin = [round(rng.uniform(4, 41), 1) for _ in quarters]
@@ -252,6 +276,7 @@ def _finance(rng: random.Random, i: int) -> Page:
         question=f"What revenue in million dollars did {company} Holdings report for the second quarter 2026?",
         number_answer=revenue[1],
         published="2026-07-28",
+        entity=company,
     )
 
     def guidance(r: random.Random) -> AnswerVariant:
@@ -283,8 +308,8 @@ def _finance(rng: random.Random, i: int) -> Page:
     return _vary(page, i, guidance, churn)
 
 
-def _docs(rng: random.Random, i: int) -> Page:
-    product = _name(rng, 2)
+def _docs(rng: random.Random, i: int, names: EntityNames) -> Page:
+    product = names.draw(rng, 2)
     feature = rng.choice(["rate limiting", "webhooks", "single sign-on", "audit logs", "retries", "caching"])
     slug = feature.replace(" ", "-")
     limit = rng.choice([50, 100, 250, 500, 1000, 2000])
@@ -313,6 +338,7 @@ def _docs(rng: random.Random, i: int) -> Page:
         question=f"How many seconds does {product} wait before closing idle connections by default?",
         number_answer=float(timeout),
         published="2026-03-14",
+        entity=product,
     )
 
     def latency(r: random.Random) -> AnswerVariant:
@@ -342,8 +368,8 @@ def _docs(rng: random.Random, i: int) -> Page:
     return _vary(page, i, latency, payload)
 
 
-def _news(rng: random.Random, i: int) -> Page:
-    town = _name(rng)
+def _news(rng: random.Random, i: int, names: EntityNames) -> Page:
+    town = names.draw(rng)
     paper = _name(rng, 2)
     event = rng.choice(
         ["bridge reopening", "flood defences", "tram extension", "library renovation", "harbour dredging"]
@@ -368,6 +394,7 @@ def _news(rng: random.Random, i: int) -> Page:
         question=f"Who is the mayor of {town} who commented on the {event}?",
         exact_answer=mayor,
         published=f"2026-06-{day:02d}",
+        entity=town,
     )
 
     def duration(r: random.Random) -> AnswerVariant:
@@ -396,8 +423,9 @@ def _news(rng: random.Random, i: int) -> Page:
     return _vary(page, i, duration, contractor)
 
 
-def _science(rng: random.Random, i: int) -> Page:
-    compound = _name(rng) + "ine"
+def _science(rng: random.Random, i: int, names: EntityNames) -> Page:
+    stem = names.draw(rng)
+    compound = stem + "ine"
     journal = _name(rng, 2)
     n = rng.randint(40, 2400)
     effect = round(rng.uniform(0.05, 0.92), 2)
@@ -419,6 +447,7 @@ def _science(rng: random.Random, i: int) -> Page:
         question=f"How many participants were enrolled in the randomized trial of {compound}?",
         number_answer=float(n),
         published=f"{year}-02-10",
+        entity=stem,
     )
 
     def cost(r: random.Random) -> AnswerVariant:
@@ -450,8 +479,8 @@ def _science(rng: random.Random, i: int) -> Page:
     return _vary(page, i, cost, dropout)
 
 
-def _gov(rng: random.Random, i: int) -> Page:
-    town = _name(rng)
+def _gov(rng: random.Random, i: int, names: EntityNames) -> Page:
+    town = names.draw(rng)
     fee = round(rng.uniform(12, 340), 2)
     deadline = rng.choice(["March 31", "April 30", "May 15", "September 30", "October 15"])
     office = rng.choice(["permits office", "water authority", "tax office", "parking bureau"])
@@ -472,6 +501,7 @@ def _gov(rng: random.Random, i: int) -> Page:
         question=f"By which date must applications reach the {town} {office}?",
         exact_answer=deadline,
         published="2026-01-05",
+        entity=town,
     )
 
     def processing(r: random.Random) -> AnswerVariant:
@@ -501,8 +531,8 @@ def _gov(rng: random.Random, i: int) -> Page:
     return _vary(page, i, processing, volume)
 
 
-def _commerce(rng: random.Random, i: int) -> Page:
-    brand = _name(rng, 2)
+def _commerce(rng: random.Random, i: int, names: EntityNames) -> Page:
+    brand = names.draw(rng, 2)
     item = rng.choice(["trail shoe", "espresso grinder", "standing desk", "e-bike battery", "rain jacket"])
     model = f"{brand[:2].upper()}-{rng.randint(100, 999)}"
     weight = rng.randint(180, 9400)
@@ -524,6 +554,7 @@ def _commerce(rng: random.Random, i: int) -> Page:
         question=f"How much does the {brand} {model} {item} weigh in grams?",
         number_answer=float(weight),
         published="2026-04-22",
+        entity=brand,
     )
 
     def lifespan(r: random.Random) -> AnswerVariant:
@@ -605,12 +636,13 @@ def reserve_size(pages_per_stratum: int) -> int:
     return max(1, (pages_per_stratum + 1) // 2)
 
 
-def _stratum_stream(stratum: str, rng: random.Random, distractors_per_page: int, taken: set[str]):
-    """Pages of one stratum in their seeded order, each with its distractors; URL collisions are redrawn."""
+def _stratum_stream(stratum: str, rng: random.Random, distractors_per_page: int, taken: set[str], names: EntityNames):
+    """Pages of one stratum in their seeded order, each with its distractors; every page is about an
+    entity no earlier page of the stratum is about (`names`), and URL collisions are redrawn."""
     template = STRATA[stratum]
     made = 0
     while True:
-        page = template(rng, made)
+        page = template(rng, made, names)
         if page.url in taken:  # a name collision: draw again rather than overwrite a page
             continue
         taken.add(page.url)
@@ -627,17 +659,26 @@ def _stream_rng(seed: int, stratum: str, kind: str) -> random.Random:
 
 @lru_cache(maxsize=64)
 def _stratum_pages(
-    stratum: str, kind: str, count: int, seed: int = DEMO_SEED, distractors_per_page: int = 2
+    stratum: str, kind: str, count: int, seed: int = DEMO_SEED, distractors_per_page: int = 2, horizon: int = 0
 ) -> tuple[tuple[Page, tuple[Page, ...]], ...]:
-    """The first `count` pages of one stratum's stream ("golden", "decoy" or "candidate")."""
+    """The first `count` pages of one stratum's stream ("golden", "decoy" or "candidate"). A reserve
+    stream avoids the first `horizon` pages of the streams before it (default: enough for a corpus
+    with `count` reserve pages of a kind); the streams it avoids are drawn with the same horizon, so
+    the pages it avoids are the ones a corpus of that size uses."""
     taken: set[str] = set()
+    names = EntityNames()
     if kind != "golden":
-        # each reserve stream avoids the URLs of the streams before it, far beyond any corpus size
+        # each reserve stream avoids the URLs and entities of the streams before it, far beyond any
+        # corpus size (a stratum has about twice as many golden pages as reserve pages of a kind)
         earlier = ("golden", *RESERVE_KINDS[: RESERVE_KINDS.index(kind)])
-        horizon = max(RESERVE_HORIZON, count)
+        horizon = horizon or max(RESERVE_HORIZON, 2 * count + 1)
         for other in earlier:
-            taken |= {p.url for p, _ in _stratum_pages(stratum, other, horizon, seed, distractors_per_page)}
-    stream = _stratum_stream(stratum, _stream_rng(seed, stratum, kind), distractors_per_page, taken)
+            for p, _ in _stratum_pages(
+                stratum, other, horizon, seed, distractors_per_page, 0 if other == "golden" else horizon
+            ):
+                taken.add(p.url)
+                names.taken.add(p.entity.lower())
+    stream = _stratum_stream(stratum, _stream_rng(seed, stratum, kind), distractors_per_page, taken, names)
     out = []
     for _ in range(count):
         page, distractors = next(stream)

@@ -24,6 +24,7 @@ from pydantic import (
 
 from bench_assets.adapters.base import Capability
 from bench_assets.errors import BenchInputError
+from bench_assets.metrics import normalize_text
 
 ID_PATTERN = r"^[a-z0-9][a-z0-9_.-]{0,127}$"
 TaskType = Literal["search", "extract", "answer"]
@@ -213,8 +214,10 @@ def capability_of(row: GoldenRow) -> Capability:
 
 
 def split_groups(rows: list[GoldenRow]) -> dict[str, str]:
-    """Map each row id to its group id (the smallest row id among rows linked by shared URLs): rows
-    about the same page are split, retired and replaced together."""
+    """Map each row id to its group id (the smallest row id among rows linked by shared URLs or by
+    equal request text): rows about the same page are split, retired and replaced together, and so
+    are rows asking the same question (compared as the leak scan compares them, `normalize_text`),
+    so a public row never asks a holdout row's question about another page."""
     parent = {r.id: r.id for r in rows}
 
     def find(x: str) -> str:
@@ -223,15 +226,16 @@ def split_groups(rows: list[GoldenRow]) -> dict[str, str]:
             x = parent[x]
         return x
 
-    owner: dict[str, str] = {}
+    owner: dict[str, str] = {}  # a URL, or a request text ("\x00" + its normalized form) -> its first row
     for row in rows:
-        for url in row.urls:
-            if url in owner:
-                a, b = find(owner[url]), find(row.id)
+        links = [*row.urls] if row.task_type == "extract" else [*row.urls, "\x00" + normalize_text(row.request_text)]
+        for link in links:
+            if link in owner:
+                a, b = find(owner[link]), find(row.id)
                 if a != b:
                     parent[max(a, b)] = min(a, b)
             else:
-                owner[url] = row.id
+                owner[link] = row.id
     return {r.id: find(r.id) for r in rows}
 
 

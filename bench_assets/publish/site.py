@@ -76,6 +76,48 @@ from bench_assets.publish.format import (
 from bench_assets.publish.methodology import known_limitations, methodology_context
 from bench_assets.split.leaks import text_encoding
 
+# No page lists more rows than this: a snapshot of thousands of public rows lists them over several
+# pages (`queries/index.html`, `queries/index-2.html`, ...; a vendor's rows likewise), so each opens fast.
+ROWS_PER_PAGE = 500
+
+
+class Pager(NamedTuple):
+    """One page of a long listing: its rows' place in the whole, and every page's file name."""
+
+    number: int
+    first: int  # 1-based position of its first row
+    last: int
+    total: int
+    files: tuple[str, ...]  # every page's file name, in order (relative to the listing's folder)
+
+
+def paginate(
+    rows: Sequence[Any], stem: str, per_page: int = ROWS_PER_PAGE
+) -> list[tuple[str, Sequence[Any], Pager | None]]:
+    """A listing as (file name, rows, pager) per page: one page `<stem>.html` without a pager when
+    it fits, else `<stem>.html`, `<stem>-2.html`, ... of `per_page` rows each, each with its pager."""
+    if len(rows) <= per_page:
+        return [(f"{stem}.html", rows, None)]
+    chunks = [rows[i : i + per_page] for i in range(0, len(rows), per_page)]
+    files = tuple(f"{stem}.html" if n == 1 else f"{stem}-{n}.html" for n in range(1, len(chunks) + 1))
+    return [
+        (files[n - 1], chunk, Pager(n, (n - 1) * per_page + 1, (n - 1) * per_page + len(chunk), len(rows), files))
+        for n, chunk in enumerate(chunks, start=1)
+    ]
+
+
+def _listing_pages(
+    page: Any,
+    folder: str,
+    template: str,
+    key: str,
+    listing: list[tuple[str, Sequence[Any], Pager | None]],
+    **context: Any,
+) -> None:
+    """Render each page of a listing (`paginate`) into `folder`, its rows as `key`."""
+    for name, rows, pager in listing:
+        page(f"{folder}/{name}", template, pager=pager, **{key: rows}, **context)
+
 
 def _environment() -> Environment:
     env = Environment(
@@ -270,6 +312,8 @@ def render_site(
         active="leaderboard",
     )
     for e in scored:
+        verdicts = verdicts_by_vendor[e["vendor"]]
+        listing = paginate(verdicts, e["vendor"], ROWS_PER_PAGE)
         page(
             f"vendors/{e['vendor']}.html",
             "vendor.html.j2",
@@ -277,14 +321,20 @@ def render_site(
             spec=manifest.vendors.get(e["vendor"]),
             key_figures=[m for m in KEY_FIGURES if m in e["metrics"]],
             scope_columns=SCOPE_COLUMNS,
-            verdicts=verdicts_by_vendor[e["vendor"]],
+            verdicts=verdicts,
+            listed=listing[0][1],
+            pager=listing[0][2],
             pairs=vendor_comparisons(board, e["vendor"]),
             agent=_agent_ready(e),
             has_reply=e["vendor"] in replied,
             active="leaderboard",
         )
-        put(f"vendors/{e['vendor']}.json", vendor_json(board, e, verdicts_by_vendor[e["vendor"]]))
-    page("queries/index.html", "queries.html.j2", queries=queries, active="queries")
+        # the rest of a long list of rows, a page each
+        _listing_pages(page, "vendors", "vendor_rows.html.j2", "listed", listing[1:], e=e, active="leaderboard")
+        put(f"vendors/{e['vendor']}.json", vendor_json(board, e, verdicts))
+    _listing_pages(
+        page, "queries", "queries.html.j2", "queries", paginate(queries, "index", ROWS_PER_PAGE), active="queries"
+    )
     for q in queries:
         page(f"queries/{q['row_id']}.html", "query.html.j2", q=q, active="queries")
     if queries:

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, unquote_plus, urlsplit
 
+import ahocorasick
 import pyarrow as pa
 import pyarrow.parquet as pq
 from selectolax.lexbor import LexborHTMLParser
@@ -50,7 +51,6 @@ from bench_assets.metrics import normalize_url
 # `www.`, or after `=`, `(`, `[` or `,`.
 _DELIMS = "\\x00\\s\"'<>\\\\`{}|^"
 _RIGHT = re.compile(f"[^{_DELIMS}]*")
-_LEFT = re.compile(f"[^{_DELIMS}]*\\Z")
 _URL_START = re.compile(r"(?:[a-z][a-z0-9+.-]*:)?//|www\.|(?<=[=(\[,])", re.IGNORECASE)
 _TRAILING = ".,;:!?)]}'\"*_"
 _PARAM_VALUE = re.compile(r"[?&;][^=\s\"'<>&#?]{1,64}=([^\s\"'<>&#]+)")  # a URL parameter's value
@@ -59,6 +59,31 @@ _SEPARATOR = "\x00"  # between readings of a file: not whitespace, in no needle,
 _HTML_SUFFIXES = {".html", ".htm", ".svg", ".xml"}
 _ATTRIBUTE = re.compile(r"""=\s*(?:"([^"]*)"|'([^']*)')""")  # attribute values (not in the text)
 _COMMENT = re.compile(r"<!--(.*?)-->", re.DOTALL)
+
+
+class Substrings:
+    """Which of many strings occur in a text, in one pass over it (Aho–Corasick), whatever their
+    number: `in` once per string would read a text once per holdout row, and a site grows with
+    the rows, so a scan so made grows with their square. `found` returns the strings present, in
+    the order they were given."""
+
+    def __init__(self, strings: Iterable[str]):
+        self.order: dict[str, int] = {}
+        for s in strings:
+            if s:
+                self.order.setdefault(s, len(self.order))
+        self._automaton: Any = None
+        if self.order:
+            self._automaton = ahocorasick.Automaton()
+            for s in self.order:
+                self._automaton.add_word(s, s)
+            self._automaton.make_automaton()
+
+    def found(self, text: str) -> list[str]:
+        if self._automaton is None or not text:
+            return []
+        present = {s for _, s in self._automaton.iter(text)}
+        return sorted(present, key=self.order.__getitem__)
 
 
 def url_hosts(url: str) -> set[str]:
@@ -222,10 +247,12 @@ def url_candidates(text: str, hosts: Iterable[str], lowered: str | None = None) 
         for host in hosts:
             at = lowered.find(host)
             while at != -1:
-                left = _LEFT.search(chunk, max(0, at - 2048), at)
+                # the run of token characters ending at the host (at most 2,048 back): matched on
+                # the reversed window, since a search for `[^...]*\Z` retries from every start in it
+                left = _RIGHT.match(chunk[max(0, at - 2048) : at][::-1])
                 right = _RIGHT.match(chunk, at)
                 assert left is not None and right is not None  # both match the empty string
-                token = left.group(0) + right.group(0)
+                token = left.group(0)[::-1] + right.group(0)
                 at = lowered.find(host, at + len(host))
                 if token in tokens:
                     continue
@@ -266,7 +293,9 @@ class LeakGuard:
                         self._exact_by_host.setdefault(host, []).append(url)
         # longest first, so a query that contains another is reported as itself
         self._normalized_items = sorted(self.normalized.items(), key=lambda kv: -len(kv[0]))
-        self._texts = [(f, v) for f, v in self._normalized_items if v[0] == "text"]
+        self._needles = Substrings(f for f, _ in self._normalized_items)
+        self._texts = Substrings(f for f, v in self._normalized_items if v[0] == "text")
+        self._hosts = Substrings(self.hosts)
         self._url_cache: dict[str, str | None] = {}
 
     def __bool__(self) -> bool:
@@ -288,20 +317,21 @@ class LeakGuard:
             return []
         found: dict[tuple[str, str], Leak] = {}
         normalized = _SEPARATOR.join(_normalize(t) for t in texts)
-        for form, (kind, needle) in self._normalized_items:
-            if form in normalized:
-                how = "" if any(needle in t for t in texts) else "written with other case, width, spacing or escaping"
-                found[(kind, needle)] = Leak(kind, needle, how)
+        for form in self._needles.found(normalized):
+            kind, needle = self.normalized[form]
+            how = "" if any(needle in t for t in texts) else "written with other case, width, spacing or escaping"
+            found[(kind, needle)] = Leak(kind, needle, how)
         values = [unquote_plus(v) for v in _PARAM_VALUE.findall(normalized) if "+" in v or "%" in v]
         if values:  # a query text written into a URL's parameters (`?q=quarterly+flood+report`)
             params = _SEPARATOR.join(_normalize(v) for v in values)
-            for form, (kind, needle) in self._texts:
-                if (kind, needle) not in found and form in params:
+            for form in self._texts.found(params):
+                kind, needle = self.normalized[form]
+                if (kind, needle) not in found:
                     found[(kind, needle)] = Leak(kind, needle, "inside a URL's parameters")
         if self.urls:
             joined = _SEPARATOR.join(texts)
             lowered = joined.lower()
-            hosts = [h for h in self.hosts if h in lowered]  # no host, no URL of it
+            hosts = self._hosts.found(lowered)  # no host, no URL of it
             for url in {u for h in hosts for u in self._exact_by_host.get(h, ())}:
                 if url in joined:
                     found.setdefault(("url", url), Leak("url", url))

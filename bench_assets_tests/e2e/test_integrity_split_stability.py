@@ -164,3 +164,38 @@ def test_next_quarters_split_keeps_every_side_this_quarter_gave_out(tmp_path, si
         pages = {groups[r.id] for r in grown if r.stratum == stratum}
         held = {groups[r.id] for r in grown if r.stratum == stratum and q4[r.id] == "holdout"}
         assert abs(len(held) - round(0.3 * len(pages))) <= 1
+
+
+# ##### A GOLDEN FILE THAT ASKS ONE QUESTION TWICE
+
+
+def test_a_golden_file_asking_one_question_twice_keeps_both_rows_on_one_side(tmp_path, simulator):
+    # Two rows about different pages asking the same question (spelled with other case and
+    # spacing): split by page alone, one would be published and the other held out, and the
+    # public split would carry the holdout row's question.
+    rows = demo_golden_rows(rows_per_stratum=12)
+    by_page = assign_split(rows, DEMO_SPLIT_KEY.encode())
+    public = next(r for r in rows if r.task_type == "search" and by_page[r.id] == "public")
+    holdout = next(
+        r for r in rows if r.task_type == "search" and r.stratum == public.stratum and by_page[r.id] == "holdout"
+    )
+    asked_again = holdout.model_copy(
+        update={"task": holdout.task.model_copy(update={"query": "  " + public.task.query.upper() + "\n"})}
+    )
+    golden = [asked_again if r.id == holdout.id else r for r in rows]
+
+    def file_golden(data):
+        data["golden"] = {"source": "file", "path": "golden/asked_twice.jsonl", "rows_per_stratum": 12}
+
+    home = make_home(tmp_path, ["brave"], edit=file_golden)
+    dump_golden_rows(golden, home / "data" / "private" / "golden" / "asked_twice.jsonl")
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
+        materialize(instance, home, simulator.base_url, GOLDEN, SNAPSHOT)
+    split = dict(warehouse_rows(home, "SELECT row_id, split FROM query_split"))
+    assert split[public.id] == split[holdout.id]
+    public_ids = {
+        json.loads(line)["id"]
+        for line in (home / "data" / "snapshots" / SNAPSHOT / "public_split.jsonl").read_text().splitlines()
+    }
+    assert (public.id in public_ids) == (holdout.id in public_ids)

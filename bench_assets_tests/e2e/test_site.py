@@ -31,8 +31,10 @@ from bench_assets.publish import charts
 from bench_assets.publish import format as publish_format
 from bench_assets.publish import inputs as publish_inputs
 from bench_assets.publish import methodology as publish_methodology
+from bench_assets.publish import site as publish_site
 from bench_assets.publish.format import format_interval, format_number
-from bench_assets.publish.site import render_site
+from bench_assets.publish.site import SiteInputs, render_site
+from bench_assets.rescore.snapshot import rescore_snapshot
 from bench_assets_tests.helpers import REPO, RESULT_STAGES, materialize
 
 # ##### HELPERS
@@ -816,3 +818,41 @@ def test_publication_materialization_carries_previews_for_the_ui(published_site)
         assert encoded, md[:200]
         published = (published_site.out / "charts" / f"{encoded.group(1)}.svg").read_bytes()
         assert base64.b64decode(encoded.group(2)) == published
+
+
+def test_long_listings_are_split_into_pages_that_list_every_row_once(published_site, tmp_path, monkeypatch):
+    """A snapshot of thousands of public rows lists them over pages of `ROWS_PER_PAGE` (the queries
+    and each vendor's rows): rendered again with pages of 7 rows, every page lists at most 7, the
+    pages together list every public row exactly once, and every link between them resolves."""
+    captured: list[SiteInputs] = []
+    render = SiteInputs.render
+    monkeypatch.setattr(SiteInputs, "render", lambda self, out: captured.append(self) or render(self, out))
+    rescore_snapshot(published_site.home, published_site.snapshot)
+    monkeypatch.setattr(publish_site, "ROWS_PER_PAGE", 7)
+    out = tmp_path / "paged"
+    render(captured[0], out)
+    public = {q["row_id"] for q in captured[0].queries}
+    assert len(public) > 7
+
+    def listed(pages: list[Path], selector: str) -> list[str]:
+        ids = []
+        for page in pages:
+            rows = html(page).css(selector)
+            assert 0 < len(rows) <= 7, page
+            ids += [a.text(strip=True) for a in rows]
+        return ids
+
+    query_pages = sorted(out.glob("queries/index*.html"), key=lambda p: (len(p.name), p.name))
+    assert len(query_pages) == -(-len(public) // 7)
+    assert sorted(listed(query_pages, "#queries tbody tr td:first-child a")) == sorted(public)
+    for vendor in published_site.vendors:
+        pages = [
+            out / "vendors" / f"{vendor}.html",
+            *sorted(out.glob(f"vendors/{vendor}-*.html"), key=lambda p: (len(p.name), p.name)),
+        ]
+        assert sorted(listed(pages, "table.sortable tbody tr td:first-child a[href^='../queries/']")) == sorted(public)
+        assert "Rows 1–7 of" in html(pages[0]).css_first("nav.pager").text()
+    found = site_links(out)
+    assert found["broken"] == [], found["broken"]
+    # the published site, at the real page size, has no pager: its listings fit on one page
+    assert not html(published_site.out / "queries" / "index.html").css("nav.pager")
