@@ -9,6 +9,7 @@ from bench_assets.adapters.base import Adapter, HttpRequest, ParsedResponse, Ven
 
 class BraveAdapter(Adapter):
     name = "brave"
+    version = "2"  # 2: text_decorations=false sent; 429 with the quota used up is quota, 422 VALIDATION on the key is auth (issue 18)
     capabilities = frozenset({"search"})
 
     def build(self, task: VendorTask, endpoint: str, api_key: str, options: dict[str, Any]) -> HttpRequest:

@@ -27,6 +27,7 @@ def _documented_units(task: VendorTask, results: list[dict[str, Any]]) -> dict[s
 
 class ExaAdapter(Adapter):
     name = "exa"
+    version = "2"  # 2: billed units per Exa's 2026-03-03 pricing (text and highlights included in a search) (issue 18)
     capabilities = frozenset({"search", "extract"})
 
     def build(self, task: VendorTask, endpoint: str, api_key: str, options: dict[str, Any]) -> HttpRequest:

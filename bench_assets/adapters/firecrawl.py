@@ -10,6 +10,7 @@ from bench_assets.adapters.base import Adapter, HttpRequest, NormalizedResult, P
 
 class FirecrawlAdapter(Adapter):
     name = "firecrawl"
+    version = "2"  # 2: sources and formats sent as objects, the form Firecrawl's v2 OpenAPI admits (issue 18)
     capabilities = frozenset({"search", "extract"})
 
     def build(self, task: VendorTask, endpoint: str, api_key: str, options: dict[str, Any]) -> HttpRequest:

@@ -10,6 +10,7 @@ from bench_assets.adapters.base import Adapter, HttpRequest, NormalizedResult, P
 
 class JinaAdapter(Adapter):
     name = "jina"
+    version = "2"  # 2: the 10,000-token floor read over data[].usage; 409 BudgetExceededError is quota (issue 18)
     capabilities = frozenset({"search", "extract"})
 
     def build(self, task: VendorTask, endpoint: str, api_key: str, options: dict[str, Any]) -> HttpRequest:

@@ -21,6 +21,7 @@ _QUOTA_WORDS = ("run out of searches", "out of searches", "no searches left", "p
 
 class SerpApiAdapter(Adapter):
     name = "serpapi"
+    version = "2"  # 2: at most 10 results a request, further pages by start= billed as searches (issue 18)
     capabilities = frozenset({"search"})
     page_size = 10
 

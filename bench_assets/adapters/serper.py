@@ -15,6 +15,7 @@ from bench_assets.adapters.base import Adapter, HttpRequest, NormalizedResult, P
 
 class SerperAdapter(Adapter):
     name = "serper"
+    version = "2"  # 2: at most 10 results a request, further pages by page= billed as searches (issue 18)
     capabilities = frozenset({"search", "extract"})
     page_size = 10
 

@@ -17,6 +17,7 @@ _EXTRACT_CREDITS_PER_URL = {"basic": 1.0 / 5, "advanced": 2.0 / 5}
 
 class TavilyAdapter(Adapter):
     name = "tavily"
+    version = "2"  # 2: extract credits read as whole, amortised numbers (issue 18)
     capabilities = frozenset({"search", "extract"})
 
     def build(self, task: VendorTask, endpoint: str, api_key: str, options: dict[str, Any]) -> HttpRequest:

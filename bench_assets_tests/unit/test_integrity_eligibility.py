@@ -92,7 +92,7 @@ def test_adapter_and_plan_must_be_pinned():
         d["vendors"]["exa"].pop("pricing_source", None)
 
     _, e = entry(manifest(edit=unpinned_adapter), {"finance": 25})
-    assert e["reasons"] == ["adapter not pinned: the manifest pins exa version 7, the code is version 1"]
+    assert e["reasons"] == ["adapter not pinned: the manifest pins exa version 7, the code is version 2"]
     # a live manifest must name its pricing page (the manifest refuses it otherwise); a replay may not
     _, e = entry(manifest("replay", edit=no_pricing_page), {"finance": 25})
     assert e["reasons"][1:] == ["plan not pinned: no archived pricing page (pricing_source) for its prices"]
