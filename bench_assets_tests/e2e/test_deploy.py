@@ -11,11 +11,9 @@ file) runs for real.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
-import uuid
 from pathlib import Path
 
 import duckdb
@@ -24,14 +22,11 @@ import yaml
 from dagster._config import validate_config
 from dagster._core.instance.config import dagster_instance_config
 
-from bench_assets_tests.helpers import REPO, SNAPSHOT, make_home, require
+from bench_assets_tests.distributed_services import PG
+from bench_assets_tests.distributed_services import postgres_database as new_postgres_database
+from bench_assets_tests.helpers import REPO, SNAPSHOT, make_home
 
 DEPLOY = REPO / "deploy"
-PG = {
-    "DAGSTER_PG_HOST": os.environ.get("DAGSTER_PG_HOST", "127.0.0.1"),
-    "DAGSTER_PG_USER": os.environ.get("DAGSTER_PG_USER", "bench"),
-    "DAGSTER_PG_PASSWORD": os.environ.get("DAGSTER_PG_PASSWORD", "bench"),
-}
 
 
 def _class(entry: dict):
@@ -84,25 +79,8 @@ def test_deploy_workspace_points_at_a_grpc_code_location():
 
 @pytest.fixture()
 def postgres_database():
-    psycopg2 = pytest.importorskip("psycopg2")
-    try:
-        admin = psycopg2.connect(
-            host=PG["DAGSTER_PG_HOST"],
-            user=PG["DAGSTER_PG_USER"],
-            password=PG["DAGSTER_PG_PASSWORD"],
-            dbname="postgres",
-            connect_timeout=3,
-        )
-    except psycopg2.OperationalError as exc:
-        require(False, f"PostgreSQL on {PG['DAGSTER_PG_HOST']} ({exc})")
-    admin.autocommit = True
-    name = f"bench_test_{uuid.uuid4().hex[:10]}"
-    admin.cursor().execute(f"CREATE DATABASE {name}")
-    try:
+    with new_postgres_database() as name:
         yield name
-    finally:
-        admin.cursor().execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-        admin.close()
 
 
 @pytest.mark.slow
