@@ -75,7 +75,8 @@ def run_scale(args) -> dict:
     sizes = [int(x) for x in args.sizes.split(",") if x.strip()]
     vendors = [v for v in args.vendors.split(",") if v.strip()] if args.vendors else None
     stages = tuple(x for x in args.profile_stages.split(",") if x)
-    return scale(sizes, vendors, Path(args.profile) if args.profile else None, stages)
+    keep = Path(args.keep) if args.keep else None
+    return scale(sizes, vendors, Path(args.profile) if args.profile else None, stages, keep)
 
 
 def reproduce_name(args) -> str:
@@ -184,6 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--vendors", default="", help="scale: only these vendors (default: all twelve)")
     parser.add_argument("--profile", default="", help="scale: write each stage's cProfile statistics under this folder")
     parser.add_argument("--profile-stages", default="", help="scale: profile only these stages (e.g. publication)")
+    parser.add_argument("--keep", default="", help="scale: keep each size's home (warehouse, site) under DIR/<size>")
     args = parser.parse_args(argv)
     if args.which == "summary":
         print(summary())

@@ -107,11 +107,17 @@ def _stage(
 
 
 def run_size(
-    size: int, vendors: list[str] | None = None, profile_dir: Path | None = None, profile_stages: tuple[str, ...] = ()
+    size: int,
+    vendors: list[str] | None = None,
+    profile_dir: Path | None = None,
+    profile_stages: tuple[str, ...] = (),
+    keep: Path | None = None,
 ) -> dict[str, Any]:
     """The demo at `size` golden rows, stage by stage; writes results/scale_<size>.json. With
     `profile_dir`, every stage run by `scale_stage` also writes `<dir>/<size>/<stage>.prof` (cProfile:
-    its figures then include the profiler's overhead); `profile_stages` limits that to those stages."""
+    its figures then include the profiler's overhead); `profile_stages` limits that to those stages.
+    With `keep`, the home (warehouse, site, Dagster runs) is copied to `<keep>/<size>` afterwards, so
+    one stage can be run again on it (`benchmarks.scale_stage` with BENCH_HOME and DAGSTER_HOME there)."""
     python = sys.executable
     bench = str(Path(python).with_name("bench"))
     started = time.monotonic()
@@ -143,7 +149,7 @@ def run_size(
             for name, cmd in plan:
                 prof = (
                     profile_dir / str(size) / f"{name.replace(':', '_')}.prof"
-                    if profile_dir and cmd[0] == python
+                    if profile_dir and cmd[0] == python and (not profile_stages or name in profile_stages)
                     else None
                 )
                 stages[name] = _stage(cmd, env, home, simulator, prof)
@@ -161,6 +167,10 @@ def run_size(
             "largest_html_page": max(((p.stat().st_size, str(p.relative_to(site))) for p in pages), default=None),
         }
         requests = _requests_by_vendor(home)
+        if keep is not None:
+            kept = keep / str(size)
+            shutil.rmtree(kept, ignore_errors=True)
+            shutil.copytree(home, kept, symlinks=True)
     for vendor, n in requests.items():
         fetch = stages.get(f"fetch:{vendor}")
         if fetch and n:
@@ -253,8 +263,9 @@ def scale(
     vendors: list[str] | None = None,
     profile_dir: Path | None = None,
     profile_stages: tuple[str, ...] = (),
+    keep: Path | None = None,
 ) -> dict[str, Any]:
-    results = {size: run_size(size, vendors, profile_dir, profile_stages) for size in sizes}
+    results = {size: run_size(size, vendors, profile_dir, profile_stages, keep) for size in sizes}
     linear = _linearity(results) if len(results) > 1 else {}
     worst = [
         (ratio, size, stage, key)
