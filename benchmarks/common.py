@@ -54,15 +54,34 @@ def peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-class TreeMemory:
-    """Samples the summed RSS of a process and all its descendants; keeps the peaks."""
+def pss_mib(pid: int) -> float | None:
+    """A process's proportional set size (each shared page divided among the processes mapping
+    it), from /proc/<pid>/smaps_rollup; None when it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1]) / 1024.0
+    except (OSError, ValueError):
+        return None
+    return None
 
-    def __init__(self, pid: int, interval: float = 0.2):
+
+class TreeMemory:
+    """Samples the memory of a process and all its descendants; keeps the peaks. The targets are
+    on the summed PSS (../shared/DESIGN.md: summed RSS counts every shared library once per
+    process); the summed RSS is kept beside it."""
+
+    def __init__(self, pid: int, interval: float = 0.2, also: tuple[int, ...] = ()):
+        """`also`: processes outside the tree that belong to what is measured (a simulator the
+        benchmark started beside the command), counted with it."""
         import psutil
 
         self.root = psutil.Process(pid)
+        self.also = [psutil.Process(p) for p in also]
         self.interval = interval
         self.peak_tree_mib = 0.0
+        self.peak_tree_pss_mib = 0.0
         self.peak_single_mib = 0.0
         self.peak_processes = 0
         self._stop = threading.Event()
@@ -73,17 +92,20 @@ class TreeMemory:
 
         while not self._stop.is_set():
             try:
-                procs = [self.root, *self.root.children(recursive=True)]
+                procs = [self.root, *self.root.children(recursive=True), *self.also]
             except psutil.NoSuchProcess:
                 return
-            rss = []
+            rss, pss = [], []
             for p in procs:
                 try:
                     rss.append(p.memory_info().rss / 2**20)
                 except psutil.NoSuchProcess:
-                    pass
+                    continue
+                share = pss_mib(p.pid)
+                pss.append(rss[-1] if share is None else share)
             if rss:
                 self.peak_tree_mib = max(self.peak_tree_mib, sum(rss))
+                self.peak_tree_pss_mib = max(self.peak_tree_pss_mib, sum(pss))
                 self.peak_single_mib = max(self.peak_single_mib, max(rss))
                 self.peak_processes = max(self.peak_processes, len(rss))
             self._stop.wait(self.interval)
@@ -97,15 +119,16 @@ class TreeMemory:
         self._thread.join()
 
 
-def run_measured(cmd: list[str], env: dict[str, str], cwd: Path) -> dict[str, Any]:
-    """Run a command; its wall time and the peak memory of its process tree."""
+def run_measured(cmd: list[str], env: dict[str, str], cwd: Path, also: tuple[int, ...] = ()) -> dict[str, Any]:
+    """Run a command; its wall time and the peak memory of its process tree (with `also`)."""
     started = time.monotonic()
     proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    with TreeMemory(proc.pid) as memory:
+    with TreeMemory(proc.pid, also=also) as memory:
         output = proc.communicate()[0].decode("utf-8", "replace")
     return {
         "returncode": proc.returncode,
         "wall_seconds": round(time.monotonic() - started, 2),
+        "peak_tree_pss_mib": round(memory.peak_tree_pss_mib, 1),
         "peak_tree_rss_mib": round(memory.peak_tree_mib, 1),
         "peak_process_rss_mib": round(memory.peak_single_mib, 1),
         "peak_processes": memory.peak_processes,

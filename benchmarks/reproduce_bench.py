@@ -96,6 +96,7 @@ def reproduce(folder: Path | None = None) -> dict[str, Any]:
         },
         "figures": {
             "reproduce_wall_seconds": measured["wall_seconds"],
+            "peak_tree_pss_mib": measured["peak_tree_pss_mib"],
             "peak_tree_rss_mib": measured["peak_tree_rss_mib"],
             "verdicts_rederived": int(verdicts.group(1)) if verdicts else None,
             "vendors": int(verdicts.group(2)) if verdicts else None,

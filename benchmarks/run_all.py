@@ -146,13 +146,13 @@ def summary() -> str:
             path.stem,
             "{public_rows} public rows × {vendors} vendors: bundle {bundle_mib} MiB = {bundle_mib_per_1000_public_rows} MiB "
             "per 1,000 public rows ({bundle_kib_per_1000_vendor_responses} KiB per 1,000 vendor responses); "
-            "reproduced in {reproduce_wall_seconds} s, peak {peak_tree_rss_mib} MiB, {differences} differences",
+            "reproduced in {reproduce_wall_seconds} s, peak PSS {peak_tree_pss_mib} MiB, {differences} differences",
             "0 differences",
         )
     for path in sorted(RESULTS.glob("scale_[0-9]*.json"), key=lambda p: int(p.stem.split("_")[1])):
         row(
             path.stem,
-            "{end_to_end_wall_seconds} s stage by stage, peak {peak_tree_rss_mib} MiB; warehouse {warehouse_bytes:,} B, "
+            "{end_to_end_wall_seconds} s stage by stage, peak PSS {peak_tree_pss_mib} MiB; warehouse {warehouse_bytes:,} B, "
             "site {site_bytes:,} B in {site_html_pages} pages, index page {index_page_bytes:,} B",
             "< 2 GiB, index < 1 MB",
         )
@@ -165,9 +165,9 @@ def summary() -> str:
     )
     row(
         "demo_snapshot",
-        "{wall_seconds} s wall; peak {peak_tree_rss_mib} MiB over {peak_processes} processes "
-        "(largest {peak_process_rss_mib} MiB)",
-        "—",
+        "{wall_seconds} s wall; peak PSS {peak_tree_pss_mib} MiB (summed RSS {peak_tree_rss_mib} MiB) over "
+        "{peak_processes} processes (largest {peak_process_rss_mib} MiB)",
+        "PSS < 2 GiB",
     )
     return "\n".join(lines)
 

@@ -21,6 +21,11 @@ Pacing and retries, so that a run survives every fault and never wedges:
 
 Spend counts every attempt the vendor bills, retries included (`SpendLedger`, `archived_spend`).
 
+Requests go through an `httpx.AsyncClient` whose transport is aiohttp's (`httpx_aiohttp`, the
+transport the OpenAI SDK offers for the same reason): the same client, request and response
+models and exceptions, at about a third of httpcore's CPU per request, which is most of a fetch's
+CPU once rate limits are raised (see benchmarks/README.md, Scale).
+
 A vendor that serves at most `Adapter.page_size` results a request (SerpApi, Serper) is asked
 page by page when a query wants more; the pages of one attempt are archived together in one body
 (`adapters.base.PAGES_KEY`), each page paced, checked against the ceiling, retried on its own
@@ -40,7 +45,9 @@ from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import httpx
+from httpx_aiohttp import AiohttpTransport
 from tenacity import AsyncRetrying, RetryCallState, retry_if_result, stop_after_attempt, wait_exponential_jitter
 
 from bench_assets.adapters.base import Adapter, Capability, VendorTask, pages_envelope, scrub_secrets
@@ -164,12 +171,28 @@ async def _receive(client: httpx.AsyncClient, request: Any, deadline: float) -> 
                 async for chunk in response.aiter_bytes():
                     chunks.append(chunk)
     except (TimeoutError, httpx.TimeoutException) as exc:
-        got.error = f"timeout: {type(exc).__name__}" + (" after headers" if got.status is not None else "")
-    except httpx.RequestError as exc:  # connection refused or reset, protocol error, undecodable body
+        cause = _aiohttp_cause(exc)
+        if cause is None or isinstance(cause, aiohttp.ServerTimeoutError):
+            got.error = f"timeout: {type(exc).__name__}" + (" after headers" if got.status is not None else "")
+        else:  # httpx_aiohttp maps every aiohttp connection error, a reset included, to ConnectTimeout
+            got.error = f"connection_error: {type(cause).__name__}: {str(cause)[:200]}"
+    except (httpx.RequestError, aiohttp.ClientError) as exc:  # refused or reset, protocol error, undecodable body
         got.error = f"connection_error: {type(exc).__name__}: {str(exc)[:200]}"
     if got.status is not None:
         got.body = b"".join(chunks).decode("utf-8", "replace")
     return got
+
+
+def _aiohttp_cause(exc: BaseException) -> aiohttp.ClientError | None:
+    """The aiohttp error an httpx exception was raised from by the aiohttp transport, if any."""
+    cause = exc.__cause__
+    return cause if isinstance(cause, aiohttp.ClientError) else None
+
+
+def vendor_transport(connections: int) -> httpx.AsyncBaseTransport:
+    """The transport vendor requests go out on: aiohttp's, at most `connections` open at once;
+    proxies and certificates from the environment as httpx's own transport takes them."""
+    return AiohttpTransport(limits=httpx.Limits(max_connections=connections), trust_env=True)
 
 
 def _scrubbed(got: _Received, secrets: tuple[str, ...]) -> _Received:
@@ -331,7 +354,7 @@ async def fetch_partition(
 
     async with httpx.AsyncClient(
         timeout=settings.timeout_seconds,
-        transport=transport,
+        transport=transport or vendor_transport(settings.concurrency * 2),
         limits=httpx.Limits(max_connections=settings.concurrency * 2),
     ) as client:
         secrets = (settings.api_key,)
