@@ -57,13 +57,12 @@ def vendor_responses(
         gateway.api_key(vendor, manifest.mode, vendor_keys, key_env=spec.key_env),
         log=context.log.info,
     )
-    warehouse.replace_rows("raw_responses", done.raw, where)
+    rows = warehouse.load_partition_archive(snapshot_id, vendor, done.archive)
     versions = record_fetch_versions(warehouse, manifest, vendor, paths.home, paths.private, done.stats.sent)
-    stats, finals = done.stats, done.raw[done.raw["final"]]
-    status_counts = finals["http_status"].fillna(-1).astype(int).astype(str).replace("-1", "no response").value_counts()
+    stats = done.stats
     return dg.MaterializeResult(
         metadata={
-            "dagster/row_count": len(done.raw),
+            "dagster/row_count": rows,
             "queries": len(done.items),
             "decoys": sum(i.role == "decoy" for i in done.items),
             "sent_this_run": stats.sent,
@@ -73,7 +72,7 @@ def vendor_responses(
             "spend_usd": round(stats.spend_usd, 6),
             "spend_ceiling_stops": stats.ceiling_stops,
             "wall_seconds": round(stats.wall_seconds, 2),
-            "final_status_counts": dg.MetadataValue.json(status_counts.to_dict()),
+            "final_status_counts": dg.MetadataValue.json(done.final_status_counts),
             # a copy typed by its items: Mapping's key type is invariant, and these keys are Literals
             "endpoints": dg.MetadataValue.json(dict(spec.endpoints.items())),
             "plan": spec.plan,

@@ -7,8 +7,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import pandas as pd
-
 from bench_assets.adapters import get_adapter
 from bench_assets.fetch.engine import FetchItem, FetchSettings, FetchStats, fetch_partition
 from bench_assets.fetch.plan import fetch_settings, interleaved_items
@@ -23,12 +21,15 @@ from bench_assets.storage.warehouse import Warehouse
 
 @dataclass(frozen=True)
 class PartitionFetch:
-    """What a partition's fetch sent and archived: every attempt (`raw`), its items, its statistics."""
+    """What a partition's fetch sent and archived: its items, its statistics, its archive file, and
+    the archive's attempts in all and final ones by HTTP status ("no response" when none came)."""
 
-    raw: pd.DataFrame
     items: list[FetchItem]
     stats: FetchStats
     settings: FetchSettings
+    archive: Path
+    attempts: int
+    final_status_counts: dict[str, int]
 
 
 def fetch_vendor_partition(
@@ -74,7 +75,7 @@ def fetch_vendor_partition(
         )
         try:
             stats = asyncio.run(fetch_partition(adapter, items, settings, archive, log=log))
-            raw = archive.frame()
+            attempts, finals = archive.counts()
         finally:
             archive.close()
-    return PartitionFetch(raw, items, stats, settings)
+    return PartitionFetch(items, stats, settings, archive.path, attempts, finals)

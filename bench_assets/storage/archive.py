@@ -117,6 +117,15 @@ class PartitionArchive:
         finally:
             self._flushing = False
 
+    def counts(self) -> tuple[int, dict[str, int]]:
+        """The attempts archived, and the final ones by HTTP status ("no response" when none came)."""
+        rows = self.con.execute(
+            "SELECT coalesce(CAST(http_status AS VARCHAR), 'no response'), count(*) FILTER (WHERE final), count(*) "
+            "FROM raw_responses WHERE snapshot_id = ? AND vendor = ? GROUP BY 1 ORDER BY 1",
+            [self.snapshot_id, self.vendor],
+        ).fetchall()
+        return sum(n for _, _, n in rows), {status: finals for status, finals, _ in rows if finals}
+
     def frame(self) -> pd.DataFrame:
         return self.con.execute(
             "SELECT * FROM raw_responses WHERE snapshot_id = ? AND vendor = ? ORDER BY query_id, capability, attempt",
