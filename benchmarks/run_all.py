@@ -7,7 +7,7 @@
     python -m benchmarks.run_all demo       # `bench demo`: wall time and peak memory
     python -m benchmarks.run_all distributed  # a snapshot: local path vs Celery on 1 and 2 workers
     python -m benchmarks.run_all reproduce [--folder DIR]   # `bench reproduce` on a published folder: bundle size, time
-    python -m benchmarks.run_all scale [--sizes 252,2520,12600] [--vendors brave,exa]   # the demo at 1x/10x/50x rows, stage by stage
+    python -m benchmarks.run_all scale [--sizes 252,2520,12600] [--vendors brave,exa] [--end-to-end]   # the demo at 1x/10x/50x rows, stage by stage (and whole)
     python -m benchmarks.run_all all        # all of the above but reproduce and scale, one after another
     python -m benchmarks.run_all summary    # the README table from the results files
 
@@ -76,7 +76,8 @@ def run_scale(args) -> dict:
     vendors = [v for v in args.vendors.split(",") if v.strip()] if args.vendors else None
     stages = tuple(x for x in args.profile_stages.split(",") if x)
     keep = Path(args.keep) if args.keep else None
-    return scale(sizes, vendors, Path(args.profile) if args.profile else None, stages, keep)
+    profile = Path(args.profile) if args.profile else None
+    return scale(sizes, vendors, profile, stages, keep, args.end_to_end, args.workers)
 
 
 def reproduce_name(args) -> str:
@@ -152,7 +153,8 @@ def summary() -> str:
     for path in sorted(RESULTS.glob("scale_[0-9]*.json"), key=lambda p: int(p.stem.split("_")[1])):
         row(
             path.stem,
-            "{end_to_end_wall_seconds} s stage by stage, peak PSS {peak_tree_pss_mib} MiB; warehouse {warehouse_bytes:,} B, "
+            "end to end {end_to_end_wall_seconds} s; {stage_by_stage_wall_seconds} s stage by stage, peak PSS "
+            "{peak_tree_pss_mib} MiB; warehouse {warehouse_bytes:,} B, "
             "site {site_bytes:,} B in {site_html_pages} pages, index page {index_page_bytes:,} B",
             "< 2 GiB, index < 1 MB",
         )
@@ -186,6 +188,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", default="", help="scale: write each stage's cProfile statistics under this folder")
     parser.add_argument("--profile-stages", default="", help="scale: profile only these stages (e.g. publication)")
     parser.add_argument("--keep", default="", help="scale: keep each size's home (warehouse, site) under DIR/<size>")
+    parser.add_argument(
+        "--end-to-end", action="store_true", help="scale: first run each size whole with `bench demo` (its own home)"
+    )
+    parser.add_argument("--workers", type=int, default=4, help="scale: `bench demo --workers` for --end-to-end")
     args = parser.parse_args(argv)
     if args.which == "summary":
         print(summary())

@@ -88,15 +88,19 @@ def _tree_bytes(path: Path) -> int:
 def _stage(
     cmd: list[str], env: dict[str, str], home: Path, simulator: psutil.Process, profile: Path | None = None
 ) -> dict[str, Any]:
+    """One command measured: its wall time, CPU (with its children's), the simulator's CPU meanwhile,
+    and the peak memory of its process tree with the simulator counted in (the simulator is part of
+    what a snapshot runs: `bench demo` starts it as its own child)."""
     if profile is not None:
         env = {**env, "SCALE_BENCH_PROFILE": str(profile)}
     cpu_before, sim_before = _children_cpu(), sum(simulator.cpu_times()[:2])
     load = round(os.getloadavg()[0], 2)
-    measured = run_measured(cmd, env=env, cwd=home)
+    measured = run_measured(cmd, env=env, cwd=home, also=(simulator.pid,))
     figures = {
         "wall_seconds": measured["wall_seconds"],
         "cpu_seconds": round(_children_cpu() - cpu_before, 2),
         "simulator_cpu_seconds": round(sum(simulator.cpu_times()[:2]) - sim_before, 2),
+        "peak_tree_pss_mib": measured["peak_tree_pss_mib"],
         "peak_tree_rss_mib": measured["peak_tree_rss_mib"],
         "load_average_1m_before": load,
         "returncode": measured["returncode"],
@@ -112,8 +116,12 @@ def run_size(
     profile_dir: Path | None = None,
     profile_stages: tuple[str, ...] = (),
     keep: Path | None = None,
+    end_to_end: bool = False,
+    workers: int = 4,
 ) -> dict[str, Any]:
     """The demo at `size` golden rows, stage by stage; writes results/scale_<size>.json. With
+    `end_to_end`, first the whole snapshot as an operator runs it, `bench demo --workers N`, in a
+    home of its own (its wall time is the end-to-end figure). With
     `profile_dir`, every stage run by `scale_stage` also writes `<dir>/<size>/<stage>.prof` (cProfile:
     its figures then include the profiler's overhead); `profile_stages` limits that to those stages.
     With `keep`, the home (warehouse, site, Dagster runs) is copied to `<keep>/<size>` afterwards, so
@@ -122,12 +130,15 @@ def run_size(
     bench = str(Path(python).with_name("bench"))
     started = time.monotonic()
     info = machine()
+    sim_env = {
+        "BENCH_SIM_LATENCY_SCALE": "0",
+        "BENCH_SIM_PAGES_PER_STRATUM": str(max(1, size // 18)),
+    }
     with tempfile.TemporaryDirectory(prefix=f"bench-scale-{size}-") as tmp:
-        home, chosen = _home(Path(tmp), size, vendors)
-        sim_env = {
-            "BENCH_SIM_LATENCY_SCALE": "0",
-            "BENCH_SIM_PAGES_PER_STRATUM": str(max(1, size // 18)),
-        }
+        whole = _whole_snapshot(Path(tmp) / "whole", size, vendors, sim_env, workers) if end_to_end else None
+        if whole is not None:
+            print(f"  scale {size}: {'end to end':<22} {whole}", flush=True)
+        home, chosen = _home(Path(tmp) / "stages", size, vendors)
         env = {k: v for k, v in os.environ.items() if not k.startswith(("BENCH_", "DAGSTER_"))}
         env.update(BENCH_HOME=str(home), DAGSTER_HOME=str(home / ".dagster_home"), **sim_env)
         stage = [python, "-m", "benchmarks.scale_stage"]
@@ -193,27 +204,54 @@ def run_size(
             "vendors": chosen,
             "rate_limit_per_second": RAISED_RATE_PER_SECOND,
             "simulator": sim_env,
-            "stages": "one process each, one after another (the demo runs vendor partitions 4 at a time)",
+            "stages": "one process each, one after another, the simulator counted in each one's memory",
+            "end_to_end": f"bench demo --workers {workers} in a home of its own" if end_to_end else "not run",
         },
         "figures": {
+            "end_to_end": whole,
             "stages": stages,
             "totals": totals,
-            "end_to_end_wall_seconds": round(sum(s["wall_seconds"] for s in stages.values()), 1),
+            "end_to_end_wall_seconds": whole["wall_seconds"] if whole else None,
+            "stage_by_stage_wall_seconds": round(sum(s["wall_seconds"] for s in stages.values()), 1),
+            "peak_tree_pss_mib": max(
+                [s["peak_tree_pss_mib"] for s in stages.values()] + ([whole["peak_tree_pss_mib"]] if whole else []),
+                default=0.0,
+            ),
             "peak_tree_rss_mib": max((s["peak_tree_rss_mib"] for s in stages.values()), default=0.0),
             **sizes,
             "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
             "bench_wall_seconds": round(time.monotonic() - started, 1),
         },
-        "passed": all(s["returncode"] == 0 for s in stages.values()) and len(stages) == len(plan),
+        "passed": all(s["returncode"] == 0 for s in stages.values())
+        and len(stages) == len(plan)
+        and (whole is None or whole["returncode"] == 0),
     }
     write_result(f"scale_{size}", result)
     return result
+
+
+def _whole_snapshot(
+    tmp: Path, size: int, vendors: list[str] | None, sim_env: dict[str, str], workers: int
+) -> dict[str, Any]:
+    """`bench demo` at `size` rows in a fresh home, on a simulator started here with `sim_env`:
+    wall time, CPU of the command and every child, the simulator's CPU, and the peak memory of the
+    whole tree (simulator included)."""
+    home, _ = _home(tmp, size, vendors)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("BENCH_", "DAGSTER_"))}
+    env.update(BENCH_HOME=str(home), DAGSTER_HOME=str(home / ".dagster_home"), **sim_env)
+    bench = str(Path(sys.executable).with_name("bench"))
+    with start_simulator(env=sim_env) as sim:
+        env["BENCH_SIMULATOR_URL"] = sim.base_url
+        figures = _stage([bench, "demo", "--workers", str(workers)], env, home, psutil.Process(sim.pid))
+    figures["workers"] = workers
+    return figures
 
 
 def _sum(stages: list[dict[str, Any]]) -> dict[str, float]:
     return {
         "wall_seconds": round(sum(s["wall_seconds"] for s in stages), 2),
         "cpu_seconds": round(sum(s["cpu_seconds"] for s in stages), 2),
+        "peak_tree_pss_mib": max((s["peak_tree_pss_mib"] for s in stages), default=0.0),
         "peak_tree_rss_mib": max((s["peak_tree_rss_mib"] for s in stages), default=0.0),
     }
 
@@ -264,8 +302,10 @@ def scale(
     profile_dir: Path | None = None,
     profile_stages: tuple[str, ...] = (),
     keep: Path | None = None,
+    end_to_end: bool = False,
+    workers: int = 4,
 ) -> dict[str, Any]:
-    results = {size: run_size(size, vendors, profile_dir, profile_stages, keep) for size in sizes}
+    results = {size: run_size(size, vendors, profile_dir, profile_stages, keep, end_to_end, workers) for size in sizes}
     linear = _linearity(results) if len(results) > 1 else {}
     worst = [
         (ratio, size, stage, key)
@@ -278,22 +318,26 @@ def scale(
     checks = {
         "all_sizes_ran": all(r["passed"] for r in results.values()),
         "within_linear": all(r <= TARGETS["within_linear"] for r, *_ in worst),
-        "peak_tree_under_2_gib": all(
-            r["figures"]["peak_tree_rss_mib"] < TARGETS["peak_tree_mib"] for r in results.values()
+        "peak_tree_pss_under_2_gib": all(
+            r["figures"]["peak_tree_pss_mib"] < TARGETS["peak_tree_mib"] for r in results.values()
         ),
         "index_page_under_1_mb": all(
             (r["figures"]["index_page_bytes"] or 0) < TARGETS["index_page_bytes"] for r in results.values()
         ),
     }
     if 12600 in results:
-        checks["end_to_end_12600_under_15_min"] = (
-            largest["end_to_end_wall_seconds"] < TARGETS["end_to_end_seconds_12600"]
-        )
+        # bench demo's wall time when it ran, else the stages one after another (an upper bound)
+        whole = largest["end_to_end_wall_seconds"] or largest["stage_by_stage_wall_seconds"]
+        checks["end_to_end_12600_under_15_min"] = whole < TARGETS["end_to_end_seconds_12600"]
         checks["rescore_12600_under_60_s"] = largest["stages"].get("rescore", {}).get("wall_seconds", 1e9) < 60
     return {
         "parameters": {"sizes": sizes, "vendors": vendors or "all in the demo manifest", "targets": TARGETS},
         "figures": {
             "end_to_end_wall_seconds": {str(s): r["figures"]["end_to_end_wall_seconds"] for s, r in results.items()},
+            "stage_by_stage_wall_seconds": {
+                str(s): r["figures"]["stage_by_stage_wall_seconds"] for s, r in results.items()
+            },
+            "peak_tree_pss_mib": {str(s): r["figures"]["peak_tree_pss_mib"] for s, r in results.items()},
             "peak_tree_rss_mib": {str(s): r["figures"]["peak_tree_rss_mib"] for s, r in results.items()},
             "over_linear": linear,
             "worst_over_linear": sorted(worst, reverse=True)[:8],
