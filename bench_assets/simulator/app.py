@@ -15,7 +15,9 @@ when the account has no credit left) and `error_response(status, message)` (its 
 by the fault injector for 429 and 500).
 
 The simulator keeps a request log and a billing log (what a vendor would have charged) that
-tests read at `/_sim/requests` and `/_sim/billing`, and one simulated account balance per vendor
+tests read at `/_sim/requests` and `/_sim/billing` (each keeps the last `$BENCH_SIM_LOG_LIMIT`
+records, default 100,000; one that dropped some answers 507 unless asked `?partial=true`: see
+`bench_assets.simulator.logs`), and one simulated account balance per vendor
 (`CreditAccounts`): unlimited unless set with `POST /_sim/credits {"exa": 0.05}`; every billed
 call draws on it, and a vendor whose balance is used up answers with its out-of-credit response.
 `POST /_sim/reset` clears the logs, the fault counters and the balances.
@@ -58,6 +60,7 @@ from bench_assets.simulator.faults import (
 from bench_assets.simulator.fresh_pages import SentinelRegistry, SimClock
 from bench_assets.simulator.fresh_pages import routes as sentinel_routes
 from bench_assets.simulator.index import Hit, SearchIndex, extract_page, styled_url, unit_hash
+from bench_assets.simulator.logs import DEFAULT_LOG_LIMIT, LOG_LIMIT_ENV, BoundedLog
 from bench_assets.simulator.profiles import PROFILES, VendorProfile
 from bench_assets.simulator.registry_site import RegistrySite, registry_file
 from bench_assets.simulator.request import SimRequest
@@ -197,11 +200,10 @@ class Simulator:
     latency_scale: float = 1.0
     index: SearchIndex = field(init=False)
     routes: list[VendorRoute] = field(default_factory=list)
-    request_log: list[dict[str, Any]] = field(default_factory=list)
-    billing_log: list[dict[str, Any]] = field(default_factory=list)
+    request_log: BoundedLog = field(default_factory=BoundedLog)
+    billing_log: BoundedLog = field(default_factory=BoundedLog)
     faults: FaultState = field(default_factory=FaultState)
     credits: CreditAccounts = field(default_factory=CreditAccounts)  # per-vendor account balances
-    _lock: threading.Lock = field(default_factory=threading.Lock)
     _ids: itertools.count = field(default_factory=itertools.count)
     _pages_by_url: dict[str, Page] | None = None
     sentinels: SentinelRegistry = field(default_factory=SentinelRegistry)
@@ -254,17 +256,16 @@ class Simulator:
         if usd is None:
             usd = self.profiles[vendor].usd_per_request.get(endpoint, 0.0)
         self.credits.draw(vendor, usd)
-        with self._lock:
-            self.billing_log.append(
-                {
-                    "vendor": vendor,
-                    "endpoint": endpoint,
-                    "request_id": request_id,
-                    "units": units or {f"request.{endpoint}": 1.0},
-                    "usd": usd,
-                    "at": time.time(),
-                }
-            )
+        self.billing_log.append(
+            {
+                "vendor": vendor,
+                "endpoint": endpoint,
+                "request_id": request_id,
+                "units": units or {f"request.{endpoint}": 1.0},
+                "usd": usd,
+                "at": time.time(),
+            }
+        )
         return usd
 
     async def delay(self, vendor: str, key: str) -> None:
@@ -382,12 +383,10 @@ def control_routes(sim: Simulator) -> list[Route]:
         return JSONResponse({"ok": True, "vendors": sorted({r.vendor for r in sim.routes}), "pid": os.getpid()})
 
     async def billing(request: Request) -> Response:
-        with sim._lock:
-            return JSONResponse(list(sim.billing_log))
+        return _log_response(sim.billing_log, "billing", request)
 
     async def requests_log(request: Request) -> Response:
-        with sim._lock:
-            return JSONResponse(list(sim.request_log))
+        return _log_response(sim.request_log, "request", request)
 
     async def vendors(request: Request) -> Response:
         base = str(request.base_url).rstrip("/")
@@ -411,9 +410,8 @@ def control_routes(sim: Simulator) -> list[Route]:
         )
 
     async def reset(request: Request) -> Response:
-        with sim._lock:
-            sim.request_log.clear()
-            sim.billing_log.clear()
+        sim.request_log.clear()
+        sim.billing_log.clear()
         sim.faults.reset()
         sim.credits.reset()
         return JSONResponse({"ok": True})
@@ -513,26 +511,45 @@ def _log_request(sim: Simulator, req: SimRequest, route: VendorRoute, auth_ok: b
     secret_headers = {route.auth_header, "authorization", *(header for header, _ in route.alt_auth)}
     headers = {k: v for k, v in req.headers.items() if k not in secret_headers}
     params = {k: v for k, v in req.params.items() if k != route.auth_param}
-    with sim._lock:
-        sim.request_log.append(
-            {
-                "at": time.time(),
-                "vendor": req.vendor,
-                "method": req.method,
-                "host": req.host,
-                "path": req.path,
-                "params": params,
-                "headers": headers,
-                "body": req.body.decode("utf-8", "replace"),
-                "auth_ok": auth_ok,
-            }
+    sim.request_log.append(
+        {
+            "at": time.time(),
+            "vendor": req.vendor,
+            "method": req.method,
+            "host": req.host,
+            "path": req.path,
+            "params": params,
+            "headers": headers,
+            "body": req.body.decode("utf-8", "replace"),
+            "auth_ok": auth_ok,
+        }
+    )
+
+
+def _log_response(log: BoundedLog, name: str, request: Request) -> Response:
+    """A log as a JSON array; 507 when it dropped records since the last reset (it is not the
+    whole log), unless the caller asks for what is left with `?partial=true`."""
+    if log.dropped and request.query_params.get("partial", "").lower() not in ("true", "1"):
+        message = (
+            f"the {name} log dropped its {log.dropped} oldest records since the last reset (it keeps the last "
+            f"{log.limit}, ${LOG_LIMIT_ENV}): reset before a run whose log you read, raise the limit, "
+            "or ask for what is left with ?partial=true"
         )
+        return JSONResponse({"error": message, "dropped": log.dropped, "kept": len(log)}, status_code=507)
+    return Response(log.json(), media_type="application/json")
 
 
 def create_simulator(pages_per_stratum: int | None = None, latency_scale: float | None = None) -> Simulator:
     pages = pages_per_stratum or _env_number("BENCH_SIM_PAGES_PER_STRATUM", "14", int, minimum=1)
     scale = latency_scale if latency_scale is not None else _env_number("BENCH_SIM_LATENCY_SCALE", "1.0", float, 0.0)
-    sim = Simulator(corpus=build_corpus(pages_per_stratum=pages), profiles=dict(PROFILES), latency_scale=scale)
+    limit = _env_number(LOG_LIMIT_ENV, str(DEFAULT_LOG_LIMIT), int, minimum=0)
+    sim = Simulator(
+        corpus=build_corpus(pages_per_stratum=pages),
+        profiles=dict(PROFILES),
+        latency_scale=scale,
+        request_log=BoundedLog(limit),
+        billing_log=BoundedLog(limit),
+    )
     sim.faults.set_plan(fault_plan_from_env())
     return sim
 
