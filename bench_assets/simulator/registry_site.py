@@ -10,6 +10,7 @@ fetches for real. Each page says so in its first paragraph.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -197,25 +198,32 @@ class RegistrySite:
     """The registry hosts inside the simulator: their files, and pages the vendors can find."""
 
     pages: dict[str, Page] = field(default_factory=registry_pages)
-    _tokens: dict[str, set[str]] = field(default_factory=dict)
+    # Built on first search, as every search asks: the pages holding each word (positions in
+    # `pages`), and each vendor's covered pages.
+    _holding: dict[str, list[int]] | None = None
+    _covered: dict[tuple[str, float], list[bool]] = field(default_factory=dict)
 
     def page(self, url: str) -> Page | None:
         return self.pages.get(normalize_url(url))
 
     def searchable(self, vendor: str, profile: VendorProfile, query: str) -> list[Page]:
-        """The registry pages in this vendor's index that hold most of the query's words."""
+        """The registry pages in this vendor's index that hold most of the query's words, in page order."""
         terms = set(tokenize(query))
         if not terms:
             return []
-        out = []
-        for page in self.pages.values():
-            tokens = self._tokens.get(page.url)
-            if tokens is None:
-                tokens = self._tokens[page.url] = set(tokenize(page.text()))
-            covered = unit_hash(vendor, "coverage", page.url) < profile.coverage
-            if covered and len(terms & tokens) / len(terms) >= SEARCH_SHARE:
-                out.append(page)
-        return out
+        listed = list(self.pages.values())
+        if self._holding is None:
+            holding: dict[str, list[int]] = {}
+            for i, page in enumerate(listed):
+                for word in set(tokenize(page.text())):
+                    holding.setdefault(word, []).append(i)
+            self._holding = holding
+        key = (vendor, profile.coverage)
+        if key not in self._covered:
+            self._covered[key] = [unit_hash(vendor, "coverage", page.url) < profile.coverage for page in listed]
+        covered = self._covered[key]
+        held = Counter(i for word in terms for i in self._holding.get(word, ()))  # query words each page holds
+        return [listed[i] for i in sorted(held) if covered[i] and held[i] / len(terms) >= SEARCH_SHARE]
 
 
 def registry_file(host: str, path: str) -> Response | None:

@@ -12,9 +12,18 @@ import pytest
 from rank_bm25 import BM25Okapi
 
 from bench_assets.golden.planted import Page, build_corpus, demo_golden_rows
-from bench_assets.simulator.index import Bm25Postings, Hit, SearchIndex, best_snippet, tokenize, unit_hash
+from bench_assets.simulator.index import (
+    Bm25Postings,
+    Hit,
+    SearchIndex,
+    best_snippet,
+    digest_units,
+    tokenize,
+    unit_hash,
+    unit_hashes,
+)
 from bench_assets.simulator.profiles import PROFILES, VendorProfile
-from bench_assets.simulator.registry_site import registry_pages
+from bench_assets.simulator.registry_site import SEARCH_SHARE, RegistrySite, registry_pages
 
 
 @pytest.fixture(scope="module")
@@ -117,3 +126,43 @@ def test_snippets_are_the_pages_best_sentences(corpus):
     for page in list(corpus.pages.values())[:200]:
         for terms in (tokenize(page.query or page.title), ["the"], ["nothing"]):
             assert best_snippet(page, terms) == reference_snippet(page, terms)
+
+
+def test_registry_pages_compete_as_they_did(corpus):
+    """The registry pages a vendor's search adds: covered, holding at least SEARCH_SHARE of the
+    query's words, in page order (now looked up by word instead of scanned)."""
+    site = RegistrySite()
+    pages = list(site.pages.values())
+    words = [set(tokenize(p.text())) for p in pages]
+    texts = [p.title for p in pages] + [" ".join(p.paragraphs[:2]) for p in pages[::5]] + queries()[::4]
+    found = 0
+    for vendor, profile in sorted(PROFILES.items()):
+        covered = [unit_hash(vendor, "coverage", p.url) < profile.coverage for p in pages]
+        for text in texts:
+            terms = set(tokenize(text))
+            want = [
+                p
+                for p, held, ok in zip(pages, words, covered)
+                if terms and ok and len(terms & held) / len(terms) >= SEARCH_SHARE
+            ]
+            assert site.searchable(vendor, profile, text) == want, (vendor, text)
+            found += len(want)
+    assert found > len(texts)
+
+
+def test_hashing_at_once_gives_unit_hash_numbers():
+    urls = [p.url for p in build_corpus(pages_per_stratum=14).pages.values()]
+    at_once = unit_hashes(("jina", "rank", "ünïcode query"), [u.encode() for u in urls])
+    assert at_once.tolist() == [unit_hash("jina", "rank", "ünïcode query", u) for u in urls]
+    assert unit_hashes(("exa", "coverage"), []).tolist() == []
+
+
+def test_digest_units_round_as_python_does():
+    """The 64-bit integers whose rounding to a float is closest to a tie, or is one."""
+    edges = [0, 1, 2**53 - 1, 2**53, 2**53 + 1, 2**53 + 2, 2**53 + 3, 2**63 - 1, 2**63, 2**63 + 1]
+    edges += [2**64 - 1, 2**64 - 2**10, 2**64 - 2**10 - 1, 2**64 - 2**11 + 2**10, 2**64 - 2**11 + 2**10 + 1]
+    rng = random.Random(7)
+    edges += [rng.getrandbits(64) for _ in range(20_000)]
+    edges += [(rng.getrandbits(53) << 11) | (1 << 10) for _ in range(2_000)]  # exact ties at 2**63 and above
+    digests = b"".join(e.to_bytes(8, "big") + bytes(24) for e in edges)
+    assert digest_units(digests).tolist() == [e / 2**64 for e in edges]
