@@ -13,8 +13,8 @@ import hashlib
 import math
 import re
 from array import array
-from collections import Counter
-from collections.abc import Iterable
+from collections import Counter, deque
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -27,18 +27,18 @@ from bench_assets.simulator.profiles import VendorProfile
 
 _TOKEN = re.compile(r"[a-z0-9]+")
 _SENTENCE_END = re.compile(r"(?<=\.)\s+")
-# Extracted texts kept: a page's text for each of the few extraction settings the profiles use. A
-# snapshot at 700 pages per stratum extracts every golden page once per extracting vendor, and
-# searches that return content extract their hits: most hits are pages found before.
-EXTRACT_CACHE_SIZE = 32_768
-# Pages whose sentences are kept for snippets (each hit of a search is one).
-SNIPPET_CACHE_SIZE = 32_768
+# Extracted texts kept (about 700 bytes each): a page's text for each of the few extraction
+# settings the profiles use. Exa's and Jina's searches extract every hit, most of them pages that
+# recent searches found too; a page extracted again costs 30 microseconds.
+EXTRACT_CACHE_SIZE = 16_384
 # Pages whose noise a search hashes first, beyond the n it returns: those with the highest BM25
 # scores. The n-th best of their scores bounds which other pages can still make the top n (at
 # 700 pages per stratum, about a thousand pages of a stratum stay within reach of it).
 FIRST_NOISED = 256
-_SHA256 = hashlib.sha256
-_DIGEST = type(hashlib.sha256()).digest
+# Terms held by at least this share of the documents are kept as dense rows (about 20 at 700 pages
+# per stratum: 4 MiB).
+DENSE_SHARE = 0.125
+_UPDATE, _DIGEST = type(hashlib.sha256()).update, type(hashlib.sha256()).digest
 
 
 def tokenize(text: str) -> list[str]:
@@ -90,6 +90,13 @@ class Bm25Postings:
         self._starts = matrix.indptr
         self._docs = matrix.indices
         self._contributions = matrix.data
+        # A term most documents hold ("the", "2026") is added as a dense row, its absent documents
+        # adding 0.0 as in BM25Okapi: one pass instead of a gather and a scatter over them all.
+        self._dense: dict[int, np.ndarray] = {}
+        for term in np.flatnonzero(np.diff(self._starts) >= DENSE_SHARE * self.size).tolist():
+            start, end = self._starts[term], self._starts[term + 1]
+            self._dense[term] = np.zeros(self.size)
+            self._dense[term][self._docs[start:end]] = self._contributions[start:end]
 
     @staticmethod
     def _idf(doc_freq: list[int], size: int, epsilon: float) -> np.ndarray:
@@ -107,6 +114,9 @@ class Bm25Postings:
         for word in terms:
             term = self.vocabulary.get(word)
             if term is None:
+                continue
+            if term in self._dense:
+                score += self._dense[term]
                 continue
             start, end = self._starts[term], self._starts[term + 1]
             docs = self._docs[start:end]
@@ -157,8 +167,8 @@ class SearchIndex:
         ranked: list[tuple[float, Page]] = [
             (noisy[i], self.pages[positions[i]]) for i in np.flatnonzero(noisy >= nth).tolist()
         ]
+        wanted = set(terms)
         if extra_pages:  # pages outside the BM25 model: scored by the share of query words they hold
-            wanted = set(terms)
             for page in extra_pages:
                 share = len(wanted & set(tokenize(page.text()))) / len(wanted)
                 if share > 0:
@@ -166,7 +176,13 @@ class SearchIndex:
                         (share + unit_hash(vendor, "rank", query, page.url) * (1.0 - profile.quality) * 1.6, page)
                     )
         ranked.sort(key=lambda x: (-x[0], x[1].url))
-        return [Hit(page=p, score=round(s, 4), snippet=best_snippet(p, terms)) for s, p in ranked[:n]]
+        top_n = ranked[:n]
+        # round() of a numpy float is numpy's rounding (not Python's): done for all hits at once
+        rounded = np.round(np.array([s for s, _ in top_n], dtype=np.float64), 4)
+        return [
+            Hit(page=p, score=r if isinstance(s, np.float64) else round(s, 4), snippet=best_snippet(p, wanted))
+            for (s, p), r in zip(top_n, rounded)
+        ]
 
     def _contenders(
         self, query: str, vendor: str, profile: VendorProfile, n: int, base: np.ndarray, eligible: np.ndarray
@@ -179,25 +195,36 @@ class SearchIndex:
         spread = 1.0 - profile.quality
         reach = spread * 1.6 * (1 + 1e-9) + 1e-12
         first = n + FIRST_NOISED
-        if len(base) <= first:
-            head, rest = np.arange(len(base)), np.arange(0)
-        else:
-            order = np.argpartition(-base, first - 1)
-            head, rest = order[:first], order[first:]
+        head = np.ones(len(base), dtype=bool) if len(base) <= first else _highest(base, first)
         noisy = base[head] + unit_hashes((vendor, "rank", query), self._urls[eligible[head]]) * spread * 1.6
-        if len(rest):
+        if len(noisy) < len(base) and len(noisy) > n:
             nth = np.partition(noisy, len(noisy) - n)[len(noisy) - n]
-            rest = rest[base[rest] + reach >= nth]
+            rest = ~head & (base + reach >= nth)
             more = base[rest] + unit_hashes((vendor, "rank", query), self._urls[eligible[rest]]) * spread * 1.6
-            head, noisy = np.concatenate([head, rest]), np.concatenate([noisy, more])
+            return np.concatenate([eligible[head], eligible[rest]]), np.concatenate([noisy, more])
         return eligible[head], noisy
 
 
-def unit_hashes(parts: tuple[str, ...], lasts: Iterable[bytes]) -> np.ndarray:
-    """`unit_hash(*parts, last)` for each UTF-8 encoded `last`, at once (a third of the cost of one
-    call each)."""
-    prefix = ("\x1f".join(parts) + "\x1f").encode()
-    return digest_units(b"".join(map(_DIGEST, map(_SHA256, map(prefix.__add__, lasts)))))
+def _highest(values: np.ndarray, count: int) -> np.ndarray:
+    """A mask of `count` of the highest of `values` (in (0, 1]; at the edge, in index order), in a
+    few passes over bins of 1/1024: pages of one template tie in large groups, which makes
+    np.partition slower than a sort."""
+    bins = (values * 1024).astype(np.int64)
+    from_top = np.cumsum(np.bincount(bins, minlength=1025)[::-1])  # how many lie in the top j + 1 bins
+    j = int(np.searchsorted(from_top, count))
+    edge, above = 1024 - j, int(from_top[j - 1]) if j else 0
+    mask = bins > edge
+    mask[np.flatnonzero(bins == edge)[: count - above]] = True
+    return mask
+
+
+def unit_hashes(parts: tuple[str, ...], lasts: Sequence[bytes] | np.ndarray) -> np.ndarray:
+    """`unit_hash(*parts, last)` for each UTF-8 encoded `last`, at once (a sixth of the cost of one
+    call each): the shared beginning is hashed once and its state copied for each ending."""
+    copy = hashlib.sha256(("\x1f".join(parts) + "\x1f").encode()).copy
+    states = [copy() for _ in lasts]
+    deque(map(_UPDATE, states, lasts), maxlen=0)
+    return digest_units(b"".join(map(_DIGEST, states)))
 
 
 def digest_units(digests: bytes) -> np.ndarray:
@@ -207,19 +234,14 @@ def digest_units(digests: bytes) -> np.ndarray:
     return np.frombuffer(digests, dtype=">u8")[::4].astype(np.float64) * 2.0**-64
 
 
-@lru_cache(maxsize=SNIPPET_CACHE_SIZE)
-def _sentences(page: Page) -> tuple[tuple[str, frozenset[str]], ...]:
-    """The page's sentences with their words (a page is hashed by value, so an equal page shares them)."""
-    return tuple((s, frozenset(tokenize(s))) for p in page.paragraphs for s in _SENTENCE_END.split(p) if s)
-
-
-def best_snippet(page: Page, terms: list[str], sentences: int = 2) -> str:
-    """The sentences of the page that share the most words with the query, in page order."""
+def best_snippet(page: Page, terms: Iterable[str], sentences: int = 2) -> str:
+    """The sentences of the page that share the most words with the query, in page order. (Not
+    cached: a page's sentences as word sets take 4 KB, a sixth of a millisecond per search.)"""
     wanted = set(terms)
-    candidates = _sentences(page)
-    scored = sorted(range(len(candidates)), key=lambda i: (-len(wanted & candidates[i][1]), i))
-    keep = sorted(scored[:sentences])
-    return " ".join(candidates[i][0] for i in keep)
+    candidates = [s for p in page.paragraphs for s in _SENTENCE_END.split(p) if s]
+    scored = sorted((-len(wanted.intersection(tokenize(s))), i) for i, s in enumerate(candidates))
+    keep = sorted(i for _, i in scored[:sentences])
+    return " ".join(candidates[i] for i in keep)
 
 
 def styled_url(url: str, vendor: str, style: str) -> str:
