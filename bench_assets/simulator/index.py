@@ -138,6 +138,9 @@ class SearchIndex:
         self.bm25 = Bm25Postings(tokenize(p.text()) for p in self.pages)
         self._urls = np.array([p.url.encode() for p in self.pages], dtype=object)  # what noise hashes
         self._coverage: dict[tuple[str, float], np.ndarray] = {}
+        # Each hit page's sentences and their words, by URL (about 700 bytes a page; the page is
+        # kept to tell a sentinel page published again under its URL).
+        self._snippet_parts: dict[str, tuple[Page, SnippetParts]] = {}
 
     def scores(self, terms: list[str]) -> np.ndarray:
         """Every page's BM25 score for the query terms, in `self.pages` order."""
@@ -180,9 +183,15 @@ class SearchIndex:
         # round() of a numpy float is numpy's rounding (not Python's): done for all hits at once
         rounded = np.round(np.array([s for s, _ in top_n], dtype=np.float64), 4)
         return [
-            Hit(page=p, score=r if isinstance(s, np.float64) else round(s, 4), snippet=best_snippet(p, wanted))
+            Hit(page=p, score=r if isinstance(s, np.float64) else round(s, 4), snippet=self._snippet(p, wanted))
             for (s, p), r in zip(top_n, rounded)
         ]
+
+    def _snippet(self, page: Page, wanted: set[str]) -> str:
+        known = self._snippet_parts.get(page.url)
+        if known is None or known[0] is not page:
+            known = self._snippet_parts[page.url] = (page, snippet_parts(page))
+        return best_snippet(page, wanted, parts=known[1])
 
     def _contenders(
         self, query: str, vendor: str, profile: VendorProfile, n: int, base: np.ndarray, eligible: np.ndarray
@@ -195,14 +204,15 @@ class SearchIndex:
         spread = 1.0 - profile.quality
         reach = spread * 1.6 * (1 + 1e-9) + 1e-12
         first = n + FIRST_NOISED
-        head = np.ones(len(base), dtype=bool) if len(base) <= first else _highest(base, first)
-        noisy = base[head] + unit_hashes((vendor, "rank", query), self._urls[eligible[head]]) * spread * 1.6
-        if len(noisy) < len(base) and len(noisy) > n:
-            nth = np.partition(noisy, len(noisy) - n)[len(noisy) - n]
-            rest = ~head & (base + reach >= nth)
-            more = base[rest] + unit_hashes((vendor, "rank", query), self._urls[eligible[rest]]) * spread * 1.6
-            return np.concatenate([eligible[head], eligible[rest]]), np.concatenate([noisy, more])
-        return eligible[head], noisy
+        if len(base) <= first:
+            return eligible, base + unit_hashes((vendor, "rank", query), self._urls[eligible]) * spread * 1.6
+        head = _highest(base, first)
+        ahead = np.flatnonzero(head)
+        noisy = base[ahead] + unit_hashes((vendor, "rank", query), self._urls[eligible[ahead]]) * spread * 1.6
+        nth = np.partition(noisy, len(noisy) - n)[len(noisy) - n]
+        behind = np.flatnonzero((base + reach >= nth) & ~head)
+        more = base[behind] + unit_hashes((vendor, "rank", query), self._urls[eligible[behind]]) * spread * 1.6
+        return eligible[np.concatenate([ahead, behind])], np.concatenate([noisy, more])
 
 
 def _highest(values: np.ndarray, count: int) -> np.ndarray:
@@ -234,12 +244,21 @@ def digest_units(digests: bytes) -> np.ndarray:
     return np.frombuffer(digests, dtype=">u8")[::4].astype(np.float64) * 2.0**-64
 
 
-def best_snippet(page: Page, terms: Iterable[str], sentences: int = 2) -> str:
-    """The sentences of the page that share the most words with the query, in page order. (Not
-    cached: a page's sentences as word sets take 4 KB, a sixth of a millisecond per search.)"""
-    wanted = set(terms)
-    candidates = [s for p in page.paragraphs for s in _SENTENCE_END.split(p) if s]
-    scored = sorted((-len(wanted.intersection(tokenize(s))), i) for i, s in enumerate(candidates))
+SnippetParts = tuple[tuple[str, ...], tuple[str, ...]]
+
+
+def snippet_parts(page: Page) -> SnippetParts:
+    """The page's sentences, and each one's words written ' w1 w2 … ': a word is among them iff
+    ' word ' is in it (words hold no spaces), a substring test instead of a set of strings."""
+    sentences = tuple(s for p in page.paragraphs for s in _SENTENCE_END.split(p) if s)
+    return sentences, tuple(f" {' '.join(tokenize(s))} " for s in sentences)
+
+
+def best_snippet(page: Page, terms: Iterable[str], sentences: int = 2, parts: SnippetParts | None = None) -> str:
+    """The sentences of the page that share the most words with the query, in page order."""
+    candidates, words = parts or snippet_parts(page)
+    wanted = [f" {w} " for w in set(terms)]
+    scored = sorted((-sum(map(held.__contains__, wanted)), i) for i, held in enumerate(words))
     keep = sorted(i for _, i in scored[:sentences])
     return " ".join(candidates[i] for i in keep)
 

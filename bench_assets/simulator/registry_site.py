@@ -10,11 +10,11 @@ fetches for real. Each page says so in its first paragraph.
 from __future__ import annotations
 
 import json
-from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+import numpy as np
 from starlette.responses import Response
 
 from bench_assets.golden.planted import Page
@@ -198,10 +198,10 @@ class RegistrySite:
     """The registry hosts inside the simulator: their files, and pages the vendors can find."""
 
     pages: dict[str, Page] = field(default_factory=registry_pages)
-    # Built on first search, as every search asks: the pages holding each word (positions in
-    # `pages`), and each vendor's covered pages.
-    _holding: dict[str, list[int]] | None = None
-    _covered: dict[tuple[str, float], list[bool]] = field(default_factory=dict)
+    # Built on first search, as every search asks: for each word, which pages hold it (a mask in
+    # page order), and each vendor's covered pages.
+    _holding: dict[str, np.ndarray] | None = None
+    _covered: dict[tuple[str, float], np.ndarray] = field(default_factory=dict)
 
     def page(self, url: str) -> Page | None:
         return self.pages.get(normalize_url(url))
@@ -213,17 +213,19 @@ class RegistrySite:
             return []
         listed = list(self.pages.values())
         if self._holding is None:
-            holding: dict[str, list[int]] = {}
+            holding: dict[str, np.ndarray] = {}
             for i, page in enumerate(listed):
                 for word in set(tokenize(page.text())):
-                    holding.setdefault(word, []).append(i)
+                    holding.setdefault(word, np.zeros(len(listed), dtype=bool))[i] = True
             self._holding = holding
         key = (vendor, profile.coverage)
         if key not in self._covered:
-            self._covered[key] = [unit_hash(vendor, "coverage", page.url) < profile.coverage for page in listed]
-        covered = self._covered[key]
-        held = Counter(i for word in terms for i in self._holding.get(word, ()))  # query words each page holds
-        return [listed[i] for i in sorted(held) if covered[i] and held[i] / len(terms) >= SEARCH_SHARE]
+            self._covered[key] = np.array([unit_hash(vendor, "coverage", p.url) < profile.coverage for p in listed])
+        held = np.zeros(len(listed), dtype=np.int64)  # how many of the query's words each page holds
+        for word in terms:
+            if word in self._holding:
+                held += self._holding[word]
+        return [listed[i] for i in np.flatnonzero(self._covered[key] & (held / len(terms) >= SEARCH_SHARE)).tolist()]
 
 
 def registry_file(host: str, path: str) -> Response | None:
