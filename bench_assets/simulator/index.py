@@ -180,52 +180,52 @@ class SearchIndex:
                     )
         ranked.sort(key=lambda x: (-x[0], x[1].url))
         top_n = ranked[:n]
+        spaced = [f" {w} " for w in wanted]  # the query's words as snippet_parts writes them
         # round() of a numpy float is numpy's rounding (not Python's): done for all hits at once
         rounded = np.round(np.array([s for s, _ in top_n], dtype=np.float64), 4)
         return [
-            Hit(page=p, score=r if isinstance(s, np.float64) else round(s, 4), snippet=self._snippet(p, wanted))
+            Hit(page=p, score=r if isinstance(s, np.float64) else round(s, 4), snippet=self._snippet(p, spaced))
             for (s, p), r in zip(top_n, rounded)
         ]
 
-    def _snippet(self, page: Page, wanted: set[str]) -> str:
+    def _snippet(self, page: Page, spaced: list[str]) -> str:
         known = self._snippet_parts.get(page.url)
         if known is None or known[0] is not page:
             known = self._snippet_parts[page.url] = (page, snippet_parts(page))
-        return best_snippet(page, wanted, parts=known[1])
+        return _best_sentences(known[1], spaced)
 
     def _contenders(
         self, query: str, vendor: str, profile: VendorProfile, n: int, base: np.ndarray, eligible: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
         """The pages (positions in `self.pages`) that can be among the n best, with their scores:
-        base + noise, the noise `unit_hash(vendor, "rank", query, url)` × (1 − quality) × 1.6. A
-        page is left out only when even the largest noise (with a safe margin, so ties stay in)
-        keeps it below n pages already scored: the pages with the highest base scores are scored
-        first, then every other page that can still reach the n-th best of them."""
+        base + noise, the noise `unit_hash(vendor, "rank", query, url)` × (1 − quality) × 1.6.
+
+        A page is left out only when even the largest noise (with a safe margin, so ties stay in)
+        keeps it below n pages' scores. Base scores are counted in bins of 1/1024 (pages of one
+        template tie in large groups, which makes np.partition slower than a sort): the n-th best
+        base lies in a known bin, and pages more than the noise's reach below that bin are dropped
+        unhashed. Then the `n + FIRST_NOISED` highest are hashed, and every other page that can
+        still reach the n-th best of their scores."""
         spread = 1.0 - profile.quality
         reach = spread * 1.6 * (1 + 1e-9) + 1e-12
+        bins = (base * 1024).astype(np.int64)  # base in (0, 1]: bins 0 to 1024
+        from_top = np.cumsum(np.bincount(bins, minlength=1025)[::-1])  # pages in the top j + 1 bins
+        nth_bin = 1024 - int(np.searchsorted(from_top, n))  # n pages have base >= nth_bin / 1024
+        near = np.flatnonzero(bins >= math.floor(nth_bin - reach * 1024) - 1)
+        base, eligible, bins = base[near], eligible[near], bins[near]
         first = n + FIRST_NOISED
         if len(base) <= first:
             return eligible, base + unit_hashes((vendor, "rank", query), self._urls[eligible]) * spread * 1.6
-        head = _highest(base, first)
+        j = int(np.searchsorted(from_top, first))  # the `first` highest: the bins above `edge`, then some of it
+        edge, above = 1024 - j, int(from_top[j - 1]) if j else 0
+        head = bins > edge
+        head[np.flatnonzero(bins == edge)[: first - above]] = True
         ahead = np.flatnonzero(head)
         noisy = base[ahead] + unit_hashes((vendor, "rank", query), self._urls[eligible[ahead]]) * spread * 1.6
         nth = np.partition(noisy, len(noisy) - n)[len(noisy) - n]
         behind = np.flatnonzero((base + reach >= nth) & ~head)
         more = base[behind] + unit_hashes((vendor, "rank", query), self._urls[eligible[behind]]) * spread * 1.6
         return eligible[np.concatenate([ahead, behind])], np.concatenate([noisy, more])
-
-
-def _highest(values: np.ndarray, count: int) -> np.ndarray:
-    """A mask of `count` of the highest of `values` (in (0, 1]; at the edge, in index order), in a
-    few passes over bins of 1/1024: pages of one template tie in large groups, which makes
-    np.partition slower than a sort."""
-    bins = (values * 1024).astype(np.int64)
-    from_top = np.cumsum(np.bincount(bins, minlength=1025)[::-1])  # how many lie in the top j + 1 bins
-    j = int(np.searchsorted(from_top, count))
-    edge, above = 1024 - j, int(from_top[j - 1]) if j else 0
-    mask = bins > edge
-    mask[np.flatnonzero(bins == edge)[: count - above]] = True
-    return mask
 
 
 def unit_hashes(parts: tuple[str, ...], lasts: Sequence[bytes] | np.ndarray) -> np.ndarray:
@@ -254,11 +254,15 @@ def snippet_parts(page: Page) -> SnippetParts:
     return sentences, tuple(f" {' '.join(tokenize(s))} " for s in sentences)
 
 
-def best_snippet(page: Page, terms: Iterable[str], sentences: int = 2, parts: SnippetParts | None = None) -> str:
+def best_snippet(page: Page, terms: Iterable[str], sentences: int = 2) -> str:
     """The sentences of the page that share the most words with the query, in page order."""
-    candidates, words = parts or snippet_parts(page)
-    wanted = [f" {w} " for w in set(terms)]
-    scored = sorted((-sum(map(held.__contains__, wanted)), i) for i, held in enumerate(words))
+    return _best_sentences(snippet_parts(page), [f" {w} " for w in set(terms)], sentences)
+
+
+def _best_sentences(parts: SnippetParts, spaced: list[str], sentences: int = 2) -> str:
+    """`best_snippet` from the page's parts and the query's distinct words written ' word '."""
+    candidates, words = parts
+    scored = sorted((-sum(map(held.__contains__, spaced)), i) for i, held in enumerate(words))
     keep = sorted(i for _, i in scored[:sentences])
     return " ".join(candidates[i] for i in keep)
 
