@@ -16,8 +16,8 @@ from collections import deque
 from typing import Any
 
 LOG_LIMIT_ENV = "BENCH_SIM_LOG_LIMIT"
-# Far above what a test or a demo snapshot logs (a few thousand calls), and about 60 MiB of
-# request records at most (a record is 300-700 bytes of JSON).
+# Far above what a test or a demo snapshot logs (a few thousand calls); full, the two logs take about
+# 70 MiB (a request record is about 440 bytes of JSON, a billing record 160).
 DEFAULT_LOG_LIMIT = 100_000
 
 
