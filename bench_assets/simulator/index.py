@@ -33,10 +33,10 @@ _SENTENCE_END = re.compile(r"(?<=\.)\s+")
 EXTRACT_CACHE_SIZE = 16_384
 # Pages whose noise a search hashes first, beyond the n it returns: those with the highest BM25
 # scores. The n-th best of their scores bounds which other pages can still make the top n (at
-# 700 pages per stratum, about a thousand pages of a stratum stay within reach of it).
+# 700 pages per stratum, some 750 pages of a query's stratum tie within the noise's reach of it).
 FIRST_NOISED = 256
-# Terms held by at least this share of the documents are kept as dense rows (about 20 at 700 pages
-# per stratum: 4 MiB).
+# Terms held by at least this share of the documents are kept as dense rows (36 at 700 pages per
+# stratum: 7 MiB).
 DENSE_SHARE = 0.125
 _UPDATE, _DIGEST = type(hashlib.sha256()).update, type(hashlib.sha256()).digest
 
@@ -138,7 +138,7 @@ class SearchIndex:
         self.bm25 = Bm25Postings(tokenize(p.text()) for p in self.pages)
         self._urls = np.array([p.url.encode() for p in self.pages], dtype=object)  # what noise hashes
         self._coverage: dict[tuple[str, float], np.ndarray] = {}
-        # Each hit page's sentences and their words, by URL (about 700 bytes a page; the page is
+        # Each hit page's sentences and their words, by URL (about 600 bytes a page; the page is
         # kept to tell a sentinel page published again under its URL).
         self._snippet_parts: dict[str, tuple[Page, SnippetParts]] = {}
 
@@ -229,8 +229,8 @@ class SearchIndex:
 
 
 def unit_hashes(parts: tuple[str, ...], lasts: Sequence[bytes] | np.ndarray) -> np.ndarray:
-    """`unit_hash(*parts, last)` for each UTF-8 encoded `last`, at once (a sixth of the cost of one
-    call each): the shared beginning is hashed once and its state copied for each ending."""
+    """`unit_hash(*parts, last)` for each UTF-8 encoded `last`, at once (about a seventh of the cost
+    of one call each): the shared beginning is hashed once and its state copied for each ending."""
     copy = hashlib.sha256(("\x1f".join(parts) + "\x1f").encode()).copy
     states = [copy() for _ in lasts]
     deque(map(_UPDATE, states, lasts), maxlen=0)
