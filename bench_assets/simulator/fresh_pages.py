@@ -32,13 +32,11 @@ if TYPE_CHECKING:
     from bench_assets.sentinels.pages import SentinelPage
 
 
-# `bench_assets.sentinels.pages` is imported when a sentinel or the clock is first set, not with the
-# simulator: it brings pandas and DuckDB (about 100 MiB), which a simulator never sent a sentinel
-# does without.
-
-
 @cache
 def _pages_schema() -> TypeAdapter[list[SentinelPage]]:
+    """The schema of `POST /_sim/sentinels`. `bench_assets.sentinels.pages` is imported here and for
+    `parse_utc`, when a sentinel or the clock is first set, not with the simulator: it brings pandas
+    and DuckDB (about 100 MiB), which a simulator never sent a sentinel does without."""
     from bench_assets.sentinels.pages import SentinelPage
 
     return TypeAdapter(list[SentinelPage])
