@@ -136,7 +136,10 @@ class SearchIndex:
         self.corpus = corpus
         self.pages = list(corpus.pages.values())
         self.bm25 = Bm25Postings(tokenize(p.text()) for p in self.pages)
-        self._urls = np.array([p.url.encode() for p in self.pages], dtype=object)  # what noise hashes
+        # What noise hashes: the URLs side by side in one array (a gather reads neighbouring memory,
+        # not a bytes object per page scattered over the heap; items come back without the padding,
+        # and no URL ends in a NUL byte).
+        self._urls = np.array([p.url.encode() for p in self.pages], dtype=bytes)
         self._coverage: dict[tuple[str, float], np.ndarray] = {}
         # Each hit page's sentences and their words, by URL (about 600 bytes a page; the page is
         # kept to tell a sentinel page published again under its URL).
@@ -150,7 +153,7 @@ class SearchIndex:
         """Which pages are in this vendor's index (a mask in page order), drawn once per vendor."""
         key = (vendor, coverage)
         if key not in self._coverage:
-            self._coverage[key] = unit_hashes((vendor, "coverage"), self._urls) < coverage
+            self._coverage[key] = unit_hashes((vendor, "coverage"), self._urls.tolist()) < coverage
         return self._coverage[key]
 
     def search(
@@ -215,20 +218,24 @@ class SearchIndex:
         base, eligible, bins = base[near], eligible[near], bins[near]
         first = n + FIRST_NOISED
         if len(base) <= first:
-            return eligible, base + unit_hashes((vendor, "rank", query), self._urls[eligible]) * spread * 1.6
+            return eligible, base + self._noise(query, vendor, spread, eligible)
         j = int(np.searchsorted(from_top, first))  # the `first` highest: the bins above `edge`, then some of it
         edge, above = 1024 - j, int(from_top[j - 1]) if j else 0
         head = bins > edge
         head[np.flatnonzero(bins == edge)[: first - above]] = True
         ahead = np.flatnonzero(head)
-        noisy = base[ahead] + unit_hashes((vendor, "rank", query), self._urls[eligible[ahead]]) * spread * 1.6
+        noisy = base[ahead] + self._noise(query, vendor, spread, eligible[ahead])
         nth = np.partition(noisy, len(noisy) - n)[len(noisy) - n]
         behind = np.flatnonzero((base + reach >= nth) & ~head)
-        more = base[behind] + unit_hashes((vendor, "rank", query), self._urls[eligible[behind]]) * spread * 1.6
+        more = base[behind] + self._noise(query, vendor, spread, eligible[behind])
         return eligible[np.concatenate([ahead, behind])], np.concatenate([noisy, more])
 
+    def _noise(self, query: str, vendor: str, spread: float, positions: np.ndarray) -> np.ndarray:
+        """Each page's noise: `unit_hash(vendor, "rank", query, url)` × (1 − quality) × 1.6, in that order."""
+        return unit_hashes((vendor, "rank", query), self._urls[positions].tolist()) * spread * 1.6
 
-def unit_hashes(parts: tuple[str, ...], lasts: Sequence[bytes] | np.ndarray) -> np.ndarray:
+
+def unit_hashes(parts: tuple[str, ...], lasts: Sequence[bytes]) -> np.ndarray:
     """`unit_hash(*parts, last)` for each UTF-8 encoded `last`, at once (about a seventh of the cost
     of one call each): the shared beginning is hashed once and its state copied for each ending."""
     copy = hashlib.sha256(("\x1f".join(parts) + "\x1f").encode()).copy
