@@ -8,6 +8,7 @@
     python -m benchmarks.run_all distributed  # a snapshot: local path vs Celery on 1 and 2 workers
     python -m benchmarks.run_all reproduce [--folder DIR]   # `bench reproduce` on a published folder: bundle size, time
     python -m benchmarks.run_all scale [--sizes 252,2520,12600] [--vendors brave,exa] [--end-to-end]   # the demo at 1x/10x/50x rows, stage by stage (and whole)
+    python -m benchmarks.run_all simulator [--pages-per-stratum 700] [--sample 1]   # the simulator under a 12,600-row snapshot's requests
     python -m benchmarks.run_all all        # all of the above but reproduce and scale, one after another
     python -m benchmarks.run_all summary    # the README table from the results files
 
@@ -80,6 +81,12 @@ def run_scale(args) -> dict:
     return scale(sizes, vendors, profile, stages, keep, args.end_to_end, args.workers)
 
 
+def run_simulator(args) -> dict:
+    from benchmarks.simulator_bench import simulator
+
+    return simulator(args.pages_per_stratum, args.sample, args.connections)
+
+
 def reproduce_name(args) -> str:
     """One results file per published folder measured (the demo's, the scale snapshot's, ...)."""
     from benchmarks.reproduce_bench import DEFAULT_FOLDER
@@ -96,8 +103,9 @@ BENCHMARKS = {
     "distributed": ("distributed_snapshot", run_distributed),
     "reproduce": ("reproduce", run_reproduce),  # named per folder (reproduce_name); not in `all`: it needs one
     "scale": ("scale", run_scale),  # also writes scale_<size>.json per size; not in `all`: it takes long
+    "simulator": ("simulator", run_simulator),  # about 175,000 requests at the defaults; not in `all`
 }
-SLOW = ("reproduce", "scale")
+SLOW = ("reproduce", "scale", "simulator")
 
 
 def summary() -> str:
@@ -159,6 +167,13 @@ def summary() -> str:
             "< 2 GiB, index < 1 MB",
         )
     row(
+        "simulator",
+        "{cpu_ms_per_request} ms CPU per request over {requests:,} requests (search {cpu_ms_per_request_by_endpoint[search]}, "
+        "extract {cpu_ms_per_request_by_endpoint[extract]}; worst {worst_phase} {worst_phase_cpu_ms_per_request}); "
+        "peak RSS {peak_rss_mib} MiB, PSS at end {pss_mib_at_end} MiB; start-up {startup_cpu_seconds} s CPU",
+        "≤ 1.5 ms, < 512 MiB",
+    )
+    row(
         "distributed_snapshot",
         "local {local_seconds} s; Celery 1 worker {celery_1_worker_seconds} s, 2 workers "
         "{celery_2_workers_seconds} s ({speedup_2_over_1_worker} × faster); distributed / local "
@@ -192,6 +207,9 @@ def main(argv: list[str] | None = None) -> int:
         "--end-to-end", action="store_true", help="scale: first run each size whole with `bench demo` (its own home)"
     )
     parser.add_argument("--workers", type=int, default=4, help="scale: `bench demo --workers` for --end-to-end")
+    parser.add_argument("--pages-per-stratum", type=int, default=700, help="simulator: its corpus (700: 12,600 rows)")
+    parser.add_argument("--sample", type=int, default=1, help="simulator: send every n-th request of each vendor")
+    parser.add_argument("--connections", type=int, default=4, help="simulator: concurrent connections")
     args = parser.parse_args(argv)
     if args.which == "summary":
         print(summary())

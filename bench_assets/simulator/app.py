@@ -15,7 +15,9 @@ when the account has no credit left) and `error_response(status, message)` (its 
 by the fault injector for 429 and 500).
 
 The simulator keeps a request log and a billing log (what a vendor would have charged) that
-tests read at `/_sim/requests` and `/_sim/billing`, and one simulated account balance per vendor
+tests read at `/_sim/requests` and `/_sim/billing` (each keeps the last `$BENCH_SIM_LOG_LIMIT`
+records, default 100,000; one that dropped some answers 507 unless asked `?partial=true`: see
+`bench_assets.simulator.logs`), and one simulated account balance per vendor
 (`CreditAccounts`): unlimited unless set with `POST /_sim/credits {"exa": 0.05}`; every billed
 call draws on it, and a vendor whose balance is used up answers with its out-of-credit response.
 `POST /_sim/reset` clears the logs, the fault counters and the balances.
@@ -41,7 +43,7 @@ from urllib.parse import unquote
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import Match, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from bench_assets.errors import BenchInputError
@@ -58,6 +60,7 @@ from bench_assets.simulator.faults import (
 from bench_assets.simulator.fresh_pages import SentinelRegistry, SimClock
 from bench_assets.simulator.fresh_pages import routes as sentinel_routes
 from bench_assets.simulator.index import Hit, SearchIndex, extract_page, styled_url, unit_hash
+from bench_assets.simulator.logs import DEFAULT_LOG_LIMIT, LOG_LIMIT_ENV, BoundedLog
 from bench_assets.simulator.profiles import PROFILES, VendorProfile
 from bench_assets.simulator.registry_site import RegistrySite, registry_file
 from bench_assets.simulator.request import SimRequest
@@ -197,11 +200,10 @@ class Simulator:
     latency_scale: float = 1.0
     index: SearchIndex = field(init=False)
     routes: list[VendorRoute] = field(default_factory=list)
-    request_log: list[dict[str, Any]] = field(default_factory=list)
-    billing_log: list[dict[str, Any]] = field(default_factory=list)
+    request_log: BoundedLog = field(default_factory=BoundedLog)
+    billing_log: BoundedLog = field(default_factory=BoundedLog)
     faults: FaultState = field(default_factory=FaultState)
     credits: CreditAccounts = field(default_factory=CreditAccounts)  # per-vendor account balances
-    _lock: threading.Lock = field(default_factory=threading.Lock)
     _ids: itertools.count = field(default_factory=itertools.count)
     _pages_by_url: dict[str, Page] | None = None
     sentinels: SentinelRegistry = field(default_factory=SentinelRegistry)
@@ -254,17 +256,16 @@ class Simulator:
         if usd is None:
             usd = self.profiles[vendor].usd_per_request.get(endpoint, 0.0)
         self.credits.draw(vendor, usd)
-        with self._lock:
-            self.billing_log.append(
-                {
-                    "vendor": vendor,
-                    "endpoint": endpoint,
-                    "request_id": request_id,
-                    "units": units or {f"request.{endpoint}": 1.0},
-                    "usd": usd,
-                    "at": time.time(),
-                }
-            )
+        self.billing_log.append(
+            {
+                "vendor": vendor,
+                "endpoint": endpoint,
+                "request_id": request_id,
+                "units": units or {f"request.{endpoint}": 1.0},
+                "usd": usd,
+                "at": time.time(),
+            }
+        )
         return usd
 
     async def delay(self, vendor: str, key: str) -> None:
@@ -361,7 +362,7 @@ async def _serve_route(
         body,
     )
     how = _credentials(route, req, sim.signup)
-    _log_request(sim, req, route, how is not None, request.url.query)
+    _log_request(sim, req, route, how is not None)
     if how is None:
         make = hooks.unauthorized.get(route.vendor)
         return make(req) if make else JSONResponse({"error": "unauthorized"}, status_code=401)
@@ -369,7 +370,8 @@ async def _serve_route(
         needed = hooks.credit_needed[route.vendor](sim, req) if route.vendor in hooks.credit_needed else 0.0
         if not sim.credits.can_pay(route.vendor, needed):
             return hooks.out_of_credit[route.vendor](sim, req)  # checked before anything is served
-    await sim.delay(route.vendor, path + request.url.query + body.decode("utf-8", "replace"))
+    if sim.latency_scale > 0:
+        await sim.delay(route.vendor, path + request.url.query + body.decode("utf-8", "replace"))
     return await sim.faults.respond(
         route.vendor, request_key(req, route.auth_param), request.scope, functools.partial(route.handler, sim, req)
     )
@@ -382,12 +384,10 @@ def control_routes(sim: Simulator) -> list[Route]:
         return JSONResponse({"ok": True, "vendors": sorted({r.vendor for r in sim.routes}), "pid": os.getpid()})
 
     async def billing(request: Request) -> Response:
-        with sim._lock:
-            return JSONResponse(list(sim.billing_log))
+        return _log_response(sim.billing_log, "billing", request)
 
     async def requests_log(request: Request) -> Response:
-        with sim._lock:
-            return JSONResponse(list(sim.request_log))
+        return _log_response(sim.request_log, "request", request)
 
     async def vendors(request: Request) -> Response:
         base = str(request.base_url).rstrip("/")
@@ -411,9 +411,8 @@ def control_routes(sim: Simulator) -> list[Route]:
         )
 
     async def reset(request: Request) -> Response:
-        with sim._lock:
-            sim.request_log.clear()
-            sim.billing_log.clear()
+        sim.request_log.clear()
+        sim.billing_log.clear()
         sim.faults.reset()
         sim.credits.reset()
         return JSONResponse({"ok": True})
@@ -451,12 +450,16 @@ def control_routes(sim: Simulator) -> list[Route]:
 def build_app(sim: Simulator, unauthorized: dict[str, Callable[[SimRequest], Response]] | None = None) -> Starlette:
     sim.routes = load_vendor_routes(sim)
     hooks = load_vendor_hooks(sim, unauthorized)
+    routes_at: dict[tuple[str, str], list[VendorRoute]] = {}  # by method and host, in their order
+    for vendor_route in sim.routes:
+        routes_at.setdefault((vendor_route.method, vendor_route.host), []).append(vendor_route)
 
     async def dispatch(request: Request) -> Response:
         host = request.path_params["host"]
         path = "/" + request.path_params.get("path", "")
         body = await request.body()
-        route = next((r for r in sim.routes if r.matches(request.method, host, path)), None)
+        candidates = routes_at.get((request.method, host), ())
+        route = next((r for r in candidates if r.matches(request.method, host, path)), None)
         if route is not None:
             return await _serve_route(sim, hooks, route, request, host, path, body)
         if request.method == "GET" and host in REGISTRY_HOSTS:  # a registry's API, with the fault injector
@@ -474,14 +477,31 @@ def build_app(sim: Simulator, unauthorized: dict[str, Callable[[SimRequest], Res
             return HTMLResponse(page.render_html())
         return JSONResponse({"error": f"simulator has no route for {request.method} {host}{path}"}, status_code=404)
 
+    specific = [*control_routes(sim), *sim.signup.routes(SIM_PREFIX)]  # sign-up APIs are on auth hosts
+    taken = {r.path.split("/")[2] for r in specific if r.path.startswith(SIM_PREFIX + "/")}
     return FaultableStarlette(
         routes=[
-            *control_routes(sim),
-            *sim.signup.routes(SIM_PREFIX),  # vendors' sign-up APIs (auth hosts), before the generic dispatch
+            VendorApiRoute(frozenset(r.host for r in sim.routes) - taken, dispatch),
+            *specific,  # before the generic dispatch
             Route(SIM_PREFIX + "/{host}/{path:path}", dispatch, methods=["GET", "POST"]),
             Route(SIM_PREFIX + "/{host}", dispatch, methods=["GET", "POST"]),
         ]
     )
+
+
+class VendorApiRoute(Route):
+    """The generic dispatch for the vendor API hosts (no other route serves), tried first: a run's
+    calls then skip the control and sign-up routes, some 85 regular expressions a call."""
+
+    def __init__(self, hosts: frozenset[str], endpoint: Callable[[Request], Awaitable[Response]]):
+        super().__init__(SIM_PREFIX + "/{host}/{path:path}", endpoint, methods=["GET", "POST"])
+        self.hosts = hosts
+
+    def matches(self, scope: Scope) -> tuple[Match, Scope]:
+        match, child = super().matches(scope)
+        if match is Match.FULL and child["path_params"]["host"] in self.hosts:
+            return match, child
+        return Match.NONE, {}  # anything else (another host, a method not served) as before
 
 
 def vendor_hosts(sim: Simulator) -> dict[str, str]:
@@ -509,30 +529,49 @@ class HostPorts:
         await self.app(scope, receive, send)
 
 
-def _log_request(sim: Simulator, req: SimRequest, route: VendorRoute, auth_ok: bool, raw_query: str) -> None:
+def _log_request(sim: Simulator, req: SimRequest, route: VendorRoute, auth_ok: bool) -> None:
     secret_headers = {route.auth_header, "authorization", *(header for header, _ in route.alt_auth)}
     headers = {k: v for k, v in req.headers.items() if k not in secret_headers}
     params = {k: v for k, v in req.params.items() if k != route.auth_param}
-    with sim._lock:
-        sim.request_log.append(
-            {
-                "at": time.time(),
-                "vendor": req.vendor,
-                "method": req.method,
-                "host": req.host,
-                "path": req.path,
-                "params": params,
-                "headers": headers,
-                "body": req.body.decode("utf-8", "replace"),
-                "auth_ok": auth_ok,
-            }
+    sim.request_log.append(
+        {
+            "at": time.time(),
+            "vendor": req.vendor,
+            "method": req.method,
+            "host": req.host,
+            "path": req.path,
+            "params": params,
+            "headers": headers,
+            "body": req.body.decode("utf-8", "replace"),
+            "auth_ok": auth_ok,
+        }
+    )
+
+
+def _log_response(log: BoundedLog, name: str, request: Request) -> Response:
+    """A log as a JSON array; 507 when it dropped records since the last reset (it is not the
+    whole log), unless the caller asks for what is left with `?partial=true`."""
+    if log.dropped and request.query_params.get("partial", "").lower() not in ("true", "1"):
+        message = (
+            f"the {name} log dropped its {log.dropped} oldest records since the last reset (it keeps the last "
+            f"{log.limit}, ${LOG_LIMIT_ENV}): reset before a run whose log you read, raise the limit, "
+            "or ask for what is left with ?partial=true"
         )
+        return JSONResponse({"error": message, "dropped": log.dropped, "kept": len(log)}, status_code=507)
+    return Response(log.json(), media_type="application/json")
 
 
 def create_simulator(pages_per_stratum: int | None = None, latency_scale: float | None = None) -> Simulator:
     pages = pages_per_stratum or _env_number("BENCH_SIM_PAGES_PER_STRATUM", "14", int, minimum=1)
     scale = latency_scale if latency_scale is not None else _env_number("BENCH_SIM_LATENCY_SCALE", "1.0", float, 0.0)
-    sim = Simulator(corpus=build_corpus(pages_per_stratum=pages), profiles=dict(PROFILES), latency_scale=scale)
+    limit = _env_number(LOG_LIMIT_ENV, str(DEFAULT_LOG_LIMIT), int, minimum=0)
+    sim = Simulator(
+        corpus=build_corpus(pages_per_stratum=pages),
+        profiles=dict(PROFILES),
+        latency_scale=scale,
+        request_log=BoundedLog(limit),
+        billing_log=BoundedLog(limit),
+    )
     sim.faults.set_plan(fault_plan_from_env())
     return sim
 

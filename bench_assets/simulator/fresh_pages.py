@@ -15,7 +15,8 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter, ValidationError
 from starlette.requests import Request
@@ -24,11 +25,21 @@ from starlette.routing import Route
 
 from bench_assets.golden.planted import Page
 from bench_assets.metrics import normalize_url
-from bench_assets.sentinels.pages import SentinelPage, parse_utc
 from bench_assets.simulator.index import tokenize, unit_hash
 from bench_assets.simulator.profiles import VendorProfile
 
-_PAGES = TypeAdapter(list[SentinelPage])
+if TYPE_CHECKING:
+    from bench_assets.sentinels.pages import SentinelPage
+
+
+@cache
+def _pages_schema() -> TypeAdapter[list[SentinelPage]]:
+    """The schema of `POST /_sim/sentinels`. `bench_assets.sentinels.pages` is imported here and for
+    `parse_utc`, when a sentinel or the clock is first set, not with the simulator: it brings pandas
+    and DuckDB (about 100 MiB), which a simulator never sent a sentinel does without."""
+    from bench_assets.sentinels.pages import SentinelPage
+
+    return TypeAdapter(list[SentinelPage])
 
 
 class SimClock:
@@ -142,6 +153,8 @@ def routes(sim: Any) -> list[Route]:
 
     async def clock(request: Request) -> Response:
         if request.method == "POST":
+            from bench_assets.sentinels.pages import parse_utc
+
             try:
                 body = await request.json()
                 sim.clock.set(parse_utc(body["now"]) if body.get("now") else None)
@@ -152,7 +165,7 @@ def routes(sim: Any) -> list[Route]:
     async def sentinels(request: Request) -> Response:
         if request.method == "POST":
             try:
-                pages = _PAGES.validate_json(await request.body())
+                pages = _pages_schema().validate_json(await request.body())
             except ValidationError as exc:
                 return JSONResponse({"error": str(exc)}, status_code=400)
             unpublished = [p.id for p in pages if p.published_at is None]

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+import numpy as np
 from starlette.responses import Response
 
 from bench_assets.golden.planted import Page
@@ -197,25 +198,34 @@ class RegistrySite:
     """The registry hosts inside the simulator: their files, and pages the vendors can find."""
 
     pages: dict[str, Page] = field(default_factory=registry_pages)
-    _tokens: dict[str, set[str]] = field(default_factory=dict)
+    # Built on first search, as every search asks: for each word, which pages hold it (a mask in
+    # page order), and each vendor's covered pages.
+    _holding: dict[str, np.ndarray] | None = None
+    _covered: dict[tuple[str, float], np.ndarray] = field(default_factory=dict)
 
     def page(self, url: str) -> Page | None:
         return self.pages.get(normalize_url(url))
 
     def searchable(self, vendor: str, profile: VendorProfile, query: str) -> list[Page]:
-        """The registry pages in this vendor's index that hold most of the query's words."""
+        """The registry pages in this vendor's index that hold most of the query's words, in page order."""
         terms = set(tokenize(query))
         if not terms:
             return []
-        out = []
-        for page in self.pages.values():
-            tokens = self._tokens.get(page.url)
-            if tokens is None:
-                tokens = self._tokens[page.url] = set(tokenize(page.text()))
-            covered = unit_hash(vendor, "coverage", page.url) < profile.coverage
-            if covered and len(terms & tokens) / len(terms) >= SEARCH_SHARE:
-                out.append(page)
-        return out
+        listed = list(self.pages.values())
+        if self._holding is None:
+            holding: dict[str, np.ndarray] = {}
+            for i, page in enumerate(listed):
+                for word in set(tokenize(page.text())):
+                    holding.setdefault(word, np.zeros(len(listed), dtype=bool))[i] = True
+            self._holding = holding
+        key = (vendor, profile.coverage)
+        if key not in self._covered:
+            self._covered[key] = np.array([unit_hash(vendor, "coverage", p.url) < profile.coverage for p in listed])
+        held = np.zeros(len(listed), dtype=np.int64)  # how many of the query's words each page holds
+        for word in terms:
+            if word in self._holding:
+                held += self._holding[word]
+        return [listed[i] for i in np.flatnonzero(self._covered[key] & (held / len(terms) >= SEARCH_SHARE)).tolist()]
 
 
 def registry_file(host: str, path: str) -> Response | None:

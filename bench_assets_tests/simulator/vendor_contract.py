@@ -83,7 +83,7 @@ class VendorContract:
         index, profile = demo_index(), PROFILES[self.vendor]
         easy = []
         for page in demo_corpus().golden_pages:
-            scores = sorted(index.bm25.get_scores(tokenize(page.query)), reverse=True)
+            scores = sorted(index.scores(tokenize(page.query)), reverse=True)
             if (
                 unit_hash(self.vendor, "coverage", page.url) < profile.coverage
                 and scores[0] > 0
