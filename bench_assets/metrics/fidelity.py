@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any
 
 from .text import contains_normalized, contains_number, normalize_text, parse_number
@@ -64,6 +65,12 @@ def _exact(value: Any) -> Fraction:
     number = float(value)
     if not math.isfinite(number):
         raise ValueError(f"not a finite number: {value!r}")
+    return _decimal_fraction(number)
+
+
+@lru_cache(maxsize=256)  # the same weights and thresholds, page after page
+def _decimal_fraction(number: float) -> Fraction:
+    """A finite float as the fraction its shortest decimal spelling writes (0.0 and -0.0 are both 0)."""
     return Fraction(repr(number))
 
 

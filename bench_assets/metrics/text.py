@@ -40,6 +40,7 @@ import math
 import numbers
 import re
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -84,6 +85,11 @@ _NUMBER_PATTERN = rf"""
     (?P<percent>\s?%)?
 """
 _NUMBER = re.compile(_NUMBER_PATTERN, re.VERBOSE)
+# Every character a number's match can begin with: a sign, a currency symbol (then maybe a sign),
+# a digit, or the point of ".5". The pattern opens with lookbehinds, which give Python's regex
+# engine no first character to skip ahead to, so `finditer` tries the whole pattern at every
+# position of a text; `_number_matches` tries it only where one of these stands.
+_NUMBER_START = re.compile(rf"[-+\u2212.0-9{re.escape(_CURRENCY_CHARS)}]")
 
 # Numbers are respelled in plain decimals up to this power of ten and left as written beyond.
 _MAX_PLAIN_EXPONENT = 40
@@ -143,6 +149,22 @@ class _Number:
         return f"0.{'0' * -point}{self.digits}"
 
 
+def _number_matches(text: str) -> Iterator[re.Match[str]]:
+    """The matches of the number pattern in ``text``, exactly those of ``_NUMBER.finditer(text)``:
+    the pattern is tried at each position where a number can begin (``_NUMBER_START``), from
+    left to right, resuming after each match, as ``finditer`` does (matches are never empty, and
+    a match tried at a position sees the text before it, so lookbehinds read the same)."""
+    search, match = _NUMBER_START.search, _NUMBER.match
+    position = 0
+    while (candidate := search(text, position)) is not None:
+        found = match(text, candidate.start())
+        if found is None:
+            position = candidate.start() + 1
+        else:
+            yield found
+            position = found.end()
+
+
 def _number_of(match: re.Match[str]) -> _Number:
     whole, _, fraction = match.group("body").replace(",", "").partition(".")
     written_exponent = match.group("exponent")
@@ -159,6 +181,13 @@ def _number_of(match: re.Match[str]) -> _Number:
     return _Number(sign=sign, digits=stripped, exponent=exponent if stripped else 0)
 
 
+# A number written in its own canonical spelling: digits without a leading zero, and a decimal part
+# without a trailing one; no sign, currency, percent, thousands separator or exponent. Its canonical
+# token (`_canonical_number_token`) is its text, whatever surrounds it (a number left as written is
+# too), and its value is `float` of its text (both spellings are the same decimal, which `float`
+# rounds correctly), so most numbers of a text need no `_number_of`.
+_PLAIN_NUMBER = re.compile(r"(?:0|[1-9][0-9]*)(?:\.[0-9]*[1-9])?")
+
 _AMBIGUOUS_BEFORE = re.compile(r"[0-9](?:,|[eE][-+\u2212]?)\Z")
 _AMBIGUOUS_AFTER = re.compile(r",[0-9]")
 
@@ -167,7 +196,8 @@ def _canonical_number_token(match: re.Match[str], number: _Number) -> str:
     spelled = number.magnitude()
     text = match.string
     start, end = match.span()
-    ambiguous_context = _AMBIGUOUS_BEFORE.search(text, 0, start) is not None or (
+    # The pattern before a number spans at most three characters: only they are searched.
+    ambiguous_context = _AMBIGUOUS_BEFORE.search(text, max(0, start - 3), start) is not None or (
         _AMBIGUOUS_AFTER.match(text, end) is not None
     )
     if spelled is None or ambiguous_context:
@@ -198,7 +228,9 @@ def canonical_text(text: str | None) -> str:
     normalized = normalize_text(text)
     pieces: list[str] = []
     last = 0
-    for match in _NUMBER.finditer(normalized):
+    for match in _number_matches(normalized):
+        if _PLAIN_NUMBER.fullmatch(match.group()):
+            continue  # already in its canonical spelling: left in place
         pieces.append(normalized[last : match.start()])
         pieces.append(_canonical_number_token(match, _number_of(match)))
         last = match.end()
@@ -240,13 +272,22 @@ def find_numbers(text: str | None) -> list[float]:
     """
     if not text:
         return []
+    return list(_numbers_in(text))
+
+
+# Scoring asks about the same text many times: fidelity looks up every cell and fact of a row in
+# one page, answer scoring each result text for the answer and again for the cue.
+@lru_cache(maxsize=256)
+def _numbers_in(text: str) -> tuple[float, ...]:
+    """:func:`find_numbers` of a non-empty text, kept for the next question about it."""
     normalized = unicodedata.normalize("NFKC", text)
-    numbers: list[float] = []
-    for match in _NUMBER.finditer(normalized):
-        value = _number_of(match).as_float()
+    values = []
+    for match in _number_matches(normalized):
+        written = match.group()
+        value = float(written) if _PLAIN_NUMBER.fullmatch(written) else _number_of(match).as_float()
         if math.isfinite(value):
-            numbers.append(value)
-    return numbers
+            values.append(value)
+    return tuple(values)
 
 
 def numbers_match(expected: float, found: float, rel_tol: float = 0.0) -> bool:
@@ -270,7 +311,9 @@ def numbers_match(expected: float, found: float, rel_tol: float = 0.0) -> bool:
 def contains_number(text: str | None, expected: float, rel_tol: float = 0.0) -> bool:
     """Whether any whole number in ``text`` (see :func:`find_numbers`) matches ``expected``
     within ``rel_tol`` (see :func:`numbers_match`)."""
-    return any(numbers_match(expected, found, rel_tol) for found in find_numbers(text))
+    if not text:
+        return False
+    return any(numbers_match(expected, found, rel_tol) for found in _numbers_in(text))
 
 
 def _is_unspaced_script(char: str) -> bool:
@@ -327,10 +370,10 @@ def contains_phrase(text: str | None, phrase: str | None) -> bool:
     continue a decimal (``"25"`` is not in ``"1.25"``) or follow a sign (``"5"`` is not in
     ``"-5"``). An empty phrase is never present.
     """
-    needle = canonical_text(phrase)
+    needle = _canonical(phrase or "")
     if not needle:
         return False
-    haystack = canonical_text(text)
+    haystack = _canonical(text or "")
     start = haystack.find(needle)
     while start != -1:
         end = start + len(needle)
@@ -340,15 +383,21 @@ def contains_phrase(text: str | None, phrase: str | None) -> bool:
     return False
 
 
+@lru_cache(maxsize=256)  # answer scoring reads each result text for the answer, then for the cue
+def _canonical(text: str) -> str:
+    """:func:`canonical_text`, kept for the next question about the same text."""
+    return canonical_text(text)
+
+
 @lru_cache(maxsize=64)  # fidelity looks up every phrase, cell and noise string in the same content
 def _canonical_numbers(text: str) -> tuple[str, dict[int, tuple[int, bool]]]:
     """The canonical text, and each whole number in it: start of its digits -> (end of its
     digits, whether it is negative)."""
-    canonical = canonical_text(text)
+    canonical = _canonical(text)
     spans: dict[int, tuple[int, bool]] = {}
-    for match in _NUMBER.finditer(canonical):
+    for match in _number_matches(canonical):
         start, end = match.span("body")
-        spans[start] = (end, _number_of(match).negative)
+        spans[start] = (end, not _PLAIN_NUMBER.fullmatch(match.group()) and _number_of(match).negative)
     return canonical, spans
 
 
