@@ -18,17 +18,16 @@ capability) have no scores at all.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
 from bench_assets.adapters import get_adapter
-from bench_assets.adapters.base import Adapter
+from bench_assets.adapters.base import Adapter, loads_json
 from bench_assets.errors import NotReadyError
 from bench_assets.fetch.classify import classify_response
-from bench_assets.fetch.spend import archived_spend
+from bench_assets.fetch.spend import archived_spend, attempt_readings
 from bench_assets.golden.rows import GoldenRow, capability_of
 from bench_assets.golden.store import load_golden_rows
 from bench_assets.golden.verdicts import NO_EXTRACTION, AnswerVerdict, extract_fidelity, score_answer
@@ -91,11 +90,14 @@ def read_evidence(
     vendor billed (`fetch.archived_spend`). Rows of a capability the adapter lacks get none.
     NotReadyError names `where` when a row the vendor can serve has no archived response."""
     sent = raw[raw["role"] != "decoy"] if len(raw) else raw
-    finals = final_attempts(sent)
+    # Every attempt is read once (`fetch.read_attempt`): for its spend, and for a final attempt its
+    # reading's parsed body is what classifying it needs, so no body is parsed twice.
+    readings = attempt_readings(adapter, prices, sent) if len(sent) else []
+    finals = final_attempts(sent.assign(reading_index=range(len(sent))))
     by_key = {(r.query_id, r.capability): r for r in finals.itertuples(index=False)}
     # Spend of a row: every attempt the vendor billed, retries included (see fetch.archived_spend).
     billed_by_key = (
-        archived_spend(adapter, prices, sent).groupby([sent["query_id"], sent["capability"]]).sum().to_dict()
+        archived_spend(adapter, prices, sent, readings).groupby([sent["query_id"], sent["capability"]]).sum().to_dict()
         if len(sent)
         else {}
     )
@@ -113,7 +115,7 @@ def read_evidence(
         if cap not in adapter.capabilities:
             continue
         rec = by_key[(row.id, cap)]
-        headers = json.loads(rec.response_headers_json) if isinstance(rec.response_headers_json, str) else {}
+        headers = loads_json(rec.response_headers_json) if isinstance(rec.response_headers_json, str) else {}
         status = None if pd.isna(rec.http_status) else int(rec.http_status)
         classified = classify_response(
             adapter,
@@ -122,6 +124,7 @@ def read_evidence(
             headers,
             rec.body if isinstance(rec.body, str) else None,
             rec.transport_error if isinstance(rec.transport_error, str) else None,
+            parsed=readings[rec.reading_index].parsed,
         )
         answered = classified.response_class == "ok"
         out[row.id] = RowEvidence(
