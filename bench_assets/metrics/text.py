@@ -40,6 +40,7 @@ import math
 import numbers
 import re
 import unicodedata
+from bisect import bisect_left
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
@@ -110,6 +111,8 @@ def normalize_text(text: str | None) -> str:
     """
     if not text:
         return ""
+    if text.isascii():  # NFKC leaves ASCII as it is, and case-folds it as lower() does
+        return _WHITESPACE.sub(" ", text.lower()).strip()
     folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
     return _WHITESPACE.sub(" ", folded).strip()
 
@@ -276,8 +279,9 @@ def find_numbers(text: str | None) -> list[float]:
 
 
 # Scoring asks about the same text many times: fidelity looks up every cell and fact of a row in
-# one page, answer scoring each result text for the answer and again for the cue.
-@lru_cache(maxsize=256)
+# one page, answer scoring each result text for the answer and again for the cue, and the same
+# pages come back in the results of many rows.
+@lru_cache(maxsize=1024)
 def _numbers_in(text: str) -> tuple[float, ...]:
     """:func:`find_numbers` of a non-empty text, kept for the next question about it."""
     normalized = unicodedata.normalize("NFKC", text)
@@ -313,7 +317,18 @@ def contains_number(text: str | None, expected: float, rel_tol: float = 0.0) -> 
     within ``rel_tol`` (see :func:`numbers_match`)."""
     if not text:
         return False
-    return any(numbers_match(expected, found, rel_tol) for found in _numbers_in(text))
+    if type(expected) is not float:
+        return any(numbers_match(expected, found, rel_tol) for found in _numbers_in(text))
+    # |found − expected| (rounded, as numbers_match computes it) only grows as found moves away
+    # from expected on either side, so some number matches iff one of the two nearest does.
+    numbers = _sorted_numbers_in(text)
+    nearest = bisect_left(numbers, expected)
+    return any(numbers_match(expected, found, rel_tol) for found in numbers[max(0, nearest - 1) : nearest + 1])
+
+
+@lru_cache(maxsize=1024)
+def _sorted_numbers_in(text: str) -> tuple[float, ...]:
+    return tuple(sorted(_numbers_in(text)))
 
 
 def _is_unspaced_script(char: str) -> bool:
@@ -383,7 +398,7 @@ def contains_phrase(text: str | None, phrase: str | None) -> bool:
     return False
 
 
-@lru_cache(maxsize=256)  # answer scoring reads each result text for the answer, then for the cue
+@lru_cache(maxsize=1024)  # answer scoring reads each result text for the answer, then for the cue
 def _canonical(text: str) -> str:
     """:func:`canonical_text`, kept for the next question about the same text."""
     return canonical_text(text)

@@ -124,14 +124,56 @@ def test_a_plain_number_is_its_own_canonical_spelling_and_float(written):
                 assert float(written).hex() == T._number_of(match).as_float().hex()
 
 
-@MANY
-@given(
-    any_text,
-    st.sampled_from([0.0, 5.0, -5.0, 1234.5, 12.5, 0.5, 1e6, 2012.0, 19.0]),
-    st.sampled_from([0.0, 0.001, 0.1]),
+def outcome(function, *args):
+    try:
+        return function(*args)
+    except Exception as exc:  # the error itself is compared
+        return type(exc), str(exc)
+
+
+expected_numbers = st.one_of(
+    st.sampled_from([0.0, -0.0, 5.0, -5.0, 1234.5, 12.5, 0.5, 1e6, 2012.0, 19.0, math.inf, -math.inf, math.nan]),
+    st.floats(),
+    st.integers(min_value=-100, max_value=100),
 )
+
+
+@MANY
+@given(any_text, expected_numbers, st.sampled_from([0.0, 0.001, 0.1, 1.0, -1.0, math.nan, 1e-13]))
+@example("5 and 5.000000000001 and 4.999999999999", 5.0, 0.0)
+@example("-0 0 1e-400", 0.0, 0.0)
+@example("1e308 -1e308", math.inf, 0.0)
 def test_contains_number_agrees_with_the_reference(text, expected, tolerance):
-    assert contains_number(text, expected, tolerance) == reference_contains_number(text, expected, tolerance)
+    assert outcome(contains_number, text, expected, tolerance) == outcome(
+        reference_contains_number, text, expected, tolerance
+    )
+
+
+@MANY
+@given(st.lists(st.floats(allow_nan=False, allow_infinity=False), max_size=12), st.floats(), st.floats(0, 1))
+def test_contains_number_agrees_on_any_numbers(values, expected, tolerance):
+    """Numbers written by repr, so the text holds exactly these values, densely around `expected`."""
+    written = [repr(v) for v in values] + [
+        repr(expected * (1 + d)) for d in (-1e-12, 1e-12, 2e-12) if math.isfinite(expected)
+    ]
+    text = " ; ".join(written)
+    assert outcome(contains_number, text, expected, tolerance) == outcome(
+        reference_contains_number, text, expected, tolerance
+    )
+
+
+def reference_normalize_text(text: str | None) -> str:
+    if not text:
+        return ""
+    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
+    return re.sub(r"\s+", " ", folded).strip()
+
+
+@MANY
+@given(st.one_of(any_text, st.text(st.characters(max_codepoint=127))))
+@example("  Mixed CASE\x1c\x1f\x0b text\t\n")
+def test_normalize_text_agrees_with_the_reference(text):
+    assert T.normalize_text(text) == reference_normalize_text(text)
 
 
 def reference_contains_phrase(text: str | None, phrase: str | None) -> bool:
