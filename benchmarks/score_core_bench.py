@@ -11,6 +11,8 @@ frame, golden rows and split read once, untimed; `score_partition` is then timed
 which is also reported; every run starts with scoring's caches cleared. Per response means per archived attempt of the partition
 (decoys and retries included: everything `score_partition` reads).
 
+`--failures` scores a copy of each archive with failures planted (error statuses, transport errors,
+challenge pages, a malformed body, attempts retried after a 503), so the comparison covers them too.
 `--dump OUT` writes each vendor's (row_scores, response_results) frames as pickles; `--compare OUT`
 checks the frames computed now against them, exactly (dtypes, values, the bytes of every float),
 and exits 1 on any difference. `--profile DIR` writes `<vendor>.prof` (cProfile of one more run).
@@ -75,7 +77,60 @@ def _clear_caches() -> None:
                     value.cache_clear()
 
 
-def one_vendor(home: Path, vendor: str, repeat: int, dump: Path | None, compare: Path | None, profile: Path | None):
+# What `--failures` plants in a copy of each archive, by row position (every 12th row from an offset):
+# the fixture's own archive holds only answered 200s, so these are what exercise classification,
+# spend and retries on real bodies. Each is (offset, http_status or None, headers, body, transport error).
+CHALLENGE = "<!DOCTYPE html><html><head><title>Just a moment...</title></head><body>cf-chl captcha</body></html>"
+PLANTED_FAILURES = (
+    (0, 429, {"retry-after": "1"}, '{"error": {"code": "RATE_LIMITED", "message": "slow down"}}', None),
+    (1, 500, {}, "Internal Server Error", None),
+    (2, None, {}, None, "timeout: read timed out after 20 s"),
+    (3, None, {}, None, "spend_ceiling_reached"),
+    (4, None, {}, None, "ConnectError: connection refused"),
+    (5, 403, {"content-type": "text/html"}, CHALLENGE, None),
+    (6, 200, {"cf-mitigated": "challenge"}, CHALLENGE, None),
+    (7, 402, {}, '{"error": "payment required", "tag": "NO_MORE_CREDITS", "name": "InsufficientBalanceError"}', None),
+    (8, 200, {}, "truncated", None),  # the body cut in half: malformed
+    (9, 401, {}, '{"message": "invalid key"}', None),
+    (10, 404, {}, '{"message": "not found", "code": 1}', None),
+)
+RETRIED = 11  # rows at this offset were answered on a second attempt, after a 503
+
+
+def with_failures(raw: pd.DataFrame) -> pd.DataFrame:
+    """A copy of `raw` with `PLANTED_FAILURES` and retried attempts planted (deterministic)."""
+    out = raw.copy()
+    out["http_status"] = out["http_status"].astype("float64")  # a transport error has no status
+    retried = []
+    for position, index in enumerate(out.index):
+        offset = position % 12
+        if offset == RETRIED:
+            first = out.loc[index].copy()
+            first["http_status"], first["body"], first["latency_ms"] = 503.0, "Service Unavailable", float("nan")
+            retried.append(first)
+            out.loc[index, "attempt"] = int(out.loc[index, "attempt"]) + 1
+            continue
+        _, status, headers, body, error = PLANTED_FAILURES[offset]
+        if (position // 12) % 3 == 0:
+            continue  # leave some of every kind answered
+        if body == "truncated":
+            body = str(out.loc[index, "body"])[: len(str(out.loc[index, "body"])) // 2]
+        out.loc[index, "http_status"] = float("nan") if status is None else float(status)
+        out.loc[index, "response_headers_json"] = json.dumps(headers) if headers else None
+        out.loc[index, "body"] = body
+        out.loc[index, "transport_error"] = error
+    return pd.concat([out, pd.DataFrame(retried)], ignore_index=True) if retried else out
+
+
+def one_vendor(
+    home: Path,
+    vendor: str,
+    repeat: int,
+    dump: Path | None,
+    compare: Path | None,
+    profile: Path | None,
+    failures: bool = False,
+):
     from bench_assets.adapters import get_adapter
     from bench_assets.golden.store import load_golden_rows
     from bench_assets.manifest import load_manifest
@@ -87,6 +142,8 @@ def one_vendor(home: Path, vendor: str, repeat: int, dump: Path | None, compare:
     rows = load_golden_rows(warehouse, SNAPSHOT)
     split = warehouse.split(SNAPSHOT)
     raw = warehouse.rows("raw_responses", SNAPSHOT, vendor=vendor)
+    if failures:
+        raw = with_failures(raw)
     adapter = get_adapter(manifest.vendors[vendor].adapter)
 
     def run() -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -132,6 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dump", default="")
     parser.add_argument("--compare", default="")
     parser.add_argument("--profile", default="")
+    parser.add_argument("--failures", action="store_true", help="score a copy of each archive with failures planted")
     parser.add_argument("--one", action="store_true", help=argparse.SUPPRESS)  # the per-vendor child
     args = parser.parse_args(argv)
     home = Path(args.home).resolve()
@@ -143,6 +201,7 @@ def main(argv: list[str] | None = None) -> int:
             Path(args.dump) if args.dump else None,
             Path(args.compare) if args.compare else None,
             Path(args.profile) if args.profile else None,
+            args.failures,
         )
         print(json.dumps(result))
         return 0
@@ -156,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     for vendor in vendors:
         cmd = [sys.executable, "-m", "benchmarks.score_core_bench", "--one", "--home", str(home), "--vendors", vendor]
-        cmd += ["--repeat", str(args.repeat)]
+        cmd += ["--repeat", str(args.repeat)] + (["--failures"] if args.failures else [])
         for flag in ("dump", "compare", "profile"):
             if getattr(args, flag):
                 cmd += [f"--{flag}", str(Path(getattr(args, flag)).resolve())]
