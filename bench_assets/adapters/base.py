@@ -344,14 +344,8 @@ def results_from(
         content = item.get(content_key) if content_key else None
         if isinstance(content, list):
             content = "\n".join(str(s) for s in content)
-        out.append(
-            NormalizedResult(
-                rank=len(out) + 1,
-                url=url,
-                title=item.get(title_key),
-                snippet=snippet,
-                content=content,
-                published=item.get(published_key) if published_key else None,
-            )
-        )
+        title = item.get(title_key)
+        published = item.get(published_key) if published_key else None
+        # positional: one result per item of every archived body, and keywords cost a fifth more
+        out.append(NormalizedResult(len(out) + 1, url, title, snippet, content, published))
     return tuple(out)

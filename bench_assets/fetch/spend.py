@@ -145,18 +145,17 @@ class SpendLedger:
 def attempt_readings(adapter: Adapter, prices: dict[str, float], raw: pd.DataFrame) -> list[AttemptReading]:
     """`read_attempt` of every archived attempt, in the order of `raw`."""
     out = []
-    for rec in raw.itertuples(index=False):
-        status = None if pd.isna(rec.http_status) else int(rec.http_status)
-        headers = loads_json(rec.response_headers_json) if isinstance(rec.response_headers_json, str) else {}
+    columns = ("capability", "http_status", "response_headers_json", "body", "transport_error")
+    for capability, http_status, headers_json, body, transport_error in zip(*(raw[c] for c in columns)):
         out.append(
             read_attempt(
                 adapter,
                 prices,
-                rec.capability,
-                status,
-                headers,
-                rec.body if isinstance(rec.body, str) else None,
-                rec.transport_error if isinstance(rec.transport_error, str) else None,
+                capability,
+                None if pd.isna(http_status) else int(http_status),
+                loads_json(headers_json) if isinstance(headers_json, str) else {},
+                body if isinstance(body, str) else None,
+                transport_error if isinstance(transport_error, str) else None,
             )
         )
     return out

@@ -82,6 +82,20 @@ class RowEvidence:
     error_detail: str | None = None
 
 
+# What scoring reads of a final attempt (the request, its time and the body's digest are not read).
+FINAL_COLUMNS = [
+    "query_id",
+    "capability",
+    "http_status",
+    "response_headers_json",
+    "body",
+    "transport_error",
+    "latency_ms",
+    "attempts",
+    "reading_index",
+]
+
+
 def read_evidence(
     adapter: Adapter, prices: dict[str, float], rows: list[GoldenRow], raw: pd.DataFrame, where: str
 ) -> dict[str, RowEvidence]:
@@ -93,7 +107,7 @@ def read_evidence(
     # Every attempt is read once (`fetch.read_attempt`): for its spend, and for a final attempt its
     # reading's parsed body is what classifying it needs, so no body is parsed twice.
     readings = attempt_readings(adapter, prices, sent) if len(sent) else []
-    finals = final_attempts(sent.assign(reading_index=range(len(sent))))
+    finals = final_attempts(sent.assign(reading_index=range(len(sent))))[FINAL_COLUMNS]
     by_key = {(r.query_id, r.capability): r for r in finals.itertuples(index=False)}
     # Spend of a row: every attempt the vendor billed, retries included (see fetch.archived_spend).
     billed_by_key = (
@@ -166,8 +180,10 @@ def score_rows(
     one the vendor cannot serve (`unsupported`). Returns (row_scores, response_results) frames."""
     scores: list[dict[str, Any]] = []
     parsed: dict[str, list[Any]] = {}
+    no_hits = {f"hit_at_{k}": None for k in HIT_KS}
     for row in rows:
-        base = {
+        got = evidence.get(row.id)
+        entry = {
             "snapshot_id": snapshot_id,
             "vendor": vendor,
             "row_id": row.id,
@@ -175,6 +191,7 @@ def score_rows(
             "stratum": row.stratum,
             "cohort": row.cohort,
             "task_type": row.task_type,
+            "response_class": "unsupported" if got is None else got.response_class,
             "n_results": 0,
             "first_hit_rank": None,
             "fidelity": None,
@@ -187,25 +204,22 @@ def score_rows(
             "attempts": 0,
             "request_id": None,
             "error_detail": None,
-            **{f"hit_at_{k}": None for k in HIT_KS},
+            **no_hits,
         }
-        got = evidence.get(row.id)
+        scores.append(entry)
         if got is None:
-            scores.append({**base, "response_class": "unsupported"})
             continue
         answered = got.response_class == "ok"
         results = list(got.results) if answered else []
         parsed[row.id] = results
-        entry = {
-            **base,
-            "response_class": got.response_class,
-            "n_results": len(results),
-            "billed_usd": got.billed_usd,
-            "latency_ms": got.latency_ms,
-            "attempts": got.attempts,
-            "request_id": got.request_id,
-            "error_detail": got.error_detail,
-        }
+        entry.update(
+            n_results=len(results),
+            billed_usd=got.billed_usd,
+            latency_ms=got.latency_ms,
+            attempts=got.attempts,
+            request_id=got.request_id,
+            error_detail=got.error_detail,
+        )
         task = row.task
         if task.type == "extract":
             fid = extract_fidelity(task, results, fidelity_weights) if answered else NO_EXTRACTION
@@ -219,15 +233,17 @@ def score_rows(
             )
             entry["answer_score"], entry["answer_rule"] = verdict.score, verdict.rule
             entry["correct"] = verdict.score == 1.0
-        scores.append(entry)
 
     # Every result list of the partition at once: normalized URLs, and hit@k of the search rows.
-    listed = [
-        (row_id, position, r) for row_id, results in parsed.items() for position, r in enumerate(results, start=1)
-    ]
-    result_lists = pd.DataFrame(
-        {"query_id": [q for q, _, _ in listed], "rank": [p for _, p, _ in listed], "url": [r.url for _, _, r in listed]}
-    )
+    # Every result in order, with its row and its position in the row's list:
+    query_ids: list[str] = []
+    positions: list[int] = []
+    listed: list[Any] = []
+    for row_id, results in parsed.items():
+        query_ids += [row_id] * len(results)
+        positions += range(1, len(results) + 1)
+        listed += results
+    result_lists = pd.DataFrame({"query_id": query_ids, "rank": positions, "url": [r.url for r in listed]})
     searched = [(row.id, row.task) for row in rows if row.task.type == "search" and row.id in parsed]
     golden = pd.DataFrame(
         {
@@ -252,13 +268,13 @@ def score_rows(
             "snapshot_id": snapshot_id,
             "vendor": vendor,
             "row_id": result_lists["query_id"],
-            "rank": [r.rank for _, _, r in listed],
+            "rank": [r.rank for r in listed],
             "url": result_lists["url"],
             "url_normalized": forms["url_normalized"].to_numpy(),
-            "title": [r.title for _, _, r in listed],
-            "snippet": [(r.snippet or "")[:500] for _, _, r in listed],
-            "published": [r.published for _, _, r in listed],
-            "content_chars": [len(r.content or "") for _, _, r in listed],
+            "title": [r.title for r in listed],
+            "snippet": [(r.snippet or "")[:500] for r in listed],
+            "published": [r.published for r in listed],
+            "content_chars": [len(r.content or "") for r in listed],
         },
         columns=RESULT_COLUMNS,
     )
