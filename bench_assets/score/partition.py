@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from bench_assets.adapters import get_adapter
@@ -268,18 +269,29 @@ def score_rows(
             "snapshot_id": snapshot_id,
             "vendor": vendor,
             "row_id": result_lists["query_id"],
-            "rank": [r.rank for r in listed],
+            "rank": np.array([r.rank for r in listed], dtype="int64"),
             "url": result_lists["url"],
             "url_normalized": forms["url_normalized"].to_numpy(),
-            "title": [r.title for r in listed],
-            "snippet": [(r.snippet or "")[:500] for r in listed],
-            "published": [r.published for r in listed],
-            "content_chars": [len(r.content or "") for r in listed],
+            "title": _text_column([r.title for r in listed]),
+            "snippet": _text_column([(r.snippet or "")[:500] for r in listed]),
+            "published": _text_column([r.published for r in listed]),
+            "content_chars": np.array([len(r.content or "") for r in listed], dtype="int64"),
         },
         columns=RESULT_COLUMNS,
     )
     frame = pd.DataFrame(scores, columns=SCORE_COLUMNS).astype(SCORE_DTYPES)
-    return frame, results_out.astype({"rank": "int64", "content_chars": "int64"})
+    return frame, results_out
+
+
+def _text_column(values: list[Any]) -> np.ndarray | list[Any]:
+    """`values` as the column pandas makes of them: texts and Nones as an object array (what pandas
+    infers for them, without scanning them to find out), anything else (a vendor's number for a
+    title) left to pandas' inference as before."""
+    if not all(value is None or isinstance(value, str) for value in values):
+        return values
+    column = np.empty(len(values), dtype=object)
+    column[:] = values
+    return column
 
 
 def score_vendor_partition(warehouse: Warehouse, manifest: Manifest, vendor: str) -> tuple[pd.DataFrame, pd.DataFrame]:
