@@ -56,7 +56,6 @@ __all__ = [
     "parse_number",
 ]
 
-_WHITESPACE = re.compile(r"\s+")
 
 # Every currency symbol (Unicode category Sc) in the Basic Multilingual Plane.
 _CURRENCY_CHARS = "".join(chr(code) for code in range(0x10000) if unicodedata.category(chr(code)) == "Sc")
@@ -86,11 +85,30 @@ _NUMBER_PATTERN = rf"""
     (?P<percent>\s?%)?
 """
 _NUMBER = re.compile(_NUMBER_PATTERN, re.VERBOSE)
-# Every character a number's match can begin with: a sign, a currency symbol (then maybe a sign),
-# a digit, or the point of ".5". The pattern opens with lookbehinds, which give Python's regex
-# engine no first character to skip ahead to, so `finditer` tries the whole pattern at every
-# position of a text; `_number_matches` tries it only where one of these stands.
-_NUMBER_START = re.compile(rf"[-+\u2212.0-9{re.escape(_CURRENCY_CHARS)}]")
+
+
+def _number_start_pattern() -> str:
+    """Where a number's match can begin: a digit; a point before a digit (".5"); a sign that is
+    not glued to a word, a number or another sign, with a digit at most five characters on
+    ("-$ -.5"); a currency symbol with a digit at most four characters on ("$ -.5"). A necessary
+    condition only (the number pattern decides), cheap to test: every alternative opens with its
+    own character, so the regex engine skips straight to the next character that opens one."""
+
+    def digit_within(n: int) -> str:
+        return rf"(?=[\s\S]{{0,{n - 1}}}[0-9])"
+
+    alternatives = [*"0123456789", r"\.(?=[0-9])"]
+    alternatives += [
+        re.escape(sign) + rf"(?<![0-9A-Za-z_.,+\-\u2212]{re.escape(sign)})" + digit_within(5) for sign in "-+\u2212"
+    ]
+    alternatives += [re.escape(symbol) + digit_within(4) for symbol in _CURRENCY_CHARS]
+    return "|".join(alternatives)
+
+
+# The pattern opens with lookbehinds, which give Python's regex engine no first character to skip
+# ahead to, so `finditer` tries the whole pattern at every position of a text; `_number_matches`
+# tries it only where `_NUMBER_START` finds that a number can begin.
+_NUMBER_START = re.compile(_number_start_pattern())
 
 # Numbers are respelled in plain decimals up to this power of ten and left as written beyond.
 _MAX_PLAIN_EXPONENT = 40
@@ -112,9 +130,12 @@ def normalize_text(text: str | None) -> str:
     if not text:
         return ""
     if text.isascii():  # NFKC leaves ASCII as it is, and case-folds it as lower() does
-        return _WHITESPACE.sub(" ", text.lower()).strip()
-    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
-    return _WHITESPACE.sub(" ", folded).strip()
+        folded = text.lower()
+    else:
+        folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
+    # split() cuts at every run of whitespace (str.isspace, the characters \s matches) and drops
+    # the ends: joined by single spaces, it is the collapse-and-strip, without a regex pass.
+    return " ".join(folded.split())
 
 
 @dataclass(frozen=True)
