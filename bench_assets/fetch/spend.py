@@ -144,7 +144,9 @@ class SpendLedger:
 
 def attempt_readings(adapter: Adapter, prices: dict[str, float], raw: pd.DataFrame) -> list[AttemptReading]:
     """`read_attempt` of every archived attempt, in the order of `raw`."""
-    out = []
+    out: list[AttemptReading] = []
+    if raw.empty:  # (a frame without rows may come without columns too)
+        return out
     columns = ("capability", "http_status", "response_headers_json", "body", "transport_error")
     for capability, http_status, headers_json, body, transport_error in zip(*(raw[c] for c in columns)):
         out.append(
@@ -165,8 +167,12 @@ def ledger_of(
     adapter: Adapter, prices: dict[str, float], raw: pd.DataFrame, readings: list[AttemptReading] | None = None
 ) -> SpendLedger:
     ledger = SpendLedger(adapter, prices)
-    for rec, reading in zip(raw.itertuples(index=False), readings or attempt_readings(adapter, prices, raw)):
-        ledger.add(rec.query_id, rec.capability, reading)
+    if raw.empty:
+        return ledger
+    for query_id, capability, reading in zip(
+        raw["query_id"], raw["capability"], readings or attempt_readings(adapter, prices, raw)
+    ):
+        ledger.add(query_id, capability, reading)
     return ledger
 
 

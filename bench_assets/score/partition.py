@@ -287,7 +287,7 @@ def _text_column(values: list[Any]) -> np.ndarray | list[Any]:
     """`values` as the column pandas makes of them: texts and Nones as an object array (what pandas
     infers for them, without scanning them to find out), anything else (a vendor's number for a
     title) left to pandas' inference as before."""
-    if not all(value is None or isinstance(value, str) for value in values):
+    if not set(map(type, values)) <= {str, type(None)}:
         return values
     column = np.empty(len(values), dtype=object)
     column[:] = values
