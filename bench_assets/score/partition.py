@@ -18,6 +18,7 @@ capability) have no scores at all.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,13 +58,15 @@ SCORE_DTYPES = {
 }
 
 
-def final_attempts(raw: pd.DataFrame) -> pd.DataFrame:
-    """The last attempt of each (query, capability), with the number of attempts made."""
-    if raw.empty:
-        return raw.assign(attempts=pd.Series(dtype="int64"))
-    counts = raw.groupby(["query_id", "capability"]).size().rename("attempts").reset_index()
-    last = raw.sort_values("attempt").groupby(["query_id", "capability"], as_index=False).tail(1)
-    return last.merge(counts, on=["query_id", "capability"])
+def _final_positions(keys: list[tuple[Any, Any]], numbers: list[int]) -> dict[tuple[Any, Any], int]:
+    """The position of the last attempt of each (query, capability) key: the one with the highest
+    attempt number (there is one attempt per number: it is part of the archive's key)."""
+    final: dict[tuple[Any, Any], int] = {}
+    for position, key in enumerate(keys):
+        best = final.get(key)
+        if best is None or numbers[position] > numbers[best]:
+            final[key] = position
+    return final
 
 
 @dataclass(frozen=True)
@@ -83,18 +86,17 @@ class RowEvidence:
     error_detail: str | None = None
 
 
-# What scoring reads of a final attempt (the request, its time and the body's digest are not read).
-FINAL_COLUMNS = [
+# What scoring reads of an attempt (the request, its time and the body's digest are not read).
+READ_COLUMNS = (
     "query_id",
     "capability",
+    "attempt",
     "http_status",
     "response_headers_json",
     "body",
     "transport_error",
     "latency_ms",
-    "attempts",
-    "reading_index",
-]
+)
 
 
 def read_evidence(
@@ -108,8 +110,10 @@ def read_evidence(
     # Every attempt is read once (`fetch.read_attempt`): for its spend, and for a final attempt its
     # reading's parsed body is what classifying it needs, so no body is parsed twice.
     readings = attempt_readings(adapter, prices, sent) if len(sent) else []
-    finals = final_attempts(sent.assign(reading_index=range(len(sent))))[FINAL_COLUMNS]
-    by_key = {(r.query_id, r.capability): r for r in finals.itertuples(index=False)}
+    read = {name: sent[name].tolist() if len(sent) else [] for name in READ_COLUMNS}
+    keys = list(zip(read["query_id"], read["capability"]))
+    final_of = _final_positions(keys, read["attempt"])  # (query, capability) -> position in `sent`
+    attempts_of = Counter(keys)
     # Spend of a row: every attempt the vendor billed, retries included (see fetch.archived_spend).
     billed_by_key = (
         archived_spend(adapter, prices, sent, readings).groupby([sent["query_id"], sent["capability"]]).sum().to_dict()
@@ -117,7 +121,7 @@ def read_evidence(
         else {}
     )
     missing = [
-        r.id for r in rows if capability_of(r) in adapter.capabilities and (r.id, capability_of(r)) not in by_key
+        r.id for r in rows if capability_of(r) in adapter.capabilities and (r.id, capability_of(r)) not in final_of
     ]
     if missing:
         raise NotReadyError(
@@ -129,25 +133,29 @@ def read_evidence(
         cap = capability_of(row)
         if cap not in adapter.capabilities:
             continue
-        rec = by_key[(row.id, cap)]
-        headers = loads_json(rec.response_headers_json) if isinstance(rec.response_headers_json, str) else {}
-        status = None if pd.isna(rec.http_status) else int(rec.http_status)
+        final = final_of[(row.id, cap)]
+        headers_json, status, body = (
+            read["response_headers_json"][final],
+            read["http_status"][final],
+            read["body"][final],
+        )
+        transport_error, latency = read["transport_error"][final], read["latency_ms"][final]
         classified = classify_response(
             adapter,
             cap,
-            status,
-            headers,
-            rec.body if isinstance(rec.body, str) else None,
-            rec.transport_error if isinstance(rec.transport_error, str) else None,
-            parsed=readings[rec.reading_index].parsed,
+            None if pd.isna(status) else int(status),
+            loads_json(headers_json) if isinstance(headers_json, str) else {},
+            body if isinstance(body, str) else None,
+            transport_error if isinstance(transport_error, str) else None,
+            parsed=readings[final].parsed,
         )
         answered = classified.response_class == "ok"
         out[row.id] = RowEvidence(
             response_class=classified.response_class,
             results=tuple(classified.parsed.results) if classified.parsed and answered else (),
             billed_usd=float(billed_by_key.get((row.id, cap), 0.0)),
-            latency_ms=float(rec.latency_ms) if not pd.isna(rec.latency_ms) else None,
-            attempts=int(rec.attempts),
+            latency_ms=float(latency) if not pd.isna(latency) else None,
+            attempts=attempts_of[(row.id, cap)],
             request_id=classified.parsed.request_id if classified.parsed else None,
             error_detail=classified.detail,
         )
