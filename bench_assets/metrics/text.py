@@ -425,16 +425,21 @@ def _canonical(text: str) -> str:
     return canonical_text(text)
 
 
-@lru_cache(maxsize=64)  # fidelity looks up every phrase, cell and noise string in the same content
-def _canonical_numbers(text: str) -> tuple[str, dict[int, tuple[int, bool]]]:
-    """The canonical text, and each whole number in it: start of its digits -> (end of its
-    digits, whether it is negative)."""
-    canonical = _canonical(text)
+@lru_cache(maxsize=1024)  # fidelity looks up every phrase, cell and noise string in the same content
+def _number_spans(canonical: str) -> dict[int, tuple[int, bool]]:
+    """Each whole number of a canonical text: start of its digits -> (end of its digits, whether
+    it is negative)."""
     spans: dict[int, tuple[int, bool]] = {}
     for match in _number_matches(canonical):
         start, end = match.span("body")
         spans[start] = (end, not _PLAIN_NUMBER.fullmatch(match.group()) and _number_of(match).negative)
-    return canonical, spans
+    return spans
+
+
+def _canonical_numbers(text: str) -> tuple[str, dict[int, tuple[int, bool]]]:
+    """The canonical text, and each whole number in it (`_number_spans`)."""
+    canonical = _canonical(text)
+    return canonical, _number_spans(canonical)
 
 
 def _splits_digit_run(text: str, start: int, end: int, needle: str) -> bool:
@@ -458,11 +463,16 @@ def contains_normalized(text: str | None, phrase: str | None) -> bool:
     ``"COVID-19 cases"`` (a hyphen after a letter is not a sign). An empty phrase is never
     present.
     """
-    needle, needle_numbers = _canonical_numbers(phrase or "")
+    needle = _canonical(phrase or "")
     if not needle:
         return False
-    haystack, haystack_numbers = _canonical_numbers(text or "")
+    haystack = _canonical(text or "")
     start = haystack.find(needle)
+    if start == -1:
+        return False
+    # Numbers are located only now, and the text's only when the phrase has some to compare.
+    needle_numbers = _number_spans(needle)
+    haystack_numbers = _number_spans(haystack) if needle_numbers else {}
     while start != -1:
         end = start + len(needle)
         if not _splits_digit_run(haystack, start, end, needle) and all(
