@@ -18,7 +18,10 @@ capability) have no scores at all.
 
 from __future__ import annotations
 
+import gc
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -172,8 +175,27 @@ def score_partition(
     raw: pd.DataFrame,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Score every golden row for one vendor. Returns (row_scores, response_results) frames."""
-    evidence = read_evidence(adapter, manifest.vendors[vendor].prices_usd, rows, raw, f"{snapshot_id}|{vendor}")
-    return score_rows(snapshot_id, vendor, manifest.fidelity_weights, manifest.answer_k, rows, split, evidence)
+    with cyclic_gc_paused():
+        evidence = read_evidence(adapter, manifest.vendors[vendor].prices_usd, rows, raw, f"{snapshot_id}|{vendor}")
+        return score_rows(snapshot_id, vendor, manifest.fidelity_weights, manifest.answer_k, rows, split, evidence)
+
+
+@contextmanager
+def cyclic_gc_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector paused for the duration (reference counting still frees
+    every object as it goes). Scoring builds hundreds of thousands of small objects (parsed
+    bodies, results, records) that stay alive until the partition is scored and form no cycles
+    worth collecting; as they pile up the collector walks them all again and again, which cost
+    about a seventh of scoring's CPU (0.53 s against 0.46 s for exa's 3,276 responses). The
+    collector's state is restored on the way out; any cycle made meanwhile is found by its next
+    run."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def score_rows(
