@@ -1,15 +1,15 @@
 """The per-row scoring core on a kept home: `score_partition` per vendor, CPU seconds in-process.
 
     python -m benchmarks.score_core_bench --home DIR [--vendors exa,brave] [--repeat 3]
-        [--dump OUT | --compare OUT] [--profile DIR]
+        [--dump OUT | --compare OUT] [--failures] [--profile DIR]
 
 A home kept by the scale benchmark (`run_all scale --keep DIR`, then DIR/<size>) holds a whole
 snapshot: golden rows, the split and every vendor's archived raw responses. Each vendor is scored
 in a process of its own (as `vendor_scores` is: no cache warmed by another vendor's pages), its raw
 frame, golden rows and split read once, untimed; `score_partition` is then timed with
 `time.process_time` (CPU, not wall: the machine is shared), best of `--repeat` runs, the first of
-which is also reported; every run starts with scoring's caches cleared. Per response means per archived attempt of the partition
-(decoys and retries included: everything `score_partition` reads).
+which is also reported; every run starts with scoring's caches cleared. Per response means per
+archived attempt of the partition (decoys and retries included: everything `score_partition` reads).
 
 `--failures` scores a copy of each archive with failures planted (error statuses, transport errors,
 challenge pages, a malformed body, attempts retried after a 503), so the comparison covers them too.
