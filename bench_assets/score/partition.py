@@ -123,19 +123,16 @@ def read_evidence(
         if len(sent)
         else {}
     )
-    missing = [
-        r.id for r in rows if capability_of(r) in adapter.capabilities and (r.id, capability_of(r)) not in final_of
-    ]
+    served = [(row, capability_of(row)) for row in rows]
+    served = [(row, cap) for row, cap in served if cap in adapter.capabilities]
+    missing = [row.id for row, cap in served if (row.id, cap) not in final_of]
     if missing:
         raise NotReadyError(
             f"{len(missing)} golden rows of {where} have no archived response "
             f"(first: {missing[:3]}); materialize vendor_responses for this partition first"
         )
     out: dict[str, RowEvidence] = {}
-    for row in rows:
-        cap = capability_of(row)
-        if cap not in adapter.capabilities:
-            continue
+    for row, cap in served:
         final = final_of[(row.id, cap)]
         headers_json, status, body = (
             read["response_headers_json"][final],
@@ -274,7 +271,13 @@ def score_rows(
         query_ids += [row_id] * len(results)
         positions += range(1, len(results) + 1)
         listed += results
-    result_lists = pd.DataFrame({"query_id": query_ids, "rank": positions, "url": [r.url for r in listed]})
+    result_lists = pd.DataFrame(
+        {
+            "query_id": _text_column(query_ids),
+            "rank": np.array(positions, dtype="int64"),
+            "url": _text_column([r.url for r in listed]),
+        }
+    )
     searched = [(row.id, row.task) for row in rows if row.task.type == "search" and row.id in parsed]
     golden = pd.DataFrame(
         {
