@@ -17,6 +17,8 @@ from functools import lru_cache
 from typing import Any, ClassVar, Literal, overload
 from urllib.parse import quote, quote_plus
 
+import pydantic_core
+
 Capability = Literal["search", "extract"]
 
 # Error classes an adapter may report from the vendor's own codes. The scoring layer adds the
@@ -148,6 +150,18 @@ class MalformedResponse(ValueError):
     """The body is not what the vendor documents (truncated JSON, wrong shape)."""
 
 
+def loads_json(text: str) -> Any:
+    """`json.loads(text)`, at about twice its speed: the text is read by pydantic-core's JSON parser
+    (jiter), which reads a JSON text as json does (integers of any size as ints, NaN and Infinity,
+    numbers rounded alike, the last of duplicate keys; `test_json_decoding.py` holds it to that), and
+    a text it refuses (a lone surrogate, nesting deeper than it allows, anything that is not JSON)
+    goes to json, so every value and every error, message included, is json's own."""
+    try:
+        return pydantic_core.from_json(text, cache_strings=False)
+    except (ValueError, TypeError):
+        return json.loads(text)
+
+
 # A search answered over several pages is archived as one attempt whose body is this envelope:
 # {"bench_pages": [page 1 body as sent, page 2 body, ...], "bench_stopped": why paging ended early}.
 # Each page's body is kept as the exact text the vendor sent; no vendor body has this key.
@@ -249,7 +263,7 @@ class Adapter:
         body: Any = body_text
         if self.json_body or not (200 <= status < 300):
             try:
-                body = json.loads(body_text) if body_text else None
+                body = loads_json(body_text) if body_text else None
             except json.JSONDecodeError as exc:
                 if 200 <= status < 300 and self.json_body:
                     raise MalformedResponse(f"{self.name}: body is not JSON ({exc.msg})") from exc
@@ -330,14 +344,8 @@ def results_from(
         content = item.get(content_key) if content_key else None
         if isinstance(content, list):
             content = "\n".join(str(s) for s in content)
-        out.append(
-            NormalizedResult(
-                rank=len(out) + 1,
-                url=url,
-                title=item.get(title_key),
-                snippet=snippet,
-                content=content,
-                published=item.get(published_key) if published_key else None,
-            )
-        )
+        title = item.get(title_key)
+        published = item.get(published_key) if published_key else None
+        # positional: one result per item of every archived body, and keywords cost a fifth more
+        out.append(NormalizedResult(len(out) + 1, url, title, snippet, content, published))
     return tuple(out)

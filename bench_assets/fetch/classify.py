@@ -59,14 +59,19 @@ class Classified:
     detail: str | None = None
 
 
+# "<html" or "<!doctype" in any letter case: exactly what finding them in the lower-cased text
+# finds (no character but an ASCII capital lower-cases to one of these letters, "<" or "!"),
+# without lower-casing the first 20,000 characters of every body.
+_HTML_MARKUP = re.compile(r"<(?:[Hh][Tt][Mm][Ll]|![Dd][Oo][Cc][Tt][Yy][Pp][Ee])")
+
+
 def looks_like_challenge(body: str | None) -> bool:
     """A challenge page: an HTML body (or other non-JSON text) carrying a known interstitial marker."""
     if not body:
         return False
     head = body[:20000]
-    lowered = head.lower()
     # the cheap test first: most bodies are JSON, and the marker search is the costly part
-    if not ("<html" in lowered or "<!doctype" in lowered or not head.lstrip().startswith(("{", "["))):
+    if head.lstrip().startswith(("{", "[")) and _HTML_MARKUP.search(head) is None:
         return False
     return bool(_CHALLENGE.search(head))
 
@@ -99,8 +104,13 @@ def classify_response(
     headers: dict[str, str],
     body: str | None,
     transport_error: str | None,
+    parsed: ParsedResponse | None = None,
 ) -> Classified:
-    """Return the class of one final archived attempt, with the parsed response when there is one."""
+    """Return the class of one final archived attempt, with the parsed response when there is one.
+
+    `parsed`: the adapter's reading of this very response (`adapter.parse(VendorTask(capability,
+    ""), http_status, headers, body)`) when the caller has it already (`fetch.spend.read_attempt`
+    keeps it); the body is then not parsed again. It is used only where the body would be parsed."""
     if transport_error:
         if transport_error.startswith("timeout"):
             return Classified("timeout", None, transport_error)
@@ -112,10 +122,11 @@ def classify_response(
     if is_challenge(http_status, headers, body):
         kind = "a success" if 200 <= http_status < 300 else "an error"
         return Classified("blocked", None, f"challenge page served with {kind} status ({http_status})")
-    try:
-        parsed = adapter.parse(VendorTask(capability, ""), http_status, headers, body or "")
-    except MalformedResponse as exc:
-        return Classified("malformed", None, str(exc))
+    if parsed is None:
+        try:
+            parsed = adapter.parse(VendorTask(capability, ""), http_status, headers, body or "")
+        except MalformedResponse as exc:
+            return Classified("malformed", None, str(exc))
     if parsed.error_class:
         return Classified(_VENDOR_CLASS.get(parsed.error_class, "server"), parsed, parsed.error_detail)
     if not parsed.results:

@@ -8,13 +8,12 @@ decides whether an attempt is worth retrying (`read_attempt`).
 
 from __future__ import annotations
 
-import json
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pandas as pd
 
-from bench_assets.adapters.base import Adapter, Capability, MalformedResponse, VendorTask
+from bench_assets.adapters.base import Adapter, Capability, MalformedResponse, ParsedResponse, VendorTask, loads_json
 from bench_assets.fetch.classify import RETRYABLE_STATUSES, looks_like_challenge
 
 
@@ -50,6 +49,9 @@ class AttemptReading:
     billed_usd: float | None  # None: the vendor billed a response whose body we could not read
     readable: bool  # a 2xx vendor response that parsed
     units: dict[str, float] | None = None  # the units a readable response billed, as the adapter read them
+    # The adapter's reading of a readable response, kept so that classifying the same attempt
+    # (`fetch.classify.classify_response(parsed=...)`) does not parse its body again.
+    parsed: ParsedResponse | None = field(default=None, compare=False, repr=False)
 
 
 def read_attempt(
@@ -81,7 +83,7 @@ def read_attempt(
         parsed = adapter.parse(VendorTask(capability, ""), status, headers, body or "")
     except MalformedResponse:
         return AttemptReading(True, None, False)
-    return AttemptReading(False, priced_usd(parsed.billed_units, prices), True, parsed.billed_units)
+    return AttemptReading(False, priced_usd(parsed.billed_units, prices), True, parsed.billed_units, parsed)
 
 
 def read_billed_usd(
@@ -142,19 +144,20 @@ class SpendLedger:
 
 def attempt_readings(adapter: Adapter, prices: dict[str, float], raw: pd.DataFrame) -> list[AttemptReading]:
     """`read_attempt` of every archived attempt, in the order of `raw`."""
-    out = []
-    for rec in raw.itertuples(index=False):
-        status = None if pd.isna(rec.http_status) else int(rec.http_status)
-        headers = json.loads(rec.response_headers_json) if isinstance(rec.response_headers_json, str) else {}
+    out: list[AttemptReading] = []
+    if raw.empty:  # (a frame without rows may come without columns too)
+        return out
+    columns = ("capability", "http_status", "response_headers_json", "body", "transport_error")
+    for capability, http_status, headers_json, body, transport_error in zip(*(raw[c] for c in columns)):
         out.append(
             read_attempt(
                 adapter,
                 prices,
-                rec.capability,
-                status,
-                headers,
-                rec.body if isinstance(rec.body, str) else None,
-                rec.transport_error if isinstance(rec.transport_error, str) else None,
+                capability,
+                None if pd.isna(http_status) else int(http_status),
+                loads_json(headers_json) if isinstance(headers_json, str) else {},
+                body if isinstance(body, str) else None,
+                transport_error if isinstance(transport_error, str) else None,
             )
         )
     return out
@@ -164,11 +167,18 @@ def ledger_of(
     adapter: Adapter, prices: dict[str, float], raw: pd.DataFrame, readings: list[AttemptReading] | None = None
 ) -> SpendLedger:
     ledger = SpendLedger(adapter, prices)
-    for rec, reading in zip(raw.itertuples(index=False), readings or attempt_readings(adapter, prices, raw)):
-        ledger.add(rec.query_id, rec.capability, reading)
+    if raw.empty:
+        return ledger
+    for query_id, capability, reading in zip(
+        raw["query_id"], raw["capability"], readings or attempt_readings(adapter, prices, raw)
+    ):
+        ledger.add(query_id, capability, reading)
     return ledger
 
 
-def archived_spend(adapter: Adapter, prices: dict[str, float], raw: pd.DataFrame) -> pd.Series:
-    """USD billed per archived attempt (aligned with `raw`'s index), priced as `SpendLedger` says."""
-    return pd.Series(ledger_of(adapter, prices, raw).per_attempt(), index=raw.index, dtype="float64")
+def archived_spend(
+    adapter: Adapter, prices: dict[str, float], raw: pd.DataFrame, readings: list[AttemptReading] | None = None
+) -> pd.Series:
+    """USD billed per archived attempt (aligned with `raw`'s index), priced as `SpendLedger` says;
+    `readings`: `attempt_readings` of `raw` when the caller has them."""
+    return pd.Series(ledger_of(adapter, prices, raw, readings).per_attempt(), index=raw.index, dtype="float64")

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any
 
 from .text import contains_normalized, contains_number, normalize_text, parse_number
@@ -64,6 +65,12 @@ def _exact(value: Any) -> Fraction:
     number = float(value)
     if not math.isfinite(number):
         raise ValueError(f"not a finite number: {value!r}")
+    return _decimal_fraction(number)
+
+
+@lru_cache(maxsize=256)  # the same weights and thresholds, page after page
+def _decimal_fraction(number: float) -> Fraction:
+    """A finite float as the fraction its shortest decimal spelling writes (0.0 and -0.0 are both 0)."""
     return Fraction(repr(number))
 
 
@@ -200,42 +207,56 @@ def extraction_fidelity(
     returned_content = content or ""
     tolerance = _tolerance(golden)
 
-    field_scores: dict[str, Fraction] = {}
+    shares: dict[str, tuple[int, int]] = {}  # field -> (found, defined)
 
     golden_title = _golden_value(golden, "title")
     if golden_title is not None and not isinstance(golden_title, str):
         raise ValueError(f"golden field 'title' must be a string, got {golden_title!r}")
     if golden_title and normalize_text(golden_title):
-        field_scores["title"] = Fraction(contains_normalized(returned_title, golden_title))
+        shares["title"] = (int(contains_normalized(returned_title, golden_title)), 1)
 
     lists = {key: _string_list(key, _golden_value(golden, key)) for key in _LIST_FIELDS}
 
     if lists["anchor_phrases"]:
         phrases = lists["anchor_phrases"]
         found = sum(contains_normalized(returned_content, str(phrase)) for phrase in phrases)
-        field_scores["anchor_phrases"] = Fraction(found, len(phrases))
+        shares["anchor_phrases"] = (found, len(phrases))
 
     if lists["table_cells"]:
         cells = lists["table_cells"]
         found = sum(_cell_present(cell, returned_content, tolerance) for cell in cells)
-        field_scores["table_cells"] = Fraction(found, len(cells))
+        shares["table_cells"] = (found, len(cells))
 
     if lists["numeric_facts"]:
         facts = _numbers("numeric_facts", lists["numeric_facts"])
         found = sum(contains_number(returned_content, fact, tolerance) for fact in facts)
-        field_scores["numeric_facts"] = Fraction(found, len(facts))
+        shares["numeric_facts"] = (found, len(facts))
 
     if lists["noise"]:
         noise = lists["noise"]
         absent = sum(not contains_normalized(returned_content, str(item)) for item in noise)
-        field_scores["noise"] = Fraction(absent, len(noise))
+        shares["noise"] = (absent, len(noise))
 
-    ordered = {name: field_scores[name] for name in FIDELITY_FIELDS if name in field_scores}
-    fields = {name: float(value) for name, value in ordered.items()}
-    total_weight = sum((effective[name] for name in ordered), Fraction(0))
+    return _weighted_fidelity({name: shares[name] for name in FIDELITY_FIELDS if name in shares}, effective)
+
+
+def _weighted_fidelity(shares: dict[str, tuple[int, int]], weights: dict[str, Fraction]) -> FidelityScore:
+    """The score ``Σ w_f · s_f / Σ w_f`` of the fields in ``shares`` (field -> (found, defined),
+    in field order), each weight ``w_f = p/q`` exact, each share ``s_f = found/defined``.
+
+    Exact, in integers over common denominators: the fraction arithmetic written out, several times
+    faster than `Fraction` operations. Every float is the exact quotient rounded once (`int / int`
+    is correctly rounded, as `float(Fraction)` is), and the label compares the exact score."""
+    fields = {name: found / defined for name, (found, defined) in shares.items()}
+    exact = {name: (weights[name].numerator, weights[name].denominator) for name in shares}
+    weight_denominator = math.lcm(*(q for _, q in exact.values()))
+    total_weight = sum(p * (weight_denominator // q) for p, q in exact.values())  # Σ w_f · weight_denominator
     if total_weight <= 0:
         return FidelityScore(score=0.0, label="incorrect", fields=fields, weights={})
-    applied = {name: float(effective[name] / total_weight) for name in ordered}
-    # Exact: shares and weights are fractions, so the label sees the true score (in [0, 1]).
-    score = sum((effective[name] * ordered[name] for name in ordered), Fraction(0)) / total_weight
+    applied = {name: (p * weight_denominator) / (q * total_weight) for name, (p, q) in exact.items()}
+    denominators = {name: q * shares[name][1] for name, (_, q) in exact.items()}
+    common = math.lcm(*denominators.values())
+    weighted = sum(p * shares[name][0] * (common // denominators[name]) for name, (p, _) in exact.items())
+    # Σ w_f · s_f / Σ w_f, exactly (in [0, 1]), so the label sees the true score
+    score = Fraction(weighted * weight_denominator, common * total_weight)
     return FidelityScore(score=float(score), label=fidelity_label(score), fields=fields, weights=applied)

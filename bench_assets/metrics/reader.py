@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .answers import CellAnswer
-from .text import _NUMBER, _number_of, contains_phrase, normalize_text
+from .text import _number_matches, _number_of, contains_phrase, normalize_text
 
 __all__ = ["CellReading", "locate_cell_answer", "read_cell_answer"]
 
@@ -69,7 +69,7 @@ class CellReading:
 
 def _numbers(sentence: str) -> list[_Num]:
     out = []
-    for match in _NUMBER.finditer(sentence):
+    for match in _number_matches(sentence):
         number = _number_of(match)
         value = number.as_float()
         body = match.group("body")

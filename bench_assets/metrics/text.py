@@ -40,6 +40,8 @@ import math
 import numbers
 import re
 import unicodedata
+from bisect import bisect_left
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -54,7 +56,6 @@ __all__ = [
     "parse_number",
 ]
 
-_WHITESPACE = re.compile(r"\s+")
 
 # Every currency symbol (Unicode category Sc) in the Basic Multilingual Plane.
 _CURRENCY_CHARS = "".join(chr(code) for code in range(0x10000) if unicodedata.category(chr(code)) == "Sc")
@@ -85,6 +86,30 @@ _NUMBER_PATTERN = rf"""
 """
 _NUMBER = re.compile(_NUMBER_PATTERN, re.VERBOSE)
 
+
+def _number_start_pattern() -> str:
+    """Where a number's match can begin: a digit; a point before a digit (".5"); a sign that is
+    not glued to a word, a number or another sign, with a digit at most five characters on
+    ("-$ -.5"); a currency symbol with a digit at most four characters on ("$ -.5"). A necessary
+    condition only (the number pattern decides), cheap to test: every alternative opens with its
+    own character, so the regex engine skips straight to the next character that opens one."""
+
+    def digit_within(n: int) -> str:
+        return rf"(?=[\s\S]{{0,{n - 1}}}[0-9])"
+
+    alternatives = [*"0123456789", r"\.(?=[0-9])"]
+    alternatives += [
+        re.escape(sign) + rf"(?<![0-9A-Za-z_.,+\-\u2212]{re.escape(sign)})" + digit_within(5) for sign in "-+\u2212"
+    ]
+    alternatives += [re.escape(symbol) + digit_within(4) for symbol in _CURRENCY_CHARS]
+    return "|".join(alternatives)
+
+
+# The pattern opens with lookbehinds, which give Python's regex engine no first character to skip
+# ahead to, so `finditer` tries the whole pattern at every position of a text; `_number_matches`
+# tries it only where `_NUMBER_START` finds that a number can begin.
+_NUMBER_START = re.compile(_number_start_pattern())
+
 # Numbers are respelled in plain decimals up to this power of ten and left as written beyond.
 _MAX_PLAIN_EXPONENT = 40
 
@@ -104,8 +129,13 @@ def normalize_text(text: str | None) -> str:
     """
     if not text:
         return ""
-    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
-    return _WHITESPACE.sub(" ", folded).strip()
+    if text.isascii():  # NFKC leaves ASCII as it is, and case-folds it as lower() does
+        folded = text.lower()
+    else:
+        folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
+    # split() cuts at every run of whitespace (str.isspace, the characters \s matches) and drops
+    # the ends: joined by single spaces, it is the collapse-and-strip, without a regex pass.
+    return " ".join(folded.split())
 
 
 @dataclass(frozen=True)
@@ -143,6 +173,22 @@ class _Number:
         return f"0.{'0' * -point}{self.digits}"
 
 
+def _number_matches(text: str) -> Iterator[re.Match[str]]:
+    """The matches of the number pattern in ``text``, exactly those of ``_NUMBER.finditer(text)``:
+    the pattern is tried at each position where a number can begin (``_NUMBER_START``), from
+    left to right, resuming after each match, as ``finditer`` does (matches are never empty, and
+    a match tried at a position sees the text before it, so lookbehinds read the same)."""
+    search, match = _NUMBER_START.search, _NUMBER.match
+    position = 0
+    while (candidate := search(text, position)) is not None:
+        found = match(text, candidate.start())
+        if found is None:
+            position = candidate.start() + 1
+        else:
+            yield found
+            position = found.end()
+
+
 def _number_of(match: re.Match[str]) -> _Number:
     whole, _, fraction = match.group("body").replace(",", "").partition(".")
     written_exponent = match.group("exponent")
@@ -159,6 +205,13 @@ def _number_of(match: re.Match[str]) -> _Number:
     return _Number(sign=sign, digits=stripped, exponent=exponent if stripped else 0)
 
 
+# A number written in its own canonical spelling: digits without a leading zero, and a decimal part
+# without a trailing one; no sign, currency, percent, thousands separator or exponent. Its canonical
+# token (`_canonical_number_token`) is its text, whatever surrounds it (a number left as written is
+# too), and its value is `float` of its text (both spellings are the same decimal, which `float`
+# rounds correctly), so most numbers of a text need no `_number_of`.
+_PLAIN_NUMBER = re.compile(r"(?:0|[1-9][0-9]*)(?:\.[0-9]*[1-9])?")
+
 _AMBIGUOUS_BEFORE = re.compile(r"[0-9](?:,|[eE][-+\u2212]?)\Z")
 _AMBIGUOUS_AFTER = re.compile(r",[0-9]")
 
@@ -167,7 +220,8 @@ def _canonical_number_token(match: re.Match[str], number: _Number) -> str:
     spelled = number.magnitude()
     text = match.string
     start, end = match.span()
-    ambiguous_context = _AMBIGUOUS_BEFORE.search(text, 0, start) is not None or (
+    # The pattern before a number spans at most three characters: only they are searched.
+    ambiguous_context = _AMBIGUOUS_BEFORE.search(text, max(0, start - 3), start) is not None or (
         _AMBIGUOUS_AFTER.match(text, end) is not None
     )
     if spelled is None or ambiguous_context:
@@ -198,7 +252,9 @@ def canonical_text(text: str | None) -> str:
     normalized = normalize_text(text)
     pieces: list[str] = []
     last = 0
-    for match in _NUMBER.finditer(normalized):
+    for match in _number_matches(normalized):
+        if _PLAIN_NUMBER.fullmatch(match.group()):
+            continue  # already in its canonical spelling: left in place
         pieces.append(normalized[last : match.start()])
         pieces.append(_canonical_number_token(match, _number_of(match)))
         last = match.end()
@@ -240,13 +296,23 @@ def find_numbers(text: str | None) -> list[float]:
     """
     if not text:
         return []
+    return list(_numbers_in(text))
+
+
+# Scoring asks about the same text many times: fidelity looks up every cell and fact of a row in
+# one page, answer scoring each result text for the answer and again for the cue, and the same
+# pages come back in the results of many rows.
+@lru_cache(maxsize=1024)
+def _numbers_in(text: str) -> tuple[float, ...]:
+    """:func:`find_numbers` of a non-empty text, kept for the next question about it."""
     normalized = unicodedata.normalize("NFKC", text)
-    numbers: list[float] = []
-    for match in _NUMBER.finditer(normalized):
-        value = _number_of(match).as_float()
+    values = []
+    for match in _number_matches(normalized):
+        written = match.group()
+        value = float(written) if _PLAIN_NUMBER.fullmatch(written) else _number_of(match).as_float()
         if math.isfinite(value):
-            numbers.append(value)
-    return numbers
+            values.append(value)
+    return tuple(values)
 
 
 def numbers_match(expected: float, found: float, rel_tol: float = 0.0) -> bool:
@@ -270,7 +336,20 @@ def numbers_match(expected: float, found: float, rel_tol: float = 0.0) -> bool:
 def contains_number(text: str | None, expected: float, rel_tol: float = 0.0) -> bool:
     """Whether any whole number in ``text`` (see :func:`find_numbers`) matches ``expected``
     within ``rel_tol`` (see :func:`numbers_match`)."""
-    return any(numbers_match(expected, found, rel_tol) for found in find_numbers(text))
+    if not text:
+        return False
+    if type(expected) is not float:
+        return any(numbers_match(expected, found, rel_tol) for found in _numbers_in(text))
+    # |found − expected| (rounded, as numbers_match computes it) only grows as found moves away
+    # from expected on either side, so some number matches iff one of the two nearest does.
+    numbers = _sorted_numbers_in(text)
+    nearest = bisect_left(numbers, expected)
+    return any(numbers_match(expected, found, rel_tol) for found in numbers[max(0, nearest - 1) : nearest + 1])
+
+
+@lru_cache(maxsize=1024)
+def _sorted_numbers_in(text: str) -> tuple[float, ...]:
+    return tuple(sorted(_numbers_in(text)))
 
 
 def _is_unspaced_script(char: str) -> bool:
@@ -327,10 +406,10 @@ def contains_phrase(text: str | None, phrase: str | None) -> bool:
     continue a decimal (``"25"`` is not in ``"1.25"``) or follow a sign (``"5"`` is not in
     ``"-5"``). An empty phrase is never present.
     """
-    needle = canonical_text(phrase)
+    needle = _canonical(phrase or "")
     if not needle:
         return False
-    haystack = canonical_text(text)
+    haystack = _canonical(text or "")
     start = haystack.find(needle)
     while start != -1:
         end = start + len(needle)
@@ -340,16 +419,27 @@ def contains_phrase(text: str | None, phrase: str | None) -> bool:
     return False
 
 
-@lru_cache(maxsize=64)  # fidelity looks up every phrase, cell and noise string in the same content
-def _canonical_numbers(text: str) -> tuple[str, dict[int, tuple[int, bool]]]:
-    """The canonical text, and each whole number in it: start of its digits -> (end of its
-    digits, whether it is negative)."""
-    canonical = canonical_text(text)
+@lru_cache(maxsize=1024)  # answer scoring reads each result text for the answer, then for the cue
+def _canonical(text: str) -> str:
+    """:func:`canonical_text`, kept for the next question about the same text."""
+    return canonical_text(text)
+
+
+@lru_cache(maxsize=1024)  # fidelity looks up every phrase, cell and noise string in the same content
+def _number_spans(canonical: str) -> dict[int, tuple[int, bool]]:
+    """Each whole number of a canonical text: start of its digits -> (end of its digits, whether
+    it is negative)."""
     spans: dict[int, tuple[int, bool]] = {}
-    for match in _NUMBER.finditer(canonical):
+    for match in _number_matches(canonical):
         start, end = match.span("body")
-        spans[start] = (end, _number_of(match).negative)
-    return canonical, spans
+        spans[start] = (end, not _PLAIN_NUMBER.fullmatch(match.group()) and _number_of(match).negative)
+    return spans
+
+
+def _canonical_numbers(text: str) -> tuple[str, dict[int, tuple[int, bool]]]:
+    """The canonical text, and each whole number in it (`_number_spans`)."""
+    canonical = _canonical(text)
+    return canonical, _number_spans(canonical)
 
 
 def _splits_digit_run(text: str, start: int, end: int, needle: str) -> bool:
@@ -373,11 +463,16 @@ def contains_normalized(text: str | None, phrase: str | None) -> bool:
     ``"COVID-19 cases"`` (a hyphen after a letter is not a sign). An empty phrase is never
     present.
     """
-    needle, needle_numbers = _canonical_numbers(phrase or "")
+    needle = _canonical(phrase or "")
     if not needle:
         return False
-    haystack, haystack_numbers = _canonical_numbers(text or "")
+    haystack = _canonical(text or "")
     start = haystack.find(needle)
+    if start == -1:
+        return False
+    # Numbers are located only now, and the text's only when the phrase has some to compare.
+    needle_numbers = _number_spans(needle)
+    haystack_numbers = _number_spans(haystack) if needle_numbers else {}
     while start != -1:
         end = start + len(needle)
         if not _splits_digit_run(haystack, start, end, needle) and all(

@@ -1,4 +1,4 @@
-"""hit@k over many result rows at once: URL normalization and matching in DuckDB, not a Python loop.
+"""hit@k over many result rows at once: URL normalization in DuckDB and matching on arrays, not a Python loop.
 
 `metrics.normalize_url` and `metrics.hit_at_k` define the contract, one URL and one ranked list at
 a time. This module computes exactly the same thing for a whole table of (query, rank, url) rows:
@@ -14,8 +14,12 @@ a time. This module computes exactly the same thing for a whole table of (query,
 2. hit@k is a join of the results' normalized forms with the golden forms on (query, form),
    grouped by query: the first hit's rank is the smallest matching rank.
 
+`score_result_lists`, what scoring runs on a partition's result lists held in memory, normalizes
+each distinct URL once (step 1) and does the join of step 2 on integer codes of queries and forms
+with numpy and pandas; `first_hit_ranks` does both steps in SQL for tables held in DuckDB.
 `bench_assets_tests/unit/test_vector_scoring.py` checks agreement with `normalize_url` and `hit_at_k`
-on random data, including adversarial URLs.
+on random data, including adversarial URLs; `test_vector_scoring_paths.py` that the two give
+identical frames.
 """
 
 from __future__ import annotations
@@ -160,17 +164,106 @@ def hit_at_k_frame(
     return frame
 
 
+# Below this many result rows the in-memory work is done by one DuckDB thread: a partition's results
+# (about 90,000 rows at 12,600 golden rows) take less CPU on one thread than on one per core (on
+# this project's shared 2-core machine: 0.24 s instead of 0.30-0.55 s for 88,200 rows, 0.085 s
+# instead of 0.12-0.14 s for 17,640, in no more wall time), and other partitions' processes run
+# beside it; larger inputs (`benchmarks/scoring_bench.py`'s million rows) keep DuckDB's default.
+SINGLE_THREAD_ROWS = 500_000
+
+
 def score_result_lists(
     results: pd.DataFrame, golden: pd.DataFrame, ks: Sequence[int] = (1, 3, 5, 10)
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """hit@k and URL normalization for ranked result lists held in memory: what scoring runs.
 
     `results` has (query_id, rank, url), one row per returned result with rank its 1-based
-    position; `golden` has (query_id, url), one row per golden URL of each query scored. Both go
-    to an in-memory DuckDB connection. Returns `(hits, forms)`: `hits` has one row per query
-    of `golden` (query_id, first_hit_rank, hit_at_<k>), `forms` one row per result
-    (query_id, rank, url_normalized), in the order and with the index of `results`.
+    position; `golden` has (query_id, url), one row per golden URL of each query scored. Returns
+    `(hits, forms)`: `hits` has one row per query of `golden` (query_id, first_hit_rank,
+    hit_at_<k>), ordered by query_id; `forms` one row per result (query_id, rank, url_normalized),
+    in the order and with the index of `results`.
+
+    Each distinct URL (results and golden together) is normalized once, in an in-memory DuckDB
+    connection (`normalize_url_column`), and every row takes its URL's form; a result is a hit
+    when its form is one of its query's golden forms (a null URL, form '', never is), and the
+    first hit's rank is the smallest such rank: the join `first_hit_ranks` does, on integer codes.
+    Query ids that are not all texts, or URLs that are neither texts nor None, go to DuckDB whole
+    (`first_hit_ranks`), which casts them as it casts any value.
     """
+    ks = _checked_ks(ks)
+    query_ids, urls = results["query_id"].astype("object"), results["url"].astype("object")
+    golden_ids, golden_urls = golden["query_id"].astype("object"), golden["url"].astype("object")
+    if not (_all_texts(query_ids) and _all_texts(golden_ids) and _texts_or_none(urls) and _texts_or_none(golden_urls)):
+        return _score_result_lists_in_sql(results, golden, ks)
+    ranks = results["rank"].astype("int64").to_numpy()
+    forms = _forms_of_distinct(pd.concat([urls, golden_urls], ignore_index=True), len(results))
+    result_forms, golden_forms = forms[: len(results)], forms[len(results) :]
+    # Queries and forms as integer codes; a (query, form) pair is one integer.
+    query_codes, query_index = pd.factorize(pd.concat([query_ids, golden_ids], ignore_index=True))
+    query_names = query_index.tolist()
+    form_codes, form_names = pd.factorize(forms)
+    pair = query_codes.astype("int64") * max(1, len(form_names)) + form_codes
+    golden_pairs = np.unique(pair[len(results) :][golden_forms != ""])
+    hit = np.isin(pair[: len(results)], golden_pairs)
+    first_rank = pd.Series(ranks[hit]).groupby(query_codes[: len(results)][hit]).min().to_dict()
+    golden_queries = sorted(set(query_codes[len(results) :].tolist()), key=lambda code: query_names[code])
+    hits = pd.DataFrame(
+        {
+            "query_id": np.array([query_names[code] for code in golden_queries], dtype="object"),
+            "first_hit_rank": pd.array([first_rank.get(code) for code in golden_queries], dtype="Int64"),
+        }
+    )
+    for k in ks:
+        hits[f"hit_at_{k}"] = (hits["first_hit_rank"] <= k).fillna(False).astype(bool)
+    normalized = pd.DataFrame(
+        {"query_id": query_ids.to_numpy(), "rank": ranks, "url_normalized": result_forms}, index=results.index
+    )
+    return hits, normalized
+
+
+def _checked_ks(ks: Iterable[int]) -> list[int]:
+    ks = list(ks)
+    for k in ks:
+        if isinstance(k, bool) or int(k) != k or k < 1:
+            raise ValueError(f"k must be a positive integer, got {k!r}")
+    return ks
+
+
+def _all_texts(values: pd.Series) -> bool:
+    return set(map(type, values)) <= {str}
+
+
+def _texts_or_none(values: pd.Series) -> bool:
+    return set(map(type, values)) <= {str, type(None)}
+
+
+def _forms_of_distinct(urls: pd.Series, result_rows: int) -> np.ndarray:
+    """`normalize_url` of every URL ('' for None), each distinct URL normalized once in DuckDB
+    (`normalize_url_column`: the SQL path, or `normalize_url` for the rest)."""
+    codes, distinct = pd.factorize(urls)
+    con = duckdb.connect()
+    try:
+        con.execute("SET enable_progress_bar = false")
+        if result_rows < SINGLE_THREAD_ROWS:
+            con.execute("SET threads = 1")
+        given = pd.DataFrame({"url": np.asarray(distinct, dtype="object"), "pos": np.arange(len(distinct))})
+        con.register("_distinct_df", given)
+        con.execute("CREATE TEMP VIEW _distinct AS SELECT CAST(url AS VARCHAR) AS url, pos FROM _distinct_df")
+        normalize_url_column(con, "_distinct", "_distinct_forms", keep=("pos",))
+        found = con.execute("SELECT form FROM _distinct_forms ORDER BY pos").fetchnumpy()["form"]
+    finally:
+        con.close()
+    forms = np.empty(len(urls), dtype="object")
+    forms[:] = ""
+    known = codes >= 0
+    forms[known] = np.asarray(found, dtype="object")[codes[known]]
+    return forms
+
+
+def _score_result_lists_in_sql(
+    results: pd.DataFrame, golden: pd.DataFrame, ks: Sequence[int]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """`score_result_lists` with every row in DuckDB, for ids and URLs of any type (DuckDB casts them)."""
     given = pd.DataFrame(
         {
             "query_id": results["query_id"].astype("object"),
@@ -183,6 +276,8 @@ def score_result_lists(
     con = duckdb.connect()
     try:
         con.execute("SET enable_progress_bar = false")
+        if len(given) < SINGLE_THREAD_ROWS:
+            con.execute("SET threads = 1")
         con.register("_results_df", given)
         con.register("_golden_df", golden)
         # Explicit column types: an empty or all-null pandas column would otherwise reach DuckDB untyped.
