@@ -33,7 +33,7 @@ import io
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +48,7 @@ from bench_assets.golden.rows import GoldenRow, capability_of
 from bench_assets.golden.verdicts import result_text
 from bench_assets.manifest import EVIDENCE_LEVELS, Manifest
 from bench_assets.metrics import normalize_url
+from bench_assets.publish.parse_once import parse_once
 from bench_assets.score.partition import RowEvidence, read_evidence
 from bench_assets.split.leaks import LeakGuard, readings
 
@@ -190,26 +191,45 @@ def parquet_bytes(table: pa.Table) -> bytes:
     return buf.getvalue()
 
 
+@dataclass(frozen=True)
+class EvidenceFile:
+    """A bundle table already written as Parquet (`parquet_bytes`): its bytes and its rows. A
+    vendor's tables are written as soon as they are built, so the bundle keeps compressed bytes,
+    not every row of every vendor."""
+
+    data: bytes
+    rows: int
+
+    @classmethod
+    def of(cls, table: pa.Table) -> EvidenceFile:
+        return cls(parquet_bytes(table), table.num_rows)
+
+
 @dataclass
 class EvidenceBundle:
-    """The bundle: its index (`bundle.json` before the file digests), each Parquet file's table,
-    and the archived terms that decide each vendor's level (`terms/<vendor>.md`, as archived)."""
+    """The bundle: its index (`bundle.json` before the file digests), each Parquet file's table
+    (`tables`, or `written` as `EvidenceFile`s), and the archived terms that decide each vendor's
+    level (`terms/<vendor>.md`, as archived)."""
 
     index: dict[str, Any]
     tables: dict[str, pa.Table] = field(default_factory=dict)
     terms: dict[str, bytes] = field(default_factory=dict)
+    written: dict[str, EvidenceFile] = field(default_factory=dict)
 
     @cached_property
+    def _files(self) -> dict[str, EvidenceFile]:
+        out = dict(self.written)
+        out.update({rel: EvidenceFile.of(table) for rel, table in self.tables.items()})
+        return dict(sorted(out.items()))
+
+    @property
     def parquet(self) -> dict[str, bytes]:
-        return {rel: parquet_bytes(table) for rel, table in sorted(self.tables.items())}
+        return {rel: f.data for rel, f in self._files.items()}
 
     @property
     def published_index(self) -> dict[str, Any]:
         """`bundle.json` as published: the index with every Parquet file's SHA-256 and row count."""
-        files = {
-            rel: {"sha256": hashlib.sha256(data).hexdigest(), "rows": self.tables[rel].num_rows}
-            for rel, data in self.parquet.items()
-        }
+        files = {rel: {"sha256": hashlib.sha256(f.data).hexdigest(), "rows": f.rows} for rel, f in self._files.items()}
         return {**self.index, "files": files}
 
     def files(self) -> dict[str, str | bytes]:
@@ -225,12 +245,20 @@ def _sha256(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+@lru_cache(maxsize=1 << 16)
+def _url_forms(url: str) -> tuple[str | None, str | None]:
+    """A URL's normalized form and its SHA-256 (None, None when it cannot be normalized). Kept for
+    the URLs seen last: the same pages come back for many rows and from every vendor."""
+    try:
+        form = normalize_url(url)
+        return form, _sha256(form)
+    except (ValueError, UnicodeError):
+        return None, None
+
+
 def url_digest(url: str) -> str | None:
     """SHA-256 of a URL's normalized form (None when it cannot be normalized)."""
-    try:
-        return _sha256(normalize_url(url))
-    except (ValueError, UnicodeError):
-        return None
+    return _url_forms(url)[1]
 
 
 def _none(x: Any) -> Any:
@@ -267,10 +295,7 @@ def _result_records(
         withheld = private_url or (scan and guard.reveals(r.title, r.snippet, r.content, url=r.url))
         text = result_text(r)
         shown = level in TEXT_LEVELS and not withheld
-        try:
-            is_golden = normalize_url(r.url) in golden
-        except (ValueError, UnicodeError):
-            is_golden = False
+        form, digest = _url_forms(r.url)
         out.append(
             {
                 "vendor": vendor,
@@ -278,8 +303,8 @@ def _result_records(
                 "rank": int(r.rank),
                 "withheld": withheld,
                 "url": r.url if shown else None,
-                "url_sha256": None if private_url else url_digest(r.url),
-                "golden": is_golden,
+                "url_sha256": None if private_url else digest,
+                "golden": form is not None and form in golden,
                 "title": r.title if shown else None,
                 "snippet": r.snippet if shown else None,
                 "content": r.content if shown and _content_read(row, int(r.rank), answer_k) else None,
@@ -291,30 +316,69 @@ def _result_records(
     return out
 
 
-def vendor_evidence(
-    manifest: Manifest, vendor: str, public_rows: list[GoldenRow], raw: pd.DataFrame, guard: LeakGuard
-) -> tuple[pa.Table, pa.Table, dict[str, int]]:
+@dataclass(frozen=True)
+class VendorEvidence:
+    """One vendor's part of the bundle: its attempts and results tables, what was withheld, and
+    what scoring read from each public row it serves (`score.partition.read_evidence`), which the
+    drill-down shows."""
+
+    attempts: pa.Table
+    results: pa.Table
+    withheld: dict[str, int]
+    rows: Mapping[str, RowEvidence]
+
+
+# the archive's columns an attempt's record is made of (the body's text, its digest and the rest)
+_ATTEMPT_FIELDS = (
+    "query_id",
+    "capability",
+    "attempt",
+    "http_status",
+    "transport_error",
+    "latency_ms",
+    "request_json",
+    "response_headers_json",
+    "body",
+    "body_sha256",
+    "adapter_version",
+)
+
+
+def read_vendor_evidence(
+    manifest: Manifest,
+    vendor: str,
+    public_rows: list[GoldenRow],
+    raw: pd.DataFrame,
+    guard: LeakGuard,
+    evidence: Mapping[str, RowEvidence] | None = None,
+) -> VendorEvidence:
     """One vendor's attempts and results tables for the public rows, from every archived attempt of
     the vendor (`raw`, all roles: spend is priced over the same attempts scoring priced; only public
-    rows' attempts are published), and counts of what was withheld."""
+    rows' attempts are published), and counts of what was withheld. `evidence`: what scoring read
+    from the archive per row (`read_evidence` over these attempts, for any rows that include the
+    public ones the vendor serves), read here when not given. Each response is parsed once
+    (`publish.parse_once`), however many of scoring's readers read it."""
     spec = manifest.vendors[vendor]
     level, _ = manifest.evidence_level(vendor)
-    adapter = get_adapter(spec.adapter)
-    sent = raw[raw["role"] != "decoy"] if len(raw) else raw
+    adapter = parse_once(get_adapter(spec.adapter))
+    sent = (raw[raw["role"] != "decoy"] if len(raw) else raw).reset_index(drop=True)
     served = [r for r in public_rows if capability_of(r) in adapter.capabilities]
     by_id = {r.id: r for r in served}
-    evidence = read_evidence(adapter, spec.prices_usd, served, sent, f"{manifest.snapshot_id}|{vendor}")
+    if evidence is None:
+        evidence = read_evidence(adapter, spec.prices_usd, served, sent, f"{manifest.snapshot_id}|{vendor}")
     readings_of_sent = attempt_readings(adapter, spec.prices_usd, sent)
     # priced as `fetch.archived_spend` prices them, over every attempt scoring priced
-    priced = pd.Series(ledger_of(adapter, spec.prices_usd, sent, readings_of_sent).per_attempt(), index=sent.index)
-    reads = dict(zip(sent.index, readings_of_sent))
+    priced = ledger_of(adapter, spec.prices_usd, sent, readings_of_sent).per_attempt()
     public = sent[(sent["role"] == "public") & sent["query_id"].isin(set(by_id))].sort_values(
         ["query_id", "capability", "attempt"]
     )
-    finals = public.groupby(["query_id", "capability"])["attempt"].transform("max") == public["attempt"]
+    finals = (public.groupby(["query_id", "capability"])["attempt"].transform("max") == public["attempt"]).tolist()
+    positions = sent.index.get_indexer(public.index)  # each public attempt's place among those priced
     counts = {"bodies_withheld_private": 0, "results_withheld_private": 0}
     attempts, results = [], []
-    for (idx, rec), final in zip(public.iterrows(), finals):
+    records = public[list(_ATTEMPT_FIELDS)].itertuples(index=False, name=None)
+    for values, final, position in zip(records, finals, positions):
+        rec = dict(zip(_ATTEMPT_FIELDS, values))
         body = rec["body"] if isinstance(rec["body"], str) else None
         row = by_id[rec["query_id"]]
         private = _body_reveals(guard, body)
@@ -324,7 +388,8 @@ def vendor_evidence(
             counts["results_withheld_private"] += sum(1 for x in listed if x["withheld"])
             results += listed
         counts["bodies_withheld_private"] += int(private and body is not None)
-        reading = reads[idx]
+        reading = readings_of_sent[position]
+        billed = float(priced[position])
         withheld = None
         if body is not None and private:
             withheld = WITHHELD_PRIVATE
@@ -350,16 +415,26 @@ def vendor_evidence(
                 "billed_units_json": None
                 if reading.units is None
                 else json.dumps(reading.units, sort_keys=True, separators=(",", ":")),
-                "billed_usd": float(priced.loc[idx]),
-                "billed_usd_estimated": reading.billed_usd is None and float(priced.loc[idx]) > 0,
+                "billed_usd": billed,
+                "billed_usd_estimated": reading.billed_usd is None and billed > 0,
                 "adapter_version": _none(rec["adapter_version"]),
             }
         )
-    return (
+    return VendorEvidence(
         pa.Table.from_pylist(attempts, schema=arrow_schema(ATTEMPT_COLUMNS)),
         pa.Table.from_pylist(results, schema=arrow_schema(RESULT_COLUMNS)),
         counts,
+        {row_id: got for row_id, got in evidence.items() if row_id in by_id},
     )
+
+
+def vendor_evidence(
+    manifest: Manifest, vendor: str, public_rows: list[GoldenRow], raw: pd.DataFrame, guard: LeakGuard
+) -> tuple[pa.Table, pa.Table, dict[str, int]]:
+    """One vendor's attempts and results tables for the public rows, and counts of what was
+    withheld (`read_vendor_evidence` without what scoring read)."""
+    got = read_vendor_evidence(manifest, vendor, public_rows, raw, guard)
+    return got.attempts, got.results, got.withheld
 
 
 def terms_path(vendor: str) -> str:
@@ -425,6 +500,59 @@ def bundle_index(
     }
 
 
+@dataclass(frozen=True)
+class VendorFiles:
+    """A vendor's part of the bundle as published: its Parquet files and what was withheld, or
+    (`no_evidence`) why it has none."""
+
+    files: dict[str, EvidenceFile] = field(default_factory=dict)
+    withheld: dict[str, int] | None = None
+    no_evidence: str | None = None
+
+    @classmethod
+    def of(cls, vendor: str, got: VendorEvidence) -> VendorFiles:
+        return cls(
+            {
+                table_path("attempts", vendor): EvidenceFile.of(got.attempts),
+                table_path("results", vendor): EvidenceFile.of(got.results),
+            },
+            got.withheld,
+        )
+
+
+def bundle_of(manifest: Manifest, vendors: Mapping[str, VendorFiles], root: Path | None = None) -> EvidenceBundle:
+    """The bundle from each vendor's part (a vendor without archived responses has none), with each
+    vendor's archived terms read under `root` (the repository the manifest's paths are relative to)."""
+    written = {rel: f for part in vendors.values() for rel, f in part.files.items()}
+    counts = {v: part.withheld for v, part in vendors.items() if part.withheld is not None}
+    terms = archived_terms(manifest, root)
+    index = bundle_index(manifest, counts, terms)
+    for vendor, part in vendors.items():
+        if part.no_evidence is not None:
+            index["vendors"][vendor]["no_evidence"] = part.no_evidence
+    return EvidenceBundle(index, terms=terms, written=written)
+
+
+def vendor_files(
+    manifest: Manifest,
+    vendor: str,
+    public_rows: list[GoldenRow],
+    raw: pd.DataFrame,
+    guard: LeakGuard,
+    evidence: Mapping[str, RowEvidence] | None = None,
+) -> tuple[VendorFiles | None, Mapping[str, RowEvidence] | None]:
+    """A vendor's part of the bundle (None without archived responses) and what scoring read for
+    each public row it serves (None when its fetch is not complete: it is not scored, so it has no
+    evidence; `no_evidence` says why)."""
+    if raw.empty:
+        return None, None
+    try:
+        got = read_vendor_evidence(manifest, vendor, public_rows, raw, guard, evidence)
+    except NotReadyError as exc:
+        return VendorFiles(no_evidence=str(exc)), None
+    return VendorFiles.of(vendor, got), got.rows
+
+
 def evidence_bundle(
     manifest: Manifest,
     public_rows: list[GoldenRow],
@@ -435,22 +563,9 @@ def evidence_bundle(
     """The bundle of a snapshot: every vendor with archived responses (`raw_of(vendor)`: all its
     attempts), its public rows' attempts and results at its evidence level, private rows withheld;
     and each vendor's archived terms, read under `root` (the repository the manifest's paths are relative to)."""
-    tables: dict[str, pa.Table] = {}
-    counts: dict[str, dict[str, int]] = {}
-    missing: dict[str, str] = {}
+    parts = {}
     for vendor in sorted(manifest.vendors):
-        raw = raw_of(vendor)
-        if raw.empty:
-            continue
-        try:
-            attempts, results, counts[vendor] = vendor_evidence(manifest, vendor, public_rows, raw, guard)
-        except NotReadyError as exc:  # its fetch is not complete: it is not scored, so it has no evidence
-            missing[vendor] = str(exc)
-            continue
-        tables[table_path("attempts", vendor)] = attempts
-        tables[table_path("results", vendor)] = results
-    terms = archived_terms(manifest, root)
-    index = bundle_index(manifest, counts, terms)
-    for vendor, why in missing.items():
-        index["vendors"][vendor]["no_evidence"] = why
-    return EvidenceBundle(index, tables, terms)
+        part, _ = vendor_files(manifest, vendor, public_rows, raw_of(vendor), guard)
+        if part is not None:
+            parts[vendor] = part
+    return bundle_of(manifest, parts, root)
