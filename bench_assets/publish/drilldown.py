@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import pandas as pd
 
@@ -32,6 +32,7 @@ from bench_assets.golden.rows import GoldenRow
 from bench_assets.golden.verdicts import extract_fidelity, score_answer
 from bench_assets.manifest import Manifest
 from bench_assets.metrics import FidelityScore, extraction_fidelity, normalize_text, normalize_url
+from bench_assets.publish.url_forms import normalized_url
 
 # the extract fields whose golden value is a list of items, each matched on its own
 _ITEM_FIELDS = ("anchor_phrases", "table_cells", "numeric_facts", "noise")
@@ -47,6 +48,33 @@ def _none(x: Any) -> Any:
     except (TypeError, ValueError):
         pass
     return x.item() if hasattr(x, "item") else x
+
+
+class ShownResult(NamedTuple):
+    """One result a vendor returned, as its row's page shows it: a withheld one (it names a
+    private row) keeps only its rank; a digests-level vendor's keeps its rank and whether it is a
+    golden URL or holds the answer (`digest_only`). A tuple, not a dict: a snapshot of 12,600 rows
+    shows a million of them."""
+
+    rank: int
+    withheld: bool
+    url: str | None = None
+    title: str | None = None
+    snippet: str | None = None
+    published: str | None = None
+    content_chars: int | None = None
+    golden: bool | None = None
+    contains_answer: bool | None = None
+    answer_read: bool | None = None
+    digest_only: bool | None = None
+
+
+class FieldItem(NamedTuple):
+    """One golden item of an extract row's field, and whether the first result's text holds it
+    (for noise: whether it is absent)."""
+
+    item: Any
+    found: bool
 
 
 class Reveals(Protocol):
@@ -108,6 +136,7 @@ _SCORE_FIELDS = (
     "request_id",
     "error_detail",
 )
+_REPEATED_TEXTS = ("response_class", "fidelity_label", "answer_rule", "error_detail")
 _RESULT_FIELDS = ("row_id", "rank", "url", "url_normalized", "title", "snippet", "published", "content_chars")
 
 
@@ -143,7 +172,7 @@ def _counted(item: Any) -> bool:
     return item is not None and not (isinstance(item, str) and not normalize_text(item))
 
 
-def field_items(task: Any, top: Any, fidelity: FidelityScore | None = None) -> dict[str, list[dict[str, Any]]]:
+def field_items(task: Any, top: Any, fidelity: FidelityScore | None = None) -> dict[str, list[FieldItem]]:
     """Each golden item of an extract row's fields and whether the first result's text holds it
     (for noise: whether it is absent), each scored alone by `metrics.extraction_fidelity`, so the
     page says exactly what the field's share counts.
@@ -156,13 +185,13 @@ def field_items(task: Any, top: Any, fidelity: FidelityScore | None = None) -> d
     title = top.title if top else None
     golden = task.model_dump()
     shares = fidelity.fields if fidelity is not None else None
-    out: dict[str, list[dict[str, Any]]] = {}
+    out: dict[str, list[FieldItem]] = {}
     if golden.get("title") and (shares is None or "title" in shares):
         if shares is not None:
             found = shares["title"] == 1.0
         else:
             found = extraction_fidelity({"title": golden["title"]}, title, text).fields.get("title") == 1.0
-        out["title"] = [{"item": golden["title"], "found": found}]
+        out["title"] = [FieldItem(golden["title"], found)]
     for name in _ITEM_FIELDS:
         if shares is not None and name not in shares:
             continue
@@ -175,7 +204,7 @@ def field_items(task: Any, top: Any, fidelity: FidelityScore | None = None) -> d
             else:
                 alone = {name: [item], "numeric_tolerance": golden.get("numeric_tolerance") or 0.0}
                 found = extraction_fidelity(alone, title, text).fields.get(name) == 1.0
-            listed.append({"item": item, "found": found})
+            listed.append(FieldItem(item, found))
         if listed:
             out[name] = listed
     return out
@@ -225,8 +254,10 @@ def vendor_entries(
         s = score_map.get(row.id)
         if s is None:
             continue
-        golden_norm = {normalize_url(u) for u in _golden_urls(row)}
+        golden_norm = {normalized_url(u) for u in _golden_urls(row)}
         entry = {k: _none(s.get(k)) for k in _SCORE_FIELDS}
+        for k in _REPEATED_TEXTS:  # the same few texts on thousands of rows: one copy each
+            entry[k] = _kept(shared, entry[k])
         entry["vendor"] = vendor
         entry["results"] = []
         entry["evidence_level"] = level
@@ -265,23 +296,23 @@ def vendor_entries(
         for res in by_row.get(row.id, ()):
             rank = int(res.rank)
             if guard.reveals(res.url, res.title, res.snippet, url=res.url):
-                entry["results"].append({"rank": rank, "withheld": True})
+                entry["results"].append(ShownResult(rank, True))
                 if read_rank == rank:  # the sentence came from a holdout page: not shown
                     entry["answer_reading"] = {**entry["answer_reading"], "sentence": None, "withheld": True}
                 continue
             entry["results"].append(
-                {
-                    "rank": rank,
-                    "url": _kept(shared, res.url),
-                    "title": _kept(shared, _none(res.title)),
-                    "snippet": _kept(shared, _none(res.snippet)),
-                    "published": _kept(shared, _none(res.published)),
-                    "content_chars": _none(res.content_chars),
-                    "withheld": False,
-                    "golden": res.url_normalized in golden_norm,
-                    "contains_answer": rank in answer_ranks,
-                    "answer_read": rank == read_rank,
-                }
+                ShownResult(
+                    rank,
+                    False,
+                    url=_kept(shared, res.url),
+                    title=_kept(shared, _none(res.title)),
+                    snippet=_kept(shared, _none(res.snippet)),
+                    published=_kept(shared, _none(res.published)),
+                    content_chars=_none(res.content_chars),
+                    golden=res.url_normalized in golden_norm,
+                    contains_answer=rank in answer_ranks,
+                    answer_read=rank == read_rank,
+                )
             )
         reading = entry["answer_reading"]
         if reading and reading.get("sentence") and guard.reveals(reading["sentence"]):
@@ -358,10 +389,16 @@ def query_drilldowns(
     return drilldown_records(manifest, public, entries)
 
 
-def _digest_only(result: dict[str, Any]) -> dict[str, Any]:
+def _digest_only(result: ShownResult) -> ShownResult:
     """A result as a digests-level vendor's page shows it: rank, whether withheld, golden or holding the answer."""
-    kept = ("rank", "withheld", "golden", "contains_answer", "answer_read")
-    return {**{k: result.get(k) for k in kept}, "digest_only": not result.get("withheld")}
+    return ShownResult(
+        result.rank,
+        result.withheld,
+        golden=result.golden,
+        contains_answer=result.contains_answer,
+        answer_read=result.answer_read,
+        digest_only=not result.withheld,
+    )
 
 
 def _reading(reading: Any, rank: int) -> dict[str, Any]:

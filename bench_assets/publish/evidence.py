@@ -33,7 +33,7 @@ import io
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -42,13 +42,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from bench_assets.adapters import get_adapter
+from bench_assets.adapters.base import Adapter
 from bench_assets.errors import NotReadyError
 from bench_assets.fetch.spend import attempt_readings, ledger_of
 from bench_assets.golden.rows import GoldenRow, capability_of
 from bench_assets.golden.verdicts import result_text
 from bench_assets.manifest import EVIDENCE_LEVELS, Manifest
-from bench_assets.metrics import normalize_url
 from bench_assets.publish.parse_once import parse_once
+from bench_assets.publish.url_forms import normalized_url, url_forms
 from bench_assets.score.partition import RowEvidence, read_evidence
 from bench_assets.split.leaks import LeakGuard, readings
 
@@ -245,20 +246,9 @@ def _sha256(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-@lru_cache(maxsize=1 << 16)
-def _url_forms(url: str) -> tuple[str | None, str | None]:
-    """A URL's normalized form and its SHA-256 (None, None when it cannot be normalized). Kept for
-    the URLs seen last: the same pages come back for many rows and from every vendor."""
-    try:
-        form = normalize_url(url)
-        return form, _sha256(form)
-    except (ValueError, UnicodeError):
-        return None, None
-
-
 def url_digest(url: str) -> str | None:
     """SHA-256 of a URL's normalized form (None when it cannot be normalized)."""
-    return _url_forms(url)[1]
+    return url_forms(url)[1]
 
 
 def _none(x: Any) -> Any:
@@ -288,14 +278,14 @@ def _result_records(
     vendor: str, row: GoldenRow, evidence: RowEvidence, level: str, answer_k: int, guard: LeakGuard, scan: bool
 ) -> list[dict[str, Any]]:
     """The result rows of one final response; `scan`: its body named a private row, so each result is checked."""
-    golden = {normalize_url(u) for u in row.urls}
+    golden = {normalized_url(u) for u in row.urls}
     out = []
     for r in evidence.results:
         private_url = scan and guard.reveals(url=r.url)
         withheld = private_url or (scan and guard.reveals(r.title, r.snippet, r.content, url=r.url))
         text = result_text(r)
         shown = level in TEXT_LEVELS and not withheld
-        form, digest = _url_forms(r.url)
+        form, digest = url_forms(r.url)
         out.append(
             {
                 "vendor": vendor,
@@ -351,16 +341,18 @@ def read_vendor_evidence(
     raw: pd.DataFrame,
     guard: LeakGuard,
     evidence: Mapping[str, RowEvidence] | None = None,
+    adapter: Adapter | None = None,
 ) -> VendorEvidence:
     """One vendor's attempts and results tables for the public rows, from every archived attempt of
     the vendor (`raw`, all roles: spend is priced over the same attempts scoring priced; only public
     rows' attempts are published), and counts of what was withheld. `evidence`: what scoring read
     from the archive per row (`read_evidence` over these attempts, for any rows that include the
     public ones the vendor serves), read here when not given. Each response is parsed once
-    (`publish.parse_once`), however many of scoring's readers read it."""
+    (`publish.parse_once`, or `adapter` when the caller has one: the one `evidence` was read with),
+    however many of scoring's readers read it."""
     spec = manifest.vendors[vendor]
     level, _ = manifest.evidence_level(vendor)
-    adapter = parse_once(get_adapter(spec.adapter))
+    adapter = parse_once(adapter or get_adapter(spec.adapter))
     sent = (raw[raw["role"] != "decoy"] if len(raw) else raw).reset_index(drop=True)
     served = [r for r in public_rows if capability_of(r) in adapter.capabilities]
     by_id = {r.id: r for r in served}
@@ -540,6 +532,7 @@ def vendor_files(
     raw: pd.DataFrame,
     guard: LeakGuard,
     evidence: Mapping[str, RowEvidence] | None = None,
+    adapter: Adapter | None = None,
 ) -> tuple[VendorFiles | None, Mapping[str, RowEvidence] | None]:
     """A vendor's part of the bundle (None without archived responses) and what scoring read for
     each public row it serves (None when its fetch is not complete: it is not scored, so it has no
@@ -547,7 +540,7 @@ def vendor_files(
     if raw.empty:
         return None, None
     try:
-        got = read_vendor_evidence(manifest, vendor, public_rows, raw, guard, evidence)
+        got = read_vendor_evidence(manifest, vendor, public_rows, raw, guard, evidence, adapter)
     except NotReadyError as exc:
         return VendorFiles(no_evidence=str(exc)), None
     return VendorFiles.of(vendor, got), got.rows

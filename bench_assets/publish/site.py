@@ -119,8 +119,24 @@ def _listing_pages(
         page(f"{folder}/{name}", template, pager=pager, **{key: rows}, **context)
 
 
+# what a plain dict answers as an attribute (its methods): a key of the same name is not read as one
+_DICT_ATTRIBUTES = frozenset(dir({}))
+
+
+class _SiteEnvironment(Environment):
+    """Jinja's environment, reading a plain dict's key at once where Jinja would first ask the dict
+    for an attribute of that name and read the key only after that failed: the pages read millions
+    of fields of the drill-down records, and each failed attribute raised an exception. A name that
+    is a dict attribute (`items`, `get`, ...) is still read as Jinja reads it."""
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        if type(obj) is dict and attribute not in _DICT_ATTRIBUTES and attribute in obj:
+            return obj[attribute]
+        return super().getattr(obj, attribute)
+
+
 def _environment() -> Environment:
-    env = Environment(
+    env = _SiteEnvironment(
         loader=FileSystemLoader(TEMPLATES),
         autoescape=select_autoescape(["html", "j2"]),
         undefined=StrictUndefined,

@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 
+from bench_assets.adapters.base import Adapter
 from bench_assets.golden.rows import GoldenRow
 from bench_assets.manifest import Manifest
 from bench_assets.publish.drilldown import vendor_entries
@@ -44,12 +45,14 @@ def vendor_part(
     guard: LeakGuard,
     evidence: Mapping[str, RowEvidence] | None = None,
     shared: dict[Any, Any] | None = None,
+    adapter: Adapter | None = None,
 ) -> VendorPart:
     """One vendor's part: `raw` every archived attempt of the vendor (all roles), `scores` and
     `results` its row scores and parsed results (at least the public rows'), `guard` the leak
     guard that withholds what names a private row, `evidence` what scoring read from the archive
-    per row when the caller has it (`bench rescore` scores the vendor just before), `shared` one
-    copy of each text shown across vendors (`drilldown.vendor_entries`)."""
-    files, read = vendor_files(manifest, vendor, public_rows, raw, guard, evidence)
+    per row when the caller has it (`bench rescore` scores the vendor just before) and `adapter`
+    the adapter it was read with (`publish.parse_once`: its responses are not parsed again),
+    `shared` one copy of each text shown across vendors (`drilldown.vendor_entries`)."""
+    files, read = vendor_files(manifest, vendor, public_rows, raw, guard, evidence, adapter)
     entries = vendor_entries(manifest, vendor, public_rows, scores, results, raw, guard, read, shared)
     return VendorPart(vendor, files, entries)

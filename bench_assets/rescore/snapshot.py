@@ -253,6 +253,7 @@ def rescore_vendor(
         leak_guard,
         evidence,
         shared,
+        adapter,
     )
     return RescoredVendor(vendor, scores, part)
 
