@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, NamedTuple, Protocol
 
 import pandas as pd
@@ -32,6 +32,7 @@ from bench_assets.golden.rows import GoldenRow
 from bench_assets.golden.verdicts import extract_fidelity, score_answer
 from bench_assets.manifest import Manifest
 from bench_assets.metrics import FidelityScore, extraction_fidelity, normalize_text, normalize_url
+from bench_assets.publish.packed import CHUNK_ROWS, PackedEntries
 from bench_assets.publish.url_forms import normalized_url
 
 # the extract fields whose golden value is a list of items, each matched on its own
@@ -331,17 +332,21 @@ def _kept(shared: dict[Any, Any], value: Any) -> Any:
 
 
 def drilldown_records(
-    manifest: Manifest, public_rows: list[GoldenRow], entries: Mapping[str, Mapping[str, dict[str, Any]]]
-) -> list[dict[str, Any]]:
-    """One record per public golden row: the row, and per vendor (in name order) its entry
-    (`vendor_entries`, by vendor)."""
-    vendors = sorted(manifest.vendors)
-    out = []
-    for row in public_rows:
-        found = [entries[v][row.id] for v in vendors if v in entries and row.id in entries[v]]
-        scored = [e for e in found if e["response_class"] != "unsupported"]
-        out.append(
-            {
+    manifest: Manifest,
+    public_rows: list[GoldenRow],
+    entries: Mapping[str, Mapping[str, dict[str, Any]] | PackedEntries],
+) -> Iterator[dict[str, Any]]:
+    """One record per public golden row, in order: the row, and per vendor (in name order) its
+    entry (`vendor_entries`, by vendor: a mapping by row id, or packed), unpacking a chunk of
+    rows at a time."""
+    vendors = [v for v in sorted(manifest.vendors) if v in entries]
+    for start in range(0, len(public_rows), CHUNK_ROWS):
+        number = start // CHUNK_ROWS
+        chunk = {v: _entries_chunk(entries[v], number) for v in vendors}
+        for row in public_rows[start : start + CHUNK_ROWS]:
+            found = [chunk[v][row.id] for v in vendors if row.id in chunk[v]]
+            scored = [e for e in found if e["response_class"] != "unsupported"]
+            yield {
                 "row_id": row.id,
                 "stratum": row.stratum,
                 "cohort": row.cohort,
@@ -355,8 +360,13 @@ def drilldown_records(
                 "n_scored": len(scored),
                 "n_correct": sum(1 for e in scored if e["correct"]),
             }
-        )
-    return out
+
+
+def _entries_chunk(entries: Mapping[str, dict[str, Any]] | PackedEntries, number: int) -> Mapping[str, dict[str, Any]]:
+    if isinstance(entries, PackedEntries):
+        assert entries.chunk_rows == CHUNK_ROWS  # packed in the chunks they are read in
+        return entries.chunk(number)
+    return entries
 
 
 def query_drilldowns(
@@ -386,7 +396,7 @@ def query_drilldowns(
             guard,
             shared=shared,
         )
-    return drilldown_records(manifest, public, entries)
+    return list(drilldown_records(manifest, public, entries))
 
 
 def _digest_only(result: ShownResult) -> ShownResult:
@@ -416,24 +426,31 @@ def _reading(reading: Any, rank: int) -> dict[str, Any]:
     }
 
 
-def vendor_row_verdicts(drilldowns: list[dict[str, Any]], vendor: str) -> list[dict[str, Any]]:
+def _verdict(q: Mapping[str, Any], e: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "row_id": q["row_id"],
+        "stratum": q["stratum"],
+        "task_type": q["task_type"],
+        "response_class": e["response_class"],
+        "correct": e["correct"],
+        "first_hit_rank": e["first_hit_rank"],
+        "fidelity": e["fidelity"],
+        "answer_score": e["answer_score"],
+        "billed_usd": e["billed_usd"],
+        "latency_ms": e["latency_ms"],
+    }
+
+
+def vendor_row_verdicts(drilldowns: Iterable[dict[str, Any]], vendor: str) -> list[dict[str, Any]]:
     """One vendor's verdict on every public row (for its page and its JSON file)."""
-    out = []
+    return row_verdicts(drilldowns, [vendor])[vendor]
+
+
+def row_verdicts(drilldowns: Iterable[dict[str, Any]], vendors: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
+    """Each of `vendors`' verdict on every public row, read in one pass over the records."""
+    out: dict[str, list[dict[str, Any]]] = {v: [] for v in vendors}
     for q in drilldowns:
         for e in q["vendors"]:
-            if e["vendor"] == vendor:
-                out.append(
-                    {
-                        "row_id": q["row_id"],
-                        "stratum": q["stratum"],
-                        "task_type": q["task_type"],
-                        "response_class": e["response_class"],
-                        "correct": e["correct"],
-                        "first_hit_rank": e["first_hit_rank"],
-                        "fidelity": e["fidelity"],
-                        "answer_score": e["answer_score"],
-                        "billed_usd": e["billed_usd"],
-                        "latency_ms": e["latency_ms"],
-                    }
-                )
+            if e["vendor"] in out:
+                out[e["vendor"]].append(_verdict(q, e))
     return out

@@ -48,7 +48,7 @@ from bench_assets.fetch.spend import attempt_readings, ledger_of
 from bench_assets.golden.rows import GoldenRow, capability_of
 from bench_assets.golden.verdicts import result_text
 from bench_assets.manifest import EVIDENCE_LEVELS, Manifest
-from bench_assets.publish.parse_once import parse_once
+from bench_assets.publish.parse_once import forget_parsed, parse_once
 from bench_assets.publish.url_forms import normalized_url, url_forms
 from bench_assets.score.partition import RowEvidence, read_evidence
 from bench_assets.split.leaks import LeakGuard, readings
@@ -306,6 +306,22 @@ def _result_records(
     return out
 
 
+class _Columns:
+    """A bundle table's rows gathered column by column (a row's dict is let go once added): the
+    table `pa.Table.from_pylist` would build from the rows, without holding every row as a dict."""
+
+    def __init__(self, columns: Sequence[Column]):
+        self.schema = arrow_schema(columns)
+        self.values: dict[str, list[Any]] = {name: [] for name in self.schema.names}
+
+    def add(self, row: Mapping[str, Any]) -> None:
+        for name, values in self.values.items():
+            values.append(row.get(name))
+
+    def table(self) -> pa.Table:
+        return pa.Table.from_pydict(self.values, schema=self.schema)
+
+
 @dataclass(frozen=True)
 class VendorEvidence:
     """One vendor's part of the bundle: its attempts and results tables, what was withheld, and
@@ -366,8 +382,9 @@ def read_vendor_evidence(
     )
     finals = (public.groupby(["query_id", "capability"])["attempt"].transform("max") == public["attempt"]).tolist()
     positions = sent.index.get_indexer(public.index)  # each public attempt's place among those priced
+    forget_parsed(adapter)  # every response is read and priced: what the drill-down shows is in `evidence`
     counts = {"bodies_withheld_private": 0, "results_withheld_private": 0}
-    attempts, results = [], []
+    attempts, results = _Columns(ATTEMPT_COLUMNS), _Columns(RESULT_COLUMNS)
     records = public[list(_ATTEMPT_FIELDS)].itertuples(index=False, name=None)
     for values, final, position in zip(records, finals, positions):
         rec = dict(zip(_ATTEMPT_FIELDS, values))
@@ -378,7 +395,8 @@ def read_vendor_evidence(
             got = evidence[row.id]
             listed = _result_records(vendor, row, got, level, manifest.answer_k, guard, private)
             counts["results_withheld_private"] += sum(1 for x in listed if x["withheld"])
-            results += listed
+            for record in listed:
+                results.add(record)
         counts["bodies_withheld_private"] += int(private and body is not None)
         reading = readings_of_sent[position]
         billed = float(priced[position])
@@ -387,7 +405,7 @@ def read_vendor_evidence(
             withheld = WITHHELD_PRIVATE
         elif body is not None and level != "raw":
             withheld = f"not published: the vendor's terms allow {level}"
-        attempts.append(
+        attempts.add(
             {
                 "vendor": vendor,
                 "row_id": row.id,
@@ -413,8 +431,8 @@ def read_vendor_evidence(
             }
         )
     return VendorEvidence(
-        pa.Table.from_pylist(attempts, schema=arrow_schema(ATTEMPT_COLUMNS)),
-        pa.Table.from_pylist(results, schema=arrow_schema(RESULT_COLUMNS)),
+        attempts.table(),
+        results.table(),
         counts,
         {row_id: got for row_id, got in evidence.items() if row_id in by_id},
     )

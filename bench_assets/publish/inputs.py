@@ -24,6 +24,7 @@ from bench_assets.manifest import Manifest
 from bench_assets.publish.drilldown import drilldown_records
 from bench_assets.publish.errata import load_published_errata
 from bench_assets.publish.evidence import VendorFiles, bundle_of
+from bench_assets.publish.packed import PackedEntries, PackedRecords
 from bench_assets.publish.replies import REPLY_SUFFIXES
 from bench_assets.publish.site import Reply, SiteInputs
 from bench_assets.publish.vendor_part import VendorPart
@@ -154,7 +155,7 @@ def site_inputs(
 
     public = [r for r in rows if split.get(r.id) == "public"]
     files: dict[str, VendorFiles] = {}
-    entries: dict[str, dict[str, dict[str, Any]]] = {}
+    entries: dict[str, PackedEntries] = {}
     for part in vendor_parts:
         entries[part.vendor] = part.entries
         if part.files is not None:
@@ -164,7 +165,7 @@ def site_inputs(
         manifest=manifest,
         public_rows=[json.loads(r.model_dump_json()) for r in public],
         errata=load_published_errata(snapshot_dir / "errata.json"),
-        queries=drilldown_records(manifest, public, entries),
+        queries=PackedRecords.pack(drilldown_records(manifest, public, entries)),
         ttr_observations=ttr_observations(sentinel_pages, sentinel_probes, as_of),
         replies=snapshot_replies(snapshot_dir, recorded_replies),
         disclosures=disclosures_markdown(snapshot_dir / DECLARATION_FILE),

@@ -48,3 +48,9 @@ def parse_once(adapter: Adapter) -> Adapter:
     if isinstance(adapter, _ParseOnce):
         return cast(Adapter, adapter)
     return cast(Adapter, _ParseOnce(adapter))
+
+
+def forget_parsed(adapter: Adapter) -> None:
+    """Let go of every response `parse_once(adapter)` remembered (nothing for a plain adapter)."""
+    if isinstance(adapter, _ParseOnce):
+        adapter._parsed.clear()

@@ -40,7 +40,7 @@ from bench_assets import metrics
 from bench_assets.aggregate import eligibility
 from bench_assets.manifest import Manifest
 from bench_assets.publish import charts
-from bench_assets.publish.drilldown import vendor_row_verdicts
+from bench_assets.publish.drilldown import row_verdicts
 from bench_assets.publish.evidence import EvidenceBundle, evidence_schema
 from bench_assets.publish.files import (
     EXTRA_FILE_NOTES,
@@ -308,7 +308,7 @@ def render_site(
         if figure is not None:
             put(f"charts/{chart.name}.svg", charts.render(figure))
             site_charts.append(chart)
-    verdicts_by_vendor = {e["vendor"]: vendor_row_verdicts(list(queries), e["vendor"]) for e in scored}
+    verdicts_by_vendor = row_verdicts(queries, [e["vendor"] for e in scored])
     replied = set()
     for vendor, reply in sorted(replies.items()):
         if vendor in manifest.vendors:
@@ -428,7 +428,7 @@ class SiteInputs:
     manifest: Manifest
     public_rows: list[dict[str, Any]]
     errata: list[dict[str, Any]]
-    queries: list[dict[str, Any]] = field(default_factory=list)
+    queries: Sequence[dict[str, Any]] = field(default_factory=list)  # a list, or packed (`publish.packed`)
     ttr_observations: dict[str, tuple[list[float], list[bool]]] = field(default_factory=dict)
     replies: dict[str, Reply] = field(default_factory=dict)
     disclosures: str | None = None

@@ -28,6 +28,7 @@ from bench_assets.manifest import Manifest
 from bench_assets.publish.files import file_digest
 from bench_assets.publish.guard import PublicationGuard
 from bench_assets.publish.inputs import private_terms, site_inputs, ttr_as_of
+from bench_assets.publish.memory import give_back_memory
 from bench_assets.publish.site import SiteInputs
 from bench_assets.publish.vendor_part import VendorPart, vendor_part
 from bench_assets.sentinels.ttr import sentinel_tables
@@ -77,9 +78,17 @@ def publication_inputs(
         # the Kaplan–Meier chart draws the probes the leaderboard's time-to-retrievability figure includes
         as_of=ttr_as_of(warehouse.rows("vendor_metrics", snapshot_id, columns=["metric", "value"])),
         recorded_replies=warehouse.rows("vendor_replies", snapshot_id, columns=["vendor", "path", "sha256"]),
-        extra_files=guard.files(),  # holdout commitments, exclusions ledger, review record
+        extra_files=integrity_files(guard),  # holdout commitments, exclusions ledger, review record
     )
     return inputs, guard, leak_guard, term_counts
+
+
+def integrity_files(guard: PublicationGuard) -> dict[str, str]:
+    """Integrity's published files (`PublicationGuard.files`), and the memory its reading of every
+    vendor's holdout and decoy responses took given back."""
+    files = guard.files()
+    give_back_memory()
+    return files
 
 
 def published_vendor_parts(
@@ -89,7 +98,6 @@ def published_vendor_parts(
     scores and parsed results of the public rows, read when the part is asked for and let go with it."""
     snapshot_id = manifest.snapshot_id
     public = [r for r in rows if split.get(r.id) == "public"]
-    shared: dict[Any, Any] = {}  # one copy of each text the drill-down shows, across vendors
     for vendor in sorted(manifest.vendors):
         results = warehouse.query_df(
             "SELECT r.* FROM response_results r JOIN query_split q USING (snapshot_id, row_id) "
@@ -104,7 +112,6 @@ def published_vendor_parts(
             warehouse.rows("row_scores", snapshot_id, vendor=vendor, split="public"),
             results,
             leak_guard,
-            shared=shared,
         )
 
 

@@ -11,7 +11,7 @@ drill-down, and each response is parsed once (`publish.parse_once`).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -21,6 +21,8 @@ from bench_assets.golden.rows import GoldenRow
 from bench_assets.manifest import Manifest
 from bench_assets.publish.drilldown import vendor_entries
 from bench_assets.publish.evidence import VendorFiles, vendor_files
+from bench_assets.publish.memory import give_back_memory
+from bench_assets.publish.packed import PackedEntries
 from bench_assets.score.partition import RowEvidence
 from bench_assets.split.leaks import LeakGuard
 
@@ -28,11 +30,12 @@ from bench_assets.split.leaks import LeakGuard
 @dataclass
 class VendorPart:
     """What one vendor gives the published files: its part of the evidence bundle (None: it has
-    no archived response) and its drill-down entry per public row (`drilldown.vendor_entries`)."""
+    no archived response) and its drill-down entry per public row (`drilldown.vendor_entries`),
+    packed (`publish.packed`) until the pages are rendered."""
 
     vendor: str
     files: VendorFiles | None
-    entries: dict[str, dict[str, Any]] = field(default_factory=dict)
+    entries: PackedEntries
 
 
 def vendor_part(
@@ -55,4 +58,7 @@ def vendor_part(
     `shared` one copy of each text shown across vendors (`drilldown.vendor_entries`)."""
     files, read = vendor_files(manifest, vendor, public_rows, raw, guard, evidence, adapter)
     entries = vendor_entries(manifest, vendor, public_rows, scores, results, raw, guard, read, shared)
-    return VendorPart(vendor, files, entries)
+    part = VendorPart(vendor, files, PackedEntries.pack([r.id for r in public_rows], entries))
+    del entries, read
+    give_back_memory()
+    return part

@@ -75,6 +75,7 @@ from bench_assets.rescore.compare import (
     read_text,
     vendor_in,
 )
+from bench_assets.rescore.workers import in_processes, worker_count
 from bench_assets.score.partition import SCORE_COLUMNS, read_evidence, score_rows
 from bench_assets.sentinels.probes import rederive_outcomes
 from bench_assets.sentinels.ttr import AS_OF_METRIC, snapshot_ttr_metrics
@@ -284,15 +285,23 @@ def rescore_snapshot(
     needles = private_needles(manifest, warehouse, rows, split, private) if published_path.exists() else None
     report = RescoreReport(snapshot_id)
     frames, parts = [], []
-    shared: dict[Any, Any] = {}
-    for vendor in sorted(manifest.vendors):
-        done = rescore_vendor(warehouse, manifest, vendor, rows, split, needles.leak_guard if needles else None, shared)
+    vendors = sorted(manifest.vendors)
+    leak_guard = needles.leak_guard if needles else None
+    parent = os.getpid()
+
+    def rescored(vendor: str) -> RescoredVendor | None:
+        # in a forked child (`rescore.workers`) the warehouse's file lock is the child's own
+        mine = warehouse if os.getpid() == parent else warehouse.for_child()
+        return rescore_vendor(mine, manifest, vendor, rows, split, leak_guard)
+
+    # each vendor from its own archive, side by side in processes of their own (`rescore.workers`)
+    for done in in_processes(vendors, rescored, worker_count(len(vendors))):
         if done is None:
             continue
         frames.append(done.scores)
         if done.part is not None:
             parts.append(done.part)
-        report.vendors.append(vendor)
+        report.vendors.append(done.vendor)
     scores = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=SCORE_COLUMNS)
     report.rows_rescored = len(scores)
     metrics = vendor_metrics(snapshot_id, scores) if len(scores) else pd.DataFrame(columns=METRIC_COLUMNS)

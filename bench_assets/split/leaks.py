@@ -345,8 +345,8 @@ class _Scan:
 
     def __init__(self, guard: LeakGuard):
         self.guard = guard
-        self.needle_reach = max((len(f) for f in guard.normalized), default=1) - 1
-        self.url_reach = max((len(u) for u in guard.exact_urls), default=1) - 1
+        self.needle_reach = guard._needle_reach
+        self.url_reach = guard._url_reach
         self.forms: set[str] = set()
         self.values: list[str] = []
         self.hosts: set[str] = set()
@@ -469,6 +469,9 @@ class LeakGuard:
         self._needles = Substrings(f for f, _ in self._normalized_items)
         self._texts = Substrings(f for f, v in self._normalized_items if v[0] == "text")
         self._hosts = Substrings(self.hosts)
+        # how far back a block's search looks: one character short of the longest needle, the longest URL
+        self._needle_reach = max((len(f) for f in self.normalized), default=1) - 1
+        self._url_reach = max((len(u) for u in self.exact_urls), default=1) - 1
         self._url_cache: dict[str, str | None] = {}
         # `reveals` answers, per result: the same page comes back for many rows and from many vendors
         self._revealed: dict[tuple[tuple[str | None, ...], str | None], bool] = {}
