@@ -335,13 +335,15 @@ def drilldown_records(
     manifest: Manifest,
     public_rows: list[GoldenRow],
     entries: Mapping[str, Mapping[str, dict[str, Any]] | PackedEntries],
+    first: int = 0,
 ) -> Iterator[dict[str, Any]]:
     """One record per public golden row, in order: the row, and per vendor (in name order) its
     entry (`vendor_entries`, by vendor: a mapping by row id, or packed), unpacking a chunk of
-    rows at a time."""
+    rows at a time. `first`: where `public_rows` start among all the public rows (a multiple of
+    `packed.CHUNK_ROWS`), when they are some of them."""
     vendors = [v for v in sorted(manifest.vendors) if v in entries]
     for start in range(0, len(public_rows), CHUNK_ROWS):
-        number = start // CHUNK_ROWS
+        number = (first + start) // CHUNK_ROWS
         chunk = {v: _entries_chunk(entries[v], number) for v in vendors}
         for row in public_rows[start : start + CHUNK_ROWS]:
             found = [chunk[v][row.id] for v in vendors if row.id in chunk[v]]
@@ -426,7 +428,8 @@ def _reading(reading: Any, rank: int) -> dict[str, Any]:
     }
 
 
-def _verdict(q: Mapping[str, Any], e: Mapping[str, Any]) -> dict[str, Any]:
+def row_verdict(q: Mapping[str, Any], e: Mapping[str, Any]) -> dict[str, Any]:
+    """A vendor's verdict on one public row (`e`, its entry in the row's record `q`), as its page and JSON list it."""
     return {
         "row_id": q["row_id"],
         "stratum": q["stratum"],
@@ -452,5 +455,5 @@ def row_verdicts(drilldowns: Iterable[dict[str, Any]], vendors: Iterable[str]) -
     for q in drilldowns:
         for e in q["vendors"]:
             if e["vendor"] in out:
-                out[e["vendor"]].append(_verdict(q, e))
+                out[e["vendor"]].append(row_verdict(q, e))
     return out

@@ -21,10 +21,10 @@ from bench_assets.golden.dead_rows import load_dead_rows
 from bench_assets.golden.rows import GoldenRow, load_golden_file
 from bench_assets.golden.verify import row_urls
 from bench_assets.manifest import Manifest
-from bench_assets.publish.drilldown import drilldown_records
 from bench_assets.publish.errata import load_published_errata
 from bench_assets.publish.evidence import VendorFiles, bundle_of
-from bench_assets.publish.packed import PackedEntries, PackedRecords
+from bench_assets.publish.packed import PackedEntries
+from bench_assets.publish.records import DrilldownRecords
 from bench_assets.publish.replies import REPLY_SUFFIXES
 from bench_assets.publish.site import Reply, SiteInputs
 from bench_assets.publish.vendor_part import VendorPart
@@ -165,7 +165,7 @@ def site_inputs(
         manifest=manifest,
         public_rows=[json.loads(r.model_dump_json()) for r in public],
         errata=load_published_errata(snapshot_dir / "errata.json"),
-        queries=PackedRecords.pack(drilldown_records(manifest, public, entries)),
+        queries=DrilldownRecords(manifest, public, entries),
         ttr_observations=ttr_observations(sentinel_pages, sentinel_probes, as_of),
         replies=snapshot_replies(snapshot_dir, recorded_replies),
         disclosures=disclosures_markdown(snapshot_dir / DECLARATION_FILE),
