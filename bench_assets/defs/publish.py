@@ -60,7 +60,7 @@ def published_snapshot(
         duckdb.warehouse(), paths.manifest(snapshot_id), paths.snapshots_dir, paths.publish_dir, paths.private
     )
     board, queries = done.inputs.board, done.inputs.queries
-    withheld = sum(1 for q in queries for e in q["vendors"] for r in e["results"] if r["withheld"])
+    withheld = sum(1 for q in queries for e in q["vendors"] for r in e["results"] if r.withheld)
     return dg.MaterializeResult(
         metadata={
             "dagster/row_count": len(done.files),

@@ -42,12 +42,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from bench_assets.adapters import get_adapter
+from bench_assets.adapters.base import Adapter
 from bench_assets.errors import NotReadyError
 from bench_assets.fetch.spend import attempt_readings, ledger_of
 from bench_assets.golden.rows import GoldenRow, capability_of
 from bench_assets.golden.verdicts import result_text
 from bench_assets.manifest import EVIDENCE_LEVELS, Manifest
-from bench_assets.metrics import normalize_url
+from bench_assets.publish.parse_once import forget_parsed, parse_once
+from bench_assets.publish.url_forms import normalized_url, url_forms
 from bench_assets.score.partition import RowEvidence, read_evidence
 from bench_assets.split.leaks import LeakGuard, readings
 
@@ -190,26 +192,45 @@ def parquet_bytes(table: pa.Table) -> bytes:
     return buf.getvalue()
 
 
+@dataclass(frozen=True)
+class EvidenceFile:
+    """A bundle table already written as Parquet (`parquet_bytes`): its bytes and its rows. A
+    vendor's tables are written as soon as they are built, so the bundle keeps compressed bytes,
+    not every row of every vendor."""
+
+    data: bytes
+    rows: int
+
+    @classmethod
+    def of(cls, table: pa.Table) -> EvidenceFile:
+        return cls(parquet_bytes(table), table.num_rows)
+
+
 @dataclass
 class EvidenceBundle:
-    """The bundle: its index (`bundle.json` before the file digests), each Parquet file's table,
-    and the archived terms that decide each vendor's level (`terms/<vendor>.md`, as archived)."""
+    """The bundle: its index (`bundle.json` before the file digests), each Parquet file's table
+    (`tables`, or `written` as `EvidenceFile`s), and the archived terms that decide each vendor's
+    level (`terms/<vendor>.md`, as archived)."""
 
     index: dict[str, Any]
     tables: dict[str, pa.Table] = field(default_factory=dict)
     terms: dict[str, bytes] = field(default_factory=dict)
+    written: dict[str, EvidenceFile] = field(default_factory=dict)
 
     @cached_property
+    def _files(self) -> dict[str, EvidenceFile]:
+        out = dict(self.written)
+        out.update({rel: EvidenceFile.of(table) for rel, table in self.tables.items()})
+        return dict(sorted(out.items()))
+
+    @property
     def parquet(self) -> dict[str, bytes]:
-        return {rel: parquet_bytes(table) for rel, table in sorted(self.tables.items())}
+        return {rel: f.data for rel, f in self._files.items()}
 
     @property
     def published_index(self) -> dict[str, Any]:
         """`bundle.json` as published: the index with every Parquet file's SHA-256 and row count."""
-        files = {
-            rel: {"sha256": hashlib.sha256(data).hexdigest(), "rows": self.tables[rel].num_rows}
-            for rel, data in self.parquet.items()
-        }
+        files = {rel: {"sha256": hashlib.sha256(f.data).hexdigest(), "rows": f.rows} for rel, f in self._files.items()}
         return {**self.index, "files": files}
 
     def files(self) -> dict[str, str | bytes]:
@@ -227,10 +248,7 @@ def _sha256(text: str) -> str:
 
 def url_digest(url: str) -> str | None:
     """SHA-256 of a URL's normalized form (None when it cannot be normalized)."""
-    try:
-        return _sha256(normalize_url(url))
-    except (ValueError, UnicodeError):
-        return None
+    return url_forms(url)[1]
 
 
 def _none(x: Any) -> Any:
@@ -260,17 +278,14 @@ def _result_records(
     vendor: str, row: GoldenRow, evidence: RowEvidence, level: str, answer_k: int, guard: LeakGuard, scan: bool
 ) -> list[dict[str, Any]]:
     """The result rows of one final response; `scan`: its body named a private row, so each result is checked."""
-    golden = {normalize_url(u) for u in row.urls}
+    golden = {normalized_url(u) for u in row.urls}
     out = []
     for r in evidence.results:
         private_url = scan and guard.reveals(url=r.url)
         withheld = private_url or (scan and guard.reveals(r.title, r.snippet, r.content, url=r.url))
         text = result_text(r)
         shown = level in TEXT_LEVELS and not withheld
-        try:
-            is_golden = normalize_url(r.url) in golden
-        except (ValueError, UnicodeError):
-            is_golden = False
+        form, digest = url_forms(r.url)
         out.append(
             {
                 "vendor": vendor,
@@ -278,8 +293,8 @@ def _result_records(
                 "rank": int(r.rank),
                 "withheld": withheld,
                 "url": r.url if shown else None,
-                "url_sha256": None if private_url else url_digest(r.url),
-                "golden": is_golden,
+                "url_sha256": None if private_url else digest,
+                "golden": form is not None and form in golden,
                 "title": r.title if shown else None,
                 "snippet": r.snippet if shown else None,
                 "content": r.content if shown and _content_read(row, int(r.rank), answer_k) else None,
@@ -291,30 +306,88 @@ def _result_records(
     return out
 
 
-def vendor_evidence(
-    manifest: Manifest, vendor: str, public_rows: list[GoldenRow], raw: pd.DataFrame, guard: LeakGuard
-) -> tuple[pa.Table, pa.Table, dict[str, int]]:
+class _Columns:
+    """A bundle table's rows gathered column by column (a row's dict is let go once added): the
+    table `pa.Table.from_pylist` would build from the rows, without holding every row as a dict."""
+
+    def __init__(self, columns: Sequence[Column]):
+        self.schema = arrow_schema(columns)
+        self.values: dict[str, list[Any]] = {name: [] for name in self.schema.names}
+
+    def add(self, row: Mapping[str, Any]) -> None:
+        for name, values in self.values.items():
+            values.append(row.get(name))
+
+    def table(self) -> pa.Table:
+        return pa.Table.from_pydict(self.values, schema=self.schema)
+
+
+@dataclass(frozen=True)
+class VendorEvidence:
+    """One vendor's part of the bundle: its attempts and results tables, what was withheld, and
+    what scoring read from each public row it serves (`score.partition.read_evidence`), which the
+    drill-down shows."""
+
+    attempts: pa.Table
+    results: pa.Table
+    withheld: dict[str, int]
+    rows: Mapping[str, RowEvidence]
+
+
+# the archive's columns an attempt's record is made of (the body's text, its digest and the rest)
+_ATTEMPT_FIELDS = (
+    "query_id",
+    "capability",
+    "attempt",
+    "http_status",
+    "transport_error",
+    "latency_ms",
+    "request_json",
+    "response_headers_json",
+    "body",
+    "body_sha256",
+    "adapter_version",
+)
+
+
+def read_vendor_evidence(
+    manifest: Manifest,
+    vendor: str,
+    public_rows: list[GoldenRow],
+    raw: pd.DataFrame,
+    guard: LeakGuard,
+    evidence: Mapping[str, RowEvidence] | None = None,
+    adapter: Adapter | None = None,
+) -> VendorEvidence:
     """One vendor's attempts and results tables for the public rows, from every archived attempt of
     the vendor (`raw`, all roles: spend is priced over the same attempts scoring priced; only public
-    rows' attempts are published), and counts of what was withheld."""
+    rows' attempts are published), and counts of what was withheld. `evidence`: what scoring read
+    from the archive per row (`read_evidence` over these attempts, for any rows that include the
+    public ones the vendor serves), read here when not given. Each response is parsed once
+    (`publish.parse_once`, or `adapter` when the caller has one: the one `evidence` was read with),
+    however many of scoring's readers read it."""
     spec = manifest.vendors[vendor]
     level, _ = manifest.evidence_level(vendor)
-    adapter = get_adapter(spec.adapter)
-    sent = raw[raw["role"] != "decoy"] if len(raw) else raw
+    adapter = parse_once(adapter or get_adapter(spec.adapter))
+    sent = (raw[raw["role"] != "decoy"] if len(raw) else raw).reset_index(drop=True)
     served = [r for r in public_rows if capability_of(r) in adapter.capabilities]
     by_id = {r.id: r for r in served}
-    evidence = read_evidence(adapter, spec.prices_usd, served, sent, f"{manifest.snapshot_id}|{vendor}")
+    if evidence is None:
+        evidence = read_evidence(adapter, spec.prices_usd, served, sent, f"{manifest.snapshot_id}|{vendor}")
     readings_of_sent = attempt_readings(adapter, spec.prices_usd, sent)
     # priced as `fetch.archived_spend` prices them, over every attempt scoring priced
-    priced = pd.Series(ledger_of(adapter, spec.prices_usd, sent, readings_of_sent).per_attempt(), index=sent.index)
-    reads = dict(zip(sent.index, readings_of_sent))
+    priced = ledger_of(adapter, spec.prices_usd, sent, readings_of_sent).per_attempt()
     public = sent[(sent["role"] == "public") & sent["query_id"].isin(set(by_id))].sort_values(
         ["query_id", "capability", "attempt"]
     )
-    finals = public.groupby(["query_id", "capability"])["attempt"].transform("max") == public["attempt"]
+    finals = (public.groupby(["query_id", "capability"])["attempt"].transform("max") == public["attempt"]).tolist()
+    positions = sent.index.get_indexer(public.index)  # each public attempt's place among those priced
+    forget_parsed(adapter)  # every response is read and priced: what the drill-down shows is in `evidence`
     counts = {"bodies_withheld_private": 0, "results_withheld_private": 0}
-    attempts, results = [], []
-    for (idx, rec), final in zip(public.iterrows(), finals):
+    attempts, results = _Columns(ATTEMPT_COLUMNS), _Columns(RESULT_COLUMNS)
+    records = public[list(_ATTEMPT_FIELDS)].itertuples(index=False, name=None)
+    for values, final, position in zip(records, finals, positions):
+        rec = dict(zip(_ATTEMPT_FIELDS, values))
         body = rec["body"] if isinstance(rec["body"], str) else None
         row = by_id[rec["query_id"]]
         private = _body_reveals(guard, body)
@@ -322,15 +395,17 @@ def vendor_evidence(
             got = evidence[row.id]
             listed = _result_records(vendor, row, got, level, manifest.answer_k, guard, private)
             counts["results_withheld_private"] += sum(1 for x in listed if x["withheld"])
-            results += listed
+            for record in listed:
+                results.add(record)
         counts["bodies_withheld_private"] += int(private and body is not None)
-        reading = reads[idx]
+        reading = readings_of_sent[position]
+        billed = float(priced[position])
         withheld = None
         if body is not None and private:
             withheld = WITHHELD_PRIVATE
         elif body is not None and level != "raw":
             withheld = f"not published: the vendor's terms allow {level}"
-        attempts.append(
+        attempts.add(
             {
                 "vendor": vendor,
                 "row_id": row.id,
@@ -350,16 +425,26 @@ def vendor_evidence(
                 "billed_units_json": None
                 if reading.units is None
                 else json.dumps(reading.units, sort_keys=True, separators=(",", ":")),
-                "billed_usd": float(priced.loc[idx]),
-                "billed_usd_estimated": reading.billed_usd is None and float(priced.loc[idx]) > 0,
+                "billed_usd": billed,
+                "billed_usd_estimated": reading.billed_usd is None and billed > 0,
                 "adapter_version": _none(rec["adapter_version"]),
             }
         )
-    return (
-        pa.Table.from_pylist(attempts, schema=arrow_schema(ATTEMPT_COLUMNS)),
-        pa.Table.from_pylist(results, schema=arrow_schema(RESULT_COLUMNS)),
+    return VendorEvidence(
+        attempts.table(),
+        results.table(),
         counts,
+        {row_id: got for row_id, got in evidence.items() if row_id in by_id},
     )
+
+
+def vendor_evidence(
+    manifest: Manifest, vendor: str, public_rows: list[GoldenRow], raw: pd.DataFrame, guard: LeakGuard
+) -> tuple[pa.Table, pa.Table, dict[str, int]]:
+    """One vendor's attempts and results tables for the public rows, and counts of what was
+    withheld (`read_vendor_evidence` without what scoring read)."""
+    got = read_vendor_evidence(manifest, vendor, public_rows, raw, guard)
+    return got.attempts, got.results, got.withheld
 
 
 def terms_path(vendor: str) -> str:
@@ -425,6 +510,60 @@ def bundle_index(
     }
 
 
+@dataclass(frozen=True)
+class VendorFiles:
+    """A vendor's part of the bundle as published: its Parquet files and what was withheld, or
+    (`no_evidence`) why it has none."""
+
+    files: dict[str, EvidenceFile] = field(default_factory=dict)
+    withheld: dict[str, int] | None = None
+    no_evidence: str | None = None
+
+    @classmethod
+    def of(cls, vendor: str, got: VendorEvidence) -> VendorFiles:
+        return cls(
+            {
+                table_path("attempts", vendor): EvidenceFile.of(got.attempts),
+                table_path("results", vendor): EvidenceFile.of(got.results),
+            },
+            got.withheld,
+        )
+
+
+def bundle_of(manifest: Manifest, vendors: Mapping[str, VendorFiles], root: Path | None = None) -> EvidenceBundle:
+    """The bundle from each vendor's part (a vendor without archived responses has none), with each
+    vendor's archived terms read under `root` (the repository the manifest's paths are relative to)."""
+    written = {rel: f for part in vendors.values() for rel, f in part.files.items()}
+    counts = {v: part.withheld for v, part in vendors.items() if part.withheld is not None}
+    terms = archived_terms(manifest, root)
+    index = bundle_index(manifest, counts, terms)
+    for vendor, part in vendors.items():
+        if part.no_evidence is not None:
+            index["vendors"][vendor]["no_evidence"] = part.no_evidence
+    return EvidenceBundle(index, terms=terms, written=written)
+
+
+def vendor_files(
+    manifest: Manifest,
+    vendor: str,
+    public_rows: list[GoldenRow],
+    raw: pd.DataFrame,
+    guard: LeakGuard,
+    evidence: Mapping[str, RowEvidence] | None = None,
+    adapter: Adapter | None = None,
+) -> tuple[VendorFiles | None, Mapping[str, RowEvidence] | None]:
+    """A vendor's part of the bundle (None without archived responses) and what scoring read for
+    each public row it serves (None when its fetch is not complete: it is not scored, so it has no
+    evidence; `no_evidence` says why)."""
+    if raw.empty:
+        return None, None
+    try:
+        got = read_vendor_evidence(manifest, vendor, public_rows, raw, guard, evidence, adapter)
+    except NotReadyError as exc:
+        return VendorFiles(no_evidence=str(exc)), None
+    return VendorFiles.of(vendor, got), got.rows
+
+
 def evidence_bundle(
     manifest: Manifest,
     public_rows: list[GoldenRow],
@@ -435,22 +574,9 @@ def evidence_bundle(
     """The bundle of a snapshot: every vendor with archived responses (`raw_of(vendor)`: all its
     attempts), its public rows' attempts and results at its evidence level, private rows withheld;
     and each vendor's archived terms, read under `root` (the repository the manifest's paths are relative to)."""
-    tables: dict[str, pa.Table] = {}
-    counts: dict[str, dict[str, int]] = {}
-    missing: dict[str, str] = {}
+    parts = {}
     for vendor in sorted(manifest.vendors):
-        raw = raw_of(vendor)
-        if raw.empty:
-            continue
-        try:
-            attempts, results, counts[vendor] = vendor_evidence(manifest, vendor, public_rows, raw, guard)
-        except NotReadyError as exc:  # its fetch is not complete: it is not scored, so it has no evidence
-            missing[vendor] = str(exc)
-            continue
-        tables[table_path("attempts", vendor)] = attempts
-        tables[table_path("results", vendor)] = results
-    terms = archived_terms(manifest, root)
-    index = bundle_index(manifest, counts, terms)
-    for vendor, why in missing.items():
-        index["vendors"][vendor]["no_evidence"] = why
-    return EvidenceBundle(index, tables, terms)
+        part, _ = vendor_files(manifest, vendor, public_rows, raw_of(vendor), guard)
+        if part is not None:
+            parts[vendor] = part
+    return bundle_of(manifest, parts, root)

@@ -7,7 +7,7 @@ import csv
 import hashlib
 import io
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -101,37 +101,52 @@ def vendor_json(board: Mapping[str, Any], entry: Mapping[str, Any], verdicts: li
     return json.dumps(doc, indent=2, sort_keys=True) + "\n"
 
 
-def public_row_scores_csv(queries: Sequence[Mapping[str, Any]]) -> str:
-    """Every vendor's verdict on every public row, one line each (a researcher's re-scoring check)."""
-    cols = [
-        "row_id",
-        "stratum",
-        "task_type",
-        "vendor",
-        "response_class",
-        "correct",
-        "first_hit_rank",
-        "hit_at_1",
-        "hit_at_3",
-        "hit_at_5",
-        "hit_at_10",
-        "fidelity",
-        "fidelity_label",
-        "answer_score",
-        "answer_rule",
-        "billed_usd",
-        "latency_ms",
-        "attempts",
-    ]
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=cols, lineterminator="\n")
-    writer.writeheader()
-    for q in queries:
+PUBLIC_ROW_SCORE_COLUMNS = [
+    "row_id",
+    "stratum",
+    "task_type",
+    "vendor",
+    "response_class",
+    "correct",
+    "first_hit_rank",
+    "hit_at_1",
+    "hit_at_3",
+    "hit_at_5",
+    "hit_at_10",
+    "fidelity",
+    "fidelity_label",
+    "answer_score",
+    "answer_rule",
+    "billed_usd",
+    "latency_ms",
+    "attempts",
+]
+
+
+class PublicRowScores:
+    """`public_row_scores.csv` written a drill-down record at a time (`add`), as the site's pages are rendered."""
+
+    def __init__(self) -> None:
+        self._buffer = io.StringIO()
+        self._writer = csv.DictWriter(self._buffer, fieldnames=PUBLIC_ROW_SCORE_COLUMNS, lineterminator="\n")
+        self._writer.writeheader()
+
+    def add(self, q: Mapping[str, Any]) -> None:
         for e in q["vendors"]:
             row = {"row_id": q["row_id"], "stratum": q["stratum"], "task_type": q["task_type"]}
-            row.update({c: e.get(c) for c in cols if c not in row})
-            writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
-    return buf.getvalue()
+            row.update({c: e.get(c) for c in PUBLIC_ROW_SCORE_COLUMNS if c not in row})
+            self._writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
+
+    def text(self) -> str:
+        return self._buffer.getvalue()
+
+
+def public_row_scores_csv(queries: Iterable[Mapping[str, Any]]) -> str:
+    """Every vendor's verdict on every public row, one line each (a researcher's re-scoring check)."""
+    rows = PublicRowScores()
+    for q in queries:
+        rows.add(q)
+    return rows.text()
 
 
 def llms_txt(

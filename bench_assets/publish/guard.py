@@ -154,35 +154,49 @@ class PublicationGuard:
     def files(self) -> dict[str, str]:
         """The integrity files published with the snapshot: relative path → text."""
         snapshot_id = self.manifest.snapshot_id
-        raw_holdout = self.warehouse.query_df(
-            "SELECT vendor, role, body FROM raw_responses WHERE snapshot_id = ? AND role = 'holdout'", [snapshot_id]
-        )
-
-        # one key per snapshot and its errata versions: the same response has the same commitment in each
-        key = commitments.commitment_key(self.split_secret, base_of(snapshot_id))
         scores = self.warehouse.query_df(
             "SELECT vendor, row_id, task_type, response_class FROM row_scores WHERE snapshot_id = ?", [snapshot_id]
         )
         dead = self.warehouse.query_df("SELECT * FROM dead_rows WHERE snapshot_id = ?", [snapshot_id])
         ledger = exclusions.exclusions_ledger(self.manifest, scores, self.board, self.decoy_spend(), dead, self.split)
+        # one key per snapshot and its errata versions: the same response has the same commitment in each
+        key = commitments.commitment_key(self.split_secret, base_of(snapshot_id))
         return {
-            "holdout_commitments.json": json.dumps(
-                commitments.holdout_commitments(snapshot_id, raw_holdout, key), indent=1
-            )
-            + "\n",
+            "holdout_commitments.json": json.dumps(self.holdout_commitments(key), indent=1) + "\n",
             "exclusions.json": exclusions.ledger_json(ledger, snapshot_id),
             "exclusions.csv": exclusions.ledger_csv(ledger),
             "review.json": json.dumps(self.review_record(), indent=2) + "\n",
         }
 
-    def decoy_spend(self) -> dict[str, tuple[int, float]]:
-        """Per vendor: decoy queries archived, and what every decoy attempt was billed (as the fetch prices them)."""
+    def holdout_commitments(self, key: bytes) -> dict[str, Any]:
+        """The commitments record (`split.commitments`) of every archived holdout body, reading one
+        vendor's bodies at a time."""
+        snapshot_id = self.manifest.snapshot_id
+        held = "FROM raw_responses WHERE snapshot_id = ? AND role = 'holdout'"
+        # (naming the body here would have the whole table's bodies read to list a dozen vendors)
+        vendors = self.warehouse.query_df(f"SELECT DISTINCT vendor {held}", [snapshot_id])["vendor"]
+        per_vendor = {}
+        for vendor in sorted(vendors):
+            bodies = self.warehouse.query_df(
+                f"SELECT body {held} AND vendor = ? AND body IS NOT NULL", [snapshot_id, vendor]
+            )
+            if len(bodies):  # a vendor none of whose holdout attempts has a body has no commitments
+                per_vendor[str(vendor)] = commitments.vendor_commitments(key, bodies["body"])
+        return commitments.commitments_record(snapshot_id, per_vendor, key)
 
-        raw = self.warehouse.query_df(
-            "SELECT * FROM raw_responses WHERE snapshot_id = ? AND role = 'decoy'", [self.manifest.snapshot_id]
-        )
+    def decoy_spend(self) -> dict[str, tuple[int, float]]:
+        """Per vendor: decoy queries archived, and what every decoy attempt was billed (as the fetch
+        prices them), reading one vendor's decoy responses at a time."""
+        snapshot_id = self.manifest.snapshot_id
+        vendors = self.warehouse.query_df(
+            "SELECT DISTINCT vendor FROM raw_responses WHERE snapshot_id = ? AND role = 'decoy'", [snapshot_id]
+        )["vendor"]
         out = {}
-        for vendor, part in raw.groupby("vendor", sort=True) if len(raw) else []:
+        for vendor in sorted(vendors):
+            part = self.warehouse.query_df(
+                "SELECT * FROM raw_responses WHERE snapshot_id = ? AND role = 'decoy' AND vendor = ?",
+                [snapshot_id, vendor],
+            )
             spec = self.manifest.vendors.get(vendor)
             usd = float(archived_spend(get_adapter(spec.adapter), spec.prices_usd, part).sum()) if spec else 0.0
             out[str(vendor)] = (int(part["query_id"].nunique()), usd)

@@ -5,7 +5,7 @@ the files beside the manifest. The publication asset and `bench rescore` both go
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -21,11 +21,13 @@ from bench_assets.golden.dead_rows import load_dead_rows
 from bench_assets.golden.rows import GoldenRow, load_golden_file
 from bench_assets.golden.verify import row_urls
 from bench_assets.manifest import Manifest
-from bench_assets.publish.drilldown import query_drilldowns
 from bench_assets.publish.errata import load_published_errata
-from bench_assets.publish.evidence import evidence_bundle
+from bench_assets.publish.evidence import VendorFiles, bundle_of
+from bench_assets.publish.packed import PackedEntries
+from bench_assets.publish.records import DrilldownRecords
 from bench_assets.publish.replies import REPLY_SUFFIXES
 from bench_assets.publish.site import Reply, SiteInputs
+from bench_assets.publish.vendor_part import VendorPart
 from bench_assets.sentinels.ttr import AS_OF_METRIC, ttr_figures
 from bench_assets.split.leaks import LeakGuard
 
@@ -136,43 +138,34 @@ def site_inputs(
     split: Mapping[str, str],
     *,
     snapshot_dir: Path,
-    scores: pd.DataFrame,
-    results: pd.DataFrame,
-    raw: pd.DataFrame,
+    vendor_parts: Iterable[VendorPart],
     sentinel_pages: pd.DataFrame,
     sentinel_probes: pd.DataFrame,
     recorded_replies: pd.DataFrame,
-    leak_guard: Any,
     extra_files: Mapping[str, str],
     as_of: datetime | None = None,
-    raw_of: Callable[[str], pd.DataFrame] | None = None,
 ) -> SiteInputs:
-    """The inputs of a snapshot's site: `board` the leaderboard record; `scores`, `results` and
-    `raw` the row scores, parsed results and archived responses (only the public split's are
-    used, for the drill-down, whose results that reveal a private page `leak_guard` withholds);
-    the sentinel pages and probes (up to the tick `as_of`) for the Kaplan–Meier chart;
-    `recorded_replies` the `vendor_replies` table; `extra_files` integrity's published files;
-    `raw_of(vendor)` every archived attempt of a vendor, from which the evidence bundle is built
-    (`publish.evidence`; none without it). The errata, the replies and the operator's declaration
-    are read from `snapshot_dir`."""
+    """The inputs of a snapshot's site: `board` the leaderboard record; `vendor_parts` each
+    vendor's part (`vendor_part.vendor_part`: its evidence bundle files and its drill-down entries
+    of the public rows), consumed one at a time, so a caller may read each vendor's archive only
+    when its part is asked for; the sentinel pages and probes (up to the tick `as_of`) for the
+    Kaplan–Meier chart; `recorded_replies` the `vendor_replies` table; `extra_files` integrity's
+    published files. The errata, the replies and the operator's declaration are read from
+    `snapshot_dir`."""
 
-    public_ids = {r.id for r in rows if split.get(r.id) == "public"}
-    queries = query_drilldowns(
-        manifest,
-        rows,
-        dict(split),
-        scores[scores["row_id"].isin(public_ids)] if len(scores) else scores,
-        results[results["row_id"].isin(public_ids)] if len(results) else results,
-        raw[raw["role"] == "public"] if len(raw) else raw,
-        leak_guard,
-    )
     public = [r for r in rows if split.get(r.id) == "public"]
+    files: dict[str, VendorFiles] = {}
+    entries: dict[str, PackedEntries] = {}
+    for part in vendor_parts:
+        entries[part.vendor] = part.entries
+        if part.files is not None:
+            files[part.vendor] = part.files
     return SiteInputs(
         board=board,
         manifest=manifest,
         public_rows=[json.loads(r.model_dump_json()) for r in public],
         errata=load_published_errata(snapshot_dir / "errata.json"),
-        queries=queries,
+        queries=DrilldownRecords(manifest, public, entries),
         ttr_observations=ttr_observations(sentinel_pages, sentinel_probes, as_of),
         replies=snapshot_replies(snapshot_dir, recorded_replies),
         disclosures=disclosures_markdown(snapshot_dir / DECLARATION_FILE),
@@ -183,9 +176,7 @@ def site_inputs(
         },
         extra_files=dict(extra_files),
         # the manifest's paths (its archived terms) are relative to the repository: data/snapshots/<id>/..
-        evidence=evidence_bundle(manifest, public, raw_of, leak_guard, snapshot_dir.parent.parent.parent)
-        if raw_of is not None
-        else None,
+        evidence=bundle_of(manifest, files, snapshot_dir.parent.parent.parent),
     )
 
 

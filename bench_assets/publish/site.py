@@ -23,7 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -40,17 +40,17 @@ from bench_assets import metrics
 from bench_assets.aggregate import eligibility
 from bench_assets.manifest import Manifest
 from bench_assets.publish import charts
-from bench_assets.publish.drilldown import vendor_row_verdicts
+from bench_assets.publish.drilldown import row_verdict
 from bench_assets.publish.evidence import EvidenceBundle, evidence_schema
 from bench_assets.publish.files import (
     EXTRA_FILE_NOTES,
     SCHEMA_FILE,
     STATIC_FILES,
     TEMPLATES,
+    PublicRowScores,
     leaderboard_csv,
     llms_txt,
     pairwise_csv,
-    public_row_scores_csv,
     vendor_json,
     write_file,
 )
@@ -76,6 +76,8 @@ from bench_assets.publish.format import (
 from bench_assets.publish.methodology import known_limitations, methodology_context
 from bench_assets.split.leaks import text_encoding
 
+# what the public queries' listing shows of each row
+_LISTED = ("row_id", "stratum", "task_type", "request_text", "n_correct", "n_scored")
 # No page lists more rows than this: a snapshot of thousands of public rows lists them over several
 # pages (`queries/index.html`, `queries/index-2.html`, ...; a vendor's rows likewise), so each opens fast.
 ROWS_PER_PAGE = 500
@@ -119,8 +121,24 @@ def _listing_pages(
         page(f"{folder}/{name}", template, pager=pager, **{key: rows}, **context)
 
 
+# what a plain dict answers as an attribute (its methods): a key of the same name is not read as one
+_DICT_ATTRIBUTES = frozenset(dir({}))
+
+
+class _SiteEnvironment(Environment):
+    """Jinja's environment, reading a plain dict's key at once where Jinja would first ask the dict
+    for an attribute of that name and read the key only after that failed: the pages read millions
+    of fields of the drill-down records, and each failed attribute raised an exception. A name that
+    is a dict attribute (`items`, `get`, ...) is still read as Jinja reads it."""
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        if type(obj) is dict and attribute not in _DICT_ATTRIBUTES and attribute in obj:
+            return obj[attribute]
+        return super().getattr(obj, attribute)
+
+
 def _environment() -> Environment:
-    env = Environment(
+    env = _SiteEnvironment(
         loader=FileSystemLoader(TEMPLATES),
         autoescape=select_autoescape(["html", "j2"]),
         undefined=StrictUndefined,
@@ -239,6 +257,25 @@ def evidence_view(evidence: EvidenceBundle | None) -> dict[str, Any] | None:
     return {"schema": evidence_schema(), "index": index, "vendors": index["vendors"]}
 
 
+def _query_pages(
+    page: Any, queries: Iterable[dict[str, Any]], vendors: list[str]
+) -> tuple[dict[str, list[dict[str, Any]]], list[dict[str, Any]], str]:
+    """Render each public row's page, reading the records once (they are assembled as they are
+    read: `publish.records`); returns what the other pages need of them: each vendor's verdict on
+    every row, each row's line in the listing, and `public_row_scores.csv`."""
+    verdicts: dict[str, list[dict[str, Any]]] = {v: [] for v in vendors}
+    listed: list[dict[str, Any]] = []
+    row_scores = PublicRowScores()
+    for q in queries:
+        page(f"queries/{q['row_id']}.html", "query.html.j2", q=q, active="queries")
+        for entry in q["vendors"]:
+            if entry["vendor"] in verdicts:
+                verdicts[entry["vendor"]].append(row_verdict(q, entry))
+        listed.append({k: q[k] for k in _LISTED})
+        row_scores.add(q)
+    return verdicts, listed, row_scores.text()
+
+
 def render_site(
     out_dir: Path,
     board: dict[str, Any],
@@ -292,7 +329,7 @@ def render_site(
         if figure is not None:
             put(f"charts/{chart.name}.svg", charts.render(figure))
             site_charts.append(chart)
-    verdicts_by_vendor = {e["vendor"]: vendor_row_verdicts(list(queries), e["vendor"]) for e in scored}
+    verdicts_by_vendor, listed_rows, row_scores = _query_pages(page, queries, [e["vendor"] for e in scored])
     replied = set()
     for vendor, reply in sorted(replies.items()):
         if vendor in manifest.vendors:
@@ -333,12 +370,10 @@ def render_site(
         _listing_pages(page, "vendors", "vendor_rows.html.j2", "listed", listing[1:], e=e, active="leaderboard")
         put(f"vendors/{e['vendor']}.json", vendor_json(board, e, verdicts))
     _listing_pages(
-        page, "queries", "queries.html.j2", "queries", paginate(queries, "index", ROWS_PER_PAGE), active="queries"
+        page, "queries", "queries.html.j2", "queries", paginate(listed_rows, "index", ROWS_PER_PAGE), active="queries"
     )
-    for q in queries:
-        page(f"queries/{q['row_id']}.html", "query.html.j2", q=q, active="queries")
-    if queries:
-        put("public_row_scores.csv", public_row_scores_csv(queries))
+    if listed_rows:
+        put("public_row_scores.csv", row_scores)
     page("methodology.html", "methodology.html.j2", m=methodology_context(manifest), active="methodology")
     page("exclusions.html", "exclusions.html.j2", extra=extra, active="exclusions")
     errata_keys = list(dict.fromkeys(k for item in errata for k in item))
@@ -412,7 +447,7 @@ class SiteInputs:
     manifest: Manifest
     public_rows: list[dict[str, Any]]
     errata: list[dict[str, Any]]
-    queries: list[dict[str, Any]] = field(default_factory=list)
+    queries: Sequence[dict[str, Any]] = field(default_factory=list)  # a list, or packed (`publish.packed`)
     ttr_observations: dict[str, tuple[list[float], list[bool]]] = field(default_factory=dict)
     replies: dict[str, Reply] = field(default_factory=dict)
     disclosures: str | None = None

@@ -11,6 +11,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 import time
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,12 +22,15 @@ import pandas as pd
 from bench_assets.aggregate.leaderboard import current_leaderboard
 from bench_assets.errors import HoldoutLeakError
 from bench_assets.fetch.versions import environment_record, record_publication_versions
+from bench_assets.golden.rows import GoldenRow
 from bench_assets.golden.store import load_golden_rows
 from bench_assets.manifest import Manifest
 from bench_assets.publish.files import file_digest
 from bench_assets.publish.guard import PublicationGuard
 from bench_assets.publish.inputs import private_terms, site_inputs, ttr_as_of
+from bench_assets.publish.memory import give_back_memory
 from bench_assets.publish.site import SiteInputs
+from bench_assets.publish.vendor_part import VendorPart, vendor_part
 from bench_assets.sentinels.ttr import sentinel_tables
 from bench_assets.split.leaks import LeakGuard
 from bench_assets.storage.warehouse import Warehouse
@@ -61,11 +65,6 @@ def publication_inputs(
     guard = PublicationGuard.begin(warehouse, manifest, board, rows, split, private_dir)
     terms, term_counts = private_terms(private_dir, manifest, warehouse, rows, split)
     leak_guard = LeakGuard(terms + guard.leak_needles)  # decoys are private like the holdout
-    public = warehouse.query_df(
-        "SELECT r.* FROM response_results r JOIN query_split q USING (snapshot_id, row_id) "
-        "WHERE r.snapshot_id = ? AND q.split = 'public'",
-        [snapshot_id],
-    )
     pages, probes = sentinel_tables(warehouse, snapshot_id)
     inputs = site_inputs(
         manifest,
@@ -73,19 +72,47 @@ def publication_inputs(
         rows,
         split,
         snapshot_dir=snapshots_dir / snapshot_id,
-        scores=warehouse.rows("row_scores", snapshot_id, split="public"),
-        results=public,
-        raw=warehouse.rows("raw_responses", snapshot_id, role="public"),
+        vendor_parts=published_vendor_parts(warehouse, manifest, rows, split, leak_guard),
         sentinel_pages=pages,
         sentinel_probes=probes,
         # the Kaplan–Meier chart draws the probes the leaderboard's time-to-retrievability figure includes
         as_of=ttr_as_of(warehouse.rows("vendor_metrics", snapshot_id, columns=["metric", "value"])),
         recorded_replies=warehouse.rows("vendor_replies", snapshot_id, columns=["vendor", "path", "sha256"]),
-        leak_guard=leak_guard,
-        extra_files=guard.files(),  # holdout commitments, exclusions ledger, review record
-        raw_of=lambda vendor: warehouse.rows("raw_responses", snapshot_id, vendor=vendor),  # the evidence bundle
+        extra_files=integrity_files(guard),  # holdout commitments, exclusions ledger, review record
     )
     return inputs, guard, leak_guard, term_counts
+
+
+def integrity_files(guard: PublicationGuard) -> dict[str, str]:
+    """Integrity's published files (`PublicationGuard.files`), and the memory its reading of every
+    vendor's holdout and decoy responses took given back."""
+    files = guard.files()
+    give_back_memory()
+    return files
+
+
+def published_vendor_parts(
+    warehouse: Warehouse, manifest: Manifest, rows: list[GoldenRow], split: Mapping[str, str], leak_guard: LeakGuard
+) -> Iterator[VendorPart]:
+    """Each vendor's part of the publication (`vendor_part`) from its own archived responses, row
+    scores and parsed results of the public rows, read when the part is asked for and let go with it."""
+    snapshot_id = manifest.snapshot_id
+    public = [r for r in rows if split.get(r.id) == "public"]
+    for vendor in sorted(manifest.vendors):
+        results = warehouse.query_df(
+            "SELECT r.* FROM response_results r JOIN query_split q USING (snapshot_id, row_id) "
+            "WHERE r.snapshot_id = ? AND r.vendor = ? AND q.split = 'public'",
+            [snapshot_id, vendor],
+        )
+        yield vendor_part(
+            manifest,
+            vendor,
+            public,
+            warehouse.rows("raw_responses", snapshot_id, vendor=vendor),  # all roles: spend is priced over them
+            warehouse.rows("row_scores", snapshot_id, vendor=vendor, split="public"),
+            results,
+            leak_guard,
+        )
 
 
 def publish_snapshot(

@@ -34,6 +34,8 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
@@ -55,7 +57,9 @@ from bench_assets.manifest import Manifest, load_manifest
 from bench_assets.publish.files import EXTRA_FILE_NOTES
 from bench_assets.publish.guard import PublicationGuard
 from bench_assets.publish.inputs import private_terms, site_inputs, ttr_as_of
+from bench_assets.publish.parse_once import parse_once
 from bench_assets.publish.site import SiteInputs
+from bench_assets.publish.vendor_part import VendorPart, vendor_part
 from bench_assets.rescore.compare import (
     FIGURE_FILES,
     ROW_SCORES,
@@ -71,7 +75,8 @@ from bench_assets.rescore.compare import (
     read_text,
     vendor_in,
 )
-from bench_assets.score.partition import RESULT_COLUMNS, SCORE_COLUMNS, score_partition
+from bench_assets.rescore.workers import in_processes, worker_count
+from bench_assets.score.partition import SCORE_COLUMNS, read_evidence, score_rows
 from bench_assets.sentinels.probes import rederive_outcomes
 from bench_assets.sentinels.ttr import AS_OF_METRIC, snapshot_ttr_metrics
 from bench_assets.split.assign import split_key
@@ -117,6 +122,36 @@ def _publication_date(warehouse: Warehouse, snapshot_id: str, out_dir: Path) -> 
     return datetime.now(UTC).date()  # nothing recorded: review.json, if any, is reported
 
 
+@dataclass
+class PrivateNeedles:
+    """What the re-rendered site must not show (the holdout, dead holdout rows and decoys), as the
+    publication gathered it, the split secret its integrity files are keyed with (None without
+    it: they cannot be re-derived, `note` says so)."""
+
+    leak_guard: LeakGuard
+    secret: bytes | None
+    note: str | None
+
+
+def private_needles(
+    manifest: Manifest, warehouse: Warehouse, rows: list[GoldenRow], split: dict[str, str], private_dir: Path
+) -> PrivateNeedles:
+    """The leak guard the publication used (every private row and decoy) and the split secret."""
+    terms, _ = private_terms(private_dir, manifest, warehouse, rows, split)
+    note = None
+    try:
+        secret: bytes | None = split_key(manifest.split.key_env, manifest.mode)
+        decoys = decoys_for_snapshot(manifest, rows, split, private_dir)
+    except BenchInputError as exc:
+        secret, decoys = None, []
+        note = (
+            f"integrity files and decoys not re-derived ({exc}); the published copies are checked against "
+            "their recorded SHA-256"
+        )
+    needles = [{"row_id": d.id, "request_text": d.request_text, "golden_urls": row_urls(d)} for d in decoys]
+    return PrivateNeedles(LeakGuard(terms + needles), secret, note)
+
+
 def derived_site_inputs(
     root: Path,
     warehouse: Warehouse,
@@ -124,34 +159,24 @@ def derived_site_inputs(
     board: dict[str, Any],
     rows: list[GoldenRow],
     split: dict[str, str],
-    scores: pd.DataFrame,
-    results: pd.DataFrame,
-    raw: pd.DataFrame,
+    vendor_parts: Iterable[VendorPart],
     metrics: pd.DataFrame,
     pages: pd.DataFrame,
     probes: pd.DataFrame,
-    private_dir: Path,
+    private: PrivateNeedles,
     notes: list[str],
 ) -> SiteInputs:
-    """What publication would render the site from, with the re-derived record, scores and probes.
-    Integrity's files (holdout commitments, exclusions ledger, review record) are rendered as the
-    publication guard renders them, dated by the publication's record; their keyed digests need
-    the split secret, so without it (a live snapshot, $BENCH_SPLIT_KEY unset) the published copies
-    are used and checked against their recorded SHA-256 only (said in `notes`)."""
+    """What publication would render the site from, with the re-derived record, each vendor's
+    part re-derived from its archive (`vendor_part`) and the probes. Integrity's files (holdout
+    commitments, exclusions ledger, review record) are rendered as the publication guard renders
+    them, dated by the publication's record; their keyed digests need the split secret, so
+    without it (a live snapshot, $BENCH_SPLIT_KEY unset) the published copies are used and checked
+    against their recorded SHA-256 only (said in `notes`)."""
     snapshot_id = manifest.snapshot_id
     out_dir = root / "data" / "publish" / snapshot_id
-    terms, _ = private_terms(private_dir, manifest, warehouse, rows, split)
-    try:
-        secret = split_key(manifest.split.key_env, manifest.mode)
-        decoys = decoys_for_snapshot(manifest, rows, split, private_dir)
-    except BenchInputError as exc:
-        secret, decoys = None, []
-        notes.append(
-            f"integrity files and decoys not re-derived ({exc}); the published copies are checked against "
-            "their recorded SHA-256"
-        )
-    needles = [{"row_id": d.id, "request_text": d.request_text, "golden_urls": row_urls(d)} for d in decoys]
-    if secret is not None:
+    if private.note is not None:
+        notes.append(private.note)
+    if private.secret is not None:
         published = lifecycle.snapshot_status(warehouse, snapshot_id) == lifecycle.PUBLISHED
         guard = PublicationGuard(
             warehouse,
@@ -159,7 +184,7 @@ def derived_site_inputs(
             board,
             rows,
             split,
-            secret,
+            private.secret,
             lifecycle.PUBLISHED if published else lifecycle.DRAFT,
             _publication_date(warehouse, snapshot_id, out_dir),
         )
@@ -174,17 +199,64 @@ def derived_site_inputs(
         rows,
         split,
         snapshot_dir=root / "data" / "snapshots" / snapshot_id,
-        scores=scores,
-        results=results,
-        raw=raw,
+        vendor_parts=vendor_parts,
         sentinel_pages=pages,
         sentinel_probes=probes,
         as_of=ttr_as_of(metrics),
         recorded_replies=warehouse.rows("vendor_replies", snapshot_id, columns=["vendor", "path", "sha256"]),
-        leak_guard=LeakGuard(terms + needles),
         extra_files=extra,
-        raw_of=lambda vendor: raw[raw["vendor"] == vendor],
     )
+
+
+@dataclass
+class RescoredVendor:
+    """One vendor re-derived from its archive: its row scores, and its part of the site (None
+    when nothing is published to compare with)."""
+
+    vendor: str
+    scores: pd.DataFrame
+    part: VendorPart | None
+
+
+def rescore_vendor(
+    warehouse: Warehouse,
+    manifest: Manifest,
+    vendor: str,
+    rows: list[GoldenRow],
+    split: dict[str, str],
+    leak_guard: LeakGuard | None,
+    shared: dict[Any, Any] | None = None,
+) -> RescoredVendor | None:
+    """Score one vendor again from its archived responses (`score.partition`: each final response
+    classified and parsed, every attempt priced) and, with `leak_guard`, build its part of the
+    site from the same reading (None: the vendor has no archived response)."""
+    snapshot_id = manifest.snapshot_id
+    raw = warehouse.rows("raw_responses", snapshot_id, vendor=vendor)
+    if raw.empty:
+        return None
+    spec = manifest.vendors[vendor]
+    adapter = parse_once(get_adapter(spec.adapter))  # scoring and the evidence bundle read each body once
+    evidence = read_evidence(adapter, spec.prices_usd, rows, raw, f"{snapshot_id}|{vendor}")
+    scores, results = score_rows(
+        snapshot_id, vendor, manifest.fidelity_weights, manifest.answer_k, rows, split, evidence
+    )
+    if leak_guard is None:
+        return RescoredVendor(vendor, scores, None)
+    public = [r for r in rows if split.get(r.id) == "public"]
+    public_ids = {r.id for r in public}
+    part = vendor_part(
+        manifest,
+        vendor,
+        public,
+        raw,
+        scores[scores["row_id"].isin(public_ids)],
+        results[results["row_id"].isin(public_ids)],
+        leak_guard,
+        evidence,
+        shared,
+        adapter,
+    )
+    return RescoredVendor(vendor, scores, part)
 
 
 def rescore_snapshot(
@@ -204,19 +276,33 @@ def rescore_snapshot(
         warehouse = Warehouse(root / "data" / "warehouse" / "bench.duckdb", lake_url=lake_url)
     rows = load_golden_rows(warehouse, snapshot_id)
     split = warehouse.split(snapshot_id)
-    raw_all = warehouse.rows("raw_responses", snapshot_id)
+    private = (
+        Path(private_dir) if private_dir else Path(os.environ.get("BENCH_PRIVATE_DIR") or root / "data" / "private")
+    )
+    out_dir = root / "data" / "publish" / snapshot_id
+    published_path = out_dir / "leaderboard.json"
+    # the site is re-rendered only when there is one to compare with
+    needles = private_needles(manifest, warehouse, rows, split, private) if published_path.exists() else None
     report = RescoreReport(snapshot_id)
-    frames, result_frames = [], []
-    for vendor, spec in sorted(manifest.vendors.items()):
-        raw = raw_all[raw_all["vendor"] == vendor]
-        if raw.empty:
+    frames, parts = [], []
+    vendors = sorted(manifest.vendors)
+    leak_guard = needles.leak_guard if needles else None
+    parent = os.getpid()
+
+    def rescored(vendor: str) -> RescoredVendor | None:
+        # in a forked child (`rescore.workers`) the warehouse's file lock is the child's own
+        mine = warehouse if os.getpid() == parent else warehouse.for_child()
+        return rescore_vendor(mine, manifest, vendor, rows, split, leak_guard)
+
+    # each vendor from its own archive, side by side in processes of their own (`rescore.workers`)
+    for done in in_processes(vendors, rescored, worker_count(len(vendors))):
+        if done is None:
             continue
-        scores, results = score_partition(snapshot_id, vendor, get_adapter(spec.adapter), manifest, rows, split, raw)
-        frames.append(scores)
-        result_frames.append(results)
-        report.vendors.append(vendor)
+        frames.append(done.scores)
+        if done.part is not None:
+            parts.append(done.part)
+        report.vendors.append(done.vendor)
     scores = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=SCORE_COLUMNS)
-    results = pd.concat(result_frames, ignore_index=True) if result_frames else pd.DataFrame(columns=RESULT_COLUMNS)
     report.rows_rescored = len(scores)
     metrics = vendor_metrics(snapshot_id, scores) if len(scores) else pd.DataFrame(columns=METRIC_COLUMNS)
     complete = {v for v, n in scores.groupby("vendor").size().items() if n == len(rows)} if len(scores) else set()
@@ -237,9 +323,6 @@ def rescore_snapshot(
         public_comparisons=public_comparisons_frame(scores, snapshot_id),
     )
     derived_board = json.loads(json.dumps(board))
-    private = (
-        Path(private_dir) if private_dir else Path(os.environ.get("BENCH_PRIVATE_DIR") or root / "data" / "private")
-    )
     report.warnings += _version_warnings(recorded, environment_record(manifest, root, private))
 
     # The warehouse: every row's verdict, and the aggregates the pages are rendered from.
@@ -268,9 +351,7 @@ def rescore_snapshot(
     )
     report.surfaces += [ROW_SCORES, VENDOR_METRICS, VENDOR_COMPARISONS]
 
-    out_dir = root / "data" / "publish" / snapshot_id
-    published_path = out_dir / "leaderboard.json"
-    if not published_path.exists():
+    if needles is None:
         report.differences.append(
             Difference(str(published_path), None, "leaderboard.json", None, "nothing published yet")
         )
@@ -283,13 +364,11 @@ def rescore_snapshot(
         derived_board,
         rows,
         split,
-        scores,
-        results,
-        raw_all,
+        parts,
         metrics,
         pages,
         probes,
-        private,
+        needles,
         report.notes,
     )
     with tempfile.TemporaryDirectory(prefix=f"rescore-{snapshot_id}-") as tmp:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import pandas as pd
@@ -33,14 +34,13 @@ def commit(key: bytes, body: str) -> str:
     return hmac.new(key, body.encode("utf-8"), hashlib.sha256).hexdigest()
 
 
-def holdout_commitments(snapshot_id: str, raw: pd.DataFrame, key: bytes) -> dict[str, Any]:
-    """The published commitments record. `raw` holds archived attempts (any roles); only the
-    holdout ones with a body are committed to, per vendor, sorted; nothing identifies a row."""
-    per_vendor: dict[str, list[str]] = {}
-    if len(raw):
-        held = raw[(raw["role"] == "holdout") & raw["body"].notna()]
-        for vendor, part in held.groupby("vendor", sort=True):
-            per_vendor[str(vendor)] = sorted(commit(key, body) for body in part["body"])
+def vendor_commitments(key: bytes, bodies: Iterable[str]) -> list[str]:
+    """One vendor's commitments: every holdout body's keyed digest, sorted."""
+    return sorted(commit(key, body) for body in bodies)
+
+
+def commitments_record(snapshot_id: str, per_vendor: Mapping[str, list[str]], key: bytes) -> dict[str, Any]:
+    """The published commitments record from each vendor's commitments (`vendor_commitments`)."""
     vendors = {
         v: {"responses": len(c), "commitments": c, "digest": hashlib.sha256("\n".join(c).encode()).hexdigest()}
         for v, c in sorted(per_vendor.items())
@@ -56,6 +56,17 @@ def holdout_commitments(snapshot_id: str, raw: pd.DataFrame, key: bytes) -> dict
         "vendors": vendors,
         "combined_digest": combined,
     }
+
+
+def holdout_commitments(snapshot_id: str, raw: pd.DataFrame, key: bytes) -> dict[str, Any]:
+    """The published commitments record. `raw` holds archived attempts (any roles); only the
+    holdout ones with a body are committed to, per vendor, sorted; nothing identifies a row."""
+    per_vendor: dict[str, list[str]] = {}
+    if len(raw):
+        held = raw[(raw["role"] == "holdout") & raw["body"].notna()]
+        for vendor, part in held.groupby("vendor", sort=True):
+            per_vendor[str(vendor)] = vendor_commitments(key, part["body"])
+    return commitments_record(snapshot_id, per_vendor, key)
 
 
 def verify_commitments(record: dict[str, Any], raw: pd.DataFrame, key: bytes) -> list[str]:

@@ -32,7 +32,7 @@ import io
 import json
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -55,10 +55,15 @@ _URL_START = re.compile(r"(?:[a-z][a-z0-9+.-]*:)?//|www\.|(?<=[=(\[,])", re.IGNO
 _TRAILING = ".,;:!?)]}'\"*_"
 _PARAM_VALUE = re.compile(r"[?&;][^=\s\"'<>&#?]{1,64}=([^\s\"'<>&#]+)")  # a URL parameter's value
 _UNICODE_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})(?:\\u([0-9a-fA-F]{4}))?")
+_WHITESPACE = re.compile(r"\s")  # what `str.split` splits on (a test checks every code point)
+_NORMALIZE_BLOCK = 1 << 18  # characters normalized (and searched) at once
 _SEPARATOR = "\x00"  # between readings of a file: not whitespace, in no needle, so no match spans two
 _HTML_SUFFIXES = {".html", ".htm", ".svg", ".xml"}
 _ATTRIBUTE = re.compile(r"""=\s*(?:"([^"]*)"|'([^']*)')""")  # attribute values (not in the text)
 _COMMENT = re.compile(r"<!--(.*?)-->", re.DOTALL)
+_REVEALS_REMEMBERED = 8_000_000  # characters of result texts whose `reveals` answer is kept
+_REVEALS_REMEMBERED_EACH = 2_000  # ... each at most this long (a URL, a title and a snippet)
+_URLS_REMEMBERED = 250_000  # URL-like strings whose normalized form is kept
 
 
 class Substrings:
@@ -85,6 +90,12 @@ class Substrings:
         present = {s for _, s in self._automaton.iter(text)}
         return sorted(present, key=self.order.__getitem__)
 
+    def present(self, text: str) -> set[str]:
+        """The strings present in the text (unordered)."""
+        if self._automaton is None or not text:
+            return set()
+        return {s for _, s in self._automaton.iter(text)}
+
 
 def url_hosts(url: str) -> set[str]:
     """The spellings of a URL's host a text may carry: lower-cased, without `www.`, Unicode and punycode."""
@@ -104,9 +115,29 @@ def _normalize(text: str) -> str:
     site: ASCII text skips NFKC (it leaves ASCII as it is, and its case-fold is its lower case),
     and whitespace is collapsed by `str.split`, which splits on exactly what `\\s` matches. A
     property test checks it equals `normalize_text` on any text."""
+    if len(text) > _NORMALIZE_BLOCK:  # a whole Parquet column: its words are not all held at once
+        return " ".join(n for n in map(_normalize_block, _blocks(text)) if n)
+    return _normalize_block(text)
+
+
+def _normalize_block(text: str) -> str:
     if text.isascii():
         return " ".join(text.lower().split())
     return " ".join(unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold()).split())
+
+
+def _blocks(text: str) -> Iterator[str]:
+    """A long text in pieces of about `_NORMALIZE_BLOCK` characters, each cut just before a
+    whitespace character. Each piece normalizes on its own to what it is in the whole: NFKC
+    composes and reorders only within a word (a whitespace character is a starter that composes
+    with nothing, and stays whitespace), and case-folding is per character; so the normalized
+    text is the normalized pieces joined by one space."""
+    start = 0
+    while start < len(text):
+        cut = _WHITESPACE.search(text, start + _NORMALIZE_BLOCK) if len(text) - start > _NORMALIZE_BLOCK else None
+        end = cut.start() if cut else len(text)
+        yield text[start:end]
+        start = end
 
 
 @dataclass(frozen=True)
@@ -213,58 +244,200 @@ def parquet_readings(data: bytes) -> list[str]:
     every column, as written, and for a cell that holds JSON its strings decoded (a `\\/` or
     `\\uXXXX` escape in an archived body hides nothing); entities and escapes decoded as for text."""
     table = pq.read_table(io.BytesIO(data))
+    # each column's cells, and each cell's decoded strings, joined as they are read: the texts are
+    # the same as joining every cell (every string) at once, without holding each one as an object
     cells: list[str] = []
     decoded: list[str] = []
     for column in table.columns:
         if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
             continue
-        for value in column.to_pylist():
-            if not value:
-                continue
-            cells.append(value)
+        values = [value for value in column.to_pylist() if value]
+        if not values:
+            continue
+        cells.append("\n".join(values))
+        for value in values:
             if value.lstrip().startswith(("{", "[")):
                 strings: list[str] = []
                 try:
                     _json_strings(json.loads(value), strings)
                 except ValueError:
                     continue
-                decoded += strings
+                if strings:
+                    decoded.append("\n".join(strings))
+        del values
     out = [t for t in ("\n".join(cells), "\n".join(decoded)) if t]
+    del cells, decoded
     out += [html.unescape(t) for t in out if "&" in t]
     unescaped = [_unescape_unicode(t) for t in out if "\\u" in t]
     return out + [t for t in unescaped if t not in out]
 
 
+def _host_tokens(chunk: str, hosts: Iterable[str], lowered: str) -> Iterator[tuple[str, int, str]]:
+    """(host, position, token) for each occurrence of each host (in the order of `hosts`, then of
+    position): the run of token characters around it (no whitespace, quote or angle bracket)."""
+    for host in hosts:
+        at = lowered.find(host)
+        while at != -1:
+            # the run of token characters ending at the host (at most 2,048 back): matched on
+            # the reversed window, since a search for `[^...]*\Z` retries from every start in it
+            left = _RIGHT.match(chunk[max(0, at - 2048) : at][::-1])
+            right = _RIGHT.match(chunk, at)
+            assert left is not None and right is not None  # both match the empty string
+            yield host, at, left.group(0)[::-1] + right.group(0)
+            at = lowered.find(host, at + len(host))
+
+
+def _token_candidates(tokens: Iterable[str], hosts: list[str]) -> list[str]:
+    """The URL-like strings of tokens (each once, in order): from each place a URL can start in
+    it, as written and with trailing punctuation dropped; then those of the percent-encoded URLs
+    inside them (`?to=https%3A%2F%2F…`), the last decoded first."""
+    seen: dict[str, None] = {}
+    taken: set[str] = set()
+    stack: list[str] = []
+
+    def take(batch: Iterable[str]) -> None:
+        for token in batch:
+            if token in taken:
+                continue
+            taken.add(token)
+            for i in {0} | {m.start() for m in _URL_START.finditer(token)}:
+                for candidate in (token[i:], token[i:].rstrip(_TRAILING)):
+                    seen.setdefault(candidate)
+            if "%" in token:
+                decoded = unquote(token)
+                if decoded != token:
+                    stack.append(decoded)
+
+    take(tokens)
+    while stack:
+        chunk = stack.pop()
+        take(token for _, _, token in _host_tokens(chunk, hosts, chunk.lower()))
+    return list(seen)
+
+
 def url_candidates(text: str, hosts: Iterable[str], lowered: str | None = None) -> list[str]:
     """Every URL-like string in the text that names one of `hosts` (lower-case), as written and
     with trailing punctuation dropped; percent-encoded URLs inside them (`?to=https%3A%2F%2F…`) too."""
-    seen: dict[str, None] = {}
-    tokens: set[str] = set()
-    stack = [(text, lowered)]
-    while stack:
-        chunk, lowered = stack.pop()
-        lowered = lowered if lowered is not None else chunk.lower()
-        for host in hosts:
-            at = lowered.find(host)
-            while at != -1:
-                # the run of token characters ending at the host (at most 2,048 back): matched on
-                # the reversed window, since a search for `[^...]*\Z` retries from every start in it
-                left = _RIGHT.match(chunk[max(0, at - 2048) : at][::-1])
-                right = _RIGHT.match(chunk, at)
-                assert left is not None and right is not None  # both match the empty string
-                token = left.group(0)[::-1] + right.group(0)
-                at = lowered.find(host, at + len(host))
-                if token in tokens:
-                    continue
-                tokens.add(token)
-                for i in {0} | {m.start() for m in _URL_START.finditer(token)}:
-                    for candidate in (token[i:], token[i:].rstrip(_TRAILING)):
-                        seen.setdefault(candidate)
-                if "%" in token:
-                    decoded = unquote(token)
-                    if decoded != token:
-                        stack.append((decoded, None))
-    return list(seen)
+    hosts = list(hosts)
+    lowered = lowered if lowered is not None else text.lower()
+    return _token_candidates((token for _, _, token in _host_tokens(text, hosts, lowered)), hosts)
+
+
+class _LongerInLowerCase(Exception):
+    """A text holds a letter whose lower case is longer than it: `_Scan` does not read it."""
+
+
+class _Scan:
+    """`LeakGuard.find` over texts read a block at a time, finding what a search of the texts
+    joined whole finds (`LeakGuard._find_joined`):
+
+    - blocks are cut just before a whitespace character (`_blocks`), so no word, no run without
+      whitespace (where a URL parameter lies) and no URL token spans two blocks of a text; the
+      normalized text is the normalized blocks joined by a space (see `_blocks`);
+    - an id or query text may span blocks (it may hold spaces): each block is searched with the
+      end of the normalized text before it, one character shorter than the longest needle; a
+      golden URL written as is, with the end of the text before it, one shorter than the longest;
+    - a URL parameter's value may run on across the separator between two texts: the open run is
+      carried over to the next text;
+    - URL tokens are gathered with where their host was found, and read in the order a search of
+      the whole text reads them (host by host, then by position), so each leak is reported with
+      the same spelling."""
+
+    def __init__(self, guard: LeakGuard):
+        self.guard = guard
+        self.needle_reach = guard._needle_reach
+        self.url_reach = guard._url_reach
+        self.forms: set[str] = set()
+        self.values: list[str] = []
+        self.hosts: set[str] = set()
+        self.exact: set[str] = set()
+        self.tokens: dict[str, tuple[int, int]] = {}  # token -> (its host's place, its position)
+        self.needle_tail = ""  # the end of the normalized texts so far
+        self.run = ""  # the normalized texts' last run without whitespace so far
+        self.url_tail = ""  # the end of the texts so far, as written
+        self.offset = 0  # where the next block starts in the texts joined
+        self.started = False
+
+    def read(self, text: str) -> None:
+        if self.started:
+            self.needle_tail = ""  # no needle holds the separator
+            self.run += _SEPARATOR
+            self.url_tail = (self.url_tail + _SEPARATOR)[-self.url_reach :] if self.url_reach else ""
+            self.offset += len(_SEPARATOR)
+        self.started = True
+        spoken = False  # whether this text's normalized form has begun
+        for block in _blocks(text):
+            normalized = _normalize_block(block)
+            piece = (" " if spoken and normalized else "") + normalized
+            spoken = spoken or bool(normalized)
+            self._needles(piece)
+            self._params(piece)
+            if self.guard.urls:
+                self._urls(block)
+            self.offset += len(block)
+
+    def _needles(self, piece: str) -> None:
+        window = self.needle_tail + piece
+        self.forms |= self.guard._needles.present(window)
+        self.needle_tail = window[-self.needle_reach :] if self.needle_reach else ""
+
+    def _params(self, piece: str) -> None:
+        run = self.run + piece
+        cut = piece.rfind(" ")
+        if cut == -1:
+            self.run = run
+            return
+        cut += len(self.run)
+        self._values(run[:cut])
+        self.run = run[cut + 1 :]
+
+    def _values(self, runs: str) -> None:
+        """The parameter values of whole runs (a value never holds whitespace); only one with `+`
+        or `%` is decoded again, so text without both `=` and one of them has none to read."""
+        if ("+" in runs or "%" in runs) and "=" in runs:
+            self.values += [unquote_plus(v) for v in _PARAM_VALUE.findall(runs) if "+" in v or "%" in v]
+
+    def _urls(self, block: str) -> None:
+        guard = self.guard
+        lowered = block.lower()
+        if len(lowered) != len(block):
+            raise _LongerInLowerCase
+        # a host, and so a URL token, never spans two blocks (no whitespace in either)
+        hosts = guard._hosts.present(lowered)
+        self.hosts |= hosts
+        for url in {u for h in hosts for u in guard._exact_by_host.get(h, ())}:
+            if url not in self.exact and url in block:
+                self.exact.add(url)
+        # a golden URL as written might (with a space in it): look across the cut, for every host found so far
+        if self.url_reach and self.url_tail:
+            seam = self.url_tail + block[: self.url_reach]
+            for url in {u for h in self.hosts for u in guard._exact_by_host.get(h, ())}:
+                if url not in self.exact and url in seam:
+                    self.exact.add(url)
+        self.url_tail = (self.url_tail + block)[-self.url_reach :] if self.url_reach else ""
+        order = guard._hosts.order
+        for host, at, token in _host_tokens(block, sorted(hosts, key=order.__getitem__), lowered):
+            place = (order[host], self.offset + at)
+            known = self.tokens.get(token)
+            if known is None or place < known:
+                self.tokens[token] = place
+
+    def leaks(self, texts: list[str]) -> list[Leak]:
+        guard = self.guard
+        self._values(self.run)
+        found: dict[tuple[str, str], Leak] = {}
+        for form in sorted(self.forms, key=guard._needles.order.__getitem__):
+            kind, needle = guard.normalized[form]
+            found[(kind, needle)] = Leak(kind, needle, guard._how(needle, texts))
+        guard._param_leaks(self.values, found)
+        if guard.urls:
+            hosts = sorted(self.hosts, key=guard._hosts.order.__getitem__)
+            for url in {u for h in hosts for u in guard._exact_by_host.get(h, ())}:
+                if url in self.exact:
+                    found.setdefault(("url", url), Leak("url", url))
+            ordered = sorted(self.tokens, key=self.tokens.__getitem__)
+            guard._candidate_leaks(_token_candidates(ordered, hosts), found)
+        return list(found.values())
 
 
 class LeakGuard:
@@ -296,7 +469,13 @@ class LeakGuard:
         self._needles = Substrings(f for f, _ in self._normalized_items)
         self._texts = Substrings(f for f, v in self._normalized_items if v[0] == "text")
         self._hosts = Substrings(self.hosts)
+        # how far back a block's search looks: one character short of the longest needle, the longest URL
+        self._needle_reach = max((len(f) for f in self.normalized), default=1) - 1
+        self._url_reach = max((len(u) for u in self.exact_urls), default=1) - 1
         self._url_cache: dict[str, str | None] = {}
+        # `reveals` answers, per result: the same page comes back for many rows and from many vendors
+        self._revealed: dict[tuple[tuple[str | None, ...], str | None], bool] = {}
+        self._revealed_chars = 0
 
     def __bool__(self) -> bool:
         return bool(self.normalized or self.urls)
@@ -307,27 +486,40 @@ class LeakGuard:
                 form = normalize_url(candidate)
             except (ValueError, UnicodeError):
                 form = None
+            if len(self._url_cache) >= _URLS_REMEMBERED:  # a site's worth of URLs: start again
+                self._url_cache.clear()
             self._url_cache[candidate] = self.urls.get(form) if form else None
         return self._url_cache[candidate]
 
     def find(self, texts: Iterable[str]) -> list[Leak]:
-        """Every needle in any of the texts (the readings of one file, or one result's fields)."""
+        """Every needle in any of the texts (the readings of one file, or one result's fields).
+
+        What is found is what a search of all the texts joined by `_SEPARATOR` finds (each text
+        normalized for ids and query texts, lower-cased for hosts); the texts are read a block at
+        a time (`_Scan`), so a large file (a vendor's evidence Parquet) is never copied whole."""
         texts = [t for t in texts if t]
         if not texts or not self:
             return []
+        scan = _Scan(self)
+        try:
+            for text in texts:
+                scan.read(text)
+        except _LongerInLowerCase:  # a letter whose lower case is longer (İ): see _find_joined
+            return self._find_joined(texts)
+        return scan.leaks(texts)
+
+    def _find_joined(self, texts: list[str]) -> list[Leak]:
+        """`find` on the texts joined whole. Kept for texts whose lower-cased form is longer than
+        they are: host positions are found in the lower-cased text and cut from the text as written,
+        and `_Scan`, which reads in blocks, would cut them elsewhere."""
         found: dict[tuple[str, str], Leak] = {}
         normalized = _SEPARATOR.join(_normalize(t) for t in texts)
         for form in self._needles.found(normalized):
             kind, needle = self.normalized[form]
-            how = "" if any(needle in t for t in texts) else "written with other case, width, spacing or escaping"
-            found[(kind, needle)] = Leak(kind, needle, how)
+            found[(kind, needle)] = Leak(kind, needle, self._how(needle, texts))
         values = [unquote_plus(v) for v in _PARAM_VALUE.findall(normalized) if "+" in v or "%" in v]
-        if values:  # a query text written into a URL's parameters (`?q=quarterly+flood+report`)
-            params = _SEPARATOR.join(_normalize(v) for v in values)
-            for form in self._texts.found(params):
-                kind, needle = self.normalized[form]
-                if (kind, needle) not in found:
-                    found[(kind, needle)] = Leak(kind, needle, "inside a URL's parameters")
+        del normalized
+        self._param_leaks(values, found)
         if self.urls:
             joined = _SEPARATOR.join(texts)
             lowered = joined.lower()
@@ -335,14 +527,47 @@ class LeakGuard:
             for url in {u for h in hosts for u in self._exact_by_host.get(h, ())}:
                 if url in joined:
                     found.setdefault(("url", url), Leak("url", url))
-            for candidate in url_candidates(joined, hosts, lowered):
-                leaked = self._url_leak(candidate)
-                if leaked and ("url", leaked) not in found:
-                    found[("url", leaked)] = Leak("url", leaked, f"written as {candidate[:80]!r}")
+            self._candidate_leaks(url_candidates(joined, hosts, lowered), found)
         return list(found.values())
 
+    @staticmethod
+    def _how(needle: str, texts: list[str]) -> str:
+        return "" if any(needle in t for t in texts) else "written with other case, width, spacing or escaping"
+
+    def _param_leaks(self, values: list[str], found: dict[tuple[str, str], Leak]) -> None:
+        """Query texts in URL parameters' values (`?q=quarterly+flood+report`), decoded."""
+        if values:
+            params = _SEPARATOR.join(_normalize(v) for v in values)
+            for form in self._texts.found(params):
+                kind, needle = self.normalized[form]
+                if (kind, needle) not in found:
+                    found[(kind, needle)] = Leak(kind, needle, "inside a URL's parameters")
+
+    def _candidate_leaks(self, candidates: list[str], found: dict[tuple[str, str], Leak]) -> None:
+        for candidate in candidates:
+            leaked = self._url_leak(candidate)
+            if leaked and ("url", leaked) not in found:
+                found[("url", leaked)] = Leak("url", leaked, f"written as {candidate[:80]!r}")
+
     def reveals(self, *texts: str | None, url: str | None = None) -> bool:
-        """Whether a result (its URL and text fields) would reveal a needle (the drill-down filter)."""
+        """Whether a result (its URL and text fields) would reveal a needle (the drill-down filter).
+        Short answers are remembered (up to `_REVEALS_REMEMBERED` characters of texts, then
+        forgotten at once): the same page comes back for many rows and from many vendors."""
+        size = sum(len(t) for t in texts if isinstance(t, str)) + len(url or "")
+        if size > _REVEALS_REMEMBERED_EACH:  # a whole page's text: seldom asked about twice
+            return self._reveals(texts, url)
+        key = (texts, url)
+        known = self._revealed.get(key)
+        if known is None:
+            known = self._reveals(texts, url)
+            if self._revealed_chars + size > _REVEALS_REMEMBERED:
+                self._revealed.clear()
+                self._revealed_chars = 0
+            self._revealed[key] = known
+            self._revealed_chars += size
+        return known
+
+    def _reveals(self, texts: tuple[str | None, ...], url: str | None) -> bool:
         if url and self.urls and self._url_leak(url):
             return True
         return bool(self.find([t for t in texts if t] + ([url] if url else [])))

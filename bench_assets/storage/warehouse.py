@@ -30,6 +30,7 @@ change, and machines take turns through Postgres: no filesystem is shared betwee
 
 from __future__ import annotations
 
+import copy
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, ExitStack, contextmanager
@@ -162,6 +163,13 @@ class Warehouse:
         default_journal = f"{shared_url.rstrip('/')}/journal" if shared_url else journal_url_beside(self.path)
         self.journal = CustodyJournal(journal_url or default_journal)
         self._pending_seq: int | None = None
+
+    def for_child(self) -> Warehouse:
+        """This warehouse as a forked child process uses it: the same files, with a file lock of its
+        own (a lock object must not cross a fork; the shared warehouse opens its own connection)."""
+        child = copy.copy(self)
+        child.lock = FileLock(str(self.path) + ".lock", timeout=self.lock.timeout)
+        return child
 
     @property
     def pacing_store(self) -> Path | str:

@@ -1,0 +1,98 @@
+"""Re-deriving vendors side by side: each vendor in a process of its own, a few at a time.
+
+`bench rescore` re-derives every vendor from its own archive (`rescore.snapshot.rescore_vendor`),
+which no other vendor's work needs: on a machine with two cores two vendors go at once. Each runs
+in a child forked for it alone (so it starts with everything already read: the golden rows, the
+split, the leak guard, and any change a test made to the code), sends back what it derived, and
+exits, which gives back all the memory its vendor's archive took. No pool and no helper thread:
+the parent forks from its one thread and waits on the children's pipes.
+"""
+
+from __future__ import annotations
+
+import gc
+import multiprocessing
+import os
+import traceback
+from collections.abc import Callable, Iterator, Sequence
+from multiprocessing.connection import Connection, wait
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+WORKERS_ENV = "BENCH_RESCORE_WORKERS"
+
+
+def worker_count(jobs: int) -> int:
+    """How many vendors go at once: $BENCH_RESCORE_WORKERS, else one per core, at most two (each
+    holds one vendor's archive), never more than there are vendors."""
+    wanted = os.environ.get(WORKERS_ENV, "").strip()
+    count = int(wanted) if wanted else min(2, os.cpu_count() or 1)
+    return max(1, min(count, jobs))
+
+
+class WorkerFailed(RuntimeError):
+    """A child's job raised something that could not be sent back as it was."""
+
+
+def _child(job: Callable[[Any], Any], item: Any, send: Connection) -> None:
+    try:
+        outcome: tuple[str, Any] = ("done", job(item))
+    except BaseException as exc:  # sent back and raised in the parent
+        outcome = ("failed", exc)
+    try:
+        send.send(outcome)
+    except Exception:  # the exception (or result) does not pickle: send its text
+        send.send(("failed", WorkerFailed("".join(traceback.format_exception(outcome[1]))[-4000:])))
+    finally:
+        send.close()
+
+
+def in_processes(items: Sequence[T], job: Callable[[T], R], workers: int) -> Iterator[R]:
+    """`job(item)` for every item, `workers` at a time each in a forked child, yielded in the
+    order of `items` (as soon as the next one is done). One worker: in this process, one by one.
+    A job that raises stops the rest (the running children are ended) and raises here."""
+    if workers <= 1:
+        for item in items:
+            yield job(item)
+        return
+    context = multiprocessing.get_context("fork")
+    # what the parent holds stays out of the children's garbage collections: a collection would
+    # touch (and so copy) every page the parent shares with them
+    gc.freeze()
+    queue = list(enumerate(items))
+    running: dict[Connection, tuple[int, Any]] = {}
+    finished: dict[int, R] = {}
+    following = 0
+    try:
+        while queue or running:
+            while queue and len(running) < workers:
+                index, item = queue.pop(0)
+                receive, send = context.Pipe(duplex=False)
+                process = context.Process(target=_child, args=(job, item, send), daemon=True)
+                process.start()
+                send.close()  # the child's end: the parent reads only
+                running[receive] = (index, process)
+            for ready in wait(list(running)):
+                assert isinstance(ready, Connection)
+                index, process = running.pop(ready)
+                try:
+                    status, value = ready.recv()
+                except EOFError:
+                    status, value = "failed", WorkerFailed(f"the process deriving item {index} ended without an answer")
+                finally:
+                    ready.close()
+                process.join()
+                if status == "failed":
+                    raise value
+                finished[index] = value
+            while following in finished:
+                yield finished.pop(following)
+                following += 1
+    finally:
+        gc.unfreeze()
+        for receive, (_, process) in running.items():
+            process.terminate()  # a child this call started, by its own handle
+            process.join()
+            receive.close()

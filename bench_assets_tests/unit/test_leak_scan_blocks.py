@@ -1,0 +1,105 @@
+"""The leak scan reads large texts a block at a time (`split.leaks._Scan`): it must find exactly
+what a search of the texts joined whole finds (`LeakGuard._find_joined`), whatever the blocks
+(here a few characters each, so ids, query texts, URLs and URL parameters all span them)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bench_assets.metrics import normalize_text
+from bench_assets.split import leaks
+from bench_assets.split.leaks import LeakGuard
+
+PRIVATE = [
+    {
+        "row_id": "finance-007-s",
+        "request_text": "Quarterly flood report of Orbelin",
+        "golden_urls": ["https://orbelin.test/reports/flood", "https://docs.orbelin.test/a b?x=1"],
+    },
+    {
+        "row_id": "docs-012-e",
+        "request_text": "Orbelin API pagination limits",
+        "golden_urls": ["http://www.zunlo.test/page/"],
+    },
+    {"row_id": "news-3", "request_text": "ΑΣ σ Straße", "golden_urls": ["https://xn--bcher-kva.test/p"]},
+]
+# pieces a text is made of: parts of ids, query texts and URLs in many spellings, and what separates them
+PIECES = [
+    "quarterly",
+    "flood",
+    "report",
+    "of",
+    "orbelin",
+    "QUARTERLY  FLOOD\nREPORT OF ORBELIN",
+    "Orbelin API",
+    "https://orbelin.test/reports/flood",
+    "https://www.orbelin.test/reports/flood/?utm_source=x",
+    "docs-012-e",
+    "DOCS-012-E",
+    "?q=quarterly+flood+report+of+orbelin",
+    "&q=orbelin+api+pagination+limits",
+    "%3A%2F%2Forbelin.test%2Freports%2Fflood",
+    "https://docs.orbelin.test/a b?x=1",
+    "zunlo.test/page",
+    "ｑｕａｒｔｅｒｌｙ",
+    "e\u0301",
+    "İ",
+    "ΑΣ",
+    "σ",
+    "STRASSE",
+    "straße",
+    "bücher.test/p",
+    "xn--bcher-kva.test/p",
+    "\n",
+    " ",
+    "\t",
+    "\x00",
+    "=",
+    "+",
+    "%",
+    "https://orbelin.test/reports/drought",
+    "<b>",
+    "&amp;",
+    "finance-007-s",
+    "lorem",
+    "\u00a0",
+    "\u3000",
+]
+SEPARATORS = ["", " ", "\n", "/", "-", ".", "\x00"]
+
+text = st.lists(st.tuples(st.sampled_from(PIECES), st.sampled_from(SEPARATORS)), max_size=40).map(
+    lambda parts: "".join(p + s for p, s in parts)
+)
+
+
+@pytest.fixture(scope="module")
+def guard() -> LeakGuard:
+    return LeakGuard(PRIVATE)
+
+
+def described(found: list[leaks.Leak]) -> list[tuple[str, str, str]]:
+    return [(x.kind, x.needle, x.how) for x in found]
+
+
+@settings(max_examples=400, deadline=None)
+@given(texts=st.lists(text, min_size=1, max_size=4), block=st.sampled_from([1, 3, 8, 40]))
+def test_reading_in_blocks_finds_what_reading_whole_finds(guard, texts, block, monkeypatch_module):
+    monkeypatch_module.setattr(leaks, "_NORMALIZE_BLOCK", block)
+    found = described(guard.find(texts))
+    monkeypatch_module.setattr(leaks, "_NORMALIZE_BLOCK", 1 << 18)
+    assert found == described(guard._find_joined([t for t in texts if t]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=st.text(), block=st.sampled_from([1, 2, 5, 17]))
+def test_a_text_normalized_in_blocks_is_the_text_normalized(value, block, monkeypatch_module):
+    monkeypatch_module.setattr(leaks, "_NORMALIZE_BLOCK", block)
+    assert leaks._normalize(value) == normalize_text(value)
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_module():
+    with pytest.MonkeyPatch.context() as patch:
+        yield patch
