@@ -8,7 +8,9 @@ is materialized in a process of its own (`benchmarks.scale_stage`), one after an
 time, CPU (user + system of the process and every child it waited for), peak memory of its
 process tree, and the simulator's CPU meanwhile. The sentinel cycle is left out (ten pages
 whatever the size). Each process pays Python's and Dagster's start-up (`startup` stage: the same
-process doing nothing), included in every stage's figures.
+process doing nothing), included in every stage's figures. After publication the site is opened
+in chromium (`benchmarks.site_open`): the leaderboard, the queries' listing, a vendor's page, a
+row's page and the largest page, each timed to its `load` event.
 
 Writes `results/scale_<size>.json` per size; the summary returned (written as `results/scale.json`
 by run_all) compares every stage with its linear extrapolation from the smallest size.
@@ -31,6 +33,7 @@ import yaml
 
 from bench_assets.simulator.server import start_simulator
 from benchmarks.common import REPO, machine, run_measured, write_result
+from benchmarks.site_open import open_site
 
 SNAPSHOT = "web_search-2026-q3"
 DEMO_ROWS = 252
@@ -176,6 +179,7 @@ def run_size(
             "site_html_pages": len(pages),
             "index_page_bytes": (site / "index.html").stat().st_size if (site / "index.html").exists() else None,
             "largest_html_page": max(((p.stat().st_size, str(p.relative_to(site))) for p in pages), default=None),
+            "browser": open_site(site) if site.exists() else None,
         }
         requests = _requests_by_vendor(home)
         if keep is not None:
@@ -321,6 +325,9 @@ def scale(
         "peak_tree_pss_under_2_gib": all(
             r["figures"]["peak_tree_pss_mib"] < TARGETS["peak_tree_mib"] for r in results.values()
         ),
+        "pages_load_in_browser_under_1_s": all(
+            (r["figures"]["browser"] or {}).get("all_under_target", False) for r in results.values()
+        ),
         "index_page_under_1_mb": all(
             (r["figures"]["index_page_bytes"] or 0) < TARGETS["index_page_bytes"] for r in results.values()
         ),
@@ -339,6 +346,9 @@ def scale(
             },
             "peak_tree_pss_mib": {str(s): r["figures"]["peak_tree_pss_mib"] for s, r in results.items()},
             "peak_tree_rss_mib": {str(s): r["figures"]["peak_tree_rss_mib"] for s, r in results.items()},
+            "slowest_page_load_ms": {
+                str(s): (r["figures"]["browser"] or {}).get("slowest_load_ms") for s, r in results.items()
+            },
             "over_linear": linear,
             "worst_over_linear": sorted(worst, reverse=True)[:8],
             "checks": checks,
