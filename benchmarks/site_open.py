@@ -22,18 +22,8 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-CHROMIUM = Path("/usr/bin/chromium")
-# The flags this machine's closed network needs (as the browser tests use them).
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+from bench_assets_tests.helpers import CHROMIUM, CHROMIUM_ARGS  # the browser and flags the browser tests use
+
 LOAD_TARGET_MS = 1000.0  # every measured page fires `load` within a second, served locally
 
 _TIMING = """() => {
