@@ -73,8 +73,8 @@ class TreeMemory:
     process); the summed RSS is kept beside it."""
 
     def __init__(self, pid: int, interval: float = 0.2, also: tuple[int, ...] = ()):
-        """`also`: processes outside the tree that belong to what is measured (a simulator the
-        benchmark started beside the command), counted with it."""
+        """`also`: processes outside the tree that work for it (a simulator the benchmark started
+        beside the command): their memory is added in a peak of its own (`peak_with_also_pss_mib`)."""
         import psutil
 
         self.root = psutil.Process(pid)
@@ -82,6 +82,7 @@ class TreeMemory:
         self.interval = interval
         self.peak_tree_mib = 0.0
         self.peak_tree_pss_mib = 0.0
+        self.peak_with_also_pss_mib = 0.0
         self.peak_single_mib = 0.0
         self.peak_processes = 0
         self._stop = threading.Event()
@@ -92,20 +93,24 @@ class TreeMemory:
 
         while not self._stop.is_set():
             try:
-                procs = [self.root, *self.root.children(recursive=True), *self.also]
+                tree = [self.root, *self.root.children(recursive=True)]
             except psutil.NoSuchProcess:
                 return
-            rss, pss = [], []
-            for p in procs:
+            rss, pss, beside = [], [], 0.0
+            for p in tree:
                 try:
                     rss.append(p.memory_info().rss / 2**20)
                 except psutil.NoSuchProcess:
                     continue
                 share = pss_mib(p.pid)
                 pss.append(rss[-1] if share is None else share)
+            for p in self.also:
+                share = pss_mib(p.pid)
+                beside += share or 0.0
             if rss:
                 self.peak_tree_mib = max(self.peak_tree_mib, sum(rss))
                 self.peak_tree_pss_mib = max(self.peak_tree_pss_mib, sum(pss))
+                self.peak_with_also_pss_mib = max(self.peak_with_also_pss_mib, sum(pss) + beside)
                 self.peak_single_mib = max(self.peak_single_mib, max(rss))
                 self.peak_processes = max(self.peak_processes, len(rss))
             self._stop.wait(self.interval)
@@ -120,7 +125,7 @@ class TreeMemory:
 
 
 def run_measured(cmd: list[str], env: dict[str, str], cwd: Path, also: tuple[int, ...] = ()) -> dict[str, Any]:
-    """Run a command; its wall time and the peak memory of its process tree (with `also`)."""
+    """Run a command; its wall time and the peak memory of its process tree (and with `also`)."""
     started = time.monotonic()
     proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     with TreeMemory(proc.pid, also=also) as memory:
@@ -129,6 +134,7 @@ def run_measured(cmd: list[str], env: dict[str, str], cwd: Path, also: tuple[int
         "returncode": proc.returncode,
         "wall_seconds": round(time.monotonic() - started, 2),
         "peak_tree_pss_mib": round(memory.peak_tree_pss_mib, 1),
+        "peak_with_also_pss_mib": round(memory.peak_with_also_pss_mib, 1),
         "peak_tree_rss_mib": round(memory.peak_tree_mib, 1),
         "peak_process_rss_mib": round(memory.peak_single_mib, 1),
         "peak_processes": memory.peak_processes,

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -162,7 +163,7 @@ def summary() -> str:
         row(
             path.stem,
             "end to end {end_to_end_wall_seconds} s; {stage_by_stage_wall_seconds} s stage by stage, peak PSS "
-            "{peak_tree_pss_mib} MiB; warehouse {warehouse_bytes:,} B, "
+            "{peak_tree_pss_mib} MiB ({peak_with_simulator_pss_mib} MiB with the simulator); warehouse {warehouse_bytes:,} B, "
             "site {site_bytes:,} B in {site_html_pages} pages, index page {index_page_bytes:,} B; "
             "slowest page {browser[slowest_load_ms]} ms to load in chromium",
             "< 2 GiB, index < 1 MB, pages < 1 s",
@@ -207,7 +208,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--end-to-end", action="store_true", help="scale: first run each size whole with `bench demo` (its own home)"
     )
-    parser.add_argument("--workers", type=int, default=4, help="scale: `bench demo --workers` for --end-to-end")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="scale: `bench demo --workers` for --end-to-end (default one per core: at zero latency the vendor "
+        "partitions are CPU-bound, and each worker holds a vendor's run in memory)",
+    )
     parser.add_argument("--pages-per-stratum", type=int, default=700, help="simulator: its corpus (700: 12,600 rows)")
     parser.add_argument("--sample", type=int, default=1, help="simulator: send every n-th request of each vendor")
     parser.add_argument("--connections", type=int, default=4, help="simulator: concurrent connections")

@@ -60,6 +60,7 @@ from bench_assets.publish.inputs import private_terms, site_inputs, ttr_as_of
 from bench_assets.publish.parse_once import parse_once
 from bench_assets.publish.site import SiteInputs
 from bench_assets.publish.vendor_part import VendorPart, vendor_part
+from bench_assets.publish.workers import in_processes, worker_count
 from bench_assets.rescore.compare import (
     FIGURE_FILES,
     ROW_SCORES,
@@ -75,7 +76,6 @@ from bench_assets.rescore.compare import (
     read_text,
     vendor_in,
 )
-from bench_assets.rescore.workers import in_processes, worker_count
 from bench_assets.score.partition import SCORE_COLUMNS, read_evidence, score_rows
 from bench_assets.sentinels.probes import rederive_outcomes
 from bench_assets.sentinels.ttr import AS_OF_METRIC, snapshot_ttr_metrics
@@ -290,11 +290,11 @@ def rescore_snapshot(
     parent = os.getpid()
 
     def rescored(vendor: str) -> RescoredVendor | None:
-        # in a forked child (`rescore.workers`) the warehouse's file lock is the child's own
+        # in a forked child (`publish.workers`) the warehouse's file lock is the child's own
         mine = warehouse if os.getpid() == parent else warehouse.for_child()
         return rescore_vendor(mine, manifest, vendor, rows, split, leak_guard)
 
-    # each vendor from its own archive, side by side in processes of their own (`rescore.workers`)
+    # each vendor from its own archive, side by side in processes of their own (`publish.workers`)
     for done in in_processes(vendors, rescored, worker_count(len(vendors))):
         if done is None:
             continue

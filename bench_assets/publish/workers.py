@@ -1,7 +1,8 @@
-"""Re-deriving vendors side by side: each vendor in a process of its own, a few at a time.
+"""Vendors side by side: each vendor's part in a process of its own, a few at a time.
 
-`bench rescore` re-derives every vendor from its own archive (`rescore.snapshot.rescore_vendor`),
-which no other vendor's work needs: on a machine with two cores two vendors go at once. Each runs
+Publication builds each vendor's part from its own archive (`publish.snapshot.published_vendor_parts`)
+and `bench rescore` re-derives every vendor from it (`rescore.snapshot.rescore_vendor`): no other
+vendor's work needs it, so on a machine with two cores two vendors go at once. Each runs
 in a child forked for it alone (so it starts with everything already read: the golden rows, the
 split, the leak guard, and any change a test made to the code), sends back what it derived, and
 exits, which gives back all the memory its vendor's archive took. No pool and no helper thread:
@@ -21,11 +22,11 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 R = TypeVar("R")
 
-WORKERS_ENV = "BENCH_RESCORE_WORKERS"
+WORKERS_ENV = "BENCH_VENDOR_WORKERS"
 
 
 def worker_count(jobs: int) -> int:
-    """How many vendors go at once: $BENCH_RESCORE_WORKERS, else one per core, at most two (each
+    """How many vendors go at once: $BENCH_VENDOR_WORKERS, else one per core, at most two (each
     holds one vendor's archive), never more than there are vendors."""
     wanted = os.environ.get(WORKERS_ENV, "").strip()
     count = int(wanted) if wanted else min(2, os.cpu_count() or 1)
