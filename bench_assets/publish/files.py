@@ -126,10 +126,12 @@ PUBLIC_ROW_SCORE_COLUMNS = [
 class PublicRowScores:
     """`public_row_scores.csv` written a drill-down record at a time (`add`), as the site's pages are rendered."""
 
-    def __init__(self) -> None:
+    def __init__(self, header: bool = True) -> None:
+        """`header=False`: the lines of some rows alone, to follow another part's (`text`)."""
         self._buffer = io.StringIO()
         self._writer = csv.DictWriter(self._buffer, fieldnames=PUBLIC_ROW_SCORE_COLUMNS, lineterminator="\n")
-        self._writer.writeheader()
+        if header:
+            self._writer.writeheader()
 
     def add(self, q: Mapping[str, Any]) -> None:
         for e in q["vendors"]:

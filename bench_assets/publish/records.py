@@ -30,6 +30,13 @@ class DrilldownRecords(Sequence[dict[str, Any]]):
     def __iter__(self) -> Iterator[dict[str, Any]]:
         return drilldown_records(self.manifest, self.public_rows, self.entries)
 
+    def span(self, start: int, stop: int) -> Iterator[dict[str, Any]]:
+        """The records of rows `start` to `stop` - 1, assembled a chunk at a time (`start` a
+        multiple of `packed.CHUNK_ROWS`, as the chunks are cut)."""
+        if start % CHUNK_ROWS:
+            raise ValueError(f"a span starts where a chunk does (a multiple of {CHUNK_ROWS}), not at {start}")
+        return drilldown_records(self.manifest, self.public_rows[start:stop], self.entries, start)
+
     @overload
     def __getitem__(self, index: int) -> dict[str, Any]: ...
     @overload

@@ -103,3 +103,29 @@ def test_a_text_normalized_in_blocks_is_the_text_normalized(value, block, monkey
 def monkeypatch_module():
     with pytest.MonkeyPatch.context() as patch:
         yield patch
+
+
+def test_a_site_scanned_side_by_side_finds_what_one_scan_finds(tmp_path, monkeypatch):
+    """`publish.snapshot.scan_site` cuts the files in parts scanned in forked children: its
+    findings, joined, are the serial scan's, leak for leak and in the same order."""
+    from bench_assets.publish import workers
+    from bench_assets.publish.snapshot import scan_site
+
+    texts = {
+        "index.html": "<p>clean page</p>",
+        "a/1.html": "<p>Quarterly   flood report of ORBELIN</p>",
+        "a/2.json": '{"u": "https://www.orbelin.test/reports/flood/?utm_source=x"}',
+        "b/3.txt": "nothing here " * 5000,  # a large file: the parts are cut by bytes
+        "b/4.csv": "row,DOCS-012-E\n",
+        "c/5.html": "<a href='http://zunlo.test/page'>x</a>",
+    }
+    for rel, text in texts.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    guard = LeakGuard(PRIVATE)
+    serial = guard.scan(tmp_path)
+    assert len(serial) >= 4
+    monkeypatch.setenv(workers.WORKERS_ENV, "2")
+    assert scan_site(guard, tmp_path) == serial
+    monkeypatch.setenv(workers.WORKERS_ENV, "3")
+    assert scan_site(guard, tmp_path) == serial
