@@ -52,9 +52,12 @@ def _child(job: Callable[[Any], Any], item: Any, send: Connection) -> None:
 
 def in_processes(items: Sequence[T], job: Callable[[T], R], workers: int) -> Iterator[R]:
     """`job(item)` for every item, `workers` at a time each in a forked child, yielded in the
-    order of `items` (as soon as the next one is done). One worker: in this process, one by one.
+    order of `items` (as soon as the next one is done). One worker, or a daemonic process: in this
+    process, one by one.
     A job that raises stops the rest (the running children are ended) and raises here."""
-    if workers <= 1:
+    # a daemonic process (a Celery prefork worker's child, a multiprocessing pool's) may have no
+    # children of its own: there the items go one by one
+    if workers <= 1 or multiprocessing.current_process().daemon:
         for item in items:
             yield job(item)
         return

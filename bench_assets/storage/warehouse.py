@@ -166,9 +166,13 @@ class Warehouse:
 
     def for_child(self) -> Warehouse:
         """This warehouse as a forked child process uses it: the same files, with a file lock of its
-        own (a lock object must not cross a fork; the shared warehouse opens its own connection)."""
+        own (a lock object must not cross a fork) and its object stores' filesystems opened again
+        (fsspec's async ones, S3's, refuse a fork); the shared warehouse opens its own connection."""
         child = copy.copy(self)
         child.lock = FileLock(str(self.path) + ".lock", timeout=self.lock.timeout)
+        child.lake = ParquetLake(self.lake.url) if self.lake is not None else None
+        child.shared = self.shared.for_child() if self.shared is not None else None
+        child.journal = CustodyJournal(self.journal.url)
         return child
 
     @property
