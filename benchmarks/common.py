@@ -72,7 +72,9 @@ class TreeMemory:
     on the summed PSS (../shared/DESIGN.md: summed RSS counts every shared library once per
     process); the summed RSS is kept beside it."""
 
-    def __init__(self, pid: int, interval: float = 0.2, also: tuple[int, ...] = ()):
+    # every half second: reading each process's smaps_rollup costs the reader CPU (a fifth of a
+    # core at 0.2 s over a dozen processes), taken from the two cores being measured
+    def __init__(self, pid: int, interval: float = 0.5, also: tuple[int, ...] = ()):
         """`also`: processes outside the tree that work for it (a simulator the benchmark started
         beside the command): their memory is added in a peak of its own (`peak_with_also_pss_mib`)."""
         import psutil
