@@ -109,6 +109,13 @@ BENCHMARKS = {
 SLOW = ("reproduce", "scale", "simulator")
 
 
+class _Figures(dict):
+    """A result's figures; one an older result file lacks reads as —."""
+
+    def __missing__(self, key: str) -> str:
+        return "—"
+
+
 def summary() -> str:
     def load(name: str) -> dict | None:
         path = RESULTS / f"{name}.json"
@@ -122,7 +129,7 @@ def summary() -> str:
             return
         load_avg = r["machine"]["load_average_at_start"][0]
         lines.append(
-            f"| {name} | {figure.format(**r['figures'])} | {target} | "
+            f"| {name} | {figure.format_map(_Figures(r['figures']))} | {target} | "
             f"{'yes' if r.get('passed') else 'no'} | {load_avg} |"
         )
 
