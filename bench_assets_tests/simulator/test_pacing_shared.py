@@ -44,7 +44,7 @@ def enforced(simulator):
     httpx.post(f"{base}/_sim/reset", timeout=5)
 
 
-def _machine(sim_url: str, home: str, pacing: str, prefix: str, out) -> None:
+def _machine(sim_url: str, home: str, pacing: str, prefix: str, start, out) -> None:
     """One machine's fetch of the vendor: its own directory for the archive and (without Redis) pacing."""
     settings = FetchSettings(
         endpoints={"search": simulated_url(SPEC["endpoints"]["search"], sim_url)},
@@ -61,6 +61,9 @@ def _machine(sim_url: str, home: str, pacing: str, prefix: str, out) -> None:
     todo = [FetchItem(f"{prefix}{i:03d}", "public", "search", f"quarterly revenue {prefix}{i}") for i in range(CALLS)]
     archive = PartitionArchive(Path(home) / "archive.duckdb", "web_search-2026-q3", "brave")
     try:
+        # both machines call in the same seconds: a spawned interpreter's imports take seconds on a
+        # loaded machine, long enough for one machine's two seconds of calls to end before the other's begin
+        start.wait(timeout=60)
         asyncio.run(fetch_partition(get_adapter("brave"), todo, settings, archive))
         out.put(archive.frame()["http_status"].tolist())
     finally:
@@ -70,11 +73,12 @@ def _machine(sim_url: str, home: str, pacing: str, prefix: str, out) -> None:
 def two_machines(tmp_path: Path, sim_url: str, pacing_of, tag: str) -> list[int]:
     ctx = mp.get_context("spawn")
     out = ctx.Queue()
+    start = ctx.Barrier(2)
     procs = []
     for i in range(2):
         home = tmp_path / f"{tag}-machine-{i}"
         home.mkdir()
-        procs.append(ctx.Process(target=_machine, args=(sim_url, str(home), pacing_of(home), f"{tag}{i}-", out)))
+        procs.append(ctx.Process(target=_machine, args=(sim_url, str(home), pacing_of(home), f"{tag}{i}-", start, out)))
     for p in procs:
         p.start()
     statuses = [s for _ in procs for s in out.get(timeout=120)]
