@@ -233,6 +233,7 @@ def vendor_entries(
     guard: Reveals,
     evidence: Mapping[str, Any] | None = None,
     shared: dict[Any, Any] | None = None,
+    verdicts: Mapping[str, Any] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """One vendor's drill-down entry for each public row it was scored on, by row id: its class,
     verdict, scores, how it was scored, and the results it returned (holdout-revealing results
@@ -241,7 +242,8 @@ def vendor_entries(
     read from each public row's final response (`score.partition.read_evidence`, as the evidence
     bundle read it), so it is not parsed again; a row without it is read again from `raw`.
     `shared` keeps one copy of each text shown (the same page comes back for many rows and
-    from many vendors)."""
+    from many vendors). `verdicts`: each answered row's fidelity or answer verdict as scoring
+    found it from the same `evidence` (`score_rows`), so it is not worked out twice."""
     shared = {} if shared is None else shared
     public_ids = {r.id for r in public_rows}
     level = manifest.evidence_level(vendor)[0]
@@ -266,12 +268,15 @@ def vendor_entries(
         rec = finals.get((vendor, row.id, cap))
         entry["body_sha256"] = _none(getattr(rec, "body_sha256", None)) if rec is not None else None
         parsed: list[Any] = []
+        scored = None  # scoring's verdict from the same results, when it was given
         if rec is not None and entry["response_class"] == "ok":
             got = evidence.get(row.id) if evidence is not None else None
             parsed = list(got.results) if got is not None else _reparse(manifest, vendor, rec)
+            if got is not None and got.response_class == "ok" and verdicts is not None:
+                scored = verdicts.get(row.id)
         if row.task.type == "extract":
             top = parsed[0] if parsed else None
-            fid = extract_fidelity(row.task, parsed, manifest.fidelity_weights)
+            fid = scored if scored is not None else extract_fidelity(row.task, parsed, manifest.fidelity_weights)
             # what was matched is the vendor's text: shown only where its terms allow
             items = field_items(row.task, top, fid) if top and fid.fields and level != "digests" else {}
             entry["fidelity_fields"] = (
@@ -287,7 +292,7 @@ def vendor_entries(
         read_rank = None
         entry["answer_reading"] = None
         if row.task.type == "answer" and entry["response_class"] == "ok":
-            verdict = score_answer(row.task, parsed, manifest.answer_k)
+            verdict = scored if scored is not None else score_answer(row.task, parsed, manifest.answer_k)
             entry["answer_score_rederived"] = verdict.score
             answer_ranks = set(verdict.answer_ranks)
             if verdict.reading is not None:

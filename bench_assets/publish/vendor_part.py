@@ -49,15 +49,17 @@ def vendor_part(
     evidence: Mapping[str, RowEvidence] | None = None,
     shared: dict[Any, Any] | None = None,
     adapter: Adapter | None = None,
+    verdicts: Mapping[str, Any] | None = None,
 ) -> VendorPart:
     """One vendor's part: `raw` every archived attempt of the vendor (all roles), `scores` and
     `results` its row scores and parsed results (at least the public rows'), `guard` the leak
     guard that withholds what names a private row, `evidence` what scoring read from the archive
     per row when the caller has it (`bench rescore` scores the vendor just before) and `adapter`
     the adapter it was read with (`publish.parse_once`: its responses are not parsed again),
-    `shared` one copy of each text shown across vendors (`drilldown.vendor_entries`)."""
+    `shared` one copy of each text shown across vendors (`drilldown.vendor_entries`), `verdicts`
+    what scoring found for each row from `evidence` (`score.partition.score_rows`)."""
     files, read = vendor_files(manifest, vendor, public_rows, raw, guard, evidence, adapter)
-    entries = vendor_entries(manifest, vendor, public_rows, scores, results, raw, guard, read, shared)
+    entries = vendor_entries(manifest, vendor, public_rows, scores, results, raw, guard, read, shared, verdicts)
     part = VendorPart(vendor, files, PackedEntries.pack([r.id for r in public_rows], entries))
     del entries, read
     give_back_memory()

@@ -76,7 +76,7 @@ from bench_assets.rescore.compare import (
     read_text,
     vendor_in,
 )
-from bench_assets.score.partition import SCORE_COLUMNS, read_evidence, score_rows
+from bench_assets.score.partition import SCORE_COLUMNS, cyclic_gc_paused, read_evidence, score_rows
 from bench_assets.sentinels.probes import rederive_outcomes
 from bench_assets.sentinels.ttr import AS_OF_METRIC, snapshot_ttr_metrics
 from bench_assets.split.assign import split_key
@@ -230,6 +230,19 @@ def rescore_vendor(
     """Score one vendor again from its archived responses (`score.partition`: each final response
     classified and parsed, every attempt priced) and, with `leak_guard`, build its part of the
     site from the same reading (None: the vendor has no archived response)."""
+    with cyclic_gc_paused():  # as scoring does: its objects form no cycles worth the collector's walks
+        return _rescored_vendor(warehouse, manifest, vendor, rows, split, leak_guard, shared)
+
+
+def _rescored_vendor(
+    warehouse: Warehouse,
+    manifest: Manifest,
+    vendor: str,
+    rows: list[GoldenRow],
+    split: dict[str, str],
+    leak_guard: LeakGuard | None,
+    shared: dict[Any, Any] | None,
+) -> RescoredVendor | None:
     snapshot_id = manifest.snapshot_id
     raw = warehouse.rows("raw_responses", snapshot_id, vendor=vendor)
     if raw.empty:
@@ -237,8 +250,9 @@ def rescore_vendor(
     spec = manifest.vendors[vendor]
     adapter = parse_once(get_adapter(spec.adapter))  # scoring and the evidence bundle read each body once
     evidence = read_evidence(adapter, spec.prices_usd, rows, raw, f"{snapshot_id}|{vendor}")
+    verdicts: dict[str, Any] = {}
     scores, results = score_rows(
-        snapshot_id, vendor, manifest.fidelity_weights, manifest.answer_k, rows, split, evidence
+        snapshot_id, vendor, manifest.fidelity_weights, manifest.answer_k, rows, split, evidence, verdicts
     )
     if leak_guard is None:
         return RescoredVendor(vendor, scores, None)
@@ -255,6 +269,7 @@ def rescore_vendor(
         evidence,
         shared,
         adapter,
+        verdicts,
     )
     return RescoredVendor(vendor, scores, part)
 

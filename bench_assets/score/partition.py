@@ -203,9 +203,12 @@ def score_rows(
     rows: list[GoldenRow],
     split: dict[str, str],
     evidence: dict[str, RowEvidence],
+    verdicts: dict[str, Any] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Every golden row's verdict from its evidence (`read_evidence`); a row without evidence is
-    one the vendor cannot serve (`unsupported`). Returns (row_scores, response_results) frames."""
+    one the vendor cannot serve (`unsupported`). Returns (row_scores, response_results) frames.
+    `verdicts`, when given, is filled with each answered extract or answer row's verdict by row id
+    (its `FidelityResult` or `AnswerVerdict`), for a drill-down read from the same evidence."""
     scores: list[dict[str, Any]] = []
     parsed: dict[str, list[Any]] = {}
     no_hits = {f"hit_at_{k}": None for k in HIT_KS}
@@ -251,6 +254,8 @@ def score_rows(
         task = row.task
         if task.type == "extract":
             fid = extract_fidelity(task, results, fidelity_weights) if answered else NO_EXTRACTION
+            if answered and verdicts is not None:
+                verdicts[row.id] = fid
             entry["fidelity"], entry["fidelity_label"] = fid.score, fid.label
             entry["correct"] = fid.label == "correct"
         elif task.type == "answer":
@@ -259,6 +264,8 @@ def score_rows(
                 if answered
                 else AnswerVerdict(0.0, f"no answer: the response was {got.response_class}")
             )
+            if answered and verdicts is not None:
+                verdicts[row.id] = verdict
             entry["answer_score"], entry["answer_rule"] = verdict.score, verdict.rule
             entry["correct"] = verdict.score == 1.0
 

@@ -63,6 +63,7 @@ _ATTRIBUTE = re.compile(r"""=\s*(?:"([^"]*)"|'([^']*)')""")  # attribute values 
 _COMMENT = re.compile(r"<!--(.*?)-->", re.DOTALL)
 _REVEALS_REMEMBERED = 8_000_000  # characters of result texts whose `reveals` answer is kept
 _REVEALS_REMEMBERED_EACH = 2_000  # ... each at most this long (a URL, a title and a snippet)
+_SHORT_TEXTS = 4_000  # characters of texts (a result's fields) first searched whole for anything at all
 _URLS_REMEMBERED = 250_000  # URL-like strings whose normalized form is kept
 
 
@@ -89,6 +90,10 @@ class Substrings:
             return []
         present = {s for _, s in self._automaton.iter(text)}
         return sorted(present, key=self.order.__getitem__)
+
+    def any_in(self, text: str) -> bool:
+        """Whether any of the strings occurs in the text (stops at the first found)."""
+        return self._automaton is not None and next(self._automaton.iter(text), None) is not None
 
     def present(self, text: str) -> set[str]:
         """The strings present in the text (unordered)."""
@@ -498,7 +503,7 @@ class LeakGuard:
         normalized for ids and query texts, lower-cased for hosts); the texts are read a block at
         a time (`_Scan`), so a large file (a vendor's evidence Parquet) is never copied whole."""
         texts = [t for t in texts if t]
-        if not texts or not self:
+        if not texts or not self or self._nothing_in(texts):
             return []
         scan = _Scan(self)
         try:
@@ -507,6 +512,23 @@ class LeakGuard:
         except _LongerInLowerCase:  # a letter whose lower case is longer (İ): see _find_joined
             return self._find_joined(texts)
         return scan.leaks(texts)
+
+    def _nothing_in(self, texts: list[str]) -> bool:
+        """Whether short texts (most results' fields) certainly hold no needle, read once joined:
+        no id or query text in their normalized form (none holds the separator, so none spans two
+        texts; normalizing the texts joined changes only the spaces next to it), no host in their
+        lower-cased form (a URL leak, as written, spelled otherwise or percent-encoded inside
+        another URL, is only looked for around a host), and no URL parameter value to decode (one
+        needs a `=` and a `+` or `%`). Longer texts go straight to the scan."""
+        if sum(map(len, texts)) > _SHORT_TEXTS:  # a file's readings seldom hold nothing: the scan reads them once
+            return False
+        joined = _SEPARATOR.join(texts)
+        normalized = _normalize_block(joined)
+        if "=" in normalized and ("+" in normalized or "%" in normalized):
+            return False
+        if self._needles.any_in(normalized):
+            return False
+        return not (self.urls and self._hosts.any_in(joined.lower()))
 
     def _find_joined(self, texts: list[str]) -> list[Leak]:
         """`find` on the texts joined whole. Kept for texts whose lower-cased form is longer than
