@@ -33,7 +33,6 @@ from bench_assets.golden.verdicts import extract_fidelity, score_answer
 from bench_assets.manifest import Manifest
 from bench_assets.metrics import FidelityScore, extraction_fidelity, normalize_text, normalize_url
 from bench_assets.publish.packed import CHUNK_ROWS, PackedEntries
-from bench_assets.publish.url_forms import normalized_url
 
 # the extract fields whose golden value is a list of items, each matched on its own
 _ITEM_FIELDS = ("anchor_phrases", "table_cells", "numeric_facts", "noise")
@@ -257,7 +256,7 @@ def vendor_entries(
         s = score_map.get(row.id)
         if s is None:
             continue
-        golden_norm = {normalized_url(u) for u in _golden_urls(row)}
+        golden_norm = {normalize_url(u) for u in _golden_urls(row)}
         entry = {k: _none(s.get(k)) for k in _SCORE_FIELDS}
         for k in _REPEATED_TEXTS:  # the same few texts on thousands of rows: one copy each
             entry[k] = _kept(shared, entry[k])

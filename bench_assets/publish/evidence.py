@@ -48,8 +48,9 @@ from bench_assets.fetch.spend import attempt_readings, ledger_of
 from bench_assets.golden.rows import GoldenRow, capability_of
 from bench_assets.golden.verdicts import result_text
 from bench_assets.manifest import EVIDENCE_LEVELS, Manifest
+from bench_assets.metrics import normalize_url
 from bench_assets.publish.parse_once import forget_parsed, parse_once
-from bench_assets.publish.url_forms import normalized_url, url_forms
+from bench_assets.publish.url_forms import url_forms
 from bench_assets.score.partition import RowEvidence, read_evidence
 from bench_assets.split.leaks import LeakGuard, readings
 
@@ -278,7 +279,7 @@ def _result_records(
     vendor: str, row: GoldenRow, evidence: RowEvidence, level: str, answer_k: int, guard: LeakGuard, scan: bool
 ) -> list[dict[str, Any]]:
     """The result rows of one final response; `scan`: its body named a private row, so each result is checked."""
-    golden = {normalized_url(u) for u in row.urls}
+    golden = {normalize_url(u) for u in row.urls}
     out = []
     for r in evidence.results:
         private_url = scan and guard.reveals(url=r.url)

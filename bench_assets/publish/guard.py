@@ -10,6 +10,7 @@ calls `guard.finish()` after the files were moved into place.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -74,6 +75,37 @@ def version_problems(warehouse: Warehouse, manifest: Manifest) -> list[str]:
         if replies.empty:
             problems.append(f"{snapshot_id} was made for {record['vendor']}'s reply, which is not filed with it")
     return problems
+
+
+@dataclass(frozen=True)
+class VendorIntegrity:
+    """One vendor's share of the integrity files, read from its archived attempts: the decoy
+    queries it was sent and what every decoy attempt billed (None: no decoy attempt archived),
+    and the commitments to its holdout bodies (None: no holdout attempt with a body)."""
+
+    vendor: str
+    decoys: tuple[int, float] | None
+    commitments: list[str] | None
+
+
+def holdout_commitment_key(split_secret: bytes, snapshot_id: str) -> bytes:
+    """The key of a snapshot's holdout commitments: one for the snapshot and its errata versions,
+    so the same response has the same commitment in each."""
+    return commitments.commitment_key(split_secret, base_of(snapshot_id))
+
+
+def vendor_integrity(manifest: Manifest, vendor: str, raw: pd.DataFrame, key: bytes) -> VendorIntegrity:
+    """`VendorIntegrity` from every archived attempt of the vendor (`raw`, all roles), as
+    `PublicationGuard` reads it from the warehouse; `key` the commitment key. A vendor's part is
+    built from the same reading of its archive (`publish.vendor_part`), so nothing is read twice."""
+    decoy = raw[raw["role"] == "decoy"].reset_index(drop=True)
+    decoys = None
+    if len(decoy):
+        spec = manifest.vendors.get(vendor)
+        usd = float(archived_spend(get_adapter(spec.adapter), spec.prices_usd, decoy).sum()) if spec else 0.0
+        decoys = (int(decoy["query_id"].nunique()), usd)
+    held = raw.loc[(raw["role"] == "holdout") & raw["body"].notna(), "body"]
+    return VendorIntegrity(vendor, decoys, commitments.vendor_commitments(key, held) if len(held) else None)
 
 
 @dataclass
@@ -151,32 +183,45 @@ class PublicationGuard:
             needles,
         )
 
-    def files(self) -> dict[str, str]:
-        """The integrity files published with the snapshot: relative path → text."""
+    @property
+    def commitment_key(self) -> bytes:
+        return holdout_commitment_key(self.split_secret, self.manifest.snapshot_id)
+
+    def files(self, known: Mapping[str, VendorIntegrity] | None = None) -> dict[str, str]:
+        """The integrity files published with the snapshot: relative path → text. `known`: the
+        vendors whose share was read with their part (`vendor_integrity`); any other vendor with
+        archived decoy or holdout attempts is read from the warehouse here."""
         snapshot_id = self.manifest.snapshot_id
+        known = known or {}
         scores = self.warehouse.query_df(
             "SELECT vendor, row_id, task_type, response_class FROM row_scores WHERE snapshot_id = ?", [snapshot_id]
         )
         dead = self.warehouse.query_df("SELECT * FROM dead_rows WHERE snapshot_id = ?", [snapshot_id])
-        ledger = exclusions.exclusions_ledger(self.manifest, scores, self.board, self.decoy_spend(), dead, self.split)
-        # one key per snapshot and its errata versions: the same response has the same commitment in each
-        key = commitments.commitment_key(self.split_secret, base_of(snapshot_id))
+        ledger = exclusions.exclusions_ledger(
+            self.manifest, scores, self.board, self.decoy_spend(known), dead, self.split
+        )
+        commitments_record = self.holdout_commitments(self.commitment_key, known)
         return {
-            "holdout_commitments.json": json.dumps(self.holdout_commitments(key), indent=1) + "\n",
+            "holdout_commitments.json": json.dumps(commitments_record, indent=1) + "\n",
             "exclusions.json": exclusions.ledger_json(ledger, snapshot_id),
             "exclusions.csv": exclusions.ledger_csv(ledger),
             "review.json": json.dumps(self.review_record(), indent=2) + "\n",
         }
 
-    def holdout_commitments(self, key: bytes) -> dict[str, Any]:
+    def holdout_commitments(self, key: bytes, known: Mapping[str, VendorIntegrity] | None = None) -> dict[str, Any]:
         """The commitments record (`split.commitments`) of every archived holdout body, reading one
-        vendor's bodies at a time."""
+        vendor's bodies at a time (a vendor in `known` is not read again)."""
         snapshot_id = self.manifest.snapshot_id
+        known = known or {}
         held = "FROM raw_responses WHERE snapshot_id = ? AND role = 'holdout'"
         # (naming the body here would have the whole table's bodies read to list a dozen vendors)
         vendors = self.warehouse.query_df(f"SELECT DISTINCT vendor {held}", [snapshot_id])["vendor"]
         per_vendor = {}
         for vendor in sorted(vendors):
+            if vendor in known:
+                if known[vendor].commitments is not None:
+                    per_vendor[str(vendor)] = known[vendor].commitments
+                continue
             bodies = self.warehouse.query_df(
                 f"SELECT body {held} AND vendor = ? AND body IS NOT NULL", [snapshot_id, vendor]
             )
@@ -184,15 +229,21 @@ class PublicationGuard:
                 per_vendor[str(vendor)] = commitments.vendor_commitments(key, bodies["body"])
         return commitments.commitments_record(snapshot_id, per_vendor, key)
 
-    def decoy_spend(self) -> dict[str, tuple[int, float]]:
+    def decoy_spend(self, known: Mapping[str, VendorIntegrity] | None = None) -> dict[str, tuple[int, float]]:
         """Per vendor: decoy queries archived, and what every decoy attempt was billed (as the fetch
-        prices them), reading one vendor's decoy responses at a time."""
+        prices them), reading one vendor's decoy responses at a time (a vendor in `known` is not
+        read again)."""
         snapshot_id = self.manifest.snapshot_id
+        known = known or {}
         vendors = self.warehouse.query_df(
             "SELECT DISTINCT vendor FROM raw_responses WHERE snapshot_id = ? AND role = 'decoy'", [snapshot_id]
         )["vendor"]
         out = {}
         for vendor in sorted(vendors):
+            if vendor in known:
+                if known[vendor].decoys is not None:
+                    out[str(vendor)] = known[vendor].decoys
+                continue
             part = self.warehouse.query_df(
                 "SELECT * FROM raw_responses WHERE snapshot_id = ? AND role = 'decoy' AND vendor = ?",
                 [snapshot_id, vendor],

@@ -52,7 +52,6 @@ from bench_assets.publish.files import (
     llms_txt,
     pairwise_csv,
     vendor_json,
-    write_file,
 )
 from bench_assets.publish.format import (
     CLASS_MEANINGS,
@@ -354,9 +353,20 @@ def render_site(
     scored = [e for e in board["vendors"] if e["status"] == "scored"]
     extra = {rel: EXTRA_FILE_NOTES.get(rel, "") for rel in sorted(extra_files or {})}
 
+    folders: set[Path] = set()
+
     def put(rel: str, text: str | bytes) -> None:
-        write_file(out_dir / rel, text)
-        written.append(out_dir / rel)
+        # the folder is the site's own, new (a staging or a temporary one): no file is there to be
+        # replaced atomically, and each folder is made once
+        path = out_dir / rel
+        if path.parent not in folders:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            folders.add(path.parent)
+        if isinstance(text, bytes):
+            path.write_bytes(text)
+        else:
+            path.write_text(text, encoding="utf-8")
+        written.append(path)
 
     def page(rel: str, template: str, **context: Any) -> None:
         depth = rel.count("/")

@@ -12,7 +12,7 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,6 +33,7 @@ from bench_assets.publish.memory import give_back_memory
 from bench_assets.publish.site import SiteInputs
 from bench_assets.publish.vendor_part import VendorPart, vendor_part
 from bench_assets.publish.workers import in_processes, worker_count
+from bench_assets.score.partition import cyclic_gc_paused
 from bench_assets.sentinels.ttr import sentinel_tables
 from bench_assets.split.leaks import LeakGuard
 from bench_assets.storage.warehouse import Warehouse
@@ -68,36 +69,45 @@ def publication_inputs(
     terms, term_counts = private_terms(private_dir, manifest, warehouse, rows, split)
     leak_guard = LeakGuard(terms + guard.leak_needles)  # decoys are private like the holdout
     pages, probes = sentinel_tables(warehouse, snapshot_id)
+    # each vendor's part read with its share of the integrity files (its decoy spend, its commitments)
+    parts = list(published_vendor_parts(warehouse, manifest, rows, split, leak_guard, guard.commitment_key))
     inputs = site_inputs(
         manifest,
         board,
         rows,
         split,
         snapshot_dir=snapshots_dir / snapshot_id,
-        vendor_parts=published_vendor_parts(warehouse, manifest, rows, split, leak_guard),
+        vendor_parts=parts,
         sentinel_pages=pages,
         sentinel_probes=probes,
         # the Kaplan–Meier chart draws the probes the leaderboard's time-to-retrievability figure includes
         as_of=ttr_as_of(warehouse.rows("vendor_metrics", snapshot_id, columns=["metric", "value"])),
         recorded_replies=warehouse.rows("vendor_replies", snapshot_id, columns=["vendor", "path", "sha256"]),
-        extra_files=integrity_files(guard),  # holdout commitments, exclusions ledger, review record
+        extra_files=integrity_files(guard, parts),  # holdout commitments, exclusions ledger, review record
     )
     return inputs, guard, leak_guard, term_counts
 
 
-def integrity_files(guard: PublicationGuard) -> dict[str, str]:
-    """Integrity's published files (`PublicationGuard.files`), and the memory its reading of every
-    vendor's holdout and decoy responses took given back."""
-    files = guard.files()
+def integrity_files(guard: PublicationGuard, parts: Iterable[VendorPart] = ()) -> dict[str, str]:
+    """Integrity's published files (`PublicationGuard.files`), with each vendor's share its part
+    read (`VendorPart.integrity`), and the memory its reading of any other vendor's holdout and
+    decoy responses took given back."""
+    files = guard.files({p.vendor: p.integrity for p in parts if p.integrity is not None})
     give_back_memory()
     return files
 
 
 def published_vendor_parts(
-    warehouse: Warehouse, manifest: Manifest, rows: list[GoldenRow], split: Mapping[str, str], leak_guard: LeakGuard
+    warehouse: Warehouse,
+    manifest: Manifest,
+    rows: list[GoldenRow],
+    split: Mapping[str, str],
+    leak_guard: LeakGuard,
+    commitment_key: bytes | None = None,
 ) -> Iterator[VendorPart]:
     """Each vendor's part of the publication (`vendor_part`) from its own archived responses, row
-    scores and parsed results of the public rows, in vendor order. Vendors are built side by side,
+    scores and parsed results of the public rows, in vendor order (with `commitment_key`, with its
+    share of the integrity files). Vendors are built side by side,
     each in a forked child of its own (`publish.workers`: two at once on two cores), which reads
     its vendor's archive, sends the part back and exits, giving back all the memory it took."""
     snapshot_id = manifest.snapshot_id
@@ -112,15 +122,17 @@ def published_vendor_parts(
             "WHERE r.snapshot_id = ? AND r.vendor = ? AND q.split = 'public'",
             [snapshot_id, vendor],
         )
-        return vendor_part(
-            manifest,
-            vendor,
-            public,
-            mine.rows("raw_responses", snapshot_id, vendor=vendor),  # all roles: spend is priced over them
-            mine.rows("row_scores", snapshot_id, vendor=vendor, split="public"),
-            results,
-            leak_guard,
-        )
+        with cyclic_gc_paused():  # as scoring does: its objects form no cycles worth the collector's walks
+            return vendor_part(
+                manifest,
+                vendor,
+                public,
+                mine.rows("raw_responses", snapshot_id, vendor=vendor),  # all roles: spend is priced over them
+                mine.rows("row_scores", snapshot_id, vendor=vendor, split="public"),
+                results,
+                leak_guard,
+                commitment_key=commitment_key,
+            )
 
     vendors = sorted(manifest.vendors)
     yield from in_processes(vendors, part, worker_count(len(vendors)))

@@ -1,9 +1,9 @@
-"""URLs in their normalized form, each computed once while it keeps coming back.
+"""URLs' normalized forms and their digests, each computed once while it keeps coming back.
 
 A publication compares every returned URL with its row's golden URLs and publishes its digest:
 the same few pages come back for many rows and from every vendor (at 2,520 golden rows, 19,512
-distinct URLs among 208,320 results), and the golden URLs are the same for every vendor, so
-`metrics.normalize_url` was called for the same strings again and again.
+distinct URLs among 208,320 results), and the golden URLs are the same for every vendor
+(`metrics.normalize_url` remembers the forms; this remembers their digests too).
 """
 
 from __future__ import annotations
@@ -17,16 +17,10 @@ _REMEMBERED = 1 << 16  # URLs kept (the least recently used are forgotten)
 
 
 @lru_cache(maxsize=_REMEMBERED)
-def normalized_url(url: str) -> str:
-    """`metrics.normalize_url(url)` (raising as it raises; an error is not remembered)."""
-    return normalize_url(url)
-
-
-@lru_cache(maxsize=_REMEMBERED)
 def url_forms(url: str) -> tuple[str | None, str | None]:
     """A URL's normalized form and the SHA-256 of that form; (None, None) when it cannot be normalized."""
     try:
-        form = normalized_url(url)
+        form = normalize_url(url)
         return form, hashlib.sha256(form.encode()).hexdigest()
     except (ValueError, UnicodeError):
         return None, None

@@ -21,6 +21,7 @@ from bench_assets.golden.rows import GoldenRow
 from bench_assets.manifest import Manifest
 from bench_assets.publish.drilldown import vendor_entries
 from bench_assets.publish.evidence import VendorFiles, vendor_files
+from bench_assets.publish.guard import VendorIntegrity, vendor_integrity
 from bench_assets.publish.memory import give_back_memory
 from bench_assets.publish.packed import PackedEntries
 from bench_assets.score.partition import RowEvidence
@@ -36,6 +37,7 @@ class VendorPart:
     vendor: str
     files: VendorFiles | None
     entries: PackedEntries
+    integrity: VendorIntegrity | None = None  # its share of the integrity files, when asked for
 
 
 def vendor_part(
@@ -50,6 +52,7 @@ def vendor_part(
     shared: dict[Any, Any] | None = None,
     adapter: Adapter | None = None,
     verdicts: Mapping[str, Any] | None = None,
+    commitment_key: bytes | None = None,
 ) -> VendorPart:
     """One vendor's part: `raw` every archived attempt of the vendor (all roles), `scores` and
     `results` its row scores and parsed results (at least the public rows'), `guard` the leak
@@ -57,10 +60,12 @@ def vendor_part(
     per row when the caller has it (`bench rescore` scores the vendor just before) and `adapter`
     the adapter it was read with (`publish.parse_once`: its responses are not parsed again),
     `shared` one copy of each text shown across vendors (`drilldown.vendor_entries`), `verdicts`
-    what scoring found for each row from `evidence` (`score.partition.score_rows`)."""
+    what scoring found for each row from `evidence` (`score.partition.score_rows`). With
+    `commitment_key`, its share of the integrity files is read from `raw` too (`guard.vendor_integrity`)."""
     files, read = vendor_files(manifest, vendor, public_rows, raw, guard, evidence, adapter)
     entries = vendor_entries(manifest, vendor, public_rows, scores, results, raw, guard, read, shared, verdicts)
-    part = VendorPart(vendor, files, PackedEntries.pack([r.id for r in public_rows], entries))
+    integrity = vendor_integrity(manifest, vendor, raw, commitment_key) if commitment_key is not None else None
+    part = VendorPart(vendor, files, PackedEntries.pack([r.id for r in public_rows], entries), integrity)
     del entries, read
     give_back_memory()
     return part

@@ -34,7 +34,6 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -55,7 +54,7 @@ from bench_assets.golden.store import load_golden_rows
 from bench_assets.golden.verify import row_urls
 from bench_assets.manifest import Manifest, load_manifest
 from bench_assets.publish.files import EXTRA_FILE_NOTES
-from bench_assets.publish.guard import PublicationGuard
+from bench_assets.publish.guard import PublicationGuard, holdout_commitment_key
 from bench_assets.publish.inputs import private_terms, site_inputs, ttr_as_of
 from bench_assets.publish.parse_once import parse_once
 from bench_assets.publish.site import SiteInputs
@@ -159,7 +158,7 @@ def derived_site_inputs(
     board: dict[str, Any],
     rows: list[GoldenRow],
     split: dict[str, str],
-    vendor_parts: Iterable[VendorPart],
+    vendor_parts: list[VendorPart],
     metrics: pd.DataFrame,
     pages: pd.DataFrame,
     probes: pd.DataFrame,
@@ -188,7 +187,7 @@ def derived_site_inputs(
             lifecycle.PUBLISHED if published else lifecycle.DRAFT,
             _publication_date(warehouse, snapshot_id, out_dir),
         )
-        extra = guard.files()
+        extra = guard.files({p.vendor: p.integrity for p in vendor_parts if p.integrity is not None})
     else:
         extra = {
             rel: (out_dir / rel).read_text(encoding="utf-8") for rel in EXTRA_FILE_NOTES if (out_dir / rel).is_file()
@@ -226,12 +225,14 @@ def rescore_vendor(
     split: dict[str, str],
     leak_guard: LeakGuard | None,
     shared: dict[Any, Any] | None = None,
+    commitment_key: bytes | None = None,
 ) -> RescoredVendor | None:
     """Score one vendor again from its archived responses (`score.partition`: each final response
     classified and parsed, every attempt priced) and, with `leak_guard`, build its part of the
-    site from the same reading (None: the vendor has no archived response)."""
+    site from the same reading, with `commitment_key` its share of the integrity files too (None:
+    the vendor has no archived response)."""
     with cyclic_gc_paused():  # as scoring does: its objects form no cycles worth the collector's walks
-        return _rescored_vendor(warehouse, manifest, vendor, rows, split, leak_guard, shared)
+        return _rescored_vendor(warehouse, manifest, vendor, rows, split, leak_guard, shared, commitment_key)
 
 
 def _rescored_vendor(
@@ -242,6 +243,7 @@ def _rescored_vendor(
     split: dict[str, str],
     leak_guard: LeakGuard | None,
     shared: dict[Any, Any] | None,
+    commitment_key: bytes | None,
 ) -> RescoredVendor | None:
     snapshot_id = manifest.snapshot_id
     raw = warehouse.rows("raw_responses", snapshot_id, vendor=vendor)
@@ -270,6 +272,7 @@ def _rescored_vendor(
         shared,
         adapter,
         verdicts,
+        commitment_key,
     )
     return RescoredVendor(vendor, scores, part)
 
@@ -302,12 +305,14 @@ def rescore_snapshot(
     frames, parts = [], []
     vendors = sorted(manifest.vendors)
     leak_guard = needles.leak_guard if needles else None
+    # each vendor's share of the integrity files is read with its part (it needs the split secret)
+    key = holdout_commitment_key(needles.secret, snapshot_id) if needles and needles.secret is not None else None
     parent = os.getpid()
 
     def rescored(vendor: str) -> RescoredVendor | None:
         # in a forked child (`publish.workers`) the warehouse's file lock is the child's own
         mine = warehouse if os.getpid() == parent else warehouse.for_child()
-        return rescore_vendor(mine, manifest, vendor, rows, split, leak_guard)
+        return rescore_vendor(mine, manifest, vendor, rows, split, leak_guard, commitment_key=key)
 
     # each vendor from its own archive, side by side in processes of their own (`publish.workers`)
     for done in in_processes(vendors, rescored, worker_count(len(vendors))):

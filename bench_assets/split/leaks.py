@@ -29,7 +29,6 @@ from __future__ import annotations
 import csv
 import html
 import io
-import json
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator
@@ -43,6 +42,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from selectolax.lexbor import LexborHTMLParser
 
+from bench_assets.adapters.base import loads_json
 from bench_assets.metrics import normalize_url
 
 # A URL can only normalize to a holdout URL if it names that URL's host, so URL-like strings are
@@ -233,7 +233,7 @@ def readings(name: str, text: str) -> list[str]:
             else:
                 for doc in [text] if suffix == ".json" else text.splitlines():
                     if doc.strip():
-                        _json_strings(json.loads(doc), strings)
+                        _json_strings(loads_json(doc), strings)
         except (ValueError, csv.Error):
             strings = [text]  # not valid: read as written
         joined = "\n".join(strings)
@@ -264,7 +264,7 @@ def parquet_readings(data: bytes) -> list[str]:
             if value.lstrip().startswith(("{", "[")):
                 strings: list[str] = []
                 try:
-                    _json_strings(json.loads(value), strings)
+                    _json_strings(loads_json(value), strings)
                 except ValueError:
                     continue
                 if strings:
@@ -503,7 +503,7 @@ class LeakGuard:
         normalized for ids and query texts, lower-cased for hosts); the texts are read a block at
         a time (`_Scan`), so a large file (a vendor's evidence Parquet) is never copied whole."""
         texts = [t for t in texts if t]
-        if not texts or not self or self._nothing_in(texts):
+        if not texts or not self:
             return []
         scan = _Scan(self)
         try:
@@ -514,7 +514,8 @@ class LeakGuard:
         return scan.leaks(texts)
 
     def _nothing_in(self, texts: list[str]) -> bool:
-        """Whether short texts (most results' fields) certainly hold no needle, read once joined:
+        """Whether short texts (a result's fields: most hold nothing, while a file or a body
+        seldom does) certainly hold no needle, read once joined:
         no id or query text in their normalized form (none holds the separator, so none spans two
         texts; normalizing the texts joined changes only the spaces next to it), no host in their
         lower-cased form (a URL leak, as written, spelled otherwise or percent-encoded inside
@@ -592,7 +593,8 @@ class LeakGuard:
     def _reveals(self, texts: tuple[str | None, ...], url: str | None) -> bool:
         if url and self.urls and self._url_leak(url):
             return True
-        return bool(self.find([t for t in texts if t] + ([url] if url else [])))
+        fields = [t for t in texts if t] + ([url] if url else [])
+        return bool(fields) and bool(self and not self._nothing_in(fields) and self.find(fields))
 
     def scan_file(self, path: Path, rel: str) -> list[str]:
         data = path.read_bytes()

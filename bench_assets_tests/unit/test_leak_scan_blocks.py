@@ -95,8 +95,8 @@ def test_reading_in_blocks_finds_what_reading_whole_finds(guard, texts, block, m
 @settings(max_examples=600, deadline=None)
 @given(texts=st.lists(text, min_size=1, max_size=4))
 def test_short_texts_said_to_hold_nothing_hold_nothing(guard, texts):
-    """`find` answers short texts (a result's fields) from one look at them joined, when that look
-    sees no needle, no host and no URL parameter to decode: the full search must agree."""
+    """`reveals` answers short texts (a result's fields) from one look at them joined, when that
+    look sees no needle, no host and no URL parameter to decode: the full search must agree."""
     texts = [t for t in texts if t]
     if texts and guard._nothing_in(texts):
         assert guard._find_joined(texts) == []
@@ -105,15 +105,12 @@ def test_short_texts_said_to_hold_nothing_hold_nothing(guard, texts):
 def test_a_short_text_with_a_needle_is_searched_in_full(guard):
     assert guard._nothing_in(["lorem ipsum", "https://example.test/flood?q=1"])
     assert not guard._nothing_in(["lorem", "https://example.test/?q=a+b"])  # a parameter to decode
-    assert guard.find(["Quarterly flood report", "of orbelin"]) == []  # the needle spans two texts: none
-    assert described(guard.find(["see QUARTERLY  FLOOD report of Orbelin"])) == [
-        ("text", "Quarterly flood report of Orbelin", "written with other case, width, spacing or escaping")
-    ]
-    assert [x.needle for x in guard.find(["x", "https://www.orbelin.test/reports/flood/?utm_source=x"])] == [
-        "https://orbelin.test/reports/flood"
-    ]
-    assert [x.kind for x in guard.find(["go", "?q=orbelin+api+pagination+limits"])] == ["text"]
-    assert guard.find(["Orbelin report", "https://orbelin.test/reports/drought"]) == []
+    assert not guard.reveals("Quarterly flood report", "of orbelin")  # the needle spans two texts: none
+    assert guard.reveals("see QUARTERLY  FLOOD report of Orbelin")
+    assert guard.reveals("x", url="https://www.orbelin.test/reports/flood/?utm_source=x")
+    assert guard.reveals("go", "?q=orbelin+api+pagination+limits")
+    assert guard.reveals("see http://Example.test/?to=https%3A%2F%2Forbelin.test%2Freports%2Fflood")
+    assert not guard.reveals("Orbelin report", url="https://orbelin.test/reports/drought")
 
 
 @settings(max_examples=300, deadline=None)

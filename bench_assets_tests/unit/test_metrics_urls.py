@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import re
 import string
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bench_assets.metrics import normalize_url
+from bench_assets.metrics import normalize_url, urls
 
 UNRESERVED = string.ascii_letters + string.digits + "-._~"
 
@@ -227,3 +228,17 @@ def test_garbage_never_raises_and_is_stable(garbage: str) -> None:
 
 def test_non_string_input_gives_empty_form() -> None:
     assert normalize_url(None) == ""  # type: ignore[arg-type]
+
+
+@FAST
+@given(st.text(alphabet=st.sampled_from("aZ09-._~!$&'()*+,;=:@/?%#[] \né%2F%7e%zz"), max_size=30))
+def test_a_component_already_normal_is_returned_as_it_is(text: str) -> None:
+    """The shortcut for a component with nothing to encode or decode gives what the full pass gives."""
+    shortcut = urls._UNCHANGED
+    for safe in (urls._PATH_SAFE, urls._QUERY_SAFE):
+        try:
+            urls._UNCHANGED = {s: re.compile(r"(?!)") for s in shortcut}  # matches nothing: the full pass
+            expected = urls._normalize_percent_encoding(text, safe)
+        finally:
+            urls._UNCHANGED = shortcut
+        assert urls._normalize_percent_encoding(text, safe) == expected
