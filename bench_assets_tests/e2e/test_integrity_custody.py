@@ -253,6 +253,43 @@ def test_decoy_responses_are_archived_and_never_scored(fetched):
     assert not (decoy_ids & scored)
 
 
+def test_each_vendors_integrity_share_read_with_its_part_is_what_the_warehouse_gives(fetched):
+    """Publication and rescore read each vendor's decoy spend and holdout commitments from the
+    archive they read its part from (`vendor_integrity`, in the vendor's own process): the
+    integrity files made of them are the ones read from the warehouse vendor by vendor."""
+    from datetime import date
+
+    from bench_assets.golden.store import load_golden_rows
+    from bench_assets.manifest import load_manifest
+    from bench_assets.publish.guard import PublicationGuard, vendor_integrity
+    from bench_assets.storage.warehouse import Warehouse
+
+    manifest = load_manifest(fetched.home / "data" / "snapshots" / SNAPSHOT / "manifest.yaml")
+    warehouse = Warehouse(fetched.home / "data" / "warehouse" / "bench.duckdb")
+    rows, split = load_golden_rows(warehouse, SNAPSHOT), warehouse.split(SNAPSHOT)
+    board = json.loads((fetched.out / "leaderboard.json").read_text())
+    guard = PublicationGuard(
+        warehouse,
+        manifest,
+        board,
+        rows,
+        split,
+        split_key(manifest.split.key_env, manifest.mode),
+        "draft",
+        date(2026, 9, 1),
+    )
+    known = {
+        v: vendor_integrity(manifest, v, warehouse.rows("raw_responses", SNAPSHOT, vendor=v), guard.commitment_key)
+        for v in VENDORS
+    }
+    assert all(k.decoys and k.decoys[0] > 0 and k.commitments for k in known.values())
+    assert guard.files(known) == guard.files()
+    # one vendor read with its part, the other from the warehouse: the same files again
+    assert guard.files({VENDORS[0]: known[VENDORS[0]]}) == guard.files()
+    published = json.loads((fetched.out / "holdout_commitments.json").read_text())
+    assert json.loads(guard.files(known)["holdout_commitments.json"]) == published
+
+
 def test_decoys_mirror_the_holdout_per_stratum_and_never_overlap_golden_rows():
     rows = demo_golden_rows(rows_per_stratum=30)
     split = assign_split(rows, b"k1")
