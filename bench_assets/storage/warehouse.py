@@ -126,10 +126,10 @@ def archive_copy_memory_limit() -> str:
     """How much memory DuckDB may keep while a partition's archive is copied into the warehouse
     ($BENCH_DUCKDB_COPY_MEMORY_LIMIT, default 128MB; a copy that does not fit is done again with
     the connection's limit). The copy checks each attempt against the table's key and journals the
-    partition, and DuckDB fills its buffer pool doing so: one vendor's 16,380 attempts copied into
-    a 12,600-row warehouse took 404 MiB over the process's 157 with the connection's 512MB, 296
-    with 256MB and 157 with 128MB, in the same 2 to 3 s; so the fetch stage's peak grew with every
-    vendor fetched before it."""
+    partition, and DuckDB fills its buffer pool doing so: with the connection's 512MB the fetch
+    stage's peak grew with every vendor fetched before it (one vendor's 16,380 attempts copied into
+    a 12,600-row warehouse: a peak of 882–894 MiB, 639–669 MiB with 128MB, in the same 9 to 10 s;
+    `benchmarks/fetch_copy_memory.py`)."""
     return os.environ.get("BENCH_DUCKDB_COPY_MEMORY_LIMIT", "").strip() or "128MB"
 
 
