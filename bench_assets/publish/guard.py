@@ -219,8 +219,9 @@ class PublicationGuard:
         per_vendor = {}
         for vendor in sorted(vendors):
             if vendor in known:
-                if known[vendor].commitments is not None:
-                    per_vendor[str(vendor)] = known[vendor].commitments
+                committed = known[vendor].commitments
+                if committed is not None:
+                    per_vendor[str(vendor)] = committed
                 continue
             bodies = self.warehouse.query_df(
                 f"SELECT body {held} AND vendor = ? AND body IS NOT NULL", [snapshot_id, vendor]
@@ -241,8 +242,9 @@ class PublicationGuard:
         out = {}
         for vendor in sorted(vendors):
             if vendor in known:
-                if known[vendor].decoys is not None:
-                    out[str(vendor)] = known[vendor].decoys
+                decoys = known[vendor].decoys
+                if decoys is not None:
+                    out[str(vendor)] = decoys
                 continue
             part = self.warehouse.query_df(
                 "SELECT * FROM raw_responses WHERE snapshot_id = ? AND role = 'decoy' AND vendor = ?",

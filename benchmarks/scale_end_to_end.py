@@ -1,0 +1,48 @@
+"""The scale benchmark's end-to-end run alone: `bench demo --workers N` at one size, measured.
+
+    python -m benchmarks.scale_end_to_end [--size 12600] [--workers 2]
+
+The same run as `run_all scale --end-to-end` makes first at each size (`scale_bench._whole_snapshot`:
+a fresh home with the demo manifest scaled to SIZE golden rows, rate limits raised, the simulator
+at zero latency beside it), without the stage-by-stage runs after it (about 20 minutes at 12,600
+rows). Writes `results/scale_end_to_end_<size>.json`: wall time, CPU, the simulator's CPU, and the
+peak PSS of the command's process tree (and with the simulator's beside it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+from benchmarks.common import machine, write_result
+from benchmarks.scale_bench import TARGETS, _whole_snapshot
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", type=int, default=12600)
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args()
+    info = machine()
+    sim_env = {"BENCH_SIM_LATENCY_SCALE": "0", "BENCH_SIM_PAGES_PER_STRATUM": str(max(1, args.size // 18))}
+    with tempfile.TemporaryDirectory(prefix=f"bench-scale-{args.size}-") as tmp:
+        figures = _whole_snapshot(Path(tmp) / "whole", args.size, None, sim_env, args.workers)
+    print(figures)
+    write_result(
+        f"scale_end_to_end_{args.size}",
+        {
+            "command": "python -m benchmarks.scale_end_to_end " + " ".join(sys.argv[1:]),
+            "parameters": {"size": args.size, "workers": args.workers, "simulator": sim_env},
+            "machine": info,
+            "figures": figures,
+            "passed": figures["returncode"] == 0
+            and figures["peak_tree_pss_mib"] < TARGETS["peak_tree_mib"]
+            and (args.size != 12600 or figures["wall_seconds"] < TARGETS["end_to_end_seconds_12600"]),
+        },
+    )
+
+
+if __name__ == "__main__":
+    main()
