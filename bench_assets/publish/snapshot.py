@@ -88,7 +88,7 @@ def publication_inputs(
     return inputs, guard, leak_guard, term_counts
 
 
-def integrity_files(guard: PublicationGuard, parts: Iterable[VendorPart] = ()) -> dict[str, str]:
+def integrity_files(guard: PublicationGuard, parts: Iterable[VendorPart]) -> dict[str, str]:
     """Integrity's published files (`PublicationGuard.files`), with each vendor's share its part
     read (`VendorPart.integrity`), and the memory its reading of any other vendor's holdout and
     decoy responses took given back."""

@@ -231,50 +231,38 @@ def rescore_vendor(
     classified and parsed, every attempt priced) and, with `leak_guard`, build its part of the
     site from the same reading, with `commitment_key` its share of the integrity files too (None:
     the vendor has no archived response)."""
-    with cyclic_gc_paused():  # as scoring does: its objects form no cycles worth the collector's walks
-        return _rescored_vendor(warehouse, manifest, vendor, rows, split, leak_guard, shared, commitment_key)
-
-
-def _rescored_vendor(
-    warehouse: Warehouse,
-    manifest: Manifest,
-    vendor: str,
-    rows: list[GoldenRow],
-    split: dict[str, str],
-    leak_guard: LeakGuard | None,
-    shared: dict[Any, Any] | None,
-    commitment_key: bytes | None,
-) -> RescoredVendor | None:
-    snapshot_id = manifest.snapshot_id
-    raw = warehouse.rows("raw_responses", snapshot_id, vendor=vendor)
-    if raw.empty:
-        return None
-    spec = manifest.vendors[vendor]
-    adapter = parse_once(get_adapter(spec.adapter))  # scoring and the evidence bundle read each body once
-    evidence = read_evidence(adapter, spec.prices_usd, rows, raw, f"{snapshot_id}|{vendor}")
-    verdicts: dict[str, Any] = {}
-    scores, results = score_rows(
-        snapshot_id, vendor, manifest.fidelity_weights, manifest.answer_k, rows, split, evidence, verdicts
-    )
-    if leak_guard is None:
-        return RescoredVendor(vendor, scores, None)
-    public = [r for r in rows if split.get(r.id) == "public"]
-    public_ids = {r.id for r in public}
-    part = vendor_part(
-        manifest,
-        vendor,
-        public,
-        raw,
-        scores[scores["row_id"].isin(public_ids)],
-        results[results["row_id"].isin(public_ids)],
-        leak_guard,
-        evidence,
-        shared,
-        adapter,
-        verdicts,
-        commitment_key,
-    )
-    return RescoredVendor(vendor, scores, part)
+    # as scoring does: its objects form no cycles worth the collector's walks
+    with cyclic_gc_paused():
+        snapshot_id = manifest.snapshot_id
+        raw = warehouse.rows("raw_responses", snapshot_id, vendor=vendor)
+        if raw.empty:
+            return None
+        spec = manifest.vendors[vendor]
+        adapter = parse_once(get_adapter(spec.adapter))  # scoring and the evidence bundle read each body once
+        evidence = read_evidence(adapter, spec.prices_usd, rows, raw, f"{snapshot_id}|{vendor}")
+        verdicts: dict[str, Any] = {}
+        scores, results = score_rows(
+            snapshot_id, vendor, manifest.fidelity_weights, manifest.answer_k, rows, split, evidence, verdicts
+        )
+        if leak_guard is None:
+            return RescoredVendor(vendor, scores, None)
+        public = [r for r in rows if split.get(r.id) == "public"]
+        public_ids = {r.id for r in public}
+        part = vendor_part(
+            manifest,
+            vendor,
+            public,
+            raw,
+            scores[scores["row_id"].isin(public_ids)],
+            results[results["row_id"].isin(public_ids)],
+            leak_guard,
+            evidence,
+            shared,
+            adapter,
+            verdicts,
+            commitment_key,
+        )
+        return RescoredVendor(vendor, scores, part)
 
 
 def rescore_snapshot(

@@ -594,7 +594,9 @@ class LeakGuard:
         if url and self.urls and self._url_leak(url):
             return True
         fields = [t for t in texts if t] + ([url] if url else [])
-        return bool(fields) and bool(self and not self._nothing_in(fields) and self.find(fields))
+        if not fields or not self or self._nothing_in(fields):
+            return False
+        return bool(self.find(fields))
 
     def scan_file(self, path: Path, rel: str) -> list[str]:
         data = path.read_bytes()
