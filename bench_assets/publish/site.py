@@ -26,7 +26,7 @@ import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from jinja2 import (
     Environment,
@@ -172,6 +172,54 @@ def _environment() -> Environment:
 # ##### THE SITE
 
 
+class SiteSink(Protocol):
+    """Where `render_site` puts each file it renders. `mark` and `since` take what was put after a
+    point (in a forked child that rendered some pages) and `adopt` adds it in the parent."""
+
+    def put(self, rel: str, content: str | bytes) -> None: ...
+
+    def mark(self) -> int: ...
+
+    def since(self, mark: int) -> list[Any]: ...
+
+    def adopt(self, items: list[Any]) -> None: ...
+
+
+class SiteFolder:
+    """A new folder the site is written into (one already there is replaced); `written` lists the
+    files in the order they were written. Publication renders into a staging folder."""
+
+    def __init__(self, out_dir: Path):
+        if out_dir.exists():
+            shutil.rmtree(out_dir)
+        out_dir.mkdir(parents=True)
+        self.out_dir = out_dir
+        self.written: list[Path] = []
+        self._folders: set[Path] = set()
+
+    def put(self, rel: str, content: str | bytes) -> None:
+        # the folder is the site's own, new: no file is there to be replaced atomically, and each
+        # folder is made once
+        path = self.out_dir / rel
+        if path.parent not in self._folders:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._folders.add(path.parent)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+        self.written.append(path)
+
+    def mark(self) -> int:
+        return len(self.written)
+
+    def since(self, mark: int) -> list[Any]:
+        return self.written[mark:]
+
+    def adopt(self, items: list[Any]) -> None:
+        self.written += items
+
+
 def _leaderboard_columns(board: Mapping[str, Any]) -> list[str]:
     present = {m for e in board["vendors"] for m in (e.get("metrics") or {})}
     return [m for m in LEADERBOARD_COLUMNS if m in present]
@@ -270,15 +318,15 @@ class _QueryPages(NamedTuple):
     verdicts: dict[str, list[dict[str, Any]]]  # each vendor's verdict on each row, in row order
     listed: list[dict[str, Any]]  # each row's line in the queries' listing
     row_scores: str  # their lines of `public_row_scores.csv` (no header)
-    written: list[Path]  # the pages written
+    files: list[Any]  # what the site's sink took of their pages (`SiteSink.since`)
 
 
 def _query_span(
-    page: Any, written: list[Path], queries: Sequence[dict[str, Any]], vendors: list[str], span: tuple[int, int]
+    page: Any, sink: SiteSink, queries: Sequence[dict[str, Any]], vendors: list[str], span: tuple[int, int]
 ) -> _QueryPages:
     """Render the pages of the public rows `span` (start, stop), reading their records once (they
     are assembled as they are read: `publish.records`)."""
-    before = len(written)
+    before = sink.mark()
     verdicts: dict[str, list[dict[str, Any]]] = {v: [] for v in vendors}
     listed: list[dict[str, Any]] = []
     row_scores = PublicRowScores(header=False)
@@ -290,21 +338,21 @@ def _query_span(
                 verdicts[entry["vendor"]].append(row_verdict(q, entry))
         listed.append({k: q[k] for k in _LISTED})
         row_scores.add(q)
-    return _QueryPages(verdicts, listed, row_scores.text(), written[before:])
+    return _QueryPages(verdicts, listed, row_scores.text(), sink.since(before))
 
 
 def _query_pages(
-    page: Any, written: list[Path], queries: Sequence[dict[str, Any]], vendors: list[str]
+    page: Any, sink: SiteSink, queries: Sequence[dict[str, Any]], vendors: list[str]
 ) -> tuple[dict[str, list[dict[str, Any]]], list[dict[str, Any]], str]:
     """Render each public row's page; returns what the other pages need of them: each vendor's
     verdict on every row, each row's line in the listing, and `public_row_scores.csv`. A long list
     is split in two halves (cut where a packed chunk ends), each rendered in a forked child that
-    sends back what it gathered and the files it wrote; the halves are joined in row order, so the
+    sends back what it gathered and what the sink took of its pages; the halves are joined in row order, so the
     site is the same file for file."""
     workers = worker_count(2) if len(queries) >= PARALLEL_QUERY_ROWS else 1
     cut = (len(queries) // 2 + CHUNK_ROWS - 1) // CHUNK_ROWS * CHUNK_ROWS
     spans = [(0, cut), (cut, len(queries))] if workers > 1 else [(0, len(queries))]
-    parts = in_processes(spans, lambda span: _query_span(page, written, queries, vendors, span), workers)
+    parts = in_processes(spans, lambda span: _query_span(page, sink, queries, vendors, span), workers)
     verdicts: dict[str, list[dict[str, Any]]] = {v: [] for v in vendors}
     listed: list[dict[str, Any]] = []
     row_scores = PublicRowScores()
@@ -314,13 +362,13 @@ def _query_pages(
             verdicts[vendor] += found
         listed += part.listed
         lines.append(part.row_scores)
-        if workers > 1:  # a child's writes: the parent's list did not see them
-            written += part.written
+        if workers > 1:  # a child's files: the parent's sink did not see them
+            sink.adopt(part.files)
     return verdicts, listed, "".join(lines)
 
 
 def render_site(
-    out_dir: Path,
+    out: Path | SiteSink,
     board: dict[str, Any],
     manifest: Manifest,
     public_rows: list[dict[str, Any]],
@@ -333,8 +381,9 @@ def render_site(
     split_counts: Mapping[str, int] | None = None,
     extra_files: Mapping[str, str] | None = None,
     evidence: EvidenceBundle | None = None,
-) -> list[Path]:
-    """Write every published file of the snapshot; returns the paths written.
+) -> SiteSink:
+    """Render every published file of the snapshot into `out` (a folder, made new: `SiteFolder`;
+    or any other `SiteSink`, e.g. rescore's comparison with the published files); returns the sink.
 
     `queries` are the public rows' drill-down records (`drilldown.query_drilldowns`),
     `ttr_observations` the sentinel observations per vendor for the Kaplan–Meier chart,
@@ -345,28 +394,11 @@ def render_site(
     evidence bundle (`publish.evidence`: what each vendor returned for every public row).
     """
     env = _environment()
-    if out_dir.exists():
-        shutil.rmtree(out_dir)
-    out_dir.mkdir(parents=True)
-    written: list[Path] = []
+    sink = SiteFolder(out) if isinstance(out, Path) else out
+    put = sink.put
     replies = dict(replies or {})
     scored = [e for e in board["vendors"] if e["status"] == "scored"]
     extra = {rel: EXTRA_FILE_NOTES.get(rel, "") for rel in sorted(extra_files or {})}
-
-    folders: set[Path] = set()
-
-    def put(rel: str, text: str | bytes) -> None:
-        # the folder is the site's own, new (a staging or a temporary one): no file is there to be
-        # replaced atomically, and each folder is made once
-        path = out_dir / rel
-        if path.parent not in folders:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            folders.add(path.parent)
-        if isinstance(text, bytes):
-            path.write_bytes(text)
-        else:
-            path.write_text(text, encoding="utf-8")
-        written.append(path)
 
     def page(rel: str, template: str, **context: Any) -> None:
         depth = rel.count("/")
@@ -383,7 +415,7 @@ def render_site(
         if figure is not None:
             put(f"charts/{chart.name}.svg", charts.render(figure))
             site_charts.append(chart)
-    verdicts_by_vendor, listed_rows, row_scores = _query_pages(page, written, queries, [e["vendor"] for e in scored])
+    verdicts_by_vendor, listed_rows, row_scores = _query_pages(page, sink, queries, [e["vendor"] for e in scored])
     replied = set()
     for vendor, reply in sorted(replies.items()):
         if vendor in manifest.vendors:
@@ -466,7 +498,7 @@ def render_site(
     put("llms.txt", llms_txt(board, manifest, bool(queries), extra, has_evidence=evidence is not None))
     for asset in STATIC_FILES:
         put(asset, (TEMPLATES / asset).read_text(encoding="utf-8"))
-    return written
+    return sink
 
 
 class Reply(NamedTuple):
@@ -509,9 +541,9 @@ class SiteInputs:
     extra_files: dict[str, str] = field(default_factory=dict)
     evidence: EvidenceBundle | None = None
 
-    def render(self, out_dir: Path) -> list[Path]:
+    def render(self, out: Path | SiteSink) -> SiteSink:
         return render_site(
-            out_dir,
+            out,
             self.board,
             self.manifest,
             self.public_rows,

@@ -8,7 +8,7 @@ import csv
 import hashlib
 import io
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -342,61 +342,118 @@ def first_difference(rel: str, published: bytes, derived: bytes) -> tuple[str | 
     )
 
 
-def compare_site(
-    out_dir: Path, derived_dir: Path, recorded: dict[str, str], figure_differences: dict[str, int]
-) -> list[Difference]:
-    """Every published file against its re-rendering and against the SHA-256 recorded at
-    publication (`recorded`: path → digest). Files in `figure_differences` (path → differences
-    found) were compared figure by figure: for them only a change the figures do not show (e.g.
-    formatting) is reported, as a digest that is not the recorded one."""
-    published, derived = published_files(out_dir), published_files(derived_dir)
-    out: list[Difference] = []
-    for rel in sorted(set(published) | set(derived) | set(recorded)):
-        vendor = _vendor_of_file(rel)
-        data = published[rel].read_bytes() if rel in published else None
-        digest = _sha256(data) if data is not None else None
-        as_published = (
-            ""
-            if rel not in recorded or digest is None
-            else (" (as published)" if digest == recorded[rel] else " (changed since publication)")
+@dataclass(frozen=True)
+class FileCheck:
+    """One re-rendered file against its published copy: the copy's SHA-256 (None: nothing is
+    published under that path), whether the bytes are the same, where they first differ
+    (`first_difference`, for a file that differs) and, for a file compared figure by figure, the
+    re-rendered content."""
+
+    rel: str
+    published_sha256: str | None
+    same: bool
+    first: tuple[str | None, str, Any, Any] | None = None
+    content: bytes | None = None
+
+
+class SiteComparison:
+    """A `publish.site.SiteSink` for `bench rescore`: each file, as it is rendered, is compared with
+    the published copy under the same path (read, hashed and compared at once, in whichever
+    process rendered it), and nothing is written. Files that `keep` names (those compared figure
+    by figure) are kept in `kept`. `differences` then reports as a byte-for-byte comparison of
+    two folders would."""
+
+    def __init__(self, out_dir: Path, keep: Callable[[str], bool]):
+        self.out_dir = out_dir
+        self.keep = keep
+        self.checks: list[FileCheck] = []
+
+    def put(self, rel: str, content: str | bytes) -> None:
+        data = content.encode("utf-8") if isinstance(content, str) else content
+        try:
+            published: bytes | None = (self.out_dir / rel).read_bytes()
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            published = None
+        same = published == data
+        first = first_difference(rel, published, data) if published is not None and not same else None
+        self.checks.append(
+            FileCheck(
+                rel,
+                None if published is None else _sha256(published),
+                same,
+                first,
+                data if self.keep(rel) else None,
+            )
         )
-        if figure_differences.get(rel):
-            continue  # its figures differ: reported above
-        if data is None:
-            out.append(
-                Difference(
-                    rel,
-                    vendor,
-                    "(file)",
-                    None if rel in derived else "missing: recorded at publication",
-                    "present" if rel in derived else None,
+
+    def mark(self) -> int:
+        return len(self.checks)
+
+    def since(self, mark: int) -> list[Any]:
+        return self.checks[mark:]
+
+    def adopt(self, items: list[Any]) -> None:
+        self.checks += items
+
+    @property
+    def kept(self) -> dict[str, bytes]:
+        """The re-rendered content of the files `keep` names."""
+        return {c.rel: c.content for c in self.checks if c.content is not None}
+
+    def differences(self, recorded: dict[str, str], figure_differences: dict[str, int]) -> list[Difference]:
+        """Every published file against its re-rendering and against the SHA-256 recorded at
+        publication (`recorded`: path → digest). Files in `figure_differences` (path → differences
+        found) were compared figure by figure: for them only a change the figures do not show (e.g.
+        formatting) is reported, as a digest that is not the recorded one."""
+        published = set(published_files(self.out_dir))
+        derived = {c.rel: c for c in self.checks}
+        out: list[Difference] = []
+        for rel in sorted(published | set(derived) | set(recorded)):
+            vendor = _vendor_of_file(rel)
+            if figure_differences.get(rel):
+                continue  # its figures differ: reported above
+            if rel not in published:
+                out.append(
+                    Difference(
+                        rel,
+                        vendor,
+                        "(file)",
+                        None if rel in derived else "missing: recorded at publication",
+                        "present" if rel in derived else None,
+                    )
                 )
-            )
-            continue
-        if rel not in derived:
-            out.append(
-                Difference(
-                    rel,
-                    vendor,
-                    "(file)",
-                    "present" + (" (recorded at publication)" if rel in recorded else " (not recorded at publication)"),
-                    None,
+                continue
+            if rel not in derived:
+                out.append(
+                    Difference(
+                        rel,
+                        vendor,
+                        "(file)",
+                        "present"
+                        + (" (recorded at publication)" if rel in recorded else " (not recorded at publication)"),
+                        None,
+                    )
                 )
-            )
-            continue
-        if rel in figure_differences:  # its figures agree: only other bytes can differ
-            if rel in recorded and digest != recorded[rel]:
-                out.append(Difference(rel, vendor, "sha256 (figures agree)", recorded[rel], digest))
-            continue
-        fresh = derived[rel].read_bytes()
-        if data != fresh:
-            where_vendor, item, a, b = first_difference(rel, data, fresh)
-            out.append(Difference(rel, where_vendor or vendor, item + as_published, a, b))
-        elif rel in recorded and digest != recorded[rel]:
-            out.append(Difference(rel, vendor, "sha256", recorded[rel], digest))
-        elif recorded and rel not in recorded:
-            out.append(Difference(rel, vendor, "(file) not recorded at publication", None, "present"))
-    return out
+                continue
+            check = derived[rel]
+            digest = check.published_sha256
+            if rel in figure_differences:  # its figures agree: only other bytes can differ
+                if rel in recorded and digest != recorded[rel]:
+                    out.append(Difference(rel, vendor, "sha256 (figures agree)", recorded[rel], digest))
+                continue
+            if not check.same and check.first is not None:
+                as_published = (
+                    ""
+                    if rel not in recorded
+                    else (" (as published)" if digest == recorded[rel] else " (changed since publication)")
+                )
+                where_vendor, item, a, b = check.first
+                out.append(Difference(rel, where_vendor or vendor, item + as_published, a, b))
+            elif rel in recorded and digest != recorded[rel]:
+                out.append(Difference(rel, vendor, "sha256", recorded[rel], digest))
+            elif recorded and rel not in recorded:
+                out.append(Difference(rel, vendor, "(file) not recorded at publication", None, "present"))
+        return out
 
 
 def read_text(path: Path) -> str:

@@ -2,8 +2,9 @@
 
 No vendor is called: the raw responses in the warehouse are parsed, classified and scored again
 with the current code, aggregated, and the whole published site is rendered again from the result,
-with the renderer publication uses (`publish.site_inputs` → `SiteInputs.render`), into a
-temporary directory. Then it is compared with what was published or stored:
+with the renderer publication uses (`publish.site_inputs` → `SiteInputs.render`), each file
+compared as it is rendered (`rescore.compare.SiteComparison`; nothing is written). It is
+compared with what was published or stored:
 
 - `leaderboard.json`, `leaderboard.csv`, `vendors/<vendor>.json` and `public_row_scores.csv` in
   `data/publish/<snapshot>/`, figure by figure;
@@ -33,7 +34,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -67,11 +67,10 @@ from bench_assets.rescore.compare import (
     VENDOR_METRICS,
     Difference,
     RescoreReport,
+    SiteComparison,
     compare_csv,
     compare_frames,
     compare_json,
-    compare_site,
-    published_files,
     read_text,
     vendor_in,
 )
@@ -274,9 +273,9 @@ def rescore_snapshot(
     private_dir: str | Path | None = None,
 ) -> RescoreReport:
     """Re-derive the snapshot's row scores, aggregates and published files from its archive and
-    report every difference from what is stored and published. Reads only (the site is re-rendered
-    into a temporary directory); calls no vendor. `private_dir` defaults to $BENCH_PRIVATE_DIR,
-    else data/private (where the publication found the dead holdout rows and the decoy pool)."""
+    report every difference from what is stored and published. Reads only (each re-rendered file is
+    compared as it is rendered, none is written); calls no vendor. `private_dir` defaults to
+    $BENCH_PRIVATE_DIR, else data/private (where the publication found the dead holdout rows and the decoy pool)."""
     manifest = load_manifest(root / "data" / "snapshots" / snapshot_id / "manifest.yaml")
     if warehouse is None:
         warehouse = Warehouse(root / "data" / "warehouse" / "bench.duckdb", lake_url=lake_url)
@@ -379,16 +378,21 @@ def rescore_snapshot(
         needles,
         report.notes,
     )
-    with tempfile.TemporaryDirectory(prefix=f"rescore-{snapshot_id}-") as tmp:
-        derived_dir = Path(tmp) / snapshot_id
-        inputs.render(derived_dir)
-        report.differences += _compare_published(out_dir, derived_dir, derived_board, warehouse, snapshot_id, report)
+    # each file is compared with the published one as it is rendered (nothing is written)
+    site = SiteComparison(out_dir, _compared_by_figure)
+    inputs.render(site)
+    report.differences += _compare_published(out_dir, site, derived_board, warehouse, snapshot_id, report)
     return report
+
+
+def _compared_by_figure(rel: str) -> bool:
+    """The files compared figure by figure (their re-rendered content is kept)."""
+    return rel in FIGURE_FILES or (rel.startswith("vendors/") and rel.endswith(".json"))
 
 
 def _compare_published(
     out_dir: Path,
-    derived_dir: Path,
+    site: SiteComparison,
     derived_board: dict[str, Any],
     warehouse: Warehouse,
     snapshot_id: str,
@@ -396,6 +400,7 @@ def _compare_published(
 ) -> list[Difference]:
     """The published files against the re-rendered ones: the figure files figure by figure, then
     every file as a file and against the publication's record."""
+    kept = {rel: data.decode("utf-8") for rel, data in site.kept.items()}
     found: list[Difference] = []
     for path, a, b in compare_json("", json.loads(read_text(out_dir / "leaderboard.json")), derived_board):
         vendor, item = vendor_in(path)
@@ -403,20 +408,20 @@ def _compare_published(
     found += compare_csv(
         "leaderboard.csv",
         read_text(out_dir / "leaderboard.csv"),
-        read_text(derived_dir / "leaderboard.csv"),
+        kept.get("leaderboard.csv", ""),
         ("vendor",),
     )
     found += compare_csv(
         "pairwise.csv",
         read_text(out_dir / "pairwise.csv"),
-        read_text(derived_dir / "pairwise.csv"),
+        kept.get("pairwise.csv", ""),
         ("vendor_a", "vendor_b"),
         vendor_column="vendor_a",
     )
     report.surfaces += ["leaderboard.json", "leaderboard.csv", "pairwise.csv"]
 
     # Per-vendor files and per-row verdicts, from the public rows' drill-down.
-    expected = {p.stem: p for p in sorted((derived_dir / "vendors").glob("*.json"))}
+    expected = {Path(rel).stem: text for rel, text in sorted(kept.items()) if rel.startswith("vendors/")}
     on_disk = {p.stem: p for p in sorted((out_dir / "vendors").glob("*.json"))}
     for vendor in sorted(set(expected) | set(on_disk)):
         surface = f"vendors/{vendor}.json"
@@ -431,14 +436,14 @@ def _compare_published(
                 )
             )
             continue
-        for path, a, b in compare_json(
-            "", json.loads(read_text(on_disk[vendor])), json.loads(read_text(expected[vendor]))
-        ):
+        for path, a, b in compare_json("", json.loads(read_text(on_disk[vendor])), json.loads(expected[vendor])):
             found.append(Difference(surface, vendor, path, a, b))
     report.surfaces.append("vendors/*.json")
-    row_csv, derived_rows = out_dir / "public_row_scores.csv", derived_dir / "public_row_scores.csv"
-    if derived_rows.exists() or row_csv.exists():
-        found += compare_csv("public_row_scores.csv", read_text(row_csv), read_text(derived_rows), ("row_id", "vendor"))
+    row_csv = out_dir / "public_row_scores.csv"
+    if "public_row_scores.csv" in kept or row_csv.exists():
+        found += compare_csv(
+            "public_row_scores.csv", read_text(row_csv), kept.get("public_row_scores.csv", ""), ("row_id", "vendor")
+        )
         report.surfaces.append("public_row_scores.csv")
 
     # Every published file, and the SHA-256 each had when it was published.
@@ -450,11 +455,11 @@ def _compare_published(
     recorded = {Path(p).as_posix(): digest for p, digest in zip(records["path"], records["sha256"])}
     if not recorded:
         report.notes.append("no publication record (publications table): files compared with the re-rendering only")
-    site = compare_site(out_dir, derived_dir, recorded, figure_differences)
-    report.surfaces.append(f"site ({len(published_files(derived_dir))} files re-rendered: pages, charts, data files)")
+    files = site.differences(recorded, figure_differences)
+    report.surfaces.append(f"site ({len(site.checks)} files re-rendered: pages, charts, data files)")
     if recorded:
         report.surfaces.append("publications (SHA-256 per file)")
-    return found + site
+    return found + files
 
 
 def _version_warnings(recorded: dict[str, Any], current: dict[str, Any]) -> list[str]:

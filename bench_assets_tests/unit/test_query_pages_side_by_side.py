@@ -1,12 +1,14 @@
 """A long list of public rows renders its pages in two forked children (`publish.site._query_pages`):
 what the rest of the site is built from (each vendor's verdicts, the listing, the row-scores file)
-and the files written must be those of one process rendering every row, in the same order."""
+and the files written must be those of one process rendering every row, in the same order; a
+rescore's comparing sink sees each child's pages as if it had rendered them itself."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from bench_assets.publish import site, workers
+from bench_assets.rescore.compare import SiteComparison
 
 
 def _records(n: int) -> list[dict]:
@@ -40,27 +42,51 @@ def _records(n: int) -> list[dict]:
     ]
 
 
-def _render(tmp: Path, records: list[dict]) -> tuple:
-    written: list[Path] = []
-
+def _render(sink: site.SiteSink, records: list[dict]) -> tuple:
     def page(rel: str, template: str, **context) -> None:
-        path = tmp / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(f"{template} {context['q']['row_id']} {len(context['q']['vendors'])}")
-        written.append(path)
+        sink.put(rel, f"{template} {context['q']['row_id']} {len(context['q']['vendors'])}")
 
-    verdicts, listed, row_scores = site._query_pages(page, written, records, ["exa", "tavily"])
-    files = {p.relative_to(tmp).as_posix(): p.read_text() for p in written}
-    return verdicts, listed, row_scores, [p.relative_to(tmp).as_posix() for p in written], files
+    return site._query_pages(page, sink, records, ["exa", "tavily"])
+
+
+def _folder(tmp: Path, records: list[dict]) -> tuple:
+    folder = site.SiteFolder(tmp)
+    verdicts, listed, row_scores = _render(folder, records)
+    files = {p.relative_to(tmp).as_posix(): p.read_text() for p in folder.written}
+    return verdicts, listed, row_scores, [p.relative_to(tmp).as_posix() for p in folder.written], files
+
+
+def _side_by_side(monkeypatch) -> None:
+    monkeypatch.setenv(workers.WORKERS_ENV, "2")
+    monkeypatch.setattr(site, "CHUNK_ROWS", 10)  # cut after row 30 (a chunk boundary past the half)
+    monkeypatch.setattr(site, "PARALLEL_QUERY_ROWS", 20)
 
 
 def test_rows_rendered_side_by_side_match_one_process(tmp_path, monkeypatch):
     records = _records(45)
     monkeypatch.setenv(workers.WORKERS_ENV, "1")
-    serial = _render(tmp_path / "serial", records)
-    monkeypatch.setenv(workers.WORKERS_ENV, "2")
-    monkeypatch.setattr(site, "CHUNK_ROWS", 10)  # cut after row 30 (a chunk boundary past the half)
-    monkeypatch.setattr(site, "PARALLEL_QUERY_ROWS", 20)
-    forked = _render(tmp_path / "forked", records)
+    serial = _folder(tmp_path / "serial", records)
+    _side_by_side(monkeypatch)
+    forked = _folder(tmp_path / "forked", records)
     assert forked == serial
     assert len(serial[3]) == 45 and serial[2].count("\n") == 1 + sum(len(q["vendors"]) for q in records)
+
+
+def test_a_rescore_comparison_sees_the_pages_children_rendered(tmp_path, monkeypatch):
+    records = _records(45)
+    monkeypatch.setenv(workers.WORKERS_ENV, "1")
+    published = tmp_path / "published"
+    _folder(published, records)
+    (published / "queries" / "row-040.html").write_text("edited after publication")
+    (published / "queries" / "row-003.html").unlink()
+    _side_by_side(monkeypatch)
+    comparison = SiteComparison(published, lambda rel: False)
+    _render(comparison, records)
+    # every page was compared, in row order, the second child's included
+    assert [c.rel for c in comparison.checks] == [f"queries/row-{i:03d}.html" for i in range(45)]
+    found = {(d.surface, d.item, d.published) for d in comparison.differences({}, {})}
+    assert found == {
+        ("queries/row-003.html", "(file)", None),
+        ("queries/row-040.html", "text", "edited after publication"),
+    }
+    assert all(c.same for c in comparison.checks if c.rel not in {"queries/row-003.html", "queries/row-040.html"})
