@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import multiprocessing
 import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
@@ -75,7 +76,7 @@ from bench_assets.publish.format import (
 from bench_assets.publish.methodology import known_limitations, methodology_context
 from bench_assets.publish.packed import CHUNK_ROWS
 from bench_assets.publish.records import DrilldownRecords
-from bench_assets.publish.workers import in_processes, worker_count
+from bench_assets.publish.workers import ForkedJob, worker_count
 from bench_assets.split.leaks import text_encoding
 
 # what the public queries' listing shows of each row
@@ -307,8 +308,8 @@ def evidence_view(evidence: EvidenceBundle | None) -> dict[str, Any] | None:
     return {"schema": evidence_schema(), "index": index, "vendors": index["vendors"]}
 
 
-# A site of at least this many public rows renders its rows' pages in two forked processes (on two
-# cores): at 12,600 golden rows there are 8,800 of them, a third of publication's time.
+# A site of at least this many public rows renders its rows' pages on two cores, this process and a
+# forked child: at 12,600 golden rows there are 8,800 of them, a third of publication's time.
 PARALLEL_QUERY_ROWS = 2 * CHUNK_ROWS
 
 
@@ -341,30 +342,96 @@ def _query_span(
     return _QueryPages(verdicts, listed, row_scores.text(), sink.since(before))
 
 
-def _query_pages(
-    page: Any, sink: SiteSink, queries: Sequence[dict[str, Any]], vendors: list[str]
-) -> tuple[dict[str, list[dict[str, Any]]], list[dict[str, Any]], str]:
-    """Render each public row's page; returns what the other pages need of them: each vendor's
-    verdict on every row, each row's line in the listing, and `public_row_scores.csv`. A long list
-    is split in two halves (cut where a packed chunk ends), each rendered in a forked child that
-    sends back what it gathered and what the sink took of its pages; the halves are joined in row order, so the
-    site is the same file for file."""
-    workers = worker_count(2) if len(queries) >= PARALLEL_QUERY_ROWS else 1
-    cut = (len(queries) // 2 + CHUNK_ROWS - 1) // CHUNK_ROWS * CHUNK_ROWS
-    spans = [(0, cut), (cut, len(queries))] if workers > 1 else [(0, len(queries))]
-    parts = in_processes(spans, lambda span: _query_span(page, sink, queries, vendors, span), workers)
+def _joined(parts: Sequence[_QueryPages], vendors: list[str]) -> _QueryPages:
+    """Parts of consecutive rows, in row order, as one."""
     verdicts: dict[str, list[dict[str, Any]]] = {v: [] for v in vendors}
-    listed: list[dict[str, Any]] = []
-    row_scores = PublicRowScores()
-    lines = [row_scores.text()]
     for part in parts:
         for vendor, found in part.verdicts.items():
             verdicts[vendor] += found
-        listed += part.listed
-        lines.append(part.row_scores)
-        if workers > 1:  # a child's files: the parent's sink did not see them
-            sink.adopt(part.files)
-    return verdicts, listed, "".join(lines)
+    return _QueryPages(
+        verdicts,
+        [line for part in parts for line in part.listed],
+        "".join(part.row_scores for part in parts),
+        [f for part in parts for f in part.files],
+    )
+
+
+class _Chunks:
+    """The rows' chunks shared out between two processes while they last: one takes them from the
+    front, the other from the back, so each renders as many as it has time for and together they
+    finish at once, whatever else one of them has to do (a chunk is where a packed one is cut)."""
+
+    def __init__(self, rows: int):
+        self.rows = rows
+        # the next chunk from the front, and one past the next from the back, shared with the child
+        self._next = multiprocessing.get_context("fork").Array("q", [0, -(-rows // CHUNK_ROWS)])
+
+    def take(self, front: bool) -> tuple[int, int] | None:
+        with self._next.get_lock():
+            first, end = self._next[0], self._next[1]
+            if first >= end:
+                return None
+            number = first if front else end - 1
+            self._next[0 if front else 1] = number + 1 if front else number
+        return number * CHUNK_ROWS, min((number + 1) * CHUNK_ROWS, self.rows)
+
+
+def _on_two_cores(queries: Sequence[dict[str, Any]]) -> bool:
+    """Whether the site is rendered on two cores: a long list of public rows, and two workers allowed."""
+    return len(queries) >= PARALLEL_QUERY_ROWS and worker_count(2) >= 2
+
+
+def _side_by_side(sink: SiteSink, parallel: bool, theirs: Callable[[], None], mine: Callable[[], None]) -> None:
+    """`theirs` in a forked child while this process does `mine` (`parallel`), the child's files
+    taken into the sink; else one after the other here."""
+    if not parallel:
+        mine()
+        theirs()
+        return
+
+    def child() -> list[Any]:
+        before = sink.mark()
+        theirs()
+        return sink.since(before)
+
+    with ForkedJob(child) as job:
+        mine()
+        sink.adopt(job.result())  # the child's files: this process's sink did not see them
+
+
+def _query_pages(
+    page: Any,
+    sink: SiteSink,
+    queries: Sequence[dict[str, Any]],
+    vendors: list[str],
+    meanwhile: Callable[[], None] = lambda: None,
+) -> tuple[dict[str, list[dict[str, Any]]], list[dict[str, Any]], str]:
+    """Render each public row's page, and `meanwhile` the pages that do not need them; returns what
+    the other pages need of them: each vendor's verdict on every row, each row's line in the
+    listing, and `public_row_scores.csv`. A long list is rendered on two cores: a forked child
+    takes the rows' chunks from the back while this process renders `meanwhile`'s pages and then
+    takes them from the front (`_Chunks`); the child sends back what it gathered and what the sink
+    took of its pages, and the two are joined in row order, so the site is the same file for file."""
+    if not _on_two_cores(queries):
+        meanwhile()
+        alone = _query_span(page, sink, queries, vendors, (0, len(queries)))
+        return alone.verdicts, alone.listed, PublicRowScores().text() + alone.row_scores
+
+    chunks = _Chunks(len(queries))
+
+    def lane(front: bool) -> _QueryPages:
+        parts = []
+        while (span := chunks.take(front)) is not None:
+            parts.append(_query_span(page, sink, queries, vendors, span))
+        return _joined(parts if front else parts[::-1], vendors)
+
+    with ForkedJob(lambda: lane(front=False)) as child:
+        meanwhile()
+        mine = lane(front=True)
+        theirs = child.result()
+    sink.adopt(theirs.files)  # the child's files: this process's sink did not see them
+    both = _joined([mine, theirs], vendors)
+    return both.verdicts, both.listed, PublicRowScores().text() + both.row_scores
 
 
 def render_site(
@@ -409,95 +476,110 @@ def render_site(
             ),
         )
 
-    site_charts = []
-    for chart in charts.site_charts(board, ttr_observations):
-        figure = chart.build()
-        if figure is not None:
-            put(f"charts/{chart.name}.svg", charts.render(figure))
-            site_charts.append(chart)
-    verdicts_by_vendor, listed_rows, row_scores = _query_pages(page, sink, queries, [e["vendor"] for e in scored])
-    replied = set()
-    for vendor, reply in sorted(replies.items()):
-        if vendor in manifest.vendors:
-            put(f"replies/{reply.filename}", reply.data)
-            page(f"replies/{vendor}.html", "reply.html.j2", vendor=vendor, reply=reply, active="")
-            replied.add(vendor)
+    site_charts: list[Any] = []
+    replied: set[str] = set()
 
-    page(
-        "index.html",
-        "index.html.j2",
-        columns=_leaderboard_columns(board),
-        charts=site_charts,
-        replied=replied,
-        split_counts=dict(split_counts or {}),
-        has_queries=bool(queries),
-        agent=_agent_ready,
-        active="leaderboard",
-    )
-    for e in scored:
-        verdicts = verdicts_by_vendor[e["vendor"]]
-        listing = paginate(verdicts, e["vendor"], ROWS_PER_PAGE)
+    def pages_without_rows() -> None:
+        """Every file that does not list the public rows (rendered while they are)."""
+        for chart in charts.site_charts(board, ttr_observations):
+            figure = chart.build()
+            if figure is not None:
+                put(f"charts/{chart.name}.svg", charts.render(figure))
+                site_charts.append(chart)
+        for vendor, reply in sorted(replies.items()):
+            if vendor in manifest.vendors:
+                put(f"replies/{reply.filename}", reply.data)
+                page(f"replies/{vendor}.html", "reply.html.j2", vendor=vendor, reply=reply, active="")
+                replied.add(vendor)
         page(
-            f"vendors/{e['vendor']}.html",
-            "vendor.html.j2",
-            e=e,
-            spec=manifest.vendors.get(e["vendor"]),
-            key_figures=[m for m in KEY_FIGURES if m in e["metrics"]],
-            scope_columns=SCOPE_COLUMNS,
-            verdicts=verdicts,
-            listed=listing[0][1],
-            pager=listing[0][2],
-            pairs=vendor_comparisons(board, e["vendor"]),
-            agent=_agent_ready(e),
-            has_reply=e["vendor"] in replied,
+            "index.html",
+            "index.html.j2",
+            columns=_leaderboard_columns(board),
+            charts=site_charts,
+            replied=replied,
+            split_counts=dict(split_counts or {}),
+            has_queries=bool(queries),
+            agent=_agent_ready,
             active="leaderboard",
         )
-        # the rest of a long list of rows, a page each
-        _listing_pages(page, "vendors", "vendor_rows.html.j2", "listed", listing[1:], e=e, active="leaderboard")
-        put(f"vendors/{e['vendor']}.json", vendor_json(board, e, verdicts))
-    _listing_pages(
-        page, "queries", "queries.html.j2", "queries", paginate(listed_rows, "index", ROWS_PER_PAGE), active="queries"
+        page("methodology.html", "methodology.html.j2", m=methodology_context(manifest), active="methodology")
+        page("exclusions.html", "exclusions.html.j2", extra=extra, active="exclusions")
+        errata_keys = list(dict.fromkeys(k for item in errata for k in item))
+        page("errata.html", "errata.html.j2", errata=errata, errata_keys=errata_keys, active="errata")
+        page(
+            "limitations.html",
+            "limitations.html.j2",
+            limitations=known_limitations(board, manifest),
+            active="limitations",
+        )
+        page(
+            "disclosures.html",
+            "disclosures.html.j2",
+            disclosures=disclosures,
+            versions=versions_view(board),
+            has_queries=bool(queries),
+            evidence=evidence_view(evidence),
+            active="disclosures",
+        )
+        for rel, text in sorted((extra_files or {}).items()):
+            put(rel, text)
+        bundle = evidence.files() if evidence is not None else {}
+        for rel, content in bundle.items():
+            put(rel, content)
+        page(
+            "data.html",
+            "data.html.j2",
+            has_queries=bool(queries),
+            extra=extra,
+            evidence=evidence_view(evidence),
+            active="data",
+        )
+        put("leaderboard.json", json.dumps(board, indent=2, sort_keys=True) + "\n")
+        put("leaderboard.schema.json", SCHEMA_FILE.read_text(encoding="utf-8"))
+        put("leaderboard.csv", leaderboard_csv(board))
+        put("pairwise.csv", pairwise_csv(board))
+        put("public_split.jsonl", "".join(json.dumps(r, sort_keys=True) + "\n" for r in public_rows))
+        put("errata.json", json.dumps(errata, indent=2) + "\n")
+        put("llms.txt", llms_txt(board, manifest, bool(queries), extra, has_evidence=evidence is not None))
+        for asset in STATIC_FILES:
+            put(asset, (TEMPLATES / asset).read_text(encoding="utf-8"))
+
+    verdicts_by_vendor, listed_rows, row_scores = _query_pages(
+        page, sink, queries, [e["vendor"] for e in scored], pages_without_rows
     )
-    if listed_rows:
-        put("public_row_scores.csv", row_scores)
-    page("methodology.html", "methodology.html.j2", m=methodology_context(manifest), active="methodology")
-    page("exclusions.html", "exclusions.html.j2", extra=extra, active="exclusions")
-    errata_keys = list(dict.fromkeys(k for item in errata for k in item))
-    page("errata.html", "errata.html.j2", errata=errata, errata_keys=errata_keys, active="errata")
-    page(
-        "limitations.html", "limitations.html.j2", limitations=known_limitations(board, manifest), active="limitations"
-    )
-    page(
-        "disclosures.html",
-        "disclosures.html.j2",
-        disclosures=disclosures,
-        versions=versions_view(board),
-        has_queries=bool(queries),
-        evidence=evidence_view(evidence),
-        active="disclosures",
-    )
-    for rel, text in sorted((extra_files or {}).items()):
-        put(rel, text)
-    bundle = evidence.files() if evidence is not None else {}
-    for rel, content in bundle.items():
-        put(rel, content)
-    page(
-        "data.html",
-        "data.html.j2",
-        has_queries=bool(queries),
-        extra=extra,
-        evidence=evidence_view(evidence),
-        active="data",
-    )
-    put("leaderboard.json", json.dumps(board, indent=2, sort_keys=True) + "\n")
-    put("leaderboard.schema.json", SCHEMA_FILE.read_text(encoding="utf-8"))
-    put("leaderboard.csv", leaderboard_csv(board))
-    put("pairwise.csv", pairwise_csv(board))
-    put("public_split.jsonl", "".join(json.dumps(r, sort_keys=True) + "\n" for r in public_rows))
-    put("errata.json", json.dumps(errata, indent=2) + "\n")
-    put("llms.txt", llms_txt(board, manifest, bool(queries), extra, has_evidence=evidence is not None))
-    for asset in STATIC_FILES:
-        put(asset, (TEMPLATES / asset).read_text(encoding="utf-8"))
+
+    def vendor_pages(entries: list[dict[str, Any]]) -> None:
+        for e in entries:
+            verdicts = verdicts_by_vendor[e["vendor"]]
+            listing = paginate(verdicts, e["vendor"], ROWS_PER_PAGE)
+            page(
+                f"vendors/{e['vendor']}.html",
+                "vendor.html.j2",
+                e=e,
+                spec=manifest.vendors.get(e["vendor"]),
+                key_figures=[m for m in KEY_FIGURES if m in e["metrics"]],
+                scope_columns=SCOPE_COLUMNS,
+                verdicts=verdicts,
+                listed=listing[0][1],
+                pager=listing[0][2],
+                pairs=vendor_comparisons(board, e["vendor"]),
+                agent=_agent_ready(e),
+                has_reply=e["vendor"] in replied,
+                active="leaderboard",
+            )
+            # the rest of a long list of rows, a page each
+            _listing_pages(page, "vendors", "vendor_rows.html.j2", "listed", listing[1:], e=e, active="leaderboard")
+            put(f"vendors/{e['vendor']}.json", vendor_json(board, e, verdicts))
+
+    def listings() -> None:
+        vendor_pages(scored[0::2])
+        queries_listing = paginate(listed_rows, "index", ROWS_PER_PAGE)
+        _listing_pages(page, "queries", "queries.html.j2", "queries", queries_listing, active="queries")
+        if listed_rows:
+            put("public_row_scores.csv", row_scores)
+
+    # every other vendor's pages in a forked child, beside the rest here
+    _side_by_side(sink, _on_two_cores(queries), lambda: vendor_pages(scored[1::2]), listings)
     return sink
 
 

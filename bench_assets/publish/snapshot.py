@@ -135,7 +135,8 @@ def published_vendor_parts(
             )
 
     vendors = sorted(manifest.vendors)
-    yield from in_processes(vendors, part, worker_count(len(vendors)))
+    sizes = warehouse.public_body_chars(snapshot_id)  # the heaviest first
+    yield from in_processes(vendors, part, worker_count(len(vendors)), lambda v: sizes.get(v, 0))
 
 
 def scan_site(leak_guard: LeakGuard, directory: Path) -> list[str]:

@@ -424,6 +424,17 @@ class Warehouse:
         order = f" ORDER BY {order_by}" if order_by else ""
         return self.query_df(f"SELECT {cols} FROM {table} WHERE {clause}{order}", params)
 
+    def public_body_chars(self, snapshot_id: str) -> dict[str, int]:
+        """Characters of archived public response bodies per vendor: the work of re-reading a
+        vendor's part (its bodies are parsed, scored and scanned for the holdout), as an estimate
+        for putting the heaviest first (`publish.workers.in_processes`)."""
+        sizes = self.query_df(
+            "SELECT vendor, sum(strlen(body)) AS chars FROM raw_responses "
+            "WHERE snapshot_id = ? AND role = 'public' GROUP BY vendor",
+            [snapshot_id],
+        )
+        return {str(v): int(c) for v, c in zip(sizes["vendor"], sizes["chars"].fillna(0))}
+
     def split(self, snapshot_id: str) -> dict[str, str]:
         """Row id -> `public` or `holdout`, as recorded by query_split."""
         df = self.rows("query_split", snapshot_id, columns=["row_id", "split"])

@@ -148,6 +148,36 @@ def test_an_edited_figure_in_the_leaderboard_page_and_a_vendor_page_is_reported(
     assert rescore(published_site) == []  # restored: nothing differs
 
 
+def test_an_edited_figure_in_the_json_files_is_reported_figure_by_figure(published_site):
+    """leaderboard.json and vendors/<vendor>.json are compared figure by figure (a file whose text is
+    the re-rendered text is not read as JSON: it has the same figures)."""
+    out = published_site.out
+    board = json.loads((out / "leaderboard.json").read_text())
+    entry = next(e for e in board["vendors"] if e["status"] == "scored")
+    vendor, rank = entry["vendor"], board["rank_metric"]
+    value = entry["metrics"][rank]["value"]
+
+    def board_edited(text: str) -> str:
+        doc = json.loads(text)
+        next(e for e in doc["vendors"] if e["vendor"] == vendor)["metrics"][rank]["value"] = 0.999
+        return json.dumps(doc, indent=2, sort_keys=True) + "\n"
+
+    def row_edited(text: str) -> str:
+        doc = json.loads(text)
+        doc["public_rows"][0]["correct"] = not doc["public_rows"][0]["correct"]
+        return json.dumps(doc, indent=2, sort_keys=True) + "\n"
+
+    first = json.loads((out / "vendors" / f"{vendor}.json").read_text())["public_rows"][0]
+    with edited(out / "leaderboard.json", board_edited), edited(out / "vendors" / f"{vendor}.json", row_edited):
+        found = rescore(published_site)
+    assert f"leaderboard.json · vendor {vendor} · metrics.{rank}.value: published 0.999, derived {value!r}" in found
+    assert (
+        f"vendors/{vendor}.json · vendor {vendor} · public_rows[{first['row_id']}].correct: "
+        f"published {not first['correct']!r}, derived {first['correct']!r}"
+    ) in found, found
+    assert rescore(published_site) == []
+
+
 def test_edited_charts_methodology_and_query_pages_and_added_or_missing_files_are_reported(published_site):
     out = published_site.out
     svg = out / "charts" / "overfit_gap.svg"

@@ -27,13 +27,14 @@ from selectolax.lexbor import LexborHTMLParser as HTMLParser
 from bench_assets import metrics
 from bench_assets.aggregate.leaderboard import HEADLINE_METRICS, NOT_REACHED_METRICS
 from bench_assets.manifest import load_manifest
-from bench_assets.publish import charts
+from bench_assets.publish import charts, workers
 from bench_assets.publish import format as publish_format
 from bench_assets.publish import inputs as publish_inputs
 from bench_assets.publish import methodology as publish_methodology
 from bench_assets.publish import site as publish_site
 from bench_assets.publish.format import format_interval, format_number
 from bench_assets.publish.site import SiteInputs, render_site
+from bench_assets.rescore.compare import SiteComparison
 from bench_assets.rescore.snapshot import rescore_snapshot
 from bench_assets_tests.helpers import REPO, RESULT_STAGES, materialize
 
@@ -856,3 +857,35 @@ def test_long_listings_are_split_into_pages_that_list_every_row_once(published_s
     assert found["broken"] == [], found["broken"]
     # the published site, at the real page size, has no pager: its listings fit on one page
     assert not html(published_site.out / "queries" / "index.html").css("nav.pager")
+
+
+def test_a_site_rendered_on_two_cores_is_the_site_rendered_on_one(published_site, tmp_path, monkeypatch):
+    """A long list of public rows is rendered on two cores (`publish.site`: the rows' pages shared
+    out between this process and a forked child, the other pages rendered meanwhile, every other
+    vendor's pages in a child): the files are those one process renders, byte for byte, and a
+    rescore's comparison (`SiteComparison`) sees every file either way."""
+    captured: list[SiteInputs] = []
+    render = SiteInputs.render
+    monkeypatch.setattr(SiteInputs, "render", lambda self, out: captured.append(self) or render(self, out))
+    rescore_snapshot(published_site.home, published_site.snapshot)
+    inputs = copy.copy(captured[0])
+    inputs.queries = list(inputs.queries)  # a list is cut anywhere: chunks of 10 rows here
+    monkeypatch.setenv(workers.WORKERS_ENV, "1")
+    one = tmp_path / "one"
+    render(inputs, one)
+    monkeypatch.setenv(workers.WORKERS_ENV, "2")
+    monkeypatch.setattr(publish_site, "CHUNK_ROWS", 10)
+    monkeypatch.setattr(publish_site, "PARALLEL_QUERY_ROWS", 20)
+    assert len(inputs.queries) > 3 * 10 and publish_site._on_two_cores(inputs.queries)
+    two = tmp_path / "two"
+    folder = render(inputs, two)
+
+    def files(root: Path) -> dict[str, bytes]:
+        return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+    assert files(two) == files(one)
+    assert sorted(p.relative_to(two).as_posix() for p in folder.written) == sorted(files(one))
+    comparison = SiteComparison(one, lambda rel: False)
+    render(inputs, comparison)
+    assert sorted(c.rel for c in comparison.checks) == sorted(files(one))
+    assert comparison.differences({}, {}) == []

@@ -1,10 +1,12 @@
-"""A long list of public rows renders its pages in two forked children (`publish.site._query_pages`):
-what the rest of the site is built from (each vendor's verdicts, the listing, the row-scores file)
-and the files written must be those of one process rendering every row, in the same order; a
-rescore's comparing sink sees each child's pages as if it had rendered them itself."""
+"""A long list of public rows renders its pages on two cores (`publish.site._query_pages`: a forked
+child takes the rows' chunks from the back while this process renders the other pages, then takes
+them from the front): what the rest of the site is built from (each vendor's verdicts, the listing,
+the row-scores file) and the files written must be those of one process rendering every row, in
+the same order; a rescore's comparing sink sees the child's pages as if it had rendered them itself."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from bench_assets.publish import site, workers
@@ -42,16 +44,16 @@ def _records(n: int) -> list[dict]:
     ]
 
 
-def _render(sink: site.SiteSink, records: list[dict]) -> tuple:
+def _render(sink: site.SiteSink, records: list[dict], meanwhile=lambda: None) -> tuple:
     def page(rel: str, template: str, **context) -> None:
         sink.put(rel, f"{template} {context['q']['row_id']} {len(context['q']['vendors'])}")
 
-    return site._query_pages(page, sink, records, ["exa", "tavily"])
+    return site._query_pages(page, sink, records, ["exa", "tavily"], meanwhile)
 
 
-def _folder(tmp: Path, records: list[dict]) -> tuple:
+def _folder(tmp: Path, records: list[dict], meanwhile=lambda: None) -> tuple:
     folder = site.SiteFolder(tmp)
-    verdicts, listed, row_scores = _render(folder, records)
+    verdicts, listed, row_scores = _render(folder, records, meanwhile)
     files = {p.relative_to(tmp).as_posix(): p.read_text() for p in folder.written}
     return verdicts, listed, row_scores, [p.relative_to(tmp).as_posix() for p in folder.written], files
 
@@ -69,6 +71,9 @@ def test_rows_rendered_side_by_side_match_one_process(tmp_path, monkeypatch):
     _side_by_side(monkeypatch)
     forked = _folder(tmp_path / "forked", records)
     assert forked == serial
+    # the other pages, rendered while the child renders rows (slowly: the child takes most chunks)
+    with_index = _folder(tmp_path / "with-index", records, lambda: time.sleep(0.5))
+    assert with_index == serial
     assert len(serial[3]) == 45 and serial[2].count("\n") == 1 + sum(len(q["vendors"]) for q in records)
 
 
