@@ -175,6 +175,14 @@ def summary() -> str:
             "slowest page {browser[slowest_load_ms]} ms to load in chromium",
             "< 2 GiB, index < 1 MB, pages < 1 s",
         )
+    for path in sorted(RESULTS.glob("rescore_repeats_*.json")):
+        row(
+            path.stem,
+            "bench rescore of {rows:,} rows, run after run: fastest {fastest_wall_seconds} s, median "
+            "{median_wall_seconds} s, slowest {slowest_wall_seconds} s; median CPU {median_cpu_seconds} s; "
+            "peak PSS {peak_tree_pss_mib} MiB",
+            "< 60 s at 12,600",
+        )
     row(
         "simulator",
         "{cpu_ms_per_request} ms CPU per request over {requests:,} requests (search {cpu_ms_per_request_by_endpoint[search]}, "
