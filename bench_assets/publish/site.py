@@ -377,8 +377,9 @@ class _Chunks:
 
 
 def _on_two_cores(queries: Sequence[dict[str, Any]]) -> bool:
-    """Whether the site is rendered on two cores: a long list of public rows, and two workers allowed."""
-    return len(queries) >= PARALLEL_QUERY_ROWS and worker_count(2) >= 2
+    """Whether the site is rendered on two cores: a long list of public rows, two workers allowed,
+    and a process that may have children (a Celery prefork worker's child is daemonic: it may not)."""
+    return len(queries) >= PARALLEL_QUERY_ROWS and worker_count(2) >= 2 and not multiprocessing.current_process().daemon
 
 
 def _side_by_side(sink: SiteSink, parallel: bool, theirs: Callable[[], None], mine: Callable[[], None]) -> None:

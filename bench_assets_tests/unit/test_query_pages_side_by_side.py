@@ -6,6 +6,7 @@ the same order; a rescore's comparing sink sees the child's pages as if it had r
 
 from __future__ import annotations
 
+import multiprocessing
 import time
 from pathlib import Path
 
@@ -95,3 +96,28 @@ def test_a_rescore_comparison_sees_the_pages_children_rendered(tmp_path, monkeyp
         ("queries/row-040.html", "text", "edited after publication"),
     }
     assert all(c.same for c in comparison.checks if c.rel not in {"queries/row-003.html", "queries/row-040.html"})
+
+
+def _in_a_daemon(tmp: Path, records: list[dict], out) -> None:
+    rows = _folder(tmp / "rows", records)
+    others = site.SiteFolder(tmp / "others")
+    parallel = site._on_two_cores(records)
+    site._side_by_side(others, parallel, lambda: others.put("theirs.html", "b"), lambda: others.put("mine.html", "a"))
+    out.put((rows, parallel, sorted(p.name for p in others.written)))
+
+
+def test_a_daemonic_process_renders_alone_and_takes_each_file_once(tmp_path, monkeypatch):
+    # a Celery prefork worker's child is daemonic and may not fork: the pages are rendered here
+    records = _records(45)
+    monkeypatch.setenv(workers.WORKERS_ENV, "1")
+    serial = _folder(tmp_path / "serial", records)
+    _side_by_side(monkeypatch)
+    context = multiprocessing.get_context("fork")
+    out = context.Queue()
+    daemon = context.Process(target=_in_a_daemon, args=(tmp_path / "daemon", records, out), daemon=True)
+    daemon.start()
+    rendered, parallel, others = out.get(timeout=60)
+    daemon.join()
+    assert rendered == serial and not parallel
+    assert len(rendered[3]) == len(set(rendered[3])) == 45
+    assert others == ["mine.html", "theirs.html"]  # each once
