@@ -35,6 +35,7 @@ from jinja2 import (
     StrictUndefined,
     select_autoescape,
 )
+from jinja2.filters import do_truncate
 from markupsafe import Markup
 
 from bench_assets import metrics
@@ -76,6 +77,7 @@ from bench_assets.publish.format import (
 from bench_assets.publish.methodology import known_limitations, methodology_context
 from bench_assets.publish.packed import CHUNK_ROWS
 from bench_assets.publish.records import DrilldownRecords
+from bench_assets.publish.result_list import result_list
 from bench_assets.publish.workers import ForkedJob, worker_count
 from bench_assets.split.leaks import text_encoding
 
@@ -167,6 +169,10 @@ def _environment() -> Environment:
         chart_min_n=eligibility.CHART_MIN_N,
     )
     env.filters["markdown"] = lambda text: Markup(MARKDOWN.render(text or ""))
+    # a row page's results (a million at 12,600 rows) are written in Python, cut as `truncate` cuts
+    env.globals["result_list"] = lambda results, live: result_list(
+        results, live, lambda text, length: do_truncate(env, text, length)
+    )
     return env
 
 
