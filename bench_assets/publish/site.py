@@ -77,7 +77,7 @@ from bench_assets.publish.format import (
 from bench_assets.publish.methodology import known_limitations, methodology_context
 from bench_assets.publish.packed import CHUNK_ROWS
 from bench_assets.publish.records import DrilldownRecords
-from bench_assets.publish.result_list import result_list
+from bench_assets.publish.row_page import vendor_sections, verdict_rows
 from bench_assets.publish.workers import ForkedJob, worker_count
 from bench_assets.split.leaks import text_encoding
 
@@ -169,9 +169,14 @@ def _environment() -> Environment:
         chart_min_n=eligibility.CHART_MIN_N,
     )
     env.filters["markdown"] = lambda text: Markup(MARKDOWN.render(text or ""))
-    # a row page's results (a million at 12,600 rows) are written in Python, cut as `truncate` cuts
-    env.globals["result_list"] = lambda results, live: result_list(
-        results, live, lambda text, length: do_truncate(env, text, length)
+    # a row page's vendor parts (a hundred thousand at 12,600 rows) are written in Python, their
+    # texts cut as the `truncate` filter cuts
+    def truncate(text: str, length: int) -> str:
+        return str(do_truncate(env, text, length))
+
+    env.globals["verdict_rows"] = verdict_rows
+    env.globals["vendor_sections"] = lambda task_type, vendors, k_values, live: vendor_sections(
+        task_type, vendors, k_values, live, truncate
     )
     return env
 

@@ -32,6 +32,7 @@ scoring fix this costs nothing.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 from dataclasses import dataclass
@@ -299,6 +300,8 @@ def rescore_snapshot(
     def rescored(vendor: str) -> RescoredVendor | None:
         # in a forked child (`publish.workers`) the warehouse's file lock is the child's own
         mine = warehouse if os.getpid() == parent else warehouse.for_child()
+        if os.getpid() != parent:
+            gc.disable()  # for good: see `publish.snapshot.published_vendor_parts`
         return rescore_vendor(mine, manifest, vendor, rows, split, leak_guard, commitment_key=key)
 
     # each vendor from its own archive, side by side in processes of their own (`publish.workers`),

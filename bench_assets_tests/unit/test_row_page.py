@@ -1,0 +1,217 @@
+"""A public row's page, its vendors' lines, sections and results written in Python
+(`publish.row_page`), is byte for byte the page the template wrote when its loops did it all: the
+template as it was is kept (`fixtures/templates/query_reference.html.j2`) and both are rendered
+from the site's own Jinja environment over rows of every task type, with entries and results of
+every kind (unsupported, failed, digests only, withheld, a reading withheld or not published...),
+in a simulated and a live snapshot."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import markupsafe
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from bench_assets.publish.drilldown import FieldItem, ShownResult
+from bench_assets.publish.row_page import escape
+from bench_assets.publish.site import _environment
+
+REFERENCE = Path(__file__).parents[1] / "fixtures" / "templates" / "query_reference.html.j2"
+
+LONG = "word " * 90 + "and <b>a tag</b> & 'quotes' \"here\""
+RESULTS = [
+    ShownResult(1, True),
+    ShownResult(2, False, digest_only=True),
+    ShownResult(3, False, digest_only=True, golden=True, contains_answer=True, answer_read=True),
+    ShownResult(4, False, url="https://a.test/x?q=1&r=<2>", title='Tom & "Jerry" <3', snippet="short 'one'"),
+    ShownResult(5, False, url="https://b.test/", title=None, snippet=LONG, content_chars=1234, golden=True),
+    ShownResult(6, False, url="javascript:alert(1)", title="", snippet="", content_chars=0, contains_answer=True),
+    ShownResult(7, False, url="  https://c.test/path  ", title="t", snippet="x" * 310, answer_read=True),
+    ShownResult(8, False, url="https://d.test/", title="naïve — ünïcödé", snippet="y" * 303),
+    ShownResult(9, False, url=None, title="no url"),
+]
+
+
+def _entry(vendor: str, **fields: Any) -> dict[str, Any]:
+    entry = {
+        "vendor": vendor,
+        "response_class": "ok",
+        "correct": True,
+        "first_hit_rank": 2,
+        "hit_at_1": False,
+        "hit_at_3": True,
+        "hit_at_5": True,
+        "hit_at_10": True,
+        "fidelity": 0.8125,
+        "fidelity_label": "high",
+        "fidelity_fields": [],
+        "answer_score": 0.5,
+        "answer_rule": "range <covers> & method",
+        "answer_ranks": [],
+        "answer_reading": None,
+        "n_results": 9,
+        "billed_usd": 0.0042,
+        "latency_ms": 312.4,
+        "attempts": 1,
+        "request_id": None,
+        "error_detail": None,
+        "evidence_level": "text",
+        "body_sha256": "ab" * 32,
+        "results": RESULTS,
+    }
+    return {**entry, **fields}
+
+
+READING = {
+    "rank": 2,
+    "kind": "range",
+    "value": None,
+    "low": 5,
+    "high": 10.5,
+    "method": "accelerated wear tests " * 9,
+    "withheld": False,
+}
+FIELDS = [
+    {"field": "title", "score": 1.0, "weight": 0.2, "items": [FieldItem("A <title>", True)]},
+    {
+        "field": "anchor_phrases",
+        "score": 0.5,
+        "weight": None,
+        "items": [FieldItem("one & two", True), FieldItem("three", False)],
+    },
+    {"field": "numeric_facts", "score": 0.0, "weight": 0.3, "items": []},
+]
+ENTRIES = [
+    _entry("alpha"),
+    _entry("beta", response_class="unsupported", correct=None, first_hit_rank=None, fidelity=None, answer_score=None),
+    _entry(
+        "gamma",
+        response_class="server_error",
+        correct=False,
+        first_hit_rank=None,
+        hit_at_3=False,
+        fidelity=None,
+        fidelity_label=None,
+        answer_score=None,
+        answer_rule=None,
+        n_results=0,
+        latency_ms=None,
+        billed_usd=None,
+        attempts=3,
+        request_id="req <7>",
+        error_detail='HTTP 503 & then a "timeout"',
+        body_sha256=None,
+        results=[],
+    ),
+    _entry(
+        "delta",
+        evidence_level="digests",
+        fidelity_fields=FIELDS[2:],
+        answer_ranks=[1, 3],
+        answer_reading={**READING, "sentence": None},
+        results=[RESULTS[1], RESULTS[2]],
+    ),
+    _entry(
+        "epsilon",
+        fidelity_fields=FIELDS,
+        answer_ranks=[4],
+        answer_reading={**READING, "sentence": "It lasts 5 to 10.5 years <per> tests. " * 15, "withheld": False},
+    ),
+    _entry(
+        "zeta",
+        answer_score=1.0,
+        attempts=0,
+        answer_reading={
+            **READING,
+            "kind": "not_available",
+            "low": None,
+            "high": None,
+            "method": None,
+            "sentence": "n/a",
+            "withheld": True,
+        },
+    ),
+    _entry(
+        "eta", answer_reading={**READING, "kind": "precise", "value": 874, "sentence": "874 grams", "withheld": False}
+    ),
+]
+
+
+def _record(task_type: str, vendors: list[dict[str, Any]]) -> dict[str, Any]:
+    task: dict[str, Any] = {
+        "search": {"golden_urls": ["https://g.test/a"]},
+        "extract": {"url": "https://g.test/e", "title": "T", "anchor_phrases": ["a", "b"], "numeric_facts": ["12 kg"]},
+        "answer": {
+            "answer_type": "range",
+            "range_low": 5,
+            "range_high": 10,
+            "cue": "lifespan",
+            "source_urls": ["https://g.test/s"],
+        },
+    }[task_type]
+    return {
+        "row_id": f"demo-001-{task_type[0]}",
+        "stratum": "demo",
+        "cohort": "2026-q3",
+        "task_type": task_type,
+        "provenance": "planted",
+        "request_text": "what <is> & isn't",
+        "task": task,
+        "golden_urls": ["https://g.test/a"],
+        "verification": {"verified_by": "tester", "verified_at": "2026-07-01T00:00:00Z", "evidence": "checked"},
+        "vendors": vendors,
+        "n_scored": len(vendors),
+        "n_correct": 1,
+    }
+
+
+def _board(mode: str) -> dict[str, Any]:
+    return {
+        "mode": mode,
+        "snapshot_id": "demo-2026-q3",
+        "headline_eligible": True,
+        "vendors": [],
+        "k_values": [1, 3, 5, 10],
+    }
+
+
+@pytest.mark.parametrize("mode", ["simulated", "live"])
+@pytest.mark.parametrize("task_type", ["search", "extract", "answer"])
+@pytest.mark.parametrize(
+    "vendors", [ENTRIES, ENTRIES[:1], ENTRIES[2:3], []], ids=["every kind", "one", "failed", "none"]
+)
+def test_a_row_page_is_what_the_template_wrote(mode: str, task_type: str, vendors: list[dict[str, Any]]) -> None:
+    env = _environment()
+    context = {
+        "q": _record(task_type, vendors),
+        "board": _board(mode),
+        "manifest": {"answer_k": 3},
+        "root": "../",
+        "active": "queries",
+    }
+    page = env.get_template("query.html.j2").render(**context)
+    assert page == env.from_string(REFERENCE.read_text(encoding="utf-8")).render(**context)
+
+
+def test_a_live_snapshot_links_out_only_to_plain_web_urls() -> None:
+    env = _environment()
+    context = {
+        "q": _record("search", ENTRIES[:1]),
+        "board": _board("live"),
+        "manifest": {"answer_k": 3},
+        "root": "../",
+        "active": "",
+    }
+    page = env.get_template("query.html.j2").render(**context)
+    assert '<a class="url" href="https://a.test/x?q=1&amp;r=&lt;2&gt;"' in page
+    assert 'href="https://c.test/path"' in page  # stripped, as `external_href` gives it
+    assert "javascript:alert(1)" in page and 'href="javascript:' not in page
+    assert "Tom &amp; &#34;Jerry&#34; &lt;3" in page and "<b>a tag" not in page
+
+
+@given(st.one_of(st.text(), st.integers(), st.floats(allow_nan=False), st.none(), st.booleans()))
+def test_a_value_is_escaped_as_markupsafe_escapes_it(value: Any) -> None:
+    assert escape(value) == str(markupsafe.escape(value))
