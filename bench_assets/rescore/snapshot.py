@@ -317,38 +317,42 @@ def rescore_snapshot(
     scores = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=SCORE_COLUMNS)
     report.rows_rescored = len(scores)
 
-    def row_score_differences() -> list[Difference]:
+    def row_scores_compared() -> tuple[list[Difference], pd.DataFrame, pd.DataFrame]:
+        """Every row's verdict against the stored one, and the vendors compared pairwise (over
+        all rows, and over the public ones for the public figures)."""
         mine = warehouse if os.getpid() == parent else warehouse.for_child()
-        return compare_frames(
+        differences = compare_frames(
             ROW_SCORES,
             mine.rows("row_scores", snapshot_id),
             scores,
             ["vendor", "row_id"],
             [c for c in SCORE_COLUMNS if c not in ("snapshot_id", "vendor", "row_id")],
         )
+        return differences, vendor_comparisons(snapshot_id, scores), public_comparisons_frame(scores, snapshot_id)
 
-    # The warehouse: every row's verdict (150,000 at 12,600 rows: compared in a forked child while
-    # the aggregates are derived here), and the aggregates the pages are rendered from.
-    with ForkedJob(row_score_differences) as row_check:
+    # The warehouse: every row's verdict (150,000 at 12,600 rows) compared, and the pairwise
+    # comparisons derived, in a forked child while the metrics are derived here; then the board.
+    with ForkedJob(row_scores_compared) as compared:
         metrics = vendor_metrics(snapshot_id, scores) if len(scores) else pd.DataFrame(columns=METRIC_COLUMNS)
         complete = {v for v, n in scores.groupby("vendor").size().items() if n == len(rows)} if len(scores) else set()
         metrics, pages, probes = _with_ttr(metrics, warehouse, manifest)
-        comparisons = vendor_comparisons(snapshot_id, scores)
         # Agent-ready trials are evidence like raw responses: read as archived, not re-run; so are the
         # versions the snapshot was fetched and published with (this run's own are compared below).
         trials = load_trial_records(warehouse, snapshot_id)
         recorded = recorded_versions(warehouse, snapshot_id)
-        board = build_leaderboard(
-            manifest,
-            metrics,
-            complete,
-            trials,
-            snapshot_reasons=eligibility.snapshot_reasons(warehouse, manifest),  # e.g. no declaration
-            comparisons=comparisons,
-            versions=recorded,
-            public_comparisons=public_comparisons_frame(scores, snapshot_id),
-        )
-        report.differences += row_check.result()
+        reasons = eligibility.snapshot_reasons(warehouse, manifest)  # e.g. no declaration
+        row_differences, comparisons, public_comparisons = compared.result()
+    report.differences += row_differences
+    board = build_leaderboard(
+        manifest,
+        metrics,
+        complete,
+        trials,
+        snapshot_reasons=reasons,
+        comparisons=comparisons,
+        versions=recorded,
+        public_comparisons=public_comparisons,
+    )
     derived_board = json.loads(json.dumps(board))
     report.warnings += _version_warnings(recorded, environment_record(manifest, root, private))
 
