@@ -34,6 +34,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, unquote_plus, urlsplit
@@ -66,6 +67,7 @@ _REVEALS_REMEMBERED = 8_000_000  # characters of result texts whose `reveals` an
 _REVEALS_REMEMBERED_EACH = 2_000  # ... each at most this long (a URL, a title and a snippet)
 _SHORT_TEXTS = 4_000  # characters of texts (a result's fields) first searched whole for anything at all
 _URLS_REMEMBERED = 250_000  # URL-like strings whose normalized form is kept
+_TOKENS_REMEMBERED = 16_384  # URL tokens whose URL-like strings are kept (`_token_forms`)
 
 
 class Substrings:
@@ -289,6 +291,18 @@ def _host_tokens(chunk: str, hosts: Iterable[str], lowered: str) -> Iterator[tup
             at = lowered.find(host, at + len(host))
 
 
+@lru_cache(maxsize=_TOKENS_REMEMBERED)
+def _token_forms(token: str) -> tuple[tuple[str, ...], str | None]:
+    """A token's URL-like strings, from each place a URL can start in it, as written and with
+    trailing punctuation dropped (in `_token_candidates`' order), and the token percent-decoded
+    when that changes it. Remembered: the same result URLs come back in many bodies."""
+    forms: list[str] = []
+    for i in {0} | {m.start() for m in _URL_START.finditer(token)}:
+        forms += (token[i:], token[i:].rstrip(_TRAILING))
+    decoded = unquote(token) if "%" in token else token
+    return tuple(forms), (decoded if decoded != token else None)
+
+
 def _token_candidates(tokens: Iterable[str], hosts: list[str]) -> list[str]:
     """The URL-like strings of tokens (each once, in order): from each place a URL can start in
     it, as written and with trailing punctuation dropped; then those of the percent-encoded URLs
@@ -302,13 +316,11 @@ def _token_candidates(tokens: Iterable[str], hosts: list[str]) -> list[str]:
             if token in taken:
                 continue
             taken.add(token)
-            for i in {0} | {m.start() for m in _URL_START.finditer(token)}:
-                for candidate in (token[i:], token[i:].rstrip(_TRAILING)):
-                    seen.setdefault(candidate)
-            if "%" in token:
-                decoded = unquote(token)
-                if decoded != token:
-                    stack.append(decoded)
+            forms, decoded = _token_forms(token)
+            for candidate in forms:
+                seen.setdefault(candidate)
+            if decoded is not None:
+                stack.append(decoded)
 
     take(tokens)
     while stack:
