@@ -170,6 +170,7 @@ def _environment() -> Environment:
         chart_min_n=eligibility.CHART_MIN_N,
     )
     env.filters["markdown"] = lambda text: Markup(MARKDOWN.render(text or ""))
+
     # a row page's vendor parts (a hundred thousand at 12,600 rows) are written in Python, their
     # texts cut as the `truncate` filter cuts
     def truncate(text: str, length: int) -> str:
