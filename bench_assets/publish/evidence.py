@@ -267,7 +267,7 @@ def _body_reveals(guard: LeakGuard, body: str | None) -> bool:
     """Whether a body names a private row, read as a reader reads it (JSON strings decoded)."""
     if not body or not guard:
         return False
-    return bool(guard.find(readings("body.json", body)))
+    return guard.holds_any(readings("body.json", body))
 
 
 def _content_read(row: GoldenRow, rank: int, answer_k: int) -> bool:

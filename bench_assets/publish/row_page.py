@@ -36,17 +36,26 @@ _FIELDS_HEAD = (
 
 def escape(x: Any) -> str:
     """`x` as Jinja's autoescape writes it: markupsafe's five entities, `__html__` as is; without
-    making a `Markup` object of each of the 400,000 values a thousand pages write."""
+    making a `Markup` object of each of the 400,000 values a thousand pages write. A string is
+    escaped by markupsafe's own C routine where it is built (`_speedups._escape_inner`, what
+    `markupsafe.escape` calls: a third of the time of five `str.replace`)."""
+    if type(x) is str:
+        return _escape_text(x)
     if hasattr(x, "__html__"):
         return str(x.__html__())
+    return _escape_text(str(x))
+
+
+def _escape_replacing(text: str) -> str:
     return (
-        str(x)
-        .replace("&", "&amp;")
-        .replace("<", "&lt;")
-        .replace(">", "&gt;")
-        .replace("'", "&#39;")
-        .replace('"', "&#34;")
+        text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("'", "&#39;").replace('"', "&#34;")
     )
+
+
+try:  # markupsafe built without its C extension (a pure-Python wheel) has no `_speedups`
+    from markupsafe._speedups import _escape_inner as _escape_text
+except ImportError:  # pragma: no cover - the pinned wheel has it
+    _escape_text = _escape_replacing
 
 
 def _value(x: Any) -> Any:

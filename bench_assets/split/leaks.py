@@ -357,8 +357,9 @@ class _Scan:
       the whole text reads them (host by host, then by position), so each leak is reported with
       the same spelling."""
 
-    def __init__(self, guard: LeakGuard):
+    def __init__(self, guard: LeakGuard, first: bool = False):
         self.guard = guard
+        self.first = first  # stop at the first needle found (`LeakGuard.holds_any`)
         self.needle_reach = guard._needle_reach
         self.url_reach = guard._url_reach
         self.forms: set[str] = set()
@@ -372,7 +373,9 @@ class _Scan:
         self.offset = 0  # where the next block starts in the texts joined
         self.started = False
 
-    def read(self, text: str) -> None:
+    def read(self, text: str) -> bool:
+        """Read one more text; True when reading for the first find (`first`) and one was found:
+        the rest need not be read."""
         if self.started:
             self.needle_tail = ""  # no needle holds the separator
             self.run += _SEPARATOR
@@ -385,10 +388,15 @@ class _Scan:
             piece = (" " if spoken and normalized else "") + normalized
             spoken = spoken or bool(normalized)
             self._needles(piece)
+            if self.first and self.forms:
+                return True
             self._params(piece)
             if self.guard.urls:
                 self._urls(block)
+                if self.first and self.exact:
+                    return True
             self.offset += len(block)
+        return False
 
     def _needles(self, piece: str) -> None:
         window = self.needle_tail + piece
@@ -435,6 +443,20 @@ class _Scan:
             known = self.tokens.get(token)
             if known is None or place < known:
                 self.tokens[token] = place
+
+    def holds_any(self) -> bool:
+        """After every text was read: whether `leaks` would find anything, stopping at the first."""
+        guard = self.guard
+        if self.forms or self.exact:
+            return True
+        self._values(self.run)
+        if self.values and guard._texts.any_in(_SEPARATOR.join(_normalize(v) for v in self.values)):
+            return True
+        if not guard.urls:
+            return False
+        hosts = sorted(self.hosts, key=guard._hosts.order.__getitem__)
+        ordered = sorted(self.tokens, key=self.tokens.__getitem__)
+        return any(guard._url_leak(candidate) for candidate in _token_candidates(ordered, hosts))
 
     def leaks(self, texts: list[str]) -> list[Leak]:
         guard = self.guard
@@ -522,6 +544,22 @@ class LeakGuard:
             return self._find_joined(texts)
         return scan.leaks(texts)
 
+    def holds_any(self, texts: Iterable[str]) -> bool:
+        """Whether `find` would find anything in the texts: the same scan, stopped at the first
+        needle found (a response body that names a private row mostly does so early, by a query
+        text or a golden URL as written), and nothing gathered to describe it."""
+        texts = [t for t in texts if t]
+        if not texts or not self:
+            return False
+        scan = _Scan(self, first=True)
+        try:
+            for text in texts:
+                if scan.read(text):
+                    return True
+        except _LongerInLowerCase:
+            return bool(self._find_joined(texts))
+        return scan.holds_any()
+
     def _nothing_in(self, texts: list[str]) -> bool:
         """Whether short texts (a result's fields: most hold nothing, while a file or a body
         seldom does) certainly hold no needle, read once joined:
@@ -605,7 +643,7 @@ class LeakGuard:
         fields = [t for t in texts if t] + ([url] if url else [])
         if not fields or not self or self._nothing_in(fields):
             return False
-        return bool(self.find(fields))
+        return self.holds_any(fields)
 
     def scan_file(self, path: Path, rel: str) -> list[str]:
         data = path.read_bytes()

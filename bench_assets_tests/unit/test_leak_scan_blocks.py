@@ -88,8 +88,11 @@ def described(found: list[leaks.Leak]) -> list[tuple[str, str, str]]:
 def test_reading_in_blocks_finds_what_reading_whole_finds(guard, texts, block, monkeypatch_module):
     monkeypatch_module.setattr(leaks, "_NORMALIZE_BLOCK", block)
     found = described(guard.find(texts))
+    # the scan that stops at the first needle (a body's verdict) agrees, read in blocks too
+    holds = guard.holds_any(texts)
     monkeypatch_module.setattr(leaks, "_NORMALIZE_BLOCK", 1 << 18)
     assert found == described(guard._find_joined([t for t in texts if t]))
+    assert holds == bool(found)
 
 
 @settings(max_examples=600, deadline=None)
@@ -111,6 +114,23 @@ def test_a_short_text_with_a_needle_is_searched_in_full(guard):
     assert guard.reveals("go", "?q=orbelin+api+pagination+limits")
     assert guard.reveals("see http://Example.test/?to=https%3A%2F%2Forbelin.test%2Freports%2Fflood")
     assert not guard.reveals("Orbelin report", url="https://orbelin.test/reports/drought")
+
+
+@pytest.mark.parametrize(
+    "texts",
+    [
+        ["see QUARTERLY  FLOOD report of Orbelin", "and more"],  # a query text, in the first text
+        ["nothing", "x https://orbelin.test/reports/flood y"],  # a golden URL as written
+        ["nothing", "see www.orbelin.test/reports/flood/?utm_source=x"],  # spelled otherwise
+        ["go ?q=orbelin+api+pagination+limits"],  # in a URL's parameters
+        ["to=https%3A%2F%2Forbelin.test%2Freports%2Fflood"],  # percent-encoded in another URL
+        ["İ docs-012-e"],  # read whole: a letter whose lower case is longer
+        ["orbelin.test/reports/drought", "Quarterly flood", "report of orbelin"],  # nothing
+        ["", "lorem"],
+    ],
+)
+def test_holds_any_says_whether_find_finds_anything(guard, texts):
+    assert guard.holds_any(texts) == bool(guard.find(texts))
 
 
 @settings(max_examples=300, deadline=None)

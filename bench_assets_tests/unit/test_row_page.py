@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bench_assets.publish.drilldown import FieldItem, ShownResult
-from bench_assets.publish.row_page import escape
+from bench_assets.publish.row_page import _escape_replacing, escape
 from bench_assets.publish.site import _environment
 
 REFERENCE = Path(__file__).parents[1] / "fixtures" / "templates" / "query_reference.html.j2"
@@ -215,3 +215,9 @@ def test_a_live_snapshot_links_out_only_to_plain_web_urls() -> None:
 @given(st.one_of(st.text(), st.integers(), st.floats(allow_nan=False), st.none(), st.booleans()))
 def test_a_value_is_escaped_as_markupsafe_escapes_it(value: Any) -> None:
     assert escape(value) == str(markupsafe.escape(value))
+    # the fallback where markupsafe has no C extension escapes alike
+    assert _escape_replacing(str(value)) == str(markupsafe.escape(str(value)))
+
+
+def test_markup_is_written_as_is() -> None:
+    assert escape(markupsafe.Markup("<b>x</b>")) == "<b>x</b>"
