@@ -78,6 +78,7 @@ from bench_assets.publish.methodology import known_limitations, methodology_cont
 from bench_assets.publish.packed import CHUNK_ROWS
 from bench_assets.publish.records import DrilldownRecords
 from bench_assets.publish.row_page import vendor_sections, verdict_rows
+from bench_assets.publish.vendor_listing import verdict_lines
 from bench_assets.publish.workers import ForkedJob, worker_count
 from bench_assets.score.partition import cyclic_gc_paused
 from bench_assets.split.leaks import text_encoding
@@ -177,6 +178,7 @@ def _environment() -> Environment:
         return str(do_truncate(env, text, length))
 
     env.globals["verdict_rows"] = verdict_rows
+    env.globals["verdict_lines"] = verdict_lines  # a vendor's listing of the public rows
     env.globals["vendor_sections"] = lambda task_type, vendors, k_values, live: vendor_sections(
         task_type, vendors, k_values, live, truncate
     )
