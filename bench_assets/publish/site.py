@@ -151,6 +151,7 @@ def _environment() -> Environment:
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        auto_reload=False,  # a template is not changed while a site renders: no file check per page
     )
     env.globals.update(
         fmt=format_figure,
