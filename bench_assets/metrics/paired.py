@@ -337,6 +337,18 @@ def _critical_counts(n: int, alpha: float) -> tuple[int, ...]:
     return tuple(out)
 
 
+@functools.lru_cache(maxsize=16)
+def _discordant_distribution(rows: int, psi: float) -> np.ndarray:
+    """P(D = d) for d = 0…rows, D ~ Binomial(rows, ψ): the same for every difference a bisection
+    tries (`minimum_detectable_difference`), so it is worked out once (read only)."""
+    discordant = np.arange(rows + 1, dtype=float)
+    out = np.asarray(bdtr(discordant, rows, psi), dtype=float) - np.concatenate(
+        ([0.0], np.asarray(bdtr(discordant[:-1], rows, psi), dtype=float))
+    )
+    out.flags.writeable = False
+    return out
+
+
 def mcnemar_power(n: int, discordance: float, difference: float, alpha: float = FAMILY_ALPHA) -> float:
     """The chance that the exact McNemar test (:func:`mcnemar_exact_p`, p < ``alpha``) finds the
     better of two vendors better, over ``n`` rows.
@@ -359,9 +371,7 @@ def mcnemar_power(n: int, discordance: float, difference: float, alpha: float = 
         return 0.0
     critical = np.asarray(_critical_counts(rows, float(alpha)), dtype=float)
     discordant = np.arange(rows + 1, dtype=float)
-    p_discordant = np.asarray(bdtr(discordant, rows, psi), dtype=float) - np.concatenate(
-        ([0.0], np.asarray(bdtr(discordant[:-1], rows, psi), dtype=float))
-    )
+    p_discordant = _discordant_distribution(rows, psi)
     favour = min(1.0, (psi + difference) / (2 * psi))
     # P(B ≥ D − k) = P(B > D − k − 1); with k = −1 that is P(B > D) = 0
     reject = np.where(critical >= 0, np.asarray(bdtrc(discordant - critical - 1, discordant, favour), dtype=float), 0.0)

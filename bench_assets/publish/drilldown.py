@@ -68,6 +68,9 @@ class ShownResult(NamedTuple):
     answer_read: bool | None = None
     digest_only: bool | None = None
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _as_tuple_of(self)
+
 
 class FieldItem(NamedTuple):
     """One golden item of an extract row's field, and whether the first result's text holds it
@@ -75,6 +78,16 @@ class FieldItem(NamedTuple):
 
     item: Any
     found: bool
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _as_tuple_of(self)
+
+
+def _as_tuple_of(value: tuple[Any, ...]) -> tuple[Any, ...]:
+    """How a named tuple of the drill-down is pickled (`publish.packed`): made again as the tuple
+    of its class it is (`tuple.__new__`), not through the class's `__new__` with each field as an
+    argument, which took three quarters of unpacking a chunk of entries."""
+    return (tuple.__new__, (type(value), tuple(value)))
 
 
 class Reveals(Protocol):
