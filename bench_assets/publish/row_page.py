@@ -6,8 +6,9 @@ results a page: a million list items and a hundred thousand sections, most of wh
 site costs publication and `bench rescore` when Jinja writes them (every field read through the
 environment's attribute lookup, every value escaped, in generators three deep). Here each is
 formatted strings, every value escaped as Jinja's autoescape (markupsafe) escapes it (`escape`):
-a row page renders in 0.68 ms instead of 2.43 ms. The markup is the template's, byte for byte: `test_row_page.py` keeps the template's loops as
-they were and renders both, over every kind of row, entry and result."""
+a row page renders in 0.68 ms instead of 2.43 ms. The markup is the template's, byte for byte:
+`test_row_page.py` keeps the template's loops as they were and renders both, over every kind of
+row, entry and result."""
 
 from __future__ import annotations
 
@@ -63,7 +64,8 @@ def _value(x: Any) -> Any:
     return "" if x is None else escape(x)
 
 
-def _verdict(correct: Any, na: str) -> str:
+def verdict_tag(correct: Any, na: str) -> str:
+    """A verdict as the site marks it: correct, not correct, or `na` when none applies."""
     if correct is None:
         return f'<span class="na">{na}</span>'
     return (
@@ -94,7 +96,7 @@ def verdict_rows(task_type: str, vendors: Sequence[Mapping[str, Any]]) -> Markup
         out.append(
             f'<tr data-vendor="{name}"><td class="text vendor"><a href="#{name}">{name}</a></td>'
             f'<td class="text"><code>{escape(v["response_class"])}</code></td>\n'
-            f'<td class="text">{_verdict(v["correct"], "n/a")}</td>\n'
+            f'<td class="text">{verdict_tag(v["correct"], "n/a")}</td>\n'
             f"{figure}"
             f'<td data-value="{escape(v["n_results"])}">{escape(v["n_results"])}</td>\n'
             f'<td data-value="{_value(v["billed_usd"])}">{escape(format_number("billed_usd", v["billed_usd"]))}</td>\n'
@@ -115,7 +117,7 @@ def vendor_sections(
             f'<section class="vendor-result" id="{name}">\n'
             f'<h3><a href="../vendors/{name}.html">{name}</a>\n'
             f"<code>{escape(v['response_class'])}</code>\n"
-            f"{_verdict(v['correct'], 'not applicable')}</h3>\n"
+            f"{verdict_tag(v['correct'], 'not applicable')}</h3>\n"
         )
         if v["response_class"] == "unsupported":
             endpoint = "extraction" if task_type == "extract" else "search"
