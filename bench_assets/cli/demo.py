@@ -7,8 +7,6 @@ import functools
 import json
 import os
 import time
-from concurrent.futures import ProcessPoolExecutor
-from multiprocessing import get_context
 from typing import Any
 
 import dagster as dg
@@ -26,6 +24,7 @@ from bench_assets.cli.runs import (
 from bench_assets.cli.sentinel_cycle import simulate_probe_cycle
 from bench_assets.manifest import load_manifest
 from bench_assets.publish.format import LETTERS_NOTE, format_rank_range
+from bench_assets.runtime import machine_workers, spawned_pool
 from bench_assets.sentinels.pages import parse_utc
 from bench_assets.simulator.server import start_simulator
 
@@ -58,7 +57,7 @@ def run_sentinel_cycle(snapshot_id: str) -> tuple[bool, float, str]:
     )
 
 
-def run_snapshot(snapshot_id: str, workers: int = 4) -> dict[str, Any]:
+def run_snapshot(snapshot_id: str, workers: int = 2) -> dict[str, Any]:
     """Materialize a whole snapshot through Dagster: golden stages, vendor partitions in parallel
     processes (and, simulated, a 30-day sentinel cycle beside them), then aggregates and
     publication. Returns the published leaderboard."""
@@ -66,7 +65,7 @@ def run_snapshot(snapshot_id: str, workers: int = 4) -> dict[str, Any]:
     manifest = load_manifest(bench_home() / "data" / "snapshots" / snapshot_id / "manifest.yaml")
     register_snapshot(snapshot_id)
     # The simulated sentinel cycle needs no golden row: it runs in its own process beside the rest.
-    with ProcessPoolExecutor(max_workers=1, mp_context=get_context("spawn")) as sentinels:
+    with spawned_pool(1) as sentinels:
         cycle = sentinels.submit(run_sentinel_cycle, snapshot_id) if manifest.mode == "simulated" else None
         materialize_snapshot_stage(
             snapshot_id,
@@ -81,7 +80,7 @@ def run_snapshot(snapshot_id: str, workers: int = 4) -> dict[str, Any]:
         )
         vendors = sorted(manifest.vendors)
         failures = []
-        with ProcessPoolExecutor(max_workers=max(1, workers), mp_context=get_context("spawn")) as pool:
+        with spawned_pool(workers) as pool:
             for vendor, ok, seconds in pool.map(materialize_vendor_partition, [snapshot_id] * len(vendors), vendors):
                 print(f"  {vendor:<11} {'ok' if ok else 'FAILED'} in {seconds:.1f}s", flush=True)
                 if not ok:
@@ -152,7 +151,8 @@ def print_comparisons(board: dict[str, Any]) -> None:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     started = time.monotonic()
-    workers = args.workers or env_positive_int("BENCH_WORKERS", 4)
+    # one vendor partition per core the machine can hold in memory, unless the operator says otherwise
+    workers = args.workers or env_positive_int("BENCH_WORKERS", machine_workers())
     sim = None
     if not os.environ.get("BENCH_SIMULATOR_URL"):
         sim = start_simulator()

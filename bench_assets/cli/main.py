@@ -70,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--workers",
         type=positive_int,
         default=None,
-        help="vendor partitions fetched in parallel processes (default: $BENCH_WORKERS or 4)",
+        help="vendor partitions fetched in parallel processes (default: $BENCH_WORKERS, else one per core that memory allows)",
     )
     demo.set_defaults(command="demo:cmd_demo")
     rescore = sub.add_parser("rescore", help="re-derive every score from archived responses; report differences")

@@ -7,7 +7,7 @@ from bench_assets.defs.errors import reports_bench_errors
 from bench_assets.defs.golden import golden_verifications
 from bench_assets.defs.partitions import snapshot_and_vendor, snapshot_vendor_partitions_def
 from bench_assets.defs.resources import BenchPaths, VendorGateway, VendorKeys, WarehouseResource
-from bench_assets.defs.split import query_split
+from bench_assets.defs.split import decoy_queries, query_split
 from bench_assets.fetch.partition import fetch_vendor_partition
 from bench_assets.fetch.versions import record_fetch_versions
 from bench_assets.storage.lifecycle import refuse_if_published
@@ -16,7 +16,7 @@ from bench_assets.storage.lifecycle import refuse_if_published
 @dg.asset(
     partitions_def=snapshot_vendor_partitions_def,
     group_name="vendors",
-    deps=[golden_verifications, query_split],
+    deps=[golden_verifications, query_split, decoy_queries],
     kinds={"duckdb"},
     tags={"bench/stage": "fetch"},
 )

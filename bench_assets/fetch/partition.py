@@ -14,7 +14,7 @@ from bench_assets.golden.store import load_golden_rows
 from bench_assets.golden.verify import require_verified
 from bench_assets.manifest import Manifest
 from bench_assets.split.assign import split_key
-from bench_assets.split.decoys import decoys_for_snapshot
+from bench_assets.split.decoys import recorded_decoys
 from bench_assets.storage.archive import PartitionArchive
 from bench_assets.storage.warehouse import Warehouse
 
@@ -50,8 +50,9 @@ def fetch_vendor_partition(
     adapter = get_adapter(spec.adapter)
     rows = load_golden_rows(warehouse, snapshot_id)
     split = warehouse.split(snapshot_id)
-    # holdout queries go out hidden among decoys, in a keyed order
-    decoys = decoys_for_snapshot(manifest, rows, split, private_dir)
+    # holdout queries go out hidden among the decoys the split stage drew, in a keyed order
+    holdout = any(s == "holdout" for s in split.values())
+    decoys = recorded_decoys(private_dir, snapshot_id) if holdout and manifest.decoys.ratio > 0 else []
     items = interleaved_items(
         rows,
         split,

@@ -1,11 +1,10 @@
 """Per-query drill-down of the public split: what each vendor returned and how it was scored.
 
-The verdicts come from `row_scores` and the result lists from `response_results`, exactly as
-scored. What those tables do not keep — which extraction fields a page matched, which result
-carried a precise answer, and which sentence the cell reader read a range or not-available
-answer from — is re-read from the archived final response with the functions scoring uses
-(`golden.verdicts.extract_fidelity`, `golden.verdicts.score_answer`); a test checks that the re-read fidelity
-and answer score equal the scored ones.
+Each vendor's entries are built from its archive as scoring reads it and from what scoring
+derived from that reading (`score.partition.read_archive`, `score_rows`): the verdict, the result
+lists, which extraction fields a page matched, which result carried a precise answer and which
+sentence the cell reader read a range or not-available answer from, all from one derivation, the
+one `vendor_scores` stored and `bench rescore` repeats.
 
 Extract rows show, field by field, which golden items the first result's text holds: each item
 is scored alone by `metrics.extraction_fidelity`, the function the row was scored with.
@@ -20,34 +19,21 @@ golden URL or holds the answer, not its URL or text; the body's SHA-256 is shown
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, NamedTuple, Protocol
 
 import pandas as pd
 
-from bench_assets.adapters import get_adapter
-from bench_assets.fetch.classify import classify_response
 from bench_assets.golden.rows import GoldenRow
-from bench_assets.golden.verdicts import extract_fidelity, score_answer
 from bench_assets.manifest import Manifest
 from bench_assets.metrics import FidelityScore, extraction_fidelity, normalize_text, normalize_url
+from bench_assets.publish.files import PUBLIC_ROW_SCORE_COLUMNS
 from bench_assets.publish.packed import CHUNK_ROWS, PackedEntries
+from bench_assets.score.partition import VERDICT_COLUMNS, ArchiveReading, ScoredRows
+from bench_assets.storage.values import plain
 
 # the extract fields whose golden value is a list of items, each matched on its own
 _ITEM_FIELDS = ("anchor_phrases", "table_cells", "numeric_facts", "noise")
-
-
-def _none(x: Any) -> Any:
-    """pandas' missing values (NA, NaN, NaT) as None, numpy scalars as Python scalars."""
-    if x is None or x is pd.NA:
-        return None
-    try:
-        if pd.isna(x):
-            return None
-    except (TypeError, ValueError):
-        pass
-    return x.item() if hasattr(x, "item") else x
 
 
 class ShownResult(NamedTuple):
@@ -91,33 +77,9 @@ def _as_tuple_of(value: tuple[Any, ...]) -> tuple[Any, ...]:
 
 
 class Reveals(Protocol):
-    """What decides whether a result may be shown (`HoldoutGuard`, or the publication's `split.leaks.LeakGuard`)."""
+    """What decides whether a result may be shown (the publication's `split.leaks.LeakGuard`)."""
 
     def reveals(self, *texts: str | None, url: str | None = None) -> bool: ...
-
-
-class HoldoutGuard:
-    """Decides whether a returned result would reveal a holdout row: its URL is a holdout golden
-    URL (compared normalized, so `www.` or a trailing slash does not slip through), or any of its
-    text contains a holdout id, query text or golden URL."""
-
-    def __init__(self, holdout: Iterable[dict[str, Any]]):
-        needles: set[str] = set()
-        self.urls: set[str] = set()
-        for row in holdout:
-            needles.add(row["row_id"])
-            if row.get("request_text"):
-                needles.add(row["request_text"])
-            for url in row.get("golden_urls", []):
-                needles.add(url)
-                self.urls.add(normalize_url(url))
-        ordered = sorted((n for n in needles if n), key=len, reverse=True)
-        self.pattern = re.compile("|".join(re.escape(n) for n in ordered)) if ordered else None
-
-    def reveals(self, *texts: str | None, url: str | None = None) -> bool:
-        if url and normalize_url(url) in self.urls:
-            return True
-        return self.pattern is not None and any(t and self.pattern.search(t) for t in texts)
 
 
 def _task_summary(row: GoldenRow) -> dict[str, Any]:
@@ -130,53 +92,11 @@ def _golden_urls(row: GoldenRow) -> list[str]:
     return row.urls
 
 
-_SCORE_FIELDS = (
-    "response_class",
-    "correct",
-    "n_results",
-    "first_hit_rank",
-    "hit_at_1",
-    "hit_at_3",
-    "hit_at_5",
-    "hit_at_10",
-    "fidelity",
-    "fidelity_label",
-    "answer_score",
-    "answer_rule",
-    "billed_usd",
-    "latency_ms",
-    "attempts",
-    "request_id",
-    "error_detail",
-)
+# the columns of `public_row_scores.csv` after the row's id, stratum and task type
+_FIGURES = tuple(c for c in PUBLIC_ROW_SCORE_COLUMNS if c not in ("row_id", "stratum", "task_type"))
+_SCORE_FIELDS = (*VERDICT_COLUMNS, "n_results", "request_id", "error_detail")
 _REPEATED_TEXTS = ("response_class", "fidelity_label", "answer_rule", "error_detail")
 _RESULT_FIELDS = ("row_id", "rank", "url", "url_normalized", "title", "snippet", "published", "content_chars")
-
-
-def _final_raw(raw: pd.DataFrame) -> dict[tuple[str, str, str], Any]:
-    """(vendor, row id, capability) → the last archived attempt."""
-    if raw.empty:
-        return {}
-    last = raw.sort_values("attempt").groupby(["vendor", "query_id", "capability"], as_index=False).tail(1)
-    return {(r.vendor, r.query_id, r.capability): r for r in last.itertuples(index=False)}
-
-
-def _reparse(manifest: Manifest, vendor: str, rec: Any) -> list[Any]:
-    """The results of an archived final attempt, parsed and classified as scoring does."""
-    adapter = get_adapter(manifest.vendors[vendor].adapter)
-    headers = json.loads(rec.response_headers_json) if isinstance(rec.response_headers_json, str) else {}
-    status = None if pd.isna(rec.http_status) else int(rec.http_status)
-    classified = classify_response(
-        adapter,
-        rec.capability,
-        status,
-        headers,
-        rec.body if isinstance(rec.body, str) else None,
-        rec.transport_error if isinstance(rec.transport_error, str) else None,
-    )
-    if classified.parsed is None or classified.response_class != "ok":
-        return []
-    return list(classified.parsed.results)
 
 
 def _counted(item: Any) -> bool:
@@ -235,34 +155,38 @@ def _results_by_row(results: pd.DataFrame) -> dict[str, list[Any]]:
     return by_row
 
 
+def _final_digests(archive: ArchiveReading, public_ids: set[str]) -> dict[tuple[str, str], Any]:
+    """(row id, capability) → the SHA-256 of the body of the last archived public attempt."""
+    sent = archive.attempts
+    public = sent[(sent["role"] == "public") & sent["query_id"].isin(public_ids)] if len(sent) else sent
+    if public.empty:
+        return {}
+    last = public.sort_values("attempt").groupby(["query_id", "capability"], as_index=False).tail(1)
+    return {(q, c): plain(d) for q, c, d in zip(last["query_id"], last["capability"], last["body_sha256"])}
+
+
 def vendor_entries(
     manifest: Manifest,
     vendor: str,
     public_rows: list[GoldenRow],
-    scores: pd.DataFrame,
-    results: pd.DataFrame,
-    raw: pd.DataFrame,
+    scored: ScoredRows,
+    archive: ArchiveReading,
     guard: Reveals,
-    evidence: Mapping[str, Any] | None = None,
     shared: dict[Any, Any] | None = None,
-    verdicts: Mapping[str, Any] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """One vendor's drill-down entry for each public row it was scored on, by row id: its class,
     verdict, scores, how it was scored, and the results it returned (holdout-revealing results
-    withheld). `scores` and `results` are the vendor's row scores and parsed results, `raw` its
-    archived attempts (any roles: the public rows' final ones are read), `evidence` what scoring
-    read from each public row's final response (`score.partition.read_evidence`, as the evidence
-    bundle read it), so it is not parsed again; a row without it is read again from `raw`.
-    `shared` keeps one copy of each text shown (the same page comes back for many rows and
-    from many vendors). `verdicts`: each answered row's fidelity or answer verdict as scoring
-    found it from the same `evidence` (`score_rows`), so it is not worked out twice."""
+    withheld). `scored` is what scoring derived from the vendor's archive (`score_rows`: its row
+    scores, results and verdicts), `archive` the archive as scoring read it (`read_archive`: the
+    results each row's final response returned, and the body's digest). `shared` keeps one copy of
+    each text shown (the same page comes back for many rows and from many vendors)."""
     shared = {} if shared is None else shared
     public_ids = {r.id for r in public_rows}
     level = manifest.evidence_level(vendor)[0]
+    scores, results = scored.scores, scored.results
     scores = scores[scores["row_id"].isin(public_ids)] if len(scores) else scores
     by_row = _results_by_row(results[results["row_id"].isin(public_ids)] if len(results) else results)
-    public_raw = raw[(raw["role"] == "public") & raw["query_id"].isin(public_ids)] if len(raw) else raw
-    finals = _final_raw(public_raw)
+    digests = _final_digests(archive, public_ids)
     score_map = {s["row_id"]: s for s in scores.to_dict("records")}
     out: dict[str, dict[str, Any]] = {}
     for row in public_rows:
@@ -270,42 +194,39 @@ def vendor_entries(
         if s is None:
             continue
         golden_norm = {normalize_url(u) for u in _golden_urls(row)}
-        entry = {k: _none(s.get(k)) for k in _SCORE_FIELDS}
+        entry = {k: plain(s.get(k)) for k in _SCORE_FIELDS}
         for k in _REPEATED_TEXTS:  # the same few texts on thousands of rows: one copy each
             entry[k] = _kept(shared, entry[k])
         entry["vendor"] = vendor
         entry["results"] = []
         entry["evidence_level"] = level
         cap = "extract" if row.task_type == "extract" else "search"
-        rec = finals.get((vendor, row.id, cap))
-        entry["body_sha256"] = _none(getattr(rec, "body_sha256", None)) if rec is not None else None
-        parsed: list[Any] = []
-        scored = None  # scoring's verdict from the same results, when it was given
-        if rec is not None and entry["response_class"] == "ok":
-            got = evidence.get(row.id) if evidence is not None else None
-            parsed = list(got.results) if got is not None else _reparse(manifest, vendor, rec)
-            if got is not None and got.response_class == "ok" and verdicts is not None:
-                scored = verdicts.get(row.id)
+        entry["body_sha256"] = digests.get((row.id, cap))
+        got = archive.evidence.get(row.id)
+        answered = got is not None and entry["response_class"] == "ok"
+        parsed = list(got.results) if answered and got is not None else []
+        verdict = scored.verdicts.get(row.id) if answered else None  # how scoring found it
         if row.task.type == "extract":
             top = parsed[0] if parsed else None
-            fid = scored if scored is not None else extract_fidelity(row.task, parsed, manifest.fidelity_weights)
             # what was matched is the vendor's text: shown only where its terms allow
-            items = field_items(row.task, top, fid) if top and fid.fields and level != "digests" else {}
+            items = field_items(row.task, top, verdict) if top and verdict.fields and level != "digests" else {}
             entry["fidelity_fields"] = (
                 [
-                    {"field": f, "score": fid.fields[f], "weight": fid.weights.get(f), "items": items.get(f, [])}
-                    for f in fid.fields
+                    {
+                        "field": f,
+                        "score": verdict.fields[f],
+                        "weight": verdict.weights.get(f),
+                        "items": items.get(f, []),
+                    }
+                    for f in verdict.fields
                 ]
                 if top
                 else []
             )
-            entry["fidelity_rederived"] = fid.score if top else None
         answer_ranks: set[int] = set()
         read_rank = None
         entry["answer_reading"] = None
-        if row.task.type == "answer" and entry["response_class"] == "ok":
-            verdict = scored if scored is not None else score_answer(row.task, parsed, manifest.answer_k)
-            entry["answer_score_rederived"] = verdict.score
+        if row.task.type == "answer" and verdict is not None:
             answer_ranks = set(verdict.answer_ranks)
             if verdict.reading is not None:
                 read_rank = parsed[verdict.reading.text_index].rank
@@ -323,10 +244,10 @@ def vendor_entries(
                     rank,
                     False,
                     url=_kept(shared, res.url),
-                    title=_kept(shared, _none(res.title)),
-                    snippet=_kept(shared, _none(res.snippet)),
-                    published=_kept(shared, _none(res.published)),
-                    content_chars=_none(res.content_chars),
+                    title=_kept(shared, plain(res.title)),
+                    snippet=_kept(shared, plain(res.snippet)),
+                    published=_kept(shared, plain(res.published)),
+                    content_chars=plain(res.content_chars),
                     golden=res.url_normalized in golden_norm,
                     contains_answer=rank in answer_ranks,
                     answer_read=rank == read_rank,
@@ -388,36 +309,6 @@ def _entries_chunk(entries: Mapping[str, dict[str, Any]] | PackedEntries, number
     return entries
 
 
-def query_drilldowns(
-    manifest: Manifest,
-    rows: list[GoldenRow],
-    split: dict[str, str],
-    scores: pd.DataFrame,
-    results: pd.DataFrame,
-    raw: pd.DataFrame,
-    guard: Reveals,
-) -> list[dict[str, Any]]:
-    """One record per public golden row: the row, and per vendor its class, verdict, scores, how
-    it was scored, and the results it returned (holdout-revealing results withheld). The frames
-    hold every vendor's rows (`raw`: archived attempts, the public ones are read); publication
-    builds the same records a vendor at a time (`vendor_entries`, `drilldown_records`)."""
-    public = [r for r in rows if split.get(r.id) == "public"]
-    shared: dict[Any, Any] = {}
-    entries = {}
-    for vendor in sorted(manifest.vendors):
-        entries[vendor] = vendor_entries(
-            manifest,
-            vendor,
-            public,
-            scores[scores["vendor"] == vendor] if len(scores) else scores,
-            results[results["vendor"] == vendor] if len(results) else results,
-            raw[raw["vendor"] == vendor] if len(raw) else raw,
-            guard,
-            shared=shared,
-        )
-    return list(drilldown_records(manifest, public, entries))
-
-
 def _digest_only(result: ShownResult) -> ShownResult:
     """A result as a digests-level vendor's page shows it: rank, whether withheld, golden or holding the answer."""
     return ShownResult(
@@ -445,32 +336,33 @@ def _reading(reading: Any, rank: int) -> dict[str, Any]:
     }
 
 
-def row_verdict(q: Mapping[str, Any], e: Mapping[str, Any]) -> dict[str, Any]:
-    """A vendor's verdict on one public row (`e`, its entry in the row's record `q`), as its page and JSON list it."""
-    return {
-        "row_id": q["row_id"],
-        "stratum": q["stratum"],
-        "task_type": q["task_type"],
-        "response_class": e["response_class"],
-        "correct": e["correct"],
-        "first_hit_rank": e["first_hit_rank"],
-        "fidelity": e["fidelity"],
-        "answer_score": e["answer_score"],
-        "billed_usd": e["billed_usd"],
-        "latency_ms": e["latency_ms"],
-    }
+# A vendor's verdict on a public row as its page and its JSON file list it.
+VERDICT_FIELDS = (
+    "row_id",
+    "stratum",
+    "task_type",
+    "response_class",
+    "correct",
+    "first_hit_rank",
+    "fidelity",
+    "answer_score",
+    "billed_usd",
+    "latency_ms",
+)
+
+
+def row_figures(row: GoldenRow, e: Mapping[str, Any]) -> dict[str, Any]:
+    """A vendor's figures on one public row, from its entry (`vendor_entries`): the columns of
+    `public_row_scores.csv` (its verdict, `row_verdict`, is some of them)."""
+    return {"row_id": row.id, "stratum": row.stratum, "task_type": row.task_type, **{c: e.get(c) for c in _FIGURES}}
+
+
+def row_verdict(figures: Mapping[str, Any]) -> dict[str, Any]:
+    """A vendor's verdict on one public row (`VERDICT_FIELDS`), from its figures (`row_figures`) or
+    from the row's record merged with its entry."""
+    return {k: figures[k] for k in VERDICT_FIELDS}
 
 
 def vendor_row_verdicts(drilldowns: Iterable[dict[str, Any]], vendor: str) -> list[dict[str, Any]]:
-    """One vendor's verdict on every public row (for its page and its JSON file)."""
-    return row_verdicts(drilldowns, [vendor])[vendor]
-
-
-def row_verdicts(drilldowns: Iterable[dict[str, Any]], vendors: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
-    """Each of `vendors`' verdict on every public row, read in one pass over the records."""
-    out: dict[str, list[dict[str, Any]]] = {v: [] for v in vendors}
-    for q in drilldowns:
-        for e in q["vendors"]:
-            if e["vendor"] in out:
-                out[e["vendor"]].append(row_verdict(q, e))
-    return out
+    """One vendor's verdict on every public row, from the public rows' drill-down records."""
+    return [row_verdict({**e, **q}) for q in drilldowns for e in q["vendors"] if e["vendor"] == vendor]

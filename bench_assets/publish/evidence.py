@@ -33,7 +33,7 @@ import io
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -42,17 +42,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from bench_assets.adapters import get_adapter
-from bench_assets.adapters.base import Adapter
 from bench_assets.errors import NotReadyError
-from bench_assets.fetch.spend import attempt_readings, ledger_of
-from bench_assets.golden.rows import GoldenRow, capability_of
+from bench_assets.golden.rows import GoldenRow
 from bench_assets.golden.verdicts import result_text
 from bench_assets.manifest import EVIDENCE_LEVELS, Manifest
 from bench_assets.metrics import normalize_url
-from bench_assets.publish.parse_once import forget_parsed, parse_once
-from bench_assets.publish.url_forms import url_forms
-from bench_assets.score.partition import RowEvidence, read_evidence
+from bench_assets.score.partition import ArchiveReading, RowEvidence, read_archive
 from bench_assets.split.leaks import LeakGuard, readings
+from bench_assets.storage.values import plain
 
 BUNDLE_DIR = "evidence"
 INDEX_FILE = f"{BUNDLE_DIR}/bundle.json"
@@ -247,20 +244,20 @@ def _sha256(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+@lru_cache(maxsize=1 << 16)
+def url_forms(url: str) -> tuple[str | None, str | None]:
+    """A URL's normalized form and the SHA-256 of that form; (None, None) when it cannot be
+    normalized. Remembered: the same pages come back for many rows and from every vendor."""
+    try:
+        form = normalize_url(url)
+        return form, hashlib.sha256(form.encode()).hexdigest()
+    except (ValueError, UnicodeError):
+        return None, None
+
+
 def url_digest(url: str) -> str | None:
     """SHA-256 of a URL's normalized form (None when it cannot be normalized)."""
     return url_forms(url)[1]
-
-
-def _none(x: Any) -> Any:
-    if x is None or x is pd.NA:
-        return None
-    try:
-        if pd.isna(x):
-            return None
-    except (TypeError, ValueError):
-        pass
-    return x.item() if hasattr(x, "item") else x
 
 
 def _body_reveals(guard: LeakGuard, body: str | None) -> bool:
@@ -325,14 +322,11 @@ class _Columns:
 
 @dataclass(frozen=True)
 class VendorEvidence:
-    """One vendor's part of the bundle: its attempts and results tables, what was withheld, and
-    what scoring read from each public row it serves (`score.partition.read_evidence`), which the
-    drill-down shows."""
+    """One vendor's part of the bundle: its attempts and results tables, and what was withheld."""
 
     attempts: pa.Table
     results: pa.Table
     withheld: dict[str, int]
-    rows: Mapping[str, RowEvidence]
 
 
 # the archive's columns an attempt's record is made of (the body's text, its digest and the rest)
@@ -352,38 +346,21 @@ _ATTEMPT_FIELDS = (
 
 
 def read_vendor_evidence(
-    manifest: Manifest,
-    vendor: str,
-    public_rows: list[GoldenRow],
-    raw: pd.DataFrame,
-    guard: LeakGuard,
-    evidence: Mapping[str, RowEvidence] | None = None,
-    adapter: Adapter | None = None,
+    manifest: Manifest, vendor: str, public_rows: list[GoldenRow], archive: ArchiveReading, guard: LeakGuard
 ) -> VendorEvidence:
-    """One vendor's attempts and results tables for the public rows, from every archived attempt of
-    the vendor (`raw`, all roles: spend is priced over the same attempts scoring priced; only public
-    rows' attempts are published), and counts of what was withheld. `evidence`: what scoring read
-    from the archive per row (`read_evidence` over these attempts, for any rows that include the
-    public ones the vendor serves), read here when not given. Each response is parsed once
-    (`publish.parse_once`, or `adapter` when the caller has one: the one `evidence` was read with),
-    however many of scoring's readers read it."""
-    spec = manifest.vendors[vendor]
+    """One vendor's attempts and results tables for the public rows it serves, from its archive as
+    scoring read it (`score.partition.read_archive`: every attempt's reading and price, each row's
+    evidence; spend is priced over every attempt scoring priced, holdout ones included, and only
+    the public rows' attempts are published), and counts of what was withheld."""
     level, _ = manifest.evidence_level(vendor)
-    adapter = parse_once(adapter or get_adapter(spec.adapter))
-    sent = (raw[raw["role"] != "decoy"] if len(raw) else raw).reset_index(drop=True)
-    served = [r for r in public_rows if capability_of(r) in adapter.capabilities]
-    by_id = {r.id: r for r in served}
-    if evidence is None:
-        evidence = read_evidence(adapter, spec.prices_usd, served, sent, f"{manifest.snapshot_id}|{vendor}")
-    readings_of_sent = attempt_readings(adapter, spec.prices_usd, sent)
-    # priced as `fetch.archived_spend` prices them, over every attempt scoring priced
-    priced = ledger_of(adapter, spec.prices_usd, sent, readings_of_sent).per_attempt()
+    evidence = archive.evidence
+    by_id = {r.id: r for r in public_rows if r.id in evidence}
+    sent = archive.attempts
     public = sent[(sent["role"] == "public") & sent["query_id"].isin(set(by_id))].sort_values(
         ["query_id", "capability", "attempt"]
     )
     finals = (public.groupby(["query_id", "capability"])["attempt"].transform("max") == public["attempt"]).tolist()
-    positions = sent.index.get_indexer(public.index)  # each public attempt's place among those priced
-    forget_parsed(adapter)  # every response is read and priced: what the drill-down shows is in `evidence`
+    positions = public.index.tolist()  # each public attempt's place among those read (`sent`'s index is 0..n-1)
     counts = {"bodies_withheld_private": 0, "results_withheld_private": 0}
     attempts, results = _Columns(ATTEMPT_COLUMNS), _Columns(RESULT_COLUMNS)
     records = public[list(_ATTEMPT_FIELDS)].itertuples(index=False, name=None)
@@ -393,14 +370,13 @@ def read_vendor_evidence(
         row = by_id[rec["query_id"]]
         private = _body_reveals(guard, body)
         if final:
-            got = evidence[row.id]
-            listed = _result_records(vendor, row, got, level, manifest.answer_k, guard, private)
+            listed = _result_records(vendor, row, evidence[row.id], level, manifest.answer_k, guard, private)
             counts["results_withheld_private"] += sum(1 for x in listed if x["withheld"])
             for record in listed:
                 results.add(record)
         counts["bodies_withheld_private"] += int(private and body is not None)
-        reading = readings_of_sent[position]
-        billed = float(priced[position])
+        reading = archive.readings[position]
+        billed = float(archive.billed_usd[position])
         withheld = None
         if body is not None and private:
             withheld = WITHHELD_PRIVATE
@@ -414,12 +390,12 @@ def read_vendor_evidence(
                 "attempt": int(rec["attempt"]),
                 "final": bool(final),
                 "response_class": evidence[row.id].response_class if final else None,
-                "http_status": None if _none(rec["http_status"]) is None else int(rec["http_status"]),
-                "transport_error": _none(rec["transport_error"]),
-                "latency_ms": _none(rec["latency_ms"]),
-                "request_json": _none(rec["request_json"]),
-                "response_headers_json": _none(rec["response_headers_json"]),
-                "body_sha256": _none(rec["body_sha256"]),
+                "http_status": None if plain(rec["http_status"]) is None else int(rec["http_status"]),
+                "transport_error": plain(rec["transport_error"]),
+                "latency_ms": plain(rec["latency_ms"]),
+                "request_json": plain(rec["request_json"]),
+                "response_headers_json": plain(rec["response_headers_json"]),
+                "body_sha256": plain(rec["body_sha256"]),
                 "body_chars": None if body is None else len(body),
                 "body": body if withheld is None else None,
                 "body_withheld": withheld,
@@ -428,24 +404,10 @@ def read_vendor_evidence(
                 else json.dumps(reading.units, sort_keys=True, separators=(",", ":")),
                 "billed_usd": billed,
                 "billed_usd_estimated": reading.billed_usd is None and billed > 0,
-                "adapter_version": _none(rec["adapter_version"]),
+                "adapter_version": plain(rec["adapter_version"]),
             }
         )
-    return VendorEvidence(
-        attempts.table(),
-        results.table(),
-        counts,
-        {row_id: got for row_id, got in evidence.items() if row_id in by_id},
-    )
-
-
-def vendor_evidence(
-    manifest: Manifest, vendor: str, public_rows: list[GoldenRow], raw: pd.DataFrame, guard: LeakGuard
-) -> tuple[pa.Table, pa.Table, dict[str, int]]:
-    """One vendor's attempts and results tables for the public rows, and counts of what was
-    withheld (`read_vendor_evidence` without what scoring read)."""
-    got = read_vendor_evidence(manifest, vendor, public_rows, raw, guard)
-    return got.attempts, got.results, got.withheld
+    return VendorEvidence(attempts.table(), results.table(), counts)
 
 
 def terms_path(vendor: str) -> str:
@@ -545,24 +507,10 @@ def bundle_of(manifest: Manifest, vendors: Mapping[str, VendorFiles], root: Path
 
 
 def vendor_files(
-    manifest: Manifest,
-    vendor: str,
-    public_rows: list[GoldenRow],
-    raw: pd.DataFrame,
-    guard: LeakGuard,
-    evidence: Mapping[str, RowEvidence] | None = None,
-    adapter: Adapter | None = None,
-) -> tuple[VendorFiles | None, Mapping[str, RowEvidence] | None]:
-    """A vendor's part of the bundle (None without archived responses) and what scoring read for
-    each public row it serves (None when its fetch is not complete: it is not scored, so it has no
-    evidence; `no_evidence` says why)."""
-    if raw.empty:
-        return None, None
-    try:
-        got = read_vendor_evidence(manifest, vendor, public_rows, raw, guard, evidence, adapter)
-    except NotReadyError as exc:
-        return VendorFiles(no_evidence=str(exc)), None
-    return VendorFiles.of(vendor, got), got.rows
+    manifest: Manifest, vendor: str, public_rows: list[GoldenRow], archive: ArchiveReading, guard: LeakGuard
+) -> VendorFiles:
+    """A vendor's part of the bundle, from its archive as scoring read it (`read_vendor_evidence`)."""
+    return VendorFiles.of(vendor, read_vendor_evidence(manifest, vendor, public_rows, archive, guard))
 
 
 def evidence_bundle(
@@ -572,12 +520,20 @@ def evidence_bundle(
     guard: LeakGuard,
     root: Path | None = None,
 ) -> EvidenceBundle:
-    """The bundle of a snapshot: every vendor with archived responses (`raw_of(vendor)`: all its
-    attempts), its public rows' attempts and results at its evidence level, private rows withheld;
-    and each vendor's archived terms, read under `root` (the repository the manifest's paths are relative to)."""
+    """The bundle of a snapshot from every vendor's archived attempts (`raw_of(vendor)`: all its
+    attempts) read as scoring reads them: its public rows' attempts and results at its evidence
+    level, private rows withheld; a vendor whose fetch is not complete has none, and says why. With
+    each vendor's archived terms, read under `root` (the repository the manifest's paths are relative to)."""
     parts = {}
     for vendor in sorted(manifest.vendors):
-        part, _ = vendor_files(manifest, vendor, public_rows, raw_of(vendor), guard)
-        if part is not None:
-            parts[vendor] = part
+        raw = raw_of(vendor)
+        if raw.empty:
+            continue
+        spec = manifest.vendors[vendor]
+        try:
+            archive = read_archive(get_adapter(spec.adapter), spec.prices_usd, public_rows, raw, vendor)
+        except NotReadyError as exc:
+            parts[vendor] = VendorFiles(no_evidence=str(exc))
+            continue
+        parts[vendor] = vendor_files(manifest, vendor, public_rows, archive, guard)
     return bundle_of(manifest, parts, root)

@@ -15,6 +15,7 @@ from bench_assets import metrics
 from bench_assets.aggregate.leaderboard import leaderboard_rows
 from bench_assets.manifest import Manifest
 from bench_assets.publish.format import figure_verdict, format_rank_range
+from bench_assets.score.partition import VERDICT_COLUMNS
 
 TEMPLATES = Path(__file__).parent / "templates"
 SCHEMA_FILE = TEMPLATES / "leaderboard.schema.json"
@@ -117,56 +118,34 @@ def _flat(d: Mapping[str, Any]) -> bool:
     return all(not isinstance(v, (dict, list, tuple)) for v in d.values())
 
 
-PUBLIC_ROW_SCORE_COLUMNS = [
-    "row_id",
-    "stratum",
-    "task_type",
-    "vendor",
-    "response_class",
-    "correct",
-    "first_hit_rank",
-    "hit_at_1",
-    "hit_at_3",
-    "hit_at_5",
-    "hit_at_10",
-    "fidelity",
-    "fidelity_label",
-    "answer_score",
-    "answer_rule",
-    "billed_usd",
-    "latency_ms",
-    "attempts",
-]
-
-
-_VENDOR_ROW_SCORE_COLUMNS = PUBLIC_ROW_SCORE_COLUMNS[3:]  # (after the row's id, stratum and task type)
+PUBLIC_ROW_SCORE_COLUMNS = ["row_id", "stratum", "task_type", "vendor", *VERDICT_COLUMNS]
 
 
 class PublicRowScores:
-    """`public_row_scores.csv` written a drill-down record at a time (`add`), as the site's pages are rendered."""
+    """`public_row_scores.csv` written a vendor's figures on a row at a time (`add`)."""
 
-    def __init__(self, header: bool = True) -> None:
-        """`header=False`: the lines of some rows alone, to follow another part's (`text`)."""
+    def __init__(self) -> None:
         self._buffer = io.StringIO()
         # a plain writer fed lists: what `csv.DictWriter` writes, without its check of every row's keys
         self._writer = csv.writer(self._buffer, lineterminator="\n")
-        if header:
-            self._writer.writerow(PUBLIC_ROW_SCORE_COLUMNS)
+        self._writer.writerow(PUBLIC_ROW_SCORE_COLUMNS)
 
-    def add(self, q: Mapping[str, Any]) -> None:
-        first = ["" if q[c] is None else q[c] for c in ("row_id", "stratum", "task_type")]
-        for e in q["vendors"]:
-            self._writer.writerow(first + ["" if (v := e.get(c)) is None else v for c in _VENDOR_ROW_SCORE_COLUMNS])
+    def add(self, figures: Mapping[str, Any]) -> None:
+        """One line: a vendor's figures on one public row (`PUBLIC_ROW_SCORE_COLUMNS`; a missing one is empty)."""
+        self._writer.writerow(["" if (v := figures.get(c)) is None else v for c in PUBLIC_ROW_SCORE_COLUMNS])
 
     def text(self) -> str:
         return self._buffer.getvalue()
 
 
 def public_row_scores_csv(queries: Iterable[Mapping[str, Any]]) -> str:
-    """Every vendor's verdict on every public row, one line each (a researcher's re-scoring check)."""
+    """Every vendor's verdict on every public row, one line each (a researcher's re-scoring check),
+    from the public rows' drill-down records."""
     rows = PublicRowScores()
     for q in queries:
-        rows.add(q)
+        row = {c: q[c] for c in ("row_id", "stratum", "task_type")}
+        for e in q["vendors"]:
+            rows.add({**e, **row})
     return rows.text()
 
 

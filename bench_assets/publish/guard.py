@@ -1,17 +1,17 @@
 """What publication asks of integrity: may this snapshot be published now, which extra files go
-with it (holdout commitments, the exclusions ledger, the review record), which private strings
-the leak scan must also look for (decoys), and the lifecycle step once the files are in place.
+with it (holdout commitments, the exclusions ledger, the review record), and the lifecycle step
+once the files are in place.
 
 `published_snapshot` calls `PublicationGuard.begin(...)` before rendering anything, writes
-`guard.files()` into the staging directory, adds `guard.leak_needles` to the holdout scan, and
-calls `guard.finish()` after the files were moved into place.
+`guard.files(...)` (from every vendor's share, read with its build: `vendor_integrity`) into the
+staging directory, and calls `guard.finish()` after the files were moved into place.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -22,7 +22,6 @@ from bench_assets.adapters import get_adapter
 from bench_assets.errors import PublicationRefused
 from bench_assets.fetch.spend import archived_spend
 from bench_assets.golden.rows import GoldenRow
-from bench_assets.golden.verify import row_urls
 from bench_assets.manifest import Manifest
 from bench_assets.publish import exclusions
 from bench_assets.publish.errata import applied_record, base_of
@@ -30,7 +29,6 @@ from bench_assets.review.business_days import clock_is_fixed, today
 from bench_assets.review.gate import GateResult, evaluate_review_gate
 from bench_assets.split import commitments
 from bench_assets.split.assign import split_key
-from bench_assets.split.decoys import decoys_for_snapshot
 from bench_assets.storage import lifecycle
 from bench_assets.storage.warehouse import ERRATA_PROCESS, Warehouse
 
@@ -121,7 +119,6 @@ class PublicationGuard:
     publish_as: str  # "published" (immutable from now on) or "draft" (a simulated preview)
     on: date
     gate: GateResult | None = None
-    leak_needles: list[dict[str, Any]] = field(default_factory=list)
 
     @classmethod
     def begin(
@@ -131,7 +128,6 @@ class PublicationGuard:
         board: dict[str, Any],
         rows: list[GoldenRow],
         split: dict[str, str],
-        private_dir: Path,
     ) -> PublicationGuard:
         """Decide whether the snapshot may be published now; raise PublicationRefused saying why not."""
 
@@ -168,8 +164,6 @@ class PublicationGuard:
                 "business days",
                 snapshot=snapshot_id,
             )
-        decoys = decoys_for_snapshot(manifest, rows, split, private_dir)
-        needles = [{"row_id": d.id, "request_text": d.request_text, "golden_urls": row_urls(d)} for d in decoys]
         return cls(
             warehouse,
             manifest,
@@ -180,80 +174,30 @@ class PublicationGuard:
             publish_as,
             on,
             gate,
-            needles,
         )
 
     @property
     def commitment_key(self) -> bytes:
         return holdout_commitment_key(self.split_secret, self.manifest.snapshot_id)
 
-    def files(self, known: Mapping[str, VendorIntegrity] | None = None) -> dict[str, str]:
-        """The integrity files published with the snapshot: relative path → text. `known`: the
-        vendors whose share was read with their part (`vendor_integrity`); any other vendor with
-        archived decoy or holdout attempts is read from the warehouse here."""
+    def files(self, shares: Mapping[str, VendorIntegrity]) -> dict[str, str]:
+        """The integrity files published with the snapshot: relative path → text, from every
+        vendor's share of them (`vendor_integrity`, read with its build)."""
         snapshot_id = self.manifest.snapshot_id
-        known = known or {}
         scores = self.warehouse.query_df(
             "SELECT vendor, row_id, task_type, response_class FROM row_scores WHERE snapshot_id = ?", [snapshot_id]
         )
         dead = self.warehouse.query_df("SELECT * FROM dead_rows WHERE snapshot_id = ?", [snapshot_id])
-        ledger = exclusions.exclusions_ledger(
-            self.manifest, scores, self.board, self.decoy_spend(known), dead, self.split
-        )
-        commitments_record = self.holdout_commitments(self.commitment_key, known)
+        decoy_spend = {v: share.decoys for v, share in sorted(shares.items()) if share.decoys is not None}
+        ledger = exclusions.exclusions_ledger(self.manifest, scores, self.board, decoy_spend, dead, self.split)
+        committed = {v: share.commitments for v, share in sorted(shares.items()) if share.commitments is not None}
+        commitments_record = commitments.commitments_record(snapshot_id, committed, self.commitment_key)
         return {
             "holdout_commitments.json": json.dumps(commitments_record, indent=1) + "\n",
             "exclusions.json": exclusions.ledger_json(ledger, snapshot_id),
             "exclusions.csv": exclusions.ledger_csv(ledger),
             "review.json": json.dumps(self.review_record(), indent=2) + "\n",
         }
-
-    def holdout_commitments(self, key: bytes, known: Mapping[str, VendorIntegrity] | None = None) -> dict[str, Any]:
-        """The commitments record (`split.commitments`) of every archived holdout body, reading one
-        vendor's bodies at a time (a vendor in `known` is not read again)."""
-        snapshot_id = self.manifest.snapshot_id
-        known = known or {}
-        held = "FROM raw_responses WHERE snapshot_id = ? AND role = 'holdout'"
-        # (naming the body here would have the whole table's bodies read to list a dozen vendors)
-        vendors = self.warehouse.query_df(f"SELECT DISTINCT vendor {held}", [snapshot_id])["vendor"]
-        per_vendor = {}
-        for vendor in sorted(vendors):
-            if vendor in known:
-                committed = known[vendor].commitments
-                if committed is not None:
-                    per_vendor[str(vendor)] = committed
-                continue
-            bodies = self.warehouse.query_df(
-                f"SELECT body {held} AND vendor = ? AND body IS NOT NULL", [snapshot_id, vendor]
-            )
-            if len(bodies):  # a vendor none of whose holdout attempts has a body has no commitments
-                per_vendor[str(vendor)] = commitments.vendor_commitments(key, bodies["body"])
-        return commitments.commitments_record(snapshot_id, per_vendor, key)
-
-    def decoy_spend(self, known: Mapping[str, VendorIntegrity] | None = None) -> dict[str, tuple[int, float]]:
-        """Per vendor: decoy queries archived, and what every decoy attempt was billed (as the fetch
-        prices them), reading one vendor's decoy responses at a time (a vendor in `known` is not
-        read again)."""
-        snapshot_id = self.manifest.snapshot_id
-        known = known or {}
-        vendors = self.warehouse.query_df(
-            "SELECT DISTINCT vendor FROM raw_responses WHERE snapshot_id = ? AND role = 'decoy'", [snapshot_id]
-        )["vendor"]
-        out = {}
-        for vendor in sorted(vendors):
-            if vendor in known:
-                decoys = known[vendor].decoys
-                if decoys is not None:
-                    out[str(vendor)] = decoys
-                continue
-            part = self.warehouse.query_df(
-                "SELECT * FROM raw_responses WHERE snapshot_id = ? AND role = 'decoy' AND vendor = ?",
-                [snapshot_id, vendor],
-            )
-            spec = self.manifest.vendors.get(vendor)
-            usd = float(archived_spend(get_adapter(spec.adapter), spec.prices_usd, part).sum()) if spec else 0.0
-            out[str(vendor)] = (int(part["query_id"].nunique()), usd)
-        return out
 
     def review_record(self) -> dict[str, Any]:
         """The snapshot's lifecycle and review record as published."""

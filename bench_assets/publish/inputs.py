@@ -5,7 +5,7 @@ the files beside the manifest. The publication asset and `bench rescore` both go
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -21,14 +21,14 @@ from bench_assets.golden.dead_rows import load_dead_rows
 from bench_assets.golden.rows import GoldenRow, load_golden_file
 from bench_assets.golden.verify import row_urls
 from bench_assets.manifest import Manifest
+from bench_assets.publish.build import SnapshotBuild
 from bench_assets.publish.errata import load_published_errata
-from bench_assets.publish.evidence import VendorFiles, bundle_of
-from bench_assets.publish.packed import PackedEntries
+from bench_assets.publish.evidence import bundle_of
 from bench_assets.publish.records import DrilldownRecords
 from bench_assets.publish.replies import REPLY_SUFFIXES
 from bench_assets.publish.site import Reply, SiteInputs
-from bench_assets.publish.vendor_part import VendorPart
 from bench_assets.sentinels.ttr import AS_OF_METRIC, ttr_figures
+from bench_assets.split.decoys import recorded_decoys
 from bench_assets.split.leaks import LeakGuard
 
 # ##### THE INPUTS OF A PUBLICATION (read by the publication asset and by `bench rescore`)
@@ -131,41 +131,48 @@ def private_terms(
     }
 
 
+def private_needles(
+    private_dir: Path, manifest: Manifest, warehouse: Any, rows: list[GoldenRow], split: Mapping[str, str]
+) -> tuple[LeakGuard, dict[str, int]]:
+    """What no published file may name (`split.leaks.LeakGuard`): every holdout row, every dead
+    holdout row (`private_terms`) and every decoy the split stage recorded (`recorded_decoys`).
+    Returns the guard and how many of each it holds."""
+    terms, counts = private_terms(private_dir, manifest, warehouse, rows, split)
+    holdout = any(split.get(r.id) == "holdout" for r in rows)
+    decoys = recorded_decoys(private_dir, manifest.snapshot_id) if holdout and manifest.decoys.ratio > 0 else []
+    needles = [{"row_id": d.id, "request_text": d.request_text, "golden_urls": row_urls(d)} for d in decoys]
+    return LeakGuard(terms + needles), {**counts, "decoys": len(decoys)}
+
+
 def site_inputs(
     manifest: Manifest,
     board: dict[str, Any],
-    rows: list[GoldenRow],
-    split: Mapping[str, str],
+    build: SnapshotBuild,
     *,
     snapshot_dir: Path,
-    vendor_parts: Iterable[VendorPart],
     sentinel_pages: pd.DataFrame,
     sentinel_probes: pd.DataFrame,
     recorded_replies: pd.DataFrame,
     extra_files: Mapping[str, str],
     as_of: datetime | None = None,
 ) -> SiteInputs:
-    """The inputs of a snapshot's site: `board` the leaderboard record; `vendor_parts` each
-    vendor's part (`vendor_part.vendor_part`: its evidence bundle files and its drill-down entries
-    of the public rows), consumed one at a time, so a caller may read each vendor's archive only
-    when its part is asked for; the sentinel pages and probes (up to the tick `as_of`) for the
+    """The inputs of a snapshot's site: `board` the leaderboard record; `build` every vendor's
+    build from its archive (`publish.build`: its evidence bundle files, its drill-down entries and
+    verdicts of the public rows); the sentinel pages and probes (up to the tick `as_of`) for the
     Kaplan–Meier chart; `recorded_replies` the `vendor_replies` table; `extra_files` integrity's
     published files. The errata, the replies and the operator's declaration are read from
     `snapshot_dir`."""
-
-    public = [r for r in rows if split.get(r.id) == "public"]
-    files: dict[str, VendorFiles] = {}
-    entries: dict[str, PackedEntries] = {}
-    for part in vendor_parts:
-        entries[part.vendor] = part.entries
-        if part.files is not None:
-            files[part.vendor] = part.files
+    rows, split = build.rows, build.split
+    public = build.public_rows
+    figures = {b.vendor: b.figures for b in build.vendors}
     return SiteInputs(
         board=board,
         manifest=manifest,
         public_rows=[json.loads(r.model_dump_json()) for r in public],
         errata=load_published_errata(snapshot_dir / "errata.json"),
-        queries=DrilldownRecords(manifest, public, entries),
+        queries=DrilldownRecords(manifest, public, {b.vendor: b.entries for b in build.vendors}),
+        listing=public_listing(public, figures),
+        figures=figures,
         ttr_observations=ttr_observations(sentinel_pages, sentinel_probes, as_of),
         replies=snapshot_replies(snapshot_dir, recorded_replies),
         disclosures=disclosures_markdown(snapshot_dir / DECLARATION_FILE),
@@ -176,12 +183,26 @@ def site_inputs(
         },
         extra_files=dict(extra_files),
         # the manifest's paths (its archived terms) are relative to the repository: data/snapshots/<id>/..
-        evidence=bundle_of(manifest, files, snapshot_dir.parent.parent.parent),
+        evidence=bundle_of(manifest, {b.vendor: b.files for b in build.vendors}, snapshot_dir.parent.parent.parent),
     )
 
 
-def find_holdout_leaks(out_dir: Path, holdout: list[dict[str, Any]]) -> list[str]:
-    """Every place a holdout id, query text or golden URL appears in a published file, in any
-    spelling a reader would read as the same (see `bench_assets.split.leaks`)."""
-
-    return LeakGuard(holdout).scan(out_dir)
+def public_listing(public: list[GoldenRow], figures: Mapping[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Each public row's line in the queries' listing: its id, stratum, task and request, and how
+    many vendors were scored on it and answered it correctly (`unsupported` vendors left out)."""
+    scored: dict[str, list[dict[str, Any]]] = {}
+    for vendor_figures in figures.values():
+        for f in vendor_figures:
+            if f["response_class"] != "unsupported":
+                scored.setdefault(f["row_id"], []).append(f)
+    return [
+        {
+            "row_id": r.id,
+            "stratum": r.stratum,
+            "task_type": r.task_type,
+            "request_text": r.request_text,
+            "n_correct": sum(1 for f in scored.get(r.id, ()) if f["correct"]),
+            "n_scored": len(scored.get(r.id, ())),
+        }
+        for r in public
+    ]

@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import multiprocessing
 import shutil
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
@@ -35,7 +35,6 @@ from jinja2 import (
     StrictUndefined,
     select_autoescape,
 )
-from jinja2.filters import do_truncate
 from markupsafe import Markup
 
 from bench_assets import metrics
@@ -77,17 +76,15 @@ from bench_assets.publish.format import (
 from bench_assets.publish.methodology import known_limitations, methodology_context
 from bench_assets.publish.packed import CHUNK_ROWS
 from bench_assets.publish.records import DrilldownRecords
-from bench_assets.publish.row_page import vendor_sections, verdict_rows
-from bench_assets.publish.vendor_listing import verdict_lines
-from bench_assets.publish.workers import ForkedJob, worker_count
-from bench_assets.score.partition import cyclic_gc_paused
+from bench_assets.runtime import collector_paused, in_processes, worker_count
 from bench_assets.split.leaks import text_encoding
 
-# what the public queries' listing shows of each row
-_LISTED = ("row_id", "stratum", "task_type", "request_text", "n_correct", "n_scored")
 # No page lists more rows than this: a snapshot of thousands of public rows lists them over several
 # pages (`queries/index.html`, `queries/index-2.html`, ...; a vendor's rows likewise), so each opens fast.
 ROWS_PER_PAGE = 500
+# What rendering a part of the site holds at most (a chunk of rows' records and pages), for how
+# many parts go at once (`runtime.worker_count`).
+SITE_PART_MIB = 300
 
 
 class Pager(NamedTuple):
@@ -115,43 +112,14 @@ def paginate(
     ]
 
 
-def _listing_pages(
-    page: Any,
-    folder: str,
-    template: str,
-    key: str,
-    listing: list[tuple[str, Sequence[Any], Pager | None]],
-    **context: Any,
-) -> None:
-    """Render each page of a listing (`paginate`) into `folder`, its rows as `key`."""
-    for name, rows, pager in listing:
-        page(f"{folder}/{name}", template, pager=pager, **{key: rows}, **context)
-
-
-# what a plain dict answers as an attribute (its methods): a key of the same name is not read as one
-_DICT_ATTRIBUTES = frozenset(dir({}))
-
-
-class _SiteEnvironment(Environment):
-    """Jinja's environment, reading a plain dict's key at once where Jinja would first ask the dict
-    for an attribute of that name and read the key only after that failed: the pages read millions
-    of fields of the drill-down records, and each failed attribute raised an exception. A name that
-    is a dict attribute (`items`, `get`, ...) is still read as Jinja reads it."""
-
-    def getattr(self, obj: Any, attribute: str) -> Any:
-        if type(obj) is dict and attribute not in _DICT_ATTRIBUTES and attribute in obj:
-            return obj[attribute]
-        return super().getattr(obj, attribute)
-
-
 def _environment() -> Environment:
-    env = _SiteEnvironment(
+    env = Environment(
         loader=FileSystemLoader(TEMPLATES),
         autoescape=select_autoescape(["html", "j2"]),
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
-        auto_reload=False,  # a template is not changed while a site renders: no file check per page
+        auto_reload=False,  # no template changes while a site renders
     )
     env.globals.update(
         fmt=format_figure,
@@ -173,16 +141,6 @@ def _environment() -> Environment:
     )
     env.filters["markdown"] = lambda text: Markup(MARKDOWN.render(text or ""))
 
-    # a row page's vendor parts (a hundred thousand at 12,600 rows) are written in Python, their
-    # texts cut as the `truncate` filter cuts
-    def truncate(text: str, length: int) -> str:
-        return str(do_truncate(env, text, length))
-
-    env.globals["verdict_rows"] = verdict_rows
-    env.globals["verdict_lines"] = verdict_lines  # a vendor's listing of the public rows
-    env.globals["vendor_sections"] = lambda task_type, vendors, k_values, live: vendor_sections(
-        task_type, vendors, k_values, live, truncate
-    )
     return env
 
 
@@ -190,48 +148,45 @@ def _environment() -> Environment:
 
 
 class SiteSink(Protocol):
-    """Where `render_site` puts each file it renders. `mark` and `since` take what was put after a
-    point (in a forked child that rendered some pages) and `adopt` adds it in the parent."""
+    """Where the site's files go as they are rendered: `put` each one; `fresh` gives an empty sink
+    putting into the same place (a part of the site rendered on its own, maybe in another
+    process), whose `taken` record the first sink `adopt`s."""
 
     def put(self, rel: str, content: str | bytes) -> None: ...
 
-    def mark(self) -> int: ...
+    def fresh(self) -> SiteSink: ...
 
-    def since(self, mark: int) -> list[Any]: ...
+    def taken(self) -> list[Any]: ...
 
     def adopt(self, items: list[Any]) -> None: ...
 
 
 class SiteFolder:
-    """A new folder the site is written into (one already there is replaced); `written` lists the
-    files in the order they were written. Publication renders into a staging folder."""
+    """A folder the site is written into (made new: one already there is replaced); `written`
+    lists the files written, in the order they were. Publication renders into a staging folder."""
 
-    def __init__(self, out_dir: Path):
-        if out_dir.exists():
-            shutil.rmtree(out_dir)
-        out_dir.mkdir(parents=True)
+    def __init__(self, out_dir: Path, new: bool = True):
+        if new:
+            if out_dir.exists():
+                shutil.rmtree(out_dir)
+            out_dir.mkdir(parents=True)
         self.out_dir = out_dir
         self.written: list[Path] = []
-        self._folders: set[Path] = set()
 
     def put(self, rel: str, content: str | bytes) -> None:
-        # the folder is the site's own, new: no file is there to be replaced atomically, and each
-        # folder is made once
         path = self.out_dir / rel
-        if path.parent not in self._folders:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._folders.add(path.parent)
+        path.parent.mkdir(parents=True, exist_ok=True)
         if isinstance(content, bytes):
             path.write_bytes(content)
         else:
             path.write_text(content, encoding="utf-8")
         self.written.append(path)
 
-    def mark(self) -> int:
-        return len(self.written)
+    def fresh(self) -> SiteFolder:
+        return SiteFolder(self.out_dir, new=False)
 
-    def since(self, mark: int) -> list[Any]:
-        return self.written[mark:]
+    def taken(self) -> list[Any]:
+        return list(self.written)
 
     def adopt(self, items: list[Any]) -> None:
         self.written += items
@@ -324,282 +279,184 @@ def evidence_view(evidence: EvidenceBundle | None) -> dict[str, Any] | None:
     return {"schema": evidence_schema(), "index": index, "vendors": index["vendors"]}
 
 
-# A site of at least this many public rows renders its rows' pages on two cores, this process and a
-# forked child: at 12,600 golden rows there are 8,800 of them, a third of publication's time.
-PARALLEL_QUERY_ROWS = 2 * CHUNK_ROWS
+class _Site:
+    """The site's files, rendered from its inputs in parts that need nothing of each other (the
+    pages without rows, the listings of the public rows, the rows' pages a chunk at a time, each
+    vendor's pages), so that the parts can be rendered side by side (`render_site`)."""
 
+    def __init__(self, inputs: SiteInputs):
+        self.inputs = inputs
+        self.board = inputs.board
+        self.manifest = inputs.manifest
+        self.env = _environment()
+        self.scored = [e for e in self.board["vendors"] if e["status"] == "scored"]
+        self.replied = {v for v in inputs.replies if v in self.manifest.vendors}
+        self.extra = {rel: EXTRA_FILE_NOTES.get(rel, "") for rel in sorted(inputs.extra_files)}
+        self.has_queries = len(inputs.queries) > 0
 
-class _QueryPages(NamedTuple):
-    """What rendering some public rows' pages yields for the rest of the site."""
-
-    verdicts: dict[str, list[dict[str, Any]]]  # each vendor's verdict on each row, in row order
-    listed: list[dict[str, Any]]  # each row's line in the queries' listing
-    row_scores: str  # their lines of `public_row_scores.csv` (no header)
-    files: list[Any]  # what the site's sink took of their pages (`SiteSink.since`)
-
-
-def _query_span(
-    page: Any, sink: SiteSink, queries: Sequence[dict[str, Any]], vendors: list[str], span: tuple[int, int]
-) -> _QueryPages:
-    """Render the pages of the public rows `span` (start, stop), reading their records once (they
-    are assembled as they are read: `publish.records`)."""
-    before = sink.mark()
-    verdicts: dict[str, list[dict[str, Any]]] = {v: [] for v in vendors}
-    listed: list[dict[str, Any]] = []
-    row_scores = PublicRowScores(header=False)
-    records = queries.span(*span) if isinstance(queries, DrilldownRecords) else queries[span[0] : span[1]]
-    # the records unpacked for the pages, and the pages, form no cycles (none left after 1,000
-    # pages): the collector's walks over them were a tenth of their time
-    with cyclic_gc_paused():
-        for q in records:
-            page(f"queries/{q['row_id']}.html", "query.html.j2", q=q, active="queries")
-            for entry in q["vendors"]:
-                if entry["vendor"] in verdicts:
-                    verdicts[entry["vendor"]].append(row_verdict(q, entry))
-            listed.append({k: q[k] for k in _LISTED})
-            row_scores.add(q)
-    return _QueryPages(verdicts, listed, row_scores.text(), sink.since(before))
-
-
-def _joined(parts: Sequence[_QueryPages], vendors: list[str]) -> _QueryPages:
-    """Parts of consecutive rows, in row order, as one."""
-    verdicts: dict[str, list[dict[str, Any]]] = {v: [] for v in vendors}
-    for part in parts:
-        for vendor, found in part.verdicts.items():
-            verdicts[vendor] += found
-    return _QueryPages(
-        verdicts,
-        [line for part in parts for line in part.listed],
-        "".join(part.row_scores for part in parts),
-        [f for part in parts for f in part.files],
-    )
-
-
-class _Chunks:
-    """The rows' chunks shared out between two processes while they last: one takes them from the
-    front, the other from the back, so each renders as many as it has time for and together they
-    finish at once, whatever else one of them has to do (a chunk is where a packed one is cut)."""
-
-    def __init__(self, rows: int):
-        self.rows = rows
-        # the next chunk from the front, and one past the next from the back, shared with the child
-        self._next = multiprocessing.get_context("fork").Array("q", [0, -(-rows // CHUNK_ROWS)])
-
-    def take(self, front: bool) -> tuple[int, int] | None:
-        with self._next.get_lock():
-            first, end = self._next[0], self._next[1]
-            if first >= end:
-                return None
-            number = first if front else end - 1
-            self._next[0 if front else 1] = number + 1 if front else number
-        return number * CHUNK_ROWS, min((number + 1) * CHUNK_ROWS, self.rows)
-
-
-def _on_two_cores(queries: Sequence[dict[str, Any]]) -> bool:
-    """Whether the site is rendered on two cores: a long list of public rows, two workers allowed,
-    and a process that may have children (a Celery prefork worker's child is daemonic: it may not)."""
-    return len(queries) >= PARALLEL_QUERY_ROWS and worker_count(2) >= 2 and not multiprocessing.current_process().daemon
-
-
-def _side_by_side(sink: SiteSink, parallel: bool, theirs: Callable[[], None], mine: Callable[[], None]) -> None:
-    """`theirs` in a forked child while this process does `mine` (`parallel`), the child's files
-    taken into the sink; else one after the other here."""
-    if not parallel:
-        mine()
-        theirs()
-        return
-
-    def child() -> list[Any]:
-        before = sink.mark()
-        theirs()
-        return sink.since(before)
-
-    with ForkedJob(child) as job:
-        mine()
-        sink.adopt(job.result())  # the child's files: this process's sink did not see them
-
-
-def _query_pages(
-    page: Any,
-    sink: SiteSink,
-    queries: Sequence[dict[str, Any]],
-    vendors: list[str],
-    meanwhile: Callable[[], None] = lambda: None,
-) -> tuple[dict[str, list[dict[str, Any]]], list[dict[str, Any]], str]:
-    """Render each public row's page, and `meanwhile` the pages that do not need them; returns what
-    the other pages need of them: each vendor's verdict on every row, each row's line in the
-    listing, and `public_row_scores.csv`. A long list is rendered on two cores: a forked child
-    takes the rows' chunks from the back while this process renders `meanwhile`'s pages and then
-    takes them from the front (`_Chunks`); the child sends back what it gathered and what the sink
-    took of its pages, and the two are joined in row order, so the site is the same file for file."""
-    if not _on_two_cores(queries):
-        meanwhile()
-        alone = _query_span(page, sink, queries, vendors, (0, len(queries)))
-        return alone.verdicts, alone.listed, PublicRowScores().text() + alone.row_scores
-
-    chunks = _Chunks(len(queries))
-
-    def lane(front: bool) -> _QueryPages:
-        parts = []
-        while (span := chunks.take(front)) is not None:
-            parts.append(_query_span(page, sink, queries, vendors, span))
-        return _joined(parts if front else parts[::-1], vendors)
-
-    with ForkedJob(lambda: lane(front=False)) as child:
-        meanwhile()
-        mine = lane(front=True)
-        theirs = child.result()
-    sink.adopt(theirs.files)  # the child's files: this process's sink did not see them
-    both = _joined([mine, theirs], vendors)
-    return both.verdicts, both.listed, PublicRowScores().text() + both.row_scores
-
-
-def render_site(
-    out: Path | SiteSink,
-    board: dict[str, Any],
-    manifest: Manifest,
-    public_rows: list[dict[str, Any]],
-    errata: list[dict[str, Any]],
-    *,
-    queries: Sequence[dict[str, Any]] = (),
-    ttr_observations: Mapping[str, tuple[Sequence[float], Sequence[bool]]] | None = None,
-    replies: Mapping[str, Reply] | None = None,
-    disclosures: str | None = None,
-    split_counts: Mapping[str, int] | None = None,
-    extra_files: Mapping[str, str] | None = None,
-    evidence: EvidenceBundle | None = None,
-) -> SiteSink:
-    """Render every published file of the snapshot into `out` (a folder, made new: `SiteFolder`;
-    or any other `SiteSink`, e.g. rescore's comparison with the published files); returns the sink.
-
-    `queries` are the public rows' drill-down records (`drilldown.query_drilldowns`),
-    `ttr_observations` the sentinel observations per vendor for the Kaplan–Meier chart,
-    `replies` each vendor's reply (published verbatim under its own file name, and as a page),
-    `disclosures` the operator's conflict-of-interest declaration (markdown), `split_counts` the
-    public and holdout row counts, `extra_files` further published files (relative path → text,
-    e.g. integrity's holdout commitments), listed on the Data page and in llms.txt, `evidence` the
-    evidence bundle (`publish.evidence`: what each vendor returned for every public row).
-    """
-    env = _environment()
-    sink = SiteFolder(out) if isinstance(out, Path) else out
-    put = sink.put
-    replies = dict(replies or {})
-    scored = [e for e in board["vendors"] if e["status"] == "scored"]
-    extra = {rel: EXTRA_FILE_NOTES.get(rel, "") for rel in sorted(extra_files or {})}
-
-    def page(rel: str, template: str, **context: Any) -> None:
+    def page(self, sink: SiteSink, rel: str, template: str, **context: Any) -> None:
         depth = rel.count("/")
-        put(
+        sink.put(
             rel,
-            env.get_template(template).render(
-                board=board, manifest=manifest, root="../" * depth, active=context.pop("active", ""), **context
+            self.env.get_template(template).render(
+                board=self.board,
+                manifest=self.manifest,
+                root="../" * depth,
+                active=context.pop("active", ""),
+                **context,
             ),
         )
 
-    site_charts: list[Any] = []
-    replied: set[str] = set()
+    def parts(self) -> list[tuple[float, Callable[[SiteSink], None]]]:
+        """(cost, render) of each part: what it puts is the same whichever process renders it."""
+        rows = len(self.inputs.queries)
+        parts: list[tuple[float, Callable[[SiteSink], None]]] = [(rows, self.front_pages), (rows / 4, self.listings)]
+        parts += [(CHUNK_ROWS, partial(self.row_pages, start)) for start in range(0, rows, CHUNK_ROWS)]
+        parts += [(len(self.inputs.figures.get(e["vendor"], ())), partial(self.vendor_pages, e)) for e in self.scored]
+        return parts
 
-    def pages_without_rows() -> None:
-        """Every file that does not list the public rows (rendered while they are)."""
-        for chart in charts.site_charts(board, ttr_observations):
+    def front_pages(self, sink: SiteSink) -> None:
+        """Every file that does not list the public rows."""
+        inputs, board = self.inputs, self.board
+        site_charts = []
+        for chart in charts.site_charts(board, inputs.ttr_observations):
             figure = chart.build()
             if figure is not None:
-                put(f"charts/{chart.name}.svg", charts.render(figure))
+                sink.put(f"charts/{chart.name}.svg", charts.render(figure))
                 site_charts.append(chart)
-        for vendor, reply in sorted(replies.items()):
-            if vendor in manifest.vendors:
-                put(f"replies/{reply.filename}", reply.data)
-                page(f"replies/{vendor}.html", "reply.html.j2", vendor=vendor, reply=reply, active="")
-                replied.add(vendor)
-        page(
+        for vendor, reply in sorted(inputs.replies.items()):
+            if vendor in self.replied:
+                sink.put(f"replies/{reply.filename}", reply.data)
+                self.page(sink, f"replies/{vendor}.html", "reply.html.j2", vendor=vendor, reply=reply, active="")
+        self.page(
+            sink,
             "index.html",
             "index.html.j2",
             columns=_leaderboard_columns(board),
             charts=site_charts,
-            replied=replied,
-            split_counts=dict(split_counts or {}),
-            has_queries=bool(queries),
+            replied=self.replied,
+            split_counts=dict(inputs.split_counts),
+            has_queries=self.has_queries,
             agent=_agent_ready,
             active="leaderboard",
         )
-        page("methodology.html", "methodology.html.j2", m=methodology_context(manifest), active="methodology")
-        page("exclusions.html", "exclusions.html.j2", extra=extra, active="exclusions")
+        self.page(
+            sink, "methodology.html", "methodology.html.j2", m=methodology_context(self.manifest), active="methodology"
+        )
+        self.page(sink, "exclusions.html", "exclusions.html.j2", extra=self.extra, active="exclusions")
+        errata = inputs.errata
         errata_keys = list(dict.fromkeys(k for item in errata for k in item))
-        page("errata.html", "errata.html.j2", errata=errata, errata_keys=errata_keys, active="errata")
-        page(
+        self.page(sink, "errata.html", "errata.html.j2", errata=errata, errata_keys=errata_keys, active="errata")
+        self.page(
+            sink,
             "limitations.html",
             "limitations.html.j2",
-            limitations=known_limitations(board, manifest),
+            limitations=known_limitations(board, self.manifest),
             active="limitations",
         )
-        page(
+        evidence = evidence_view(inputs.evidence)
+        self.page(
+            sink,
             "disclosures.html",
             "disclosures.html.j2",
-            disclosures=disclosures,
+            disclosures=inputs.disclosures,
             versions=versions_view(board),
-            has_queries=bool(queries),
-            evidence=evidence_view(evidence),
+            has_queries=self.has_queries,
+            evidence=evidence,
             active="disclosures",
         )
-        for rel, text in sorted((extra_files or {}).items()):
-            put(rel, text)
-        bundle = evidence.files() if evidence is not None else {}
-        for rel, content in bundle.items():
-            put(rel, content)
-        page(
+        for rel, text in sorted(inputs.extra_files.items()):
+            sink.put(rel, text)
+        for rel, content in (inputs.evidence.files() if inputs.evidence is not None else {}).items():
+            sink.put(rel, content)
+        self.page(
+            sink,
             "data.html",
             "data.html.j2",
-            has_queries=bool(queries),
-            extra=extra,
-            evidence=evidence_view(evidence),
+            has_queries=self.has_queries,
+            extra=self.extra,
+            evidence=evidence,
             active="data",
         )
-        put("leaderboard.json", json.dumps(board, indent=2, sort_keys=True) + "\n")
-        put("leaderboard.schema.json", SCHEMA_FILE.read_text(encoding="utf-8"))
-        put("leaderboard.csv", leaderboard_csv(board))
-        put("pairwise.csv", pairwise_csv(board))
-        put("public_split.jsonl", "".join(json.dumps(r, sort_keys=True) + "\n" for r in public_rows))
-        put("errata.json", json.dumps(errata, indent=2) + "\n")
-        put("llms.txt", llms_txt(board, manifest, bool(queries), extra, has_evidence=evidence is not None))
+        sink.put("leaderboard.json", json.dumps(board, indent=2, sort_keys=True) + "\n")
+        sink.put("leaderboard.schema.json", SCHEMA_FILE.read_text(encoding="utf-8"))
+        sink.put("leaderboard.csv", leaderboard_csv(board))
+        sink.put("pairwise.csv", pairwise_csv(board))
+        sink.put("public_split.jsonl", "".join(json.dumps(r, sort_keys=True) + "\n" for r in inputs.public_rows))
+        sink.put("errata.json", json.dumps(errata, indent=2) + "\n")
+        sink.put(
+            "llms.txt",
+            llms_txt(board, self.manifest, self.has_queries, self.extra, has_evidence=inputs.evidence is not None),
+        )
         for asset in STATIC_FILES:
-            put(asset, (TEMPLATES / asset).read_text(encoding="utf-8"))
+            sink.put(asset, (TEMPLATES / asset).read_text(encoding="utf-8"))
 
-    verdicts_by_vendor, listed_rows, row_scores = _query_pages(
-        page, sink, queries, [e["vendor"] for e in scored], pages_without_rows
-    )
+    def listings(self, sink: SiteSink) -> None:
+        """The public rows' listing, and `public_row_scores.csv` (every vendor's figures on each row)."""
+        if not self.has_queries:
+            return
+        for name, rows, pager in paginate(self.inputs.listing, "index", ROWS_PER_PAGE):
+            self.page(sink, f"queries/{name}", "queries.html.j2", pager=pager, queries=rows, active="queries")
+        by_row = [{f["row_id"]: f for f in figures} for _, figures in sorted(self.inputs.figures.items())]
+        row_scores = PublicRowScores()
+        for row in self.inputs.listing:
+            for figures in by_row:
+                if row["row_id"] in figures:
+                    row_scores.add(figures[row["row_id"]])
+        sink.put("public_row_scores.csv", row_scores.text())
 
-    def vendor_pages(entries: list[dict[str, Any]]) -> None:
-        for e in entries:
-            verdicts = verdicts_by_vendor[e["vendor"]]
-            listing = paginate(verdicts, e["vendor"], ROWS_PER_PAGE)
-            page(
-                f"vendors/{e['vendor']}.html",
-                "vendor.html.j2",
-                e=e,
-                spec=manifest.vendors.get(e["vendor"]),
-                key_figures=[m for m in KEY_FIGURES if m in e["metrics"]],
-                scope_columns=SCOPE_COLUMNS,
-                verdicts=verdicts,
-                listed=listing[0][1],
-                pager=listing[0][2],
-                pairs=vendor_comparisons(board, e["vendor"]),
-                agent=_agent_ready(e),
-                has_reply=e["vendor"] in replied,
-                active="leaderboard",
-            )
-            # the rest of a long list of rows, a page each
-            _listing_pages(page, "vendors", "vendor_rows.html.j2", "listed", listing[1:], e=e, active="leaderboard")
-            put(f"vendors/{e['vendor']}.json", vendor_json(board, e, verdicts))
+    def row_pages(self, start: int, sink: SiteSink) -> None:
+        """The pages of the public rows `start` to `start + CHUNK_ROWS` - 1 (one packed chunk)."""
+        queries = self.inputs.queries
+        stop = min(start + CHUNK_ROWS, len(queries))
+        records = queries.span(start, stop) if isinstance(queries, DrilldownRecords) else queries[start:stop]
+        for q in records:
+            self.page(sink, f"queries/{q['row_id']}.html", "query.html.j2", q=q, active="queries")
 
-    def listings() -> None:
-        vendor_pages(scored[0::2])
-        queries_listing = paginate(listed_rows, "index", ROWS_PER_PAGE)
-        _listing_pages(page, "queries", "queries.html.j2", "queries", queries_listing, active="queries")
-        if listed_rows:
-            put("public_row_scores.csv", row_scores)
+    def vendor_pages(self, e: dict[str, Any], sink: SiteSink) -> None:
+        """A scored vendor's page, the pages that list the rest of its rows, and its JSON file."""
+        vendor = e["vendor"]
+        verdicts = [row_verdict(f) for f in self.inputs.figures.get(vendor, ())]
+        listing = paginate(verdicts, vendor, ROWS_PER_PAGE)
+        self.page(
+            sink,
+            f"vendors/{vendor}.html",
+            "vendor.html.j2",
+            e=e,
+            spec=self.manifest.vendors.get(vendor),
+            key_figures=[m for m in KEY_FIGURES if m in e["metrics"]],
+            scope_columns=SCOPE_COLUMNS,
+            verdicts=verdicts,
+            listed=listing[0][1],
+            pager=listing[0][2],
+            pairs=vendor_comparisons(self.board, vendor),
+            agent=_agent_ready(e),
+            has_reply=vendor in self.replied,
+            active="leaderboard",
+        )
+        for name, rows, pager in listing[1:]:  # the rest of a long list of rows, a page each
+            self.page(sink, f"vendors/{name}", "vendor_rows.html.j2", pager=pager, listed=rows, e=e, active="leaderboard")
+        sink.put(f"vendors/{vendor}.json", vendor_json(self.board, e, verdicts))
 
-    # every other vendor's pages in a forked child, beside the rest here
-    _side_by_side(sink, _on_two_cores(queries), lambda: vendor_pages(scored[1::2]), listings)
+
+def render_site(out: Path | SiteSink, inputs: SiteInputs) -> SiteSink:
+    """Render every published file of the snapshot into `out` (a folder, made new: `SiteFolder`;
+    or any other `SiteSink`, e.g. rescore's comparison with the published files); returns the
+    sink. The site's parts are rendered side by side (`runtime.in_processes`, the costliest first),
+    each into a fresh sink the first one adopts: the same files whichever process rendered them."""
+    sink = SiteFolder(out) if isinstance(out, Path) else out
+    site = _Site(inputs)
+    parts = site.parts()
+
+    def render(part: tuple[float, Callable[[SiteSink], None]]) -> list[Any]:
+        mine = sink.fresh()
+        # the records unpacked for the pages, and the pages, form no cycles worth the collector's walks
+        with collector_paused():
+            part[1](mine)
+        return mine.taken()
+
+    for taken in in_processes(parts, render, worker_count(len(parts), job_mib=SITE_PART_MIB), lambda p: p[0]):
+        sink.adopt(taken)
     return sink
 
 
@@ -636,6 +493,10 @@ class SiteInputs:
     public_rows: list[dict[str, Any]]
     errata: list[dict[str, Any]]
     queries: Sequence[dict[str, Any]] = field(default_factory=list)  # a list, or packed (`publish.packed`)
+    # each public row's line in the queries' listing: row_id, stratum, task_type, request_text,
+    # n_correct, n_scored
+    listing: list[dict[str, Any]] = field(default_factory=list)
+    figures: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # per vendor (`drilldown.row_figures`)
     ttr_observations: dict[str, tuple[list[float], list[bool]]] = field(default_factory=dict)
     replies: dict[str, Reply] = field(default_factory=dict)
     disclosures: str | None = None
@@ -644,17 +505,4 @@ class SiteInputs:
     evidence: EvidenceBundle | None = None
 
     def render(self, out: Path | SiteSink) -> SiteSink:
-        return render_site(
-            out,
-            self.board,
-            self.manifest,
-            self.public_rows,
-            self.errata,
-            queries=self.queries,
-            ttr_observations=self.ttr_observations,
-            replies=self.replies,
-            disclosures=self.disclosures,
-            split_counts=self.split_counts,
-            extra_files=self.extra_files,
-            evidence=self.evidence,
-        )
+        return render_site(out, self)

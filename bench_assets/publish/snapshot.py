@@ -8,12 +8,9 @@ and the lifecycle moves to `published` only once the files are in place.
 
 from __future__ import annotations
 
-import gc
-import os
 import shutil
 import tempfile
 import time
-from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,19 +19,16 @@ from typing import Any
 import pandas as pd
 
 from bench_assets.aggregate.leaderboard import current_leaderboard
-from bench_assets.errors import HoldoutLeakError
+from bench_assets.errors import HoldoutLeakError, NotReadyError
 from bench_assets.fetch.versions import environment_record, record_publication_versions
-from bench_assets.golden.rows import GoldenRow
 from bench_assets.golden.store import load_golden_rows
 from bench_assets.manifest import Manifest
+from bench_assets.publish.build import build_snapshot, stale_vendors
 from bench_assets.publish.files import file_digest
 from bench_assets.publish.guard import PublicationGuard
-from bench_assets.publish.inputs import private_terms, site_inputs, ttr_as_of
-from bench_assets.publish.memory import give_back_memory
+from bench_assets.publish.inputs import private_needles, site_inputs, ttr_as_of
 from bench_assets.publish.site import SiteInputs
-from bench_assets.publish.vendor_part import VendorPart, vendor_part
-from bench_assets.publish.workers import in_processes, worker_count
-from bench_assets.score.partition import cyclic_gc_paused
+from bench_assets.runtime import in_processes, worker_count
 from bench_assets.sentinels.ttr import sentinel_tables
 from bench_assets.split.leaks import LeakGuard
 from bench_assets.storage.warehouse import Warehouse
@@ -58,98 +52,46 @@ def publication_inputs(
     private_dir: Path,
     versions: dict[str, Any] | None = None,
 ) -> tuple[SiteInputs, PublicationGuard, LeakGuard, dict[str, int]]:
-    """Decide whether the snapshot may be published now (PublicationRefused if not), then gather
-    what its files are rendered from and the leak guard that scans them. `versions`: this
-    publication's record of code, environment and input files (`fetch.versions`)."""
+    """Decide whether the snapshot may be published now (PublicationRefused if not), then build
+    what its files are rendered from (`publish.build`) and the leak guard that scans them.
+    `versions`: this publication's record of code, environment and input files (`fetch.versions`).
+    NotReadyError when a vendor's stored verdicts are not what its archive scores to now."""
     snapshot_id = manifest.snapshot_id
     board = current_leaderboard(warehouse, manifest, publication_versions=versions)
     rows = load_golden_rows(warehouse, snapshot_id)
     split = warehouse.split(snapshot_id)
     # lifecycle and review gate first (a published snapshot is never re-rendered), then the inputs
-    guard = PublicationGuard.begin(warehouse, manifest, board, rows, split, private_dir)
-    terms, term_counts = private_terms(private_dir, manifest, warehouse, rows, split)
-    leak_guard = LeakGuard(terms + guard.leak_needles)  # decoys are private like the holdout
+    guard = PublicationGuard.begin(warehouse, manifest, board, rows, split)
+    leak_guard, needle_counts = private_needles(private_dir, manifest, warehouse, rows, split)
+    build = build_snapshot(warehouse, manifest, rows, split, leak_guard, guard.commitment_key)
+    stale = stale_vendors(warehouse.rows("row_scores", snapshot_id), build)
+    if stale:
+        raise NotReadyError(
+            "the stored verdicts (row_scores) are not what the archive scores to now for "
+            + ", ".join(f"{v} ({n} rows)" for v, n in sorted(stale.items()))
+            + "; materialize vendor_scores and vendor_leaderboard for them again, then publish"
+        )
     pages, probes = sentinel_tables(warehouse, snapshot_id)
-    # each vendor's part read with its share of the integrity files (its decoy spend, its commitments)
-    parts = list(published_vendor_parts(warehouse, manifest, rows, split, leak_guard, guard.commitment_key))
     inputs = site_inputs(
         manifest,
         board,
-        rows,
-        split,
+        build,
         snapshot_dir=snapshots_dir / snapshot_id,
-        vendor_parts=parts,
         sentinel_pages=pages,
         sentinel_probes=probes,
         # the Kaplan–Meier chart draws the probes the leaderboard's time-to-retrievability figure includes
         as_of=ttr_as_of(warehouse.rows("vendor_metrics", snapshot_id, columns=["metric", "value"])),
         recorded_replies=warehouse.rows("vendor_replies", snapshot_id, columns=["vendor", "path", "sha256"]),
-        extra_files=integrity_files(guard, parts),  # holdout commitments, exclusions ledger, review record
+        extra_files=guard.files(build.integrity),  # holdout commitments, exclusions ledger, review record
     )
-    return inputs, guard, leak_guard, term_counts
-
-
-def integrity_files(guard: PublicationGuard, parts: Iterable[VendorPart]) -> dict[str, str]:
-    """Integrity's published files (`PublicationGuard.files`), with each vendor's share its part
-    read (`VendorPart.integrity`), and the memory its reading of any other vendor's holdout and
-    decoy responses took given back."""
-    files = guard.files({p.vendor: p.integrity for p in parts if p.integrity is not None})
-    give_back_memory()
-    return files
-
-
-def published_vendor_parts(
-    warehouse: Warehouse,
-    manifest: Manifest,
-    rows: list[GoldenRow],
-    split: Mapping[str, str],
-    leak_guard: LeakGuard,
-    commitment_key: bytes | None = None,
-) -> Iterator[VendorPart]:
-    """Each vendor's part of the publication (`vendor_part`) from its own archived responses, row
-    scores and parsed results of the public rows, in vendor order (with `commitment_key`, with its
-    share of the integrity files). Vendors are built side by side,
-    each in a forked child of its own (`publish.workers`: two at once on two cores), which reads
-    its vendor's archive, sends the part back and exits, giving back all the memory it took."""
-    snapshot_id = manifest.snapshot_id
-    public = [r for r in rows if split.get(r.id) == "public"]
-    parent = os.getpid()
-
-    def part(vendor: str) -> VendorPart:
-        # in a forked child the warehouse's file lock is the child's own
-        mine = warehouse if os.getpid() == parent else warehouse.for_child()
-        if os.getpid() != parent:
-            # The child exits once its part is sent, freeing everything at once; the collector,
-            # paused for the part (below), is left paused: resumed, its first collection would walk
-            # every object the part made (a seventh of a second a vendor at 12,600 rows) for nothing.
-            gc.disable()
-        results = mine.query_df(
-            "SELECT r.* FROM response_results r JOIN query_split q USING (snapshot_id, row_id) "
-            "WHERE r.snapshot_id = ? AND r.vendor = ? AND q.split = 'public'",
-            [snapshot_id, vendor],
-        )
-        with cyclic_gc_paused():  # as scoring does: its objects form no cycles worth the collector's walks
-            return vendor_part(
-                manifest,
-                vendor,
-                public,
-                mine.rows("raw_responses", snapshot_id, vendor=vendor),  # all roles: spend is priced over them
-                mine.rows("row_scores", snapshot_id, vendor=vendor, split="public"),
-                results,
-                leak_guard,
-                commitment_key=commitment_key,
-            )
-
-    vendors = sorted(manifest.vendors)
-    sizes = warehouse.public_body_chars(snapshot_id)  # the heaviest first
-    yield from in_processes(vendors, part, worker_count(len(vendors)), lambda v: sizes.get(v, 0))
+    return inputs, guard, leak_guard, needle_counts
 
 
 def scan_site(leak_guard: LeakGuard, directory: Path) -> list[str]:
-    """`leak_guard.scan(directory)`, the files read side by side: dealt out in turn to forked
-    children (`publish.workers`; in turn, as pages, charts and data files cost differently per
-    byte), each reporting the leaks of each of its files; put back in path order they are the
-    whole scan's findings, leak for leak."""
+    """`leak_guard.scan(directory)`, the files read side by side (`runtime.in_processes`: dealt out
+    in turn, as pages, charts and data files cost differently per byte), each worker reporting the
+    leaks of each of its files; put back in path order they are the whole scan's findings, leak
+    for leak."""
     files = sorted(p for p in directory.rglob("*") if p.is_file())
     workers = worker_count(len(files))
 
@@ -216,7 +158,7 @@ def publish_snapshot(
         files,
         inputs,
         guard,
-        {**term_counts, "decoys": len(guard.leak_needles), "scan_seconds": round(scan_seconds, 3)},
+        {**term_counts, "scan_seconds": round(scan_seconds, 3)},
     )
 
 

@@ -50,6 +50,7 @@ from bench_assets.reproduce.folder import PublishedFolder, read_folder
 from bench_assets.reproduce.verdicts import VendorVerdicts, rederive_vendor
 from bench_assets.rescore.compare import Difference, compare_csv, compare_json, same_value, vendor_in
 from bench_assets.score.partition import SCORE_COLUMNS
+from bench_assets.storage.values import plain
 
 # What the published files hold that public rows cannot determine, and why (one line each).
 NOT_REPRODUCIBLE = (
@@ -122,15 +123,6 @@ def _published_rows(folder: PublishedFolder) -> dict[str, dict[str, dict[str, An
     return out
 
 
-def _plain(x: Any) -> Any:
-    if x is None or x is pd.NA:
-        return None
-    try:
-        if pd.isna(x):
-            return None
-    except (TypeError, ValueError):
-        pass
-    return x.item() if hasattr(x, "item") else x
 
 
 def verdict_records(folder: PublishedFolder, scores: pd.DataFrame) -> list[dict[str, Any]]:
@@ -138,7 +130,7 @@ def verdict_records(folder: PublishedFolder, scores: pd.DataFrame) -> list[dict[
     per public row, its vendors' verdicts inside), so they are rendered by the same functions."""
     by_row: dict[str, list[dict[str, Any]]] = {}
     for rec in scores.sort_values(["vendor"]).to_dict("records"):
-        by_row.setdefault(rec["row_id"], []).append({**{k: _plain(v) for k, v in rec.items()}})
+        by_row.setdefault(rec["row_id"], []).append({**{k: plain(v) for k, v in rec.items()}})
     return [
         {"row_id": r.id, "stratum": r.stratum, "task_type": r.task_type, "vendors": by_row.get(r.id, [])}
         for r in folder.rows

@@ -17,6 +17,8 @@ import numpy as np
 import pandas as pd
 from selectolax.lexbor import LexborHTMLParser
 
+from bench_assets.storage.values import plain
+
 TOLERANCE = 1e-9
 ROW_SCORES = "row_scores (DuckDB)"
 VENDOR_METRICS = "vendor_metrics (DuckDB)"
@@ -71,15 +73,6 @@ class RescoreReport:
 # ##### COMPARING
 
 
-def _plain(x: Any) -> Any:
-    """pandas' and numpy's scalars as plain Python (missing values as None)."""
-    if x is None or x is pd.NA or x is pd.NaT:
-        return None
-    if hasattr(x, "item") and not isinstance(x, (str, bytes)):
-        x = x.item()
-    if isinstance(x, float) and math.isnan(x):
-        return None
-    return x
 
 
 def _number(x: Any, text: bool) -> float | None:
@@ -97,7 +90,7 @@ def _number(x: Any, text: bool) -> float | None:
 
 def same_value(published: Any, derived: Any, tol: float = TOLERANCE, *, text: bool = False) -> bool:
     """Equal as figures: numbers within `tol` (with `text`, numeric CSV cells too), anything else exactly."""
-    published, derived = _plain(published), _plain(derived)
+    published, derived = plain(published), plain(derived)
     if isinstance(published, bool) or isinstance(derived, bool):
         return isinstance(published, bool) and isinstance(derived, bool) and published == derived
     a, b = _number(published, text), _number(derived, text)
@@ -197,10 +190,10 @@ def compare_csv(
 def _rows_by_key(df: pd.DataFrame, key: list[str]) -> dict[tuple[Any, ...], int]:
     """Each key's row (the last of equal keys), in the order the keys first appear."""
     columns = [df[k].tolist() for k in key] if len(df) else []
-    if columns and all(set(map(type, c)) == {str} for c in columns):  # plain already (`_plain` keeps a str)
+    if columns and all(set(map(type, c)) == {str} for c in columns):  # plain already (`plain` keeps a str)
         return {k: i for i, k in enumerate(zip(*columns))}
     keys = zip(*columns) if columns else iter(())
-    return {tuple(_plain(x) for x in k): i for i, k in enumerate(keys)}
+    return {tuple(plain(x) for x in k): i for i, k in enumerate(keys)}
 
 
 def _column(df: pd.DataFrame, column: str) -> list[Any]:
@@ -243,7 +236,7 @@ def compare_frames(
         for column, stored_values, derived_values in by_column:
             x, y = stored_values[i], derived_values[j]
             if not _same_cell(x, y):
-                out.append(Difference(surface, vendor, f"{where}: {column}", _plain(x), _plain(y)))
+                out.append(Difference(surface, vendor, f"{where}: {column}", plain(x), plain(y)))
     return out
 
 
@@ -432,11 +425,11 @@ class SiteComparison:
             )
         )
 
-    def mark(self) -> int:
-        return len(self.checks)
+    def fresh(self) -> SiteComparison:
+        return SiteComparison(self.out_dir, self.keep)
 
-    def since(self, mark: int) -> list[Any]:
-        return self.checks[mark:]
+    def taken(self) -> list[Any]:
+        return list(self.checks)
 
     def adopt(self, items: list[Any]) -> None:
         self.checks += items

@@ -32,10 +32,8 @@ scoring fix this costs nothing.
 
 from __future__ import annotations
 
-import gc
 import json
 import os
-from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
@@ -50,17 +48,13 @@ from bench_assets.aggregate.figures import METRIC_COLUMNS, vendor_metrics
 from bench_assets.aggregate.leaderboard import build_leaderboard, public_comparisons_frame
 from bench_assets.errors import BenchInputError
 from bench_assets.fetch.versions import environment_record, recorded_versions, version_warnings
-from bench_assets.golden.rows import GoldenRow
 from bench_assets.golden.store import load_golden_rows
-from bench_assets.golden.verify import row_urls
 from bench_assets.manifest import Manifest, load_manifest
+from bench_assets.publish.build import SnapshotBuild, build_snapshot
 from bench_assets.publish.files import EXTRA_FILE_NOTES
 from bench_assets.publish.guard import PublicationGuard, holdout_commitment_key
-from bench_assets.publish.inputs import private_terms, site_inputs, ttr_as_of
-from bench_assets.publish.parse_once import parse_once
+from bench_assets.publish.inputs import private_needles, site_inputs, ttr_as_of
 from bench_assets.publish.site import SiteInputs
-from bench_assets.publish.vendor_part import VendorPart, vendor_part
-from bench_assets.publish.workers import ForkedJob, in_processes, worker_count
 from bench_assets.rescore.compare import (
     FIGURE_FILES,
     ROW_SCORES,
@@ -75,12 +69,11 @@ from bench_assets.rescore.compare import (
     read_text,
     vendor_in,
 )
-from bench_assets.score.partition import SCORE_COLUMNS, cyclic_gc_paused, read_evidence, score_rows
+from bench_assets.runtime import ForkedJob
+from bench_assets.score.partition import SCORE_COLUMNS
 from bench_assets.sentinels.probes import rederive_outcomes
 from bench_assets.sentinels.ttr import AS_OF_METRIC, snapshot_ttr_metrics
 from bench_assets.split.assign import split_key
-from bench_assets.split.decoys import decoys_for_snapshot
-from bench_assets.split.leaks import LeakGuard
 from bench_assets.storage import lifecycle
 from bench_assets.storage.warehouse import Warehouse
 
@@ -121,34 +114,17 @@ def _publication_date(warehouse: Warehouse, snapshot_id: str, out_dir: Path) -> 
     return datetime.now(UTC).date()  # nothing recorded: review.json, if any, is reported
 
 
-@dataclass
-class PrivateNeedles:
-    """What the re-rendered site must not show (the holdout, dead holdout rows and decoys), as the
-    publication gathered it, the split secret its integrity files are keyed with (None without
-    it: they cannot be re-derived, `note` says so)."""
-
-    leak_guard: LeakGuard
-    secret: bytes | None
-    note: str | None
-
-
-def private_needles(
-    manifest: Manifest, warehouse: Warehouse, rows: list[GoldenRow], split: dict[str, str], private_dir: Path
-) -> PrivateNeedles:
-    """The leak guard the publication used (every private row and decoy) and the split secret."""
-    terms, _ = private_terms(private_dir, manifest, warehouse, rows, split)
-    note = None
+def commitment_key(manifest: Manifest) -> tuple[bytes | None, str | None]:
+    """The key of the snapshot's holdout commitments (`publish.guard.holdout_commitment_key`),
+    from the split secret; without the secret (a live snapshot, $BENCH_SPLIT_KEY unset) None, and
+    a note saying what that leaves unchecked."""
     try:
-        secret: bytes | None = split_key(manifest.split.key_env, manifest.mode)
-        decoys = decoys_for_snapshot(manifest, rows, split, private_dir)
+        secret = split_key(manifest.split.key_env, manifest.mode)
     except BenchInputError as exc:
-        secret, decoys = None, []
-        note = (
-            f"integrity files and decoys not re-derived ({exc}); the published copies are checked against "
-            "their recorded SHA-256"
+        return None, (
+            f"integrity files not re-derived ({exc}); the published copies are checked against their recorded SHA-256"
         )
-    needles = [{"row_id": d.id, "request_text": d.request_text, "golden_urls": row_urls(d)} for d in decoys]
-    return PrivateNeedles(LeakGuard(terms + needles), secret, note)
+    return holdout_commitment_key(secret, manifest.snapshot_id), None
 
 
 def derived_site_inputs(
@@ -156,38 +132,32 @@ def derived_site_inputs(
     warehouse: Warehouse,
     manifest: Manifest,
     board: dict[str, Any],
-    rows: list[GoldenRow],
-    split: dict[str, str],
-    vendor_parts: list[VendorPart],
+    build: SnapshotBuild,
     metrics: pd.DataFrame,
     pages: pd.DataFrame,
     probes: pd.DataFrame,
-    private: PrivateNeedles,
-    notes: list[str],
+    key: bytes | None,
 ) -> SiteInputs:
-    """What publication would render the site from, with the re-derived record, each vendor's
-    part re-derived from its archive (`vendor_part`) and the probes. Integrity's files (holdout
-    commitments, exclusions ledger, review record) are rendered as the publication guard renders
-    them, dated by the publication's record; their keyed digests need the split secret, so
-    without it (a live snapshot, $BENCH_SPLIT_KEY unset) the published copies are used and checked
-    against their recorded SHA-256 only (said in `notes`)."""
+    """What publication would render the site from, with the re-derived record, every vendor's
+    build and the probes. Integrity's files (holdout commitments, exclusions ledger, review record)
+    are rendered as the publication guard renders them, dated by the publication's record; their
+    keyed digests need the split secret, so without it (`key` None) the published copies are used
+    (and checked against their recorded SHA-256 only)."""
     snapshot_id = manifest.snapshot_id
     out_dir = root / "data" / "publish" / snapshot_id
-    if private.note is not None:
-        notes.append(private.note)
-    if private.secret is not None:
+    if key is not None:
         published = lifecycle.snapshot_status(warehouse, snapshot_id) == lifecycle.PUBLISHED
         guard = PublicationGuard(
             warehouse,
             manifest,
             board,
-            rows,
-            split,
-            private.secret,
+            build.rows,
+            build.split,
+            split_key(manifest.split.key_env, manifest.mode),
             lifecycle.PUBLISHED if published else lifecycle.DRAFT,
             _publication_date(warehouse, snapshot_id, out_dir),
         )
-        extra = guard.files({p.vendor: p.integrity for p in vendor_parts if p.integrity is not None})
+        extra = guard.files(build.integrity)
     else:
         extra = {
             rel: (out_dir / rel).read_text(encoding="utf-8") for rel in EXTRA_FILE_NOTES if (out_dir / rel).is_file()
@@ -195,74 +165,14 @@ def derived_site_inputs(
     return site_inputs(
         manifest,
         board,
-        rows,
-        split,
+        build,
         snapshot_dir=root / "data" / "snapshots" / snapshot_id,
-        vendor_parts=vendor_parts,
         sentinel_pages=pages,
         sentinel_probes=probes,
         as_of=ttr_as_of(metrics),
         recorded_replies=warehouse.rows("vendor_replies", snapshot_id, columns=["vendor", "path", "sha256"]),
         extra_files=extra,
     )
-
-
-@dataclass
-class RescoredVendor:
-    """One vendor re-derived from its archive: its row scores, and its part of the site (None
-    when nothing is published to compare with)."""
-
-    vendor: str
-    scores: pd.DataFrame
-    part: VendorPart | None
-
-
-def rescore_vendor(
-    warehouse: Warehouse,
-    manifest: Manifest,
-    vendor: str,
-    rows: list[GoldenRow],
-    split: dict[str, str],
-    leak_guard: LeakGuard | None,
-    shared: dict[Any, Any] | None = None,
-    commitment_key: bytes | None = None,
-) -> RescoredVendor | None:
-    """Score one vendor again from its archived responses (`score.partition`: each final response
-    classified and parsed, every attempt priced) and, with `leak_guard`, build its part of the
-    site from the same reading, with `commitment_key` its share of the integrity files too (None:
-    the vendor has no archived response)."""
-    # as scoring does: its objects form no cycles worth the collector's walks
-    with cyclic_gc_paused():
-        snapshot_id = manifest.snapshot_id
-        raw = warehouse.rows("raw_responses", snapshot_id, vendor=vendor)
-        if raw.empty:
-            return None
-        spec = manifest.vendors[vendor]
-        adapter = parse_once(get_adapter(spec.adapter))  # scoring and the evidence bundle read each body once
-        evidence = read_evidence(adapter, spec.prices_usd, rows, raw, f"{snapshot_id}|{vendor}")
-        verdicts: dict[str, Any] = {}
-        scores, results = score_rows(
-            snapshot_id, vendor, manifest.fidelity_weights, manifest.answer_k, rows, split, evidence, verdicts
-        )
-        if leak_guard is None:
-            return RescoredVendor(vendor, scores, None)
-        public = [r for r in rows if split.get(r.id) == "public"]
-        public_ids = {r.id for r in public}
-        part = vendor_part(
-            manifest,
-            vendor,
-            public,
-            raw,
-            scores[scores["row_id"].isin(public_ids)],
-            results[results["row_id"].isin(public_ids)],
-            leak_guard,
-            evidence,
-            shared,
-            adapter,
-            verdicts,
-            commitment_key,
-        )
-        return RescoredVendor(vendor, scores, part)
 
 
 def rescore_snapshot(
@@ -276,7 +186,7 @@ def rescore_snapshot(
     """Re-derive the snapshot's row scores, aggregates and published files from its archive and
     report every difference from what is stored and published. Reads only (each re-rendered file is
     compared as it is rendered, none is written); calls no vendor. `private_dir` defaults to
-    $BENCH_PRIVATE_DIR, else data/private (where the publication found the dead holdout rows and the decoy pool)."""
+    $BENCH_PRIVATE_DIR, else data/private (where the publication found the dead holdout rows and the decoys)."""
     manifest = load_manifest(root / "data" / "snapshots" / snapshot_id / "manifest.yaml")
     if warehouse is None:
         warehouse = Warehouse(root / "data" / "warehouse" / "bench.duckdb", lake_url=lake_url)
@@ -287,51 +197,31 @@ def rescore_snapshot(
     )
     out_dir = root / "data" / "publish" / snapshot_id
     published_path = out_dir / "leaderboard.json"
-    # the site is re-rendered only when there is one to compare with
-    needles = private_needles(manifest, warehouse, rows, split, private) if published_path.exists() else None
     report = RescoreReport(snapshot_id)
-    frames, parts = [], []
-    vendors = sorted(manifest.vendors)
-    leak_guard = needles.leak_guard if needles else None
-    # each vendor's share of the integrity files is read with its part (it needs the split secret)
-    key = holdout_commitment_key(needles.secret, snapshot_id) if needles and needles.secret is not None else None
-    parent = os.getpid()
-
-    def rescored(vendor: str) -> RescoredVendor | None:
-        # in a forked child (`publish.workers`) the warehouse's file lock is the child's own
-        mine = warehouse if os.getpid() == parent else warehouse.for_child()
-        if os.getpid() != parent:
-            gc.disable()  # for good: see `publish.snapshot.published_vendor_parts`
-        return rescore_vendor(mine, manifest, vendor, rows, split, leak_guard, commitment_key=key)
-
-    # each vendor from its own archive, side by side in processes of their own (`publish.workers`),
-    # the heaviest first
-    sizes = warehouse.public_body_chars(snapshot_id)
-    for done in in_processes(vendors, rescored, worker_count(len(vendors)), lambda v: sizes.get(v, 0)):
-        if done is None:
-            continue
-        frames.append(done.scores)
-        if done.part is not None:
-            parts.append(done.part)
-        report.vendors.append(done.vendor)
-    scores = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=SCORE_COLUMNS)
+    # every vendor built from its archive exactly as publication builds it (`publish.build`)
+    leak_guard, _ = private_needles(private, manifest, warehouse, rows, split)
+    key, note = commitment_key(manifest)
+    if note is not None:
+        report.notes.append(note)
+    build = build_snapshot(warehouse, manifest, rows, split, leak_guard, key)
+    scores = build.scores
+    report.vendors = [b.vendor for b in build.vendors]
     report.rows_rescored = len(scores)
 
     def row_scores_compared() -> tuple[list[Difference], pd.DataFrame, pd.DataFrame]:
         """Every row's verdict against the stored one, and the vendors compared pairwise (over
         all rows, and over the public ones for the public figures)."""
-        mine = warehouse if os.getpid() == parent else warehouse.for_child()
         differences = compare_frames(
             ROW_SCORES,
-            mine.rows("row_scores", snapshot_id),
+            warehouse.rows("row_scores", snapshot_id),
             scores,
             ["vendor", "row_id"],
             [c for c in SCORE_COLUMNS if c not in ("snapshot_id", "vendor", "row_id")],
         )
         return differences, vendor_comparisons(snapshot_id, scores), public_comparisons_frame(scores, snapshot_id)
 
-    # The warehouse: every row's verdict (150,000 at 12,600 rows) compared, and the pairwise
-    # comparisons derived, in a forked child while the metrics are derived here; then the board.
+    # The warehouse: every row's verdict compared, and the pairwise comparisons derived, in a forked
+    # child (`runtime.ForkedJob`) while the metrics are derived here; then the board.
     with ForkedJob(row_scores_compared) as compared:
         metrics = vendor_metrics(snapshot_id, scores) if len(scores) else pd.DataFrame(columns=METRIC_COLUMNS)
         complete = {v for v, n in scores.groupby("vendor").size().items() if n == len(rows)} if len(scores) else set()
@@ -373,27 +263,14 @@ def rescore_snapshot(
     )
     report.surfaces += [ROW_SCORES, VENDOR_METRICS, VENDOR_COMPARISONS]
 
-    if needles is None:
+    if not published_path.exists():
         report.differences.append(
             Difference(str(published_path), None, "leaderboard.json", None, "nothing published yet")
         )
         return report
-    # The whole site, rendered again from the re-derived record as publication renders it.
-    inputs = derived_site_inputs(
-        root,
-        warehouse,
-        manifest,
-        derived_board,
-        rows,
-        split,
-        parts,
-        metrics,
-        pages,
-        probes,
-        needles,
-        report.notes,
-    )
-    # each file is compared with the published one as it is rendered (nothing is written)
+    # The whole site, rendered again from the re-derived record as publication renders it; each
+    # file is compared with the published one as it is rendered (nothing is written).
+    inputs = derived_site_inputs(root, warehouse, manifest, derived_board, build, metrics, pages, probes, key)
     site = SiteComparison(out_dir, _compared_by_figure)
     inputs.render(site)
     report.differences += _compare_published(out_dir, site, derived_board, warehouse, snapshot_id, report)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -23,8 +22,10 @@ from bench_assets.golden.rows import GoldenRow
 from bench_assets.golden.store import load_golden_rows
 from bench_assets.manifest import Manifest
 from bench_assets.review.business_days import review_clock
+from bench_assets.score.partition import VERDICT_COLUMNS
 from bench_assets.split.leaks import LeakGuard, readings
 from bench_assets.storage import lifecycle
+from bench_assets.storage.values import plain
 from bench_assets.storage.warehouse import Warehouse
 
 RAW_COLUMNS = [
@@ -41,37 +42,14 @@ RAW_COLUMNS = [
     "transport_error",
     "final",
 ]
-SCORE_COLUMNS = [
-    "row_id",
-    "stratum",
-    "task_type",
-    "response_class",
-    "n_results",
-    "first_hit_rank",
-    "hit_at_1",
-    "hit_at_3",
-    "hit_at_5",
-    "hit_at_10",
-    "fidelity",
-    "fidelity_label",
-    "correct",
-    "billed_usd",
-    "latency_ms",
-    "attempts",
-]
+# each public row's verdict as the vendor reviews it (what is published of it, and how many results came back)
+SCORE_COLUMNS = ["row_id", "stratum", "task_type", "n_results", *VERDICT_COLUMNS]
 
 
 def _plain(value: Any) -> Any:
-    """A JSON-ready scalar (pandas NA/NaN → None, timestamps → ISO text)."""
-    if value is None or value is pd.NA or value is pd.NaT:
-        return None
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    if isinstance(value, pd.Timestamp):
-        return value.isoformat()
-    if hasattr(value, "item"):
-        return value.item()
-    return value
+    """A JSON-ready scalar (`storage.values.plain`, timestamps as ISO text)."""
+    value = plain(value)
+    return value.isoformat() if isinstance(value, pd.Timestamp) else value
 
 
 def _records(df: pd.DataFrame, columns: list[str]) -> list[dict[str, Any]]:

@@ -18,12 +18,10 @@ capability) have no scores at all.
 
 from __future__ import annotations
 
-import gc
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -32,17 +30,36 @@ from bench_assets.adapters import get_adapter
 from bench_assets.adapters.base import Adapter, loads_json
 from bench_assets.errors import NotReadyError
 from bench_assets.fetch.classify import classify_response
-from bench_assets.fetch.spend import archived_spend, attempt_readings
+from bench_assets.fetch.spend import AttemptReading, attempt_readings, ledger_of
 from bench_assets.golden.rows import GoldenRow, capability_of
 from bench_assets.golden.store import load_golden_rows
 from bench_assets.golden.verdicts import NO_EXTRACTION, AnswerVerdict, extract_fidelity, score_answer
 from bench_assets.manifest import SUPPORTED_K_VALUES, Manifest
+from bench_assets.runtime import collector_paused
 from bench_assets.score.vector import score_result_lists
 from bench_assets.storage.tables import TABLES
 from bench_assets.storage.warehouse import Warehouse
 
 SCORE_COLUMNS = TABLES["row_scores"].column_names
 RESULT_COLUMNS = TABLES["response_results"].column_names
+# A vendor's verdict on one row as it is published (public_row_scores.csv, the drill-down, the
+# review packets): the row_scores columns past the row's identity and place.
+VERDICT_COLUMNS = (
+    "response_class",
+    "correct",
+    "first_hit_rank",
+    "hit_at_1",
+    "hit_at_3",
+    "hit_at_5",
+    "hit_at_10",
+    "fidelity",
+    "fidelity_label",
+    "answer_score",
+    "answer_rule",
+    "billed_usd",
+    "latency_ms",
+    "attempts",
+)
 HIT_KS = SUPPORTED_K_VALUES  # every supported k is scored; a manifest publishes its own `k_values` of them
 # Nullable dtypes: a row the vendor cannot serve has no hit, fidelity or verdict (NULL, not False).
 SCORE_DTYPES = {
@@ -102,24 +119,41 @@ READ_COLUMNS = (
 )
 
 
-def read_evidence(
+@dataclass(frozen=True)
+class ArchiveReading:
+    """A vendor's archive read once, for scoring and for everything published from it: every
+    attempt sent for a golden row (`attempts`: decoys left out, in archive order, index reset),
+    what each means for spend (`readings`: `fetch.read_attempt`, its parsed body kept), what each
+    was charged (`billed_usd`, priced as `fetch.SpendLedger` prices them), and each golden row's
+    evidence (`evidence`: the final attempt's class and results, and the row's spend)."""
+
+    attempts: pd.DataFrame
+    readings: list[AttemptReading]
+    billed_usd: list[float]
+    evidence: dict[str, RowEvidence]
+
+
+def read_archive(
     adapter: Adapter, prices: dict[str, float], rows: list[GoldenRow], raw: pd.DataFrame, where: str
-) -> dict[str, RowEvidence]:
-    """Each golden row's evidence from its archived attempts (decoys left out): the final attempt
-    classified (`fetch.classify`) and parsed by the vendor's adapter, the spend of every attempt the
-    vendor billed (`fetch.archived_spend`). Rows of a capability the adapter lacks get none.
-    NotReadyError names `where` when a row the vendor can serve has no archived response."""
-    sent = raw[raw["role"] != "decoy"] if len(raw) else raw
-    # Every attempt is read once (`fetch.read_attempt`): for its spend, and for a final attempt its
-    # reading's parsed body is what classifying it needs, so no body is parsed twice.
+) -> ArchiveReading:
+    """Read a vendor's archived attempts once (decoys left out): every attempt read and priced
+    (`fetch.read_attempt`, `fetch.SpendLedger`), and each golden row's final attempt classified
+    (`fetch.classify`) from the same parsed body, so no body is parsed twice. Rows of a capability
+    the adapter lacks get no evidence. NotReadyError names `where` when a row the vendor can serve
+    has no archived response."""
+    sent = (raw[raw["role"] != "decoy"] if len(raw) else raw).reset_index(drop=True)
     readings = attempt_readings(adapter, prices, sent) if len(sent) else []
+    billed = ledger_of(adapter, prices, sent, readings).per_attempt() if len(sent) else []
     read = {name: sent[name].tolist() if len(sent) else [] for name in READ_COLUMNS}
     keys = list(zip(read["query_id"], read["capability"]))
     final_of = _final_positions(keys, read["attempt"])  # (query, capability) -> position in `sent`
     attempts_of = Counter(keys)
     # Spend of a row: every attempt the vendor billed, retries included (see fetch.archived_spend).
     billed_by_key = (
-        archived_spend(adapter, prices, sent, readings).groupby([sent["query_id"], sent["capability"]]).sum().to_dict()
+        pd.Series(billed, index=sent.index, dtype="float64")
+        .groupby([sent["query_id"], sent["capability"]])
+        .sum()
+        .to_dict()
         if len(sent)
         else {}
     )
@@ -131,7 +165,7 @@ def read_evidence(
             f"{len(missing)} golden rows of {where} have no archived response "
             f"(first: {missing[:3]}); materialize vendor_responses for this partition first"
         )
-    out: dict[str, RowEvidence] = {}
+    evidence: dict[str, RowEvidence] = {}
     for row, cap in served:
         final = final_of[(row.id, cap)]
         headers_json, status, body = (
@@ -150,7 +184,7 @@ def read_evidence(
             parsed=readings[final].parsed,
         )
         answered = classified.response_class == "ok"
-        out[row.id] = RowEvidence(
+        evidence[row.id] = RowEvidence(
             response_class=classified.response_class,
             results=tuple(classified.parsed.results) if classified.parsed and answered else (),
             billed_usd=float(billed_by_key.get((row.id, cap), 0.0)),
@@ -159,7 +193,14 @@ def read_evidence(
             request_id=classified.parsed.request_id if classified.parsed else None,
             error_detail=classified.detail,
         )
-    return out
+    return ArchiveReading(sent, readings, billed, evidence)
+
+
+def read_evidence(
+    adapter: Adapter, prices: dict[str, float], rows: list[GoldenRow], raw: pd.DataFrame, where: str
+) -> dict[str, RowEvidence]:
+    """Each golden row's evidence from its archived attempts (`read_archive`)."""
+    return read_archive(adapter, prices, rows, raw, where).evidence
 
 
 def score_partition(
@@ -172,27 +213,21 @@ def score_partition(
     raw: pd.DataFrame,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Score every golden row for one vendor. Returns (row_scores, response_results) frames."""
-    with cyclic_gc_paused():
+    # scoring's objects form no cycles worth the collector's walks (`runtime.collector_paused`)
+    with collector_paused():
         evidence = read_evidence(adapter, manifest.vendors[vendor].prices_usd, rows, raw, f"{snapshot_id}|{vendor}")
-        return score_rows(snapshot_id, vendor, manifest.fidelity_weights, manifest.answer_k, rows, split, evidence)
+        scored = score_rows(snapshot_id, vendor, manifest.fidelity_weights, manifest.answer_k, rows, split, evidence)
+        return scored.scores, scored.results
 
 
-@contextmanager
-def cyclic_gc_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector paused for the duration (reference counting still frees
-    every object as it goes). Scoring builds hundreds of thousands of small objects (parsed
-    bodies, results, records) that stay alive until the partition is scored and form no cycles
-    worth collecting; as they pile up the collector walks them all again and again, which cost
-    about a seventh of scoring's CPU (0.53 s against 0.46 s for exa's 3,276 responses). The
-    collector's state is restored on the way out; any cycle made meanwhile is found by its next
-    run."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
+class ScoredRows(NamedTuple):
+    """A vendor's rows scored (`score_rows`): its `row_scores` and `response_results` frames, and
+    each answered extract or answer row's verdict by row id (its `FidelityScore` or
+    `AnswerVerdict`), which the drill-down shows."""
+
+    scores: pd.DataFrame
+    results: pd.DataFrame
+    verdicts: dict[str, Any]
 
 
 def score_rows(
@@ -202,13 +237,11 @@ def score_rows(
     answer_k: int,
     rows: list[GoldenRow],
     split: dict[str, str],
-    evidence: dict[str, RowEvidence],
-    verdicts: dict[str, Any] | None = None,
-) -> tuple[pd.DataFrame, pd.DataFrame]:
+    evidence: Mapping[str, RowEvidence],
+) -> ScoredRows:
     """Every golden row's verdict from its evidence (`read_evidence`); a row without evidence is
-    one the vendor cannot serve (`unsupported`). Returns (row_scores, response_results) frames.
-    `verdicts`, when given, is filled with each answered extract or answer row's verdict by row id
-    (its `FidelityResult` or `AnswerVerdict`), for a drill-down read from the same evidence."""
+    one the vendor cannot serve (`unsupported`)."""
+    verdicts: dict[str, Any] = {}
     scores: list[dict[str, Any]] = []
     parsed: dict[str, list[Any]] = {}
     no_hits = {f"hit_at_{k}": None for k in HIT_KS}
@@ -254,7 +287,7 @@ def score_rows(
         task = row.task
         if task.type == "extract":
             fid = extract_fidelity(task, results, fidelity_weights) if answered else NO_EXTRACTION
-            if answered and verdicts is not None:
+            if answered:
                 verdicts[row.id] = fid
             entry["fidelity"], entry["fidelity_label"] = fid.score, fid.label
             entry["correct"] = fid.label == "correct"
@@ -264,7 +297,7 @@ def score_rows(
                 if answered
                 else AnswerVerdict(0.0, f"no answer: the response was {got.response_class}")
             )
-            if answered and verdicts is not None:
+            if answered:
                 verdicts[row.id] = verdict
             entry["answer_score"], entry["answer_rule"] = verdict.score, verdict.rule
             entry["correct"] = verdict.score == 1.0
@@ -320,7 +353,7 @@ def score_rows(
         columns=RESULT_COLUMNS,
     )
     frame = pd.DataFrame(scores, columns=SCORE_COLUMNS).astype(SCORE_DTYPES)
-    return frame, results_out
+    return ScoredRows(frame, results_out, verdicts)
 
 
 def _text_column(values: list[Any]) -> np.ndarray | list[Any]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import gc
 import os
 import signal
 import socket
@@ -17,6 +16,7 @@ from typing import IO
 import httpx
 
 from bench_assets.errors import BenchInputError
+from bench_assets.runtime import freeze_heap
 from bench_assets.simulator.app import SIM_PREFIX, HostPorts, _env_number, build_app, create_simulator, vendor_hosts
 from bench_assets.simulator.faults import fault_plan_from_env
 from bench_assets.simulator.logs import DEFAULT_LOG_LIMIT, LOG_LIMIT_ENV
@@ -63,8 +63,7 @@ def serve(port: int, host: str = "127.0.0.1", quiet: bool = False, vendor_ports:
     # The corpus and its index (some 150,000 tracked objects at 700 pages per stratum) live as long
     # as the process: kept out of the garbage collector's full passes, which otherwise traverse them
     # all every few thousand requests (0.2 s of CPU each).
-    gc.collect()
-    gc.freeze()
+    freeze_heap()
     hosts = vendor_hosts(sim)
     first = port + 1 if vendor_ports is None else vendor_ports
     main_socket = bind_host_ports(["the simulator's own"], host, port, option="--port")["the simulator's own"]

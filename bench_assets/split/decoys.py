@@ -32,9 +32,9 @@ from pathlib import Path
 import pandas as pd
 
 from bench_assets.adapters.base import Capability
-from bench_assets.errors import BenchInputError
+from bench_assets.errors import BenchInputError, NotReadyError
 from bench_assets.golden.pools import load_pool
-from bench_assets.golden.rows import GoldenRow, capability_of, split_groups
+from bench_assets.golden.rows import GoldenRow, capability_of, load_golden_file, split_groups
 from bench_assets.manifest import Manifest
 from bench_assets.split.assign import assign_split, split_key
 
@@ -116,9 +116,25 @@ def expected_decoy_calls(manifest: Manifest, rows: list[GoldenRow], private_dir:
     return dict(calls)
 
 
+def decoys_file(private_dir: Path, snapshot_id: str) -> Path:
+    """Where a snapshot's decoys are kept whole, in the private store."""
+    return private_dir / "decoys" / f"{snapshot_id}.jsonl"
+
+
+def recorded_decoys(private_dir: Path, snapshot_id: str) -> list[GoldenRow]:
+    """The decoys the split stage drew and recorded for the snapshot (`record_decoys`: the
+    `decoy_queries` asset); NotReadyError when none were recorded yet."""
+    path = decoys_file(private_dir, snapshot_id)
+    if not path.exists():
+        raise NotReadyError(
+            f"the decoys of {snapshot_id} are not recorded ({path}); materialize decoy_queries for this snapshot first"
+        )
+    return load_golden_file(path)
+
+
 def record_decoys(snapshot_id: str, decoys: list[GoldenRow], private_dir: Path) -> pd.DataFrame:
     """Keep the decoys whole in the private store; returns their `decoy_queries` rows."""
-    path = private_dir / "decoys" / f"{snapshot_id}.jsonl"
+    path = decoys_file(private_dir, snapshot_id)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(d.model_dump_json() + "\n" for d in decoys))
     return pd.DataFrame(

@@ -23,7 +23,6 @@ lake's Parquet objects (`storage.lake`), which every machine reads directly.
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 import os
@@ -87,12 +86,10 @@ class SharedWarehouse:
     def __repr__(self) -> str:
         return f"SharedWarehouse({self.url!r})"
 
-    def for_child(self) -> SharedWarehouse:
-        """This store as a forked child uses it: its filesystem opened again (an async one, such as
-        S3's, refuses to be used across a fork); the child opens its own Postgres connection."""
-        child = copy.copy(self)
-        child.fs, _ = fsspec.core.url_to_fs(self.url, use_listings_cache=False)
-        return child
+    def reopen_in_child(self) -> None:
+        """In a forked child: its filesystem opened again (an async one, such as S3's, refuses to be
+        used across a fork); the child opens its own Postgres connection (`_connection`)."""
+        self.fs, _ = fsspec.core.url_to_fs(self.url, use_listings_cache=False)
 
     # ------------------------------------------------------------------ Postgres
 

@@ -30,7 +30,6 @@ change, and machines take turns through Postgres: no filesystem is shared betwee
 
 from __future__ import annotations
 
-import copy
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, ExitStack, contextmanager
@@ -42,6 +41,7 @@ import pandas as pd
 from filelock import FileLock
 
 from bench_assets.errors import SnapshotImmutableError, WarehouseLostError
+from bench_assets.runtime import reopen_in_children
 from bench_assets.storage.journal import (
     POSITION_DDL,
     POSITION_TABLE,
@@ -174,17 +174,17 @@ class Warehouse:
         default_journal = f"{shared_url.rstrip('/')}/journal" if shared_url else journal_url_beside(self.path)
         self.journal = CustodyJournal(journal_url or default_journal)
         self._pending_seq: int | None = None
+        reopen_in_children(self)
 
-    def for_child(self) -> Warehouse:
-        """This warehouse as a forked child process uses it: the same files, with a file lock of its
+    def reopen_in_child(self) -> None:
+        """In a forked child (`runtime.reopen_in_children`): the same files, with a file lock of its
         own (a lock object must not cross a fork) and its object stores' filesystems opened again
         (fsspec's async ones, S3's, refuse a fork); the shared warehouse opens its own connection."""
-        child = copy.copy(self)
-        child.lock = FileLock(str(self.path) + ".lock", timeout=self.lock.timeout)
-        child.lake = ParquetLake(self.lake.url) if self.lake is not None else None
-        child.shared = self.shared.for_child() if self.shared is not None else None
-        child.journal = CustodyJournal(self.journal.url)
-        return child
+        self.lock = FileLock(str(self.path) + ".lock", timeout=self.lock.timeout)
+        self.lake = ParquetLake(self.lake.url) if self.lake is not None else None
+        if self.shared is not None:
+            self.shared.reopen_in_child()
+        self.journal = CustodyJournal(self.journal.url)
 
     @property
     def pacing_store(self) -> Path | str:

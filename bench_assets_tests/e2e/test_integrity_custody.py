@@ -37,7 +37,6 @@ from bench_assets.golden.planted import demo_golden_rows, reserve_rows
 from bench_assets.golden.rows import GoldenRow
 from bench_assets.golden.verify import row_urls
 from bench_assets.metrics import normalize_text
-from bench_assets.publish.inputs import find_holdout_leaks
 from bench_assets.split import leaks
 from bench_assets.split.assign import assign_split, split_key
 from bench_assets.split.decoys import select_decoys
@@ -253,10 +252,10 @@ def test_decoy_responses_are_archived_and_never_scored(fetched):
     assert not (decoy_ids & scored)
 
 
-def test_each_vendors_integrity_share_read_with_its_part_is_what_the_warehouse_gives(fetched):
-    """Publication and rescore read each vendor's decoy spend and holdout commitments from the
-    archive they read its part from (`vendor_integrity`, in the vendor's own process): the
-    integrity files made of them are the ones read from the warehouse vendor by vendor."""
+def test_the_integrity_files_are_made_of_each_vendors_share_of_its_archive(fetched):
+    """Publication and rescore read each vendor's decoy spend and holdout commitments from its own
+    archive (`vendor_integrity`, with its build): the integrity files made of them are the
+    published ones."""
     from datetime import date
 
     from bench_assets.golden.store import load_golden_rows
@@ -283,11 +282,9 @@ def test_each_vendors_integrity_share_read_with_its_part_is_what_the_warehouse_g
         for v in VENDORS
     }
     assert all(k.decoys and k.decoys[0] > 0 and k.commitments for k in known.values())
-    assert guard.files(known) == guard.files()
-    # one vendor read with its part, the other from the warehouse: the same files again
-    assert guard.files({VENDORS[0]: known[VENDORS[0]]}) == guard.files()
     published = json.loads((fetched.out / "holdout_commitments.json").read_text())
     assert json.loads(guard.files(known)["holdout_commitments.json"]) == published
+    assert guard.files(known)["exclusions.json"] == (fetched.out / "exclusions.json").read_text()
 
 
 def test_decoys_mirror_the_holdout_per_stratum_and_never_overlap_golden_rows():
@@ -405,7 +402,7 @@ def test_the_holdout_lives_only_in_the_private_store_and_duckdb(fetched, simulat
     ).read_bytes()
     assert public_file.read_bytes() == before
     needles = [{"row_id": r.id, "request_text": r.request_text, "golden_urls": row_urls(r)} for r in holdout]
-    assert find_holdout_leaks(home / "data" / "snapshots", needles) == []  # what ships in the repo
+    assert LeakGuard(needles).scan(home / "data" / "snapshots") == []  # what ships in the repo
     assert "data/private/" in (REPO / ".gitignore").read_text().splitlines()
 
 
@@ -421,7 +418,7 @@ def _needles(home: Path, name: str) -> list[dict]:
 
 def test_the_leak_check_passes_on_the_demo_and_finds_every_planted_leak(fetched, tmp_path):
     needles = _needles(fetched.home, "holdout") + _needles(fetched.home, "decoys")
-    assert find_holdout_leaks(fetched.out, needles) == []
+    assert LeakGuard(needles).scan(fetched.out) == []
     copy = tmp_path / "site"
     shutil.copytree(fetched.out, copy)
     holdout = next(n for n in _needles(fetched.home, "holdout") if n["row_id"].endswith("-s"))
@@ -435,7 +432,7 @@ def test_the_leak_check_passes_on_the_demo_and_finds_every_planted_leak(fetched,
     for name, needle in plants.items():
         with (copy / name).open("a", encoding="utf-8") as f:
             f.write(f"\n{needle}\n")
-    leaks = find_holdout_leaks(copy, needles)
+    leaks = LeakGuard(needles).scan(copy)
     for name, needle in plants.items():
         assert any(leak.startswith(f"{name}:") and needle[:60] in leak for leak in leaks), (name, leaks)
 

@@ -31,12 +31,13 @@ from bench_assets.golden.store import load_golden_rows
 from bench_assets.golden.verify import row_urls
 from bench_assets.manifest import load_manifest
 from bench_assets.metrics import normalize_url
-from bench_assets.publish.drilldown import query_drilldowns
+from bench_assets.publish.build import build_snapshot
 from bench_assets.publish.evidence import BUNDLE_DIR, evidence_bundle
 from bench_assets.publish.inputs import private_terms
+from bench_assets.publish.records import DrilldownRecords
 from bench_assets.publish.site import _environment
 from bench_assets.simulator.app import sim_key
-from bench_assets.split.decoys import decoys_for_snapshot
+from bench_assets.split.decoys import recorded_decoys
 from bench_assets.split.leaks import LeakGuard
 from bench_assets_tests.helpers import warehouse_of
 
@@ -186,7 +187,7 @@ def private_needles(site) -> list[dict]:
     rows = load_golden_rows(warehouse, site.snapshot)
     split = warehouse.split(site.snapshot)
     terms, _ = private_terms(site.home / "data" / "private", manifest, warehouse, rows, split)
-    decoys = decoys_for_snapshot(manifest, rows, split, site.home / "data" / "private")
+    decoys = recorded_decoys(site.home / "data" / "private", site.snapshot)
     assert terms and decoys
     return terms + [{"row_id": d.id, "request_text": d.request_text, "golden_urls": row_urls(d)} for d in decoys]
 
@@ -327,15 +328,8 @@ def test_a_digests_vendors_query_page_shows_ranks_and_marks_not_what_it_returned
         "WHERE r.snapshot_id = ? AND q.split = 'public'",
         [site.snapshot],
     )
-    queries = query_drilldowns(
-        live,
-        rows,
-        split,
-        warehouse.rows("row_scores", site.snapshot, split="public"),
-        results,
-        warehouse.rows("raw_responses", site.snapshot, role="public"),
-        LeakGuard(private_needles(site)),
-    )
+    build = build_snapshot(warehouse, live, rows, split, LeakGuard(private_needles(site)))
+    queries = list(DrilldownRecords(live, build.public_rows, {b.vendor: b.entries for b in build.vendors}))
     entries = [e for q in queries for e in q["vendors"] if e["response_class"] == "ok"]
     assert entries and {e["evidence_level"] for e in entries} == {"digests"}
     for e in entries:

@@ -27,15 +27,16 @@ from selectolax.lexbor import LexborHTMLParser as HTMLParser
 from bench_assets import metrics
 from bench_assets.aggregate.leaderboard import HEADLINE_METRICS, NOT_REACHED_METRICS
 from bench_assets.manifest import load_manifest
-from bench_assets.publish import charts, workers
+from bench_assets.publish import charts
 from bench_assets.publish import format as publish_format
-from bench_assets.publish import inputs as publish_inputs
 from bench_assets.publish import methodology as publish_methodology
 from bench_assets.publish import site as publish_site
 from bench_assets.publish.format import format_interval, format_number
-from bench_assets.publish.site import SiteInputs, render_site
+from bench_assets.publish.site import SiteInputs
 from bench_assets.rescore.compare import SiteComparison
 from bench_assets.rescore.snapshot import rescore_snapshot
+from bench_assets.runtime import processes as workers
+from bench_assets.split.leaks import LeakGuard
 from bench_assets_tests.helpers import REPO, RESULT_STAGES, materialize
 
 # ##### HELPERS
@@ -385,7 +386,7 @@ def test_the_breakdown_comparison_fails_a_page_that_shows_the_wrong_figure(publi
                     for metric in list(figs):
                         figs[metric] = dict(figs["hit_at_1"])
     manifest = load_manifest(published_site.home / "data" / "snapshots" / published_site.snapshot / "manifest.yaml")
-    render_site(tmp_path / "site", mutated, manifest, [], [])
+    SiteInputs(mutated, manifest, [], []).render(tmp_path / "site")
     for e in scored(board):
         cells, problems = breakdown_problems(html(tmp_path / "site" / "vendors" / f"{e['vendor']}.html"), e)
         assert cells > 0 and problems, e["vendor"]
@@ -431,7 +432,7 @@ def test_only_public_rows_are_drilled_down_and_nothing_of_the_holdout_is_publish
         }
         for r in holdout
     ]
-    assert publish_inputs.find_holdout_leaks(out, needles) == []
+    assert LeakGuard(needles).scan(out) == []
     # results that are holdout pages were withheld, not dropped: their rank is still shown
     withheld = sum(len(html(p).css("li.withheld")) for p in (out / "queries").glob("*-*.html"))
     meta = latest_metadata(published_site.instance, "published_snapshot")
@@ -461,10 +462,9 @@ def test_a_reply_quoting_a_holdout_query_stops_publication(published_site, simul
     assert (published_site.out / "index.html").read_bytes() == before  # the published snapshot is untouched
 
 
-def test_holdout_guard_catches_a_holdout_page_in_any_spelling():
-    from bench_assets.publish.drilldown import HoldoutGuard
-
-    guard = HoldoutGuard(
+def test_the_leak_guard_withholds_a_holdout_page_in_any_spelling():
+    """What decides whether a returned result may be shown on a row's page (`split.leaks.LeakGuard`)."""
+    guard = LeakGuard(
         [
             {
                 "row_id": "news-007-s",
@@ -478,7 +478,7 @@ def test_holdout_guard_catches_a_holdout_page_in_any_spelling():
     assert guard.reveals(url="HTTP://GOV.velmora.test/reports/flood-q2#top")
     assert guard.reveals("see the Quarterly flood report Velmora", url="https://other.test/a")
     assert not guard.reveals("an unrelated page", url="https://gov.velmora.test/reports/flood-q3")
-    assert not HoldoutGuard([]).reveals("anything", url="https://gov.velmora.test/reports/flood-q2")
+    assert not LeakGuard([]).reveals("anything", url="https://gov.velmora.test/reports/flood-q2")
 
 
 def test_drilldown_shows_how_each_row_was_scored(published_site):
@@ -496,34 +496,30 @@ def test_drilldown_shows_how_each_row_was_scored(published_site):
     assert answer.css_first("#verdicts") is not None
 
 
-def test_rederived_fidelity_equals_the_scored_fidelity(published_site):
-    """The drill-down re-reads extraction fields from the archive; it must agree with scoring."""
-    from bench_assets.defs.resources import BenchPaths
-    from bench_assets.golden.store import load_golden_rows
-    from bench_assets.publish.drilldown import HoldoutGuard, query_drilldowns
+def test_a_stored_verdict_that_is_not_what_the_archive_scores_to_stops_publication(published_site, simulator):
+    """Every row's page is built from the archive as scoring reads it (`publish.build`), beside the
+    figures `vendor_leaderboard` aggregated from the stored verdicts: a stored verdict that the
+    archive no longer scores to (a vendor scored by other code, or a verdict edited) stops the
+    publication, naming the vendor, and the published site is left as it was."""
     from bench_assets_tests.helpers import warehouse_of
 
-    paths = BenchPaths(root=str(published_site.home))
-    warehouse, snapshot = warehouse_of(published_site.home), published_site.snapshot
-    rows = load_golden_rows(warehouse, snapshot)
-    split_df = warehouse.query_df("SELECT row_id, split FROM query_split WHERE snapshot_id = ?", [snapshot])
-    split = dict(zip(split_df["row_id"], split_df["split"]))
-    queries = query_drilldowns(
-        paths.manifest(snapshot),
-        rows,
-        split,
-        warehouse.query_df("SELECT * FROM row_scores WHERE snapshot_id = ?", [snapshot]),
-        warehouse.query_df("SELECT * FROM response_results WHERE snapshot_id = ?", [snapshot]),
-        warehouse.query_df("SELECT * FROM raw_responses WHERE snapshot_id = ?", [snapshot]),
-        HoldoutGuard([]),
-    )
-    checked = 0
-    for q in queries:
-        for e in q["vendors"]:
-            if q["task_type"] == "extract" and e["response_class"] == "ok":
-                assert e["fidelity_rederived"] == pytest.approx(e["fidelity"], abs=1e-12), (q["row_id"], e["vendor"])
-                checked += 1
-    assert checked > 10
+    home, snapshot = published_site.home, published_site.snapshot
+    warehouse = warehouse_of(home)
+    where = "snapshot_id = ? AND vendor = 'exa' AND row_id = (SELECT min(row_id) FROM row_scores WHERE snapshot_id = ? AND vendor = 'exa')"
+    before = (published_site.out / "index.html").read_bytes()
+    with warehouse.connect() as con:
+        con.execute(f"UPDATE row_scores SET attempts = attempts + 7 WHERE {where}", [snapshot, snapshot])
+    try:
+        result = materialize(
+            published_site.instance, home, simulator.base_url, RESULT_STAGES[1:], snapshot, raise_on_error=False
+        )
+    finally:
+        with warehouse.connect() as con:
+            con.execute(f"UPDATE row_scores SET attempts = attempts - 7 WHERE {where}", [snapshot, snapshot])
+    assert not result.success
+    failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
+    assert "exa (1 rows)" in failure.event_specific_data.error.message
+    assert (published_site.out / "index.html").read_bytes() == before
 
 
 # ##### OFFLINE, LINKS, METHODOLOGY
@@ -653,7 +649,7 @@ def test_links_out_are_citations_but_nothing_loads_from_off_the_machine(publishe
         ],
     }
     manifest = load_manifest(published_site.home / "data" / "snapshots" / published_site.snapshot / "manifest.yaml")
-    render_site(tmp_path / "site", board, manifest, [], [])
+    SiteInputs(board, manifest, [], []).render(tmp_path / "site")
     found = site_links(tmp_path / "site")
     assert sorted(found["external"]) == sorted(
         [
@@ -716,7 +712,7 @@ def test_methodology_is_generated_from_the_code(published_site, tmp_path, monkey
     monkeypatch.setattr(metrics, "CORRECT_THRESHOLD", 0.95)
     monkeypatch.setattr(eligibility, "AGGREGATE_MIN_N", 12)
     monkeypatch.setattr(eligibility, "CHART_MIN_N", 25)
-    render_site(tmp_path / "site", board_of(published_site), manifest, [], [])
+    SiteInputs(board_of(published_site), manifest, [], []).render(tmp_path / "site")
     changed = html(tmp_path / "site" / "methodology.html")
     rows = {tr.css("td")[0].text(): tr.css("td")[1].text() for tr in changed.css("#constants tbody tr")}
     assert rows["Fidelity: correct at or above"] == "0.95"
@@ -747,7 +743,7 @@ def test_time_to_retrievability_and_agent_ready_edge_cases_render(published_site
         entries[0]["vendor"]: ([6.0, 12.0, 30.0, 48.0, 60.0], [True, True, True, False, True]),
         entries[1]["vendor"]: ([720.0, 700.0, 24.0], [False, False, True]),
     }
-    render_site(tmp_path / "site", board, manifest, [], [], ttr_observations=observations)
+    SiteInputs(board, manifest, [], [], ttr_observations=observations).render(tmp_path / "site")
     index = html(tmp_path / "site" / "index.html")
     cells = {
         tr.attributes["data-vendor"]: tr.css_first('td[data-metric="ttr_median_hours"]')
@@ -859,10 +855,10 @@ def test_long_listings_are_split_into_pages_that_list_every_row_once(published_s
     assert not html(published_site.out / "queries" / "index.html").css("nav.pager")
 
 
-def test_a_site_rendered_on_two_cores_is_the_site_rendered_on_one(published_site, tmp_path, monkeypatch):
-    """A long list of public rows is rendered on two cores (`publish.site`: the rows' pages shared
-    out between this process and a forked child, the other pages rendered meanwhile, every other
-    vendor's pages in a child): the files are those one process renders, byte for byte, and a
+def test_a_site_rendered_side_by_side_is_the_site_rendered_in_one_process(published_site, tmp_path, monkeypatch):
+    """The site's parts (the pages without rows, the listings, the rows' pages a chunk at a time,
+    each vendor's pages) are rendered side by side in processes of their own (`publish.site`,
+    `runtime.in_processes`): the files are those one process renders, byte for byte, and a
     rescore's comparison (`SiteComparison`) sees every file either way."""
     captured: list[SiteInputs] = []
     render = SiteInputs.render
@@ -875,8 +871,7 @@ def test_a_site_rendered_on_two_cores_is_the_site_rendered_on_one(published_site
     render(inputs, one)
     monkeypatch.setenv(workers.WORKERS_ENV, "2")
     monkeypatch.setattr(publish_site, "CHUNK_ROWS", 10)
-    monkeypatch.setattr(publish_site, "PARALLEL_QUERY_ROWS", 20)
-    assert len(inputs.queries) > 3 * 10 and publish_site._on_two_cores(inputs.queries)
+    assert len(inputs.queries) > 3 * 10
     two = tmp_path / "two"
     folder = render(inputs, two)
 
@@ -888,4 +883,4 @@ def test_a_site_rendered_on_two_cores_is_the_site_rendered_on_one(published_site
     comparison = SiteComparison(one, lambda rel: False)
     render(inputs, comparison)
     assert sorted(c.rel for c in comparison.checks) == sorted(files(one))
-    assert comparison.differences({}, {}) == []
+    assert all(c.same for c in comparison.checks)

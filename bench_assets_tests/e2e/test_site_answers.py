@@ -12,7 +12,6 @@ import io
 import json
 
 import duckdb
-import pytest
 from selectolax.lexbor import LexborHTMLParser as HTMLParser
 
 
@@ -83,30 +82,3 @@ def test_the_drilldown_shows_the_rule_and_the_sentence_read(published_site):
                 shown += 1
                 assert section.css_first("span.tag-read") is not None or "withheld" in section.text()
     assert shown > 0
-
-
-def test_rederived_answer_scores_equal_the_scored_ones(published_site):
-    from bench_assets.defs.resources import BenchPaths
-    from bench_assets.golden.store import load_golden_rows
-    from bench_assets.publish.drilldown import HoldoutGuard, query_drilldowns
-    from bench_assets_tests.helpers import warehouse_of
-
-    paths = BenchPaths(root=str(published_site.home))
-    wh, snapshot = warehouse_of(published_site.home), published_site.snapshot
-    split_df = wh.query_df("SELECT row_id, split FROM query_split WHERE snapshot_id = ?", [snapshot])
-    queries = query_drilldowns(
-        paths.manifest(snapshot),
-        load_golden_rows(wh, snapshot),
-        dict(zip(split_df["row_id"], split_df["split"])),
-        wh.query_df("SELECT * FROM row_scores WHERE snapshot_id = ?", [snapshot]),
-        wh.query_df("SELECT * FROM response_results WHERE snapshot_id = ?", [snapshot]),
-        wh.query_df("SELECT * FROM raw_responses WHERE snapshot_id = ?", [snapshot]),
-        HoldoutGuard([]),
-    )
-    checked = 0
-    for q in queries:
-        for e in q["vendors"]:
-            if q["task_type"] == "answer" and e["response_class"] == "ok":
-                assert e["answer_score_rederived"] == pytest.approx(e["answer_score"]), (q["row_id"], e["vendor"])
-                checked += 1
-    assert checked > 10

@@ -29,7 +29,7 @@ from bench_assets.metrics import (
 from bench_assets.publish.files import SCHEMA_FILE, leaderboard_csv, pairwise_csv
 from bench_assets.publish.format import leaderboard_markdown
 from bench_assets.publish.format import metric_label as publish_label
-from bench_assets.publish.site import render_site
+from bench_assets.publish.site import SiteInputs
 from bench_assets.score.partition import SCORE_COLUMNS, SCORE_DTYPES
 from bench_assets_tests.helpers import DEMO_MANIFEST
 
@@ -320,7 +320,7 @@ def test_a_live_board_marks_exactly_the_ineligible_figures_in_html_csv_and_markd
         "n = 4 < 10 sentinel pages behind ttr_median_hours (the aggregate)"
     ]
 
-    render_site(tmp_path / "site", board, live, [], [])
+    SiteInputs(board, live, [], []).render(tmp_path / "site")
     site = tmp_path / "site"
 
     # the leaderboard: a mark on exactly the ineligible cells, its title the reasons, and a legend
@@ -400,7 +400,7 @@ def test_a_live_board_marks_exactly_the_ineligible_figures_in_html_csv_and_markd
 
 def test_a_simulated_board_marks_no_single_figure_the_banner_says_it_all(tavily_and_brave, tmp_path):
     board = tavily_and_brave
-    render_site(tmp_path / "site", board, manifest(["brave", "tavily"]), [], [])
+    SiteInputs(board, manifest(["brave", "tavily"]), [], []).render(tmp_path / "site")
     text = (tmp_path / "site" / "index.html").read_text()
     assert 'class="banner"' in text and 'class="illus"' not in text and "illustrative-legend" not in text
     assert 'class="illus"' not in (tmp_path / "site" / "vendors" / "brave.html").read_text()

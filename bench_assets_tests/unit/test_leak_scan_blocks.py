@@ -149,8 +149,8 @@ def monkeypatch_module():
 def test_a_site_scanned_side_by_side_finds_what_one_scan_finds(tmp_path, monkeypatch):
     """`publish.snapshot.scan_site` cuts the files in parts scanned in forked children: its
     findings, joined, are the serial scan's, leak for leak and in the same order."""
-    from bench_assets.publish import workers
     from bench_assets.publish.snapshot import scan_site
+    from bench_assets.runtime import processes as workers
 
     texts = {
         "index.html": "<p>clean page</p>",

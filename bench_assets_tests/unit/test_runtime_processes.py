@@ -1,4 +1,4 @@
-"""Vendors side by side (`publish.workers.in_processes`): results in the order of the items, the
+"""Work side by side (`runtime.in_processes`): results in the order of the items, the
 costliest started first when a cost is given, a failure raised in the parent; one job beside the
 parent's own work (`ForkedJob`)."""
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bench_assets.publish.workers import ForkedJob, WorkerFailed, in_processes
+from bench_assets.runtime import ForkedJob, WorkerFailed, in_processes
 
 
 def _logged(log: Path):

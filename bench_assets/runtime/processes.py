@@ -1,13 +1,19 @@
-"""Vendors side by side: each vendor's part in a process of its own, a few at a time; and one
-job in a forked child beside this process's own share of the work (`ForkedJob`).
+"""Work side by side in processes of its own: every item of a list in forked children, a few at
+a time (`in_processes`); one job in a forked child beside this process's own share of the work
+(`ForkedJob`); and a pool of fresh (spawned) interpreters for work that must not inherit this
+process's state (`spawned_pool`).
 
-Publication builds each vendor's part from its own archive (`publish.snapshot.published_vendor_parts`)
-and `bench rescore` re-derives every vendor from it (`rescore.snapshot.rescore_vendor`): no other
-vendor's work needs it, so on a machine with two cores two vendors go at once. Each runs
-in a child forked for it alone (so it starts with everything already read: the golden rows, the
-split, the leak guard, and any change a test made to the code), sends back what it derived, and
-exits, which gives back all the memory its vendor's archive took. No pool and no helper thread:
-the parent forks from its one thread and waits on the children's pipes.
+This is the one place the project forks, pools processes or touches the garbage collector
+(`runtime.memory`); domain code hands it work. A forked child starts with everything its parent
+had already read (golden rows, the split, the leak guard, any change a test made to the code),
+sends back what it derived, and exits, which gives back at once all the memory its work took. No
+pool and no helper thread: the parent forks from its one thread and waits on the children's
+pipes. A resource that must not cross a fork (a file lock, an object store's filesystem) is
+reopened by its owner when it finds itself in another process (`storage.warehouse.Warehouse`).
+
+How many go at once follows the machine (`worker_count`): one per core this process may use,
+no more than its available memory holds at the job's own need, and `$BENCH_VENDOR_WORKERS`
+when an operator sets it.
 """
 
 from __future__ import annotations
@@ -17,21 +23,71 @@ import multiprocessing
 import os
 import traceback
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from multiprocessing.connection import Connection, wait
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
+from weakref import WeakSet
+
+from bench_assets.runtime.memory import available_memory_mib
 
 T = TypeVar("T")
 R = TypeVar("R")
 
 WORKERS_ENV = "BENCH_VENDOR_WORKERS"
+# What one vendor's work holds at most while it runs (its archive read, its part built), for
+# deciding how many fit in memory; benchmarks/README.md has the figures it comes from.
+VENDOR_JOB_MIB = 600
 
 
-def worker_count(jobs: int) -> int:
-    """How many vendors go at once: $BENCH_VENDOR_WORKERS, else one per core, at most two (each
-    holds one vendor's archive), never more than there are vendors."""
-    wanted = os.environ.get(WORKERS_ENV, "").strip()
-    count = int(wanted) if wanted else min(2, os.cpu_count() or 1)
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity, else the machine's count)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def machine_workers(job_mib: int = VENDOR_JOB_MIB) -> int:
+    """Processes this machine can run side by side: one per usable core, no more than the memory
+    available now holds at `job_mib` each, at least one."""
+    by_memory = available_memory_mib() // max(1, job_mib)
+    return max(1, min(usable_cores(), by_memory))
+
+
+def worker_count(jobs: int, env: str = WORKERS_ENV, job_mib: int = VENDOR_JOB_MIB) -> int:
+    """How many jobs go at once: `$BENCH_VENDOR_WORKERS` (`env`) when set, else what the machine
+    holds (`machine_workers`), never more than there are jobs."""
+    wanted = os.environ.get(env, "").strip()
+    count = int(wanted) if wanted else machine_workers(job_mib)
     return max(1, min(count, jobs))
+
+
+class ReopensInChild(Protocol):
+    def reopen_in_child(self) -> None: ...
+
+
+_REOPENED: WeakSet[Any] = WeakSet()
+
+
+def reopen_in_children(resource: ReopensInChild) -> None:
+    """Have `resource.reopen_in_child()` called first thing in every child this process forks
+    from now on, for as long as the resource lives: what must not cross a fork (a file lock, an
+    object store's filesystem, a database connection) is opened again there by its owner."""
+    _REOPENED.add(resource)
+
+
+def _reopen_after_fork() -> None:
+    for resource in list(_REOPENED):
+        resource.reopen_in_child()
+
+
+os.register_at_fork(after_in_child=_reopen_after_fork)
+
+
+def spawned_pool(workers: int) -> ProcessPoolExecutor:
+    """A pool of `workers` fresh interpreters (spawned, not forked: each imports what it needs, so
+    nothing of this process's threads, locks or Dagster instance crosses into it)."""
+    return ProcessPoolExecutor(max_workers=max(1, workers), mp_context=multiprocessing.get_context("spawn"))
 
 
 class WorkerFailed(RuntimeError):
@@ -39,6 +95,9 @@ class WorkerFailed(RuntimeError):
 
 
 def _child(job: Callable[[Any], Any], item: Any, send: Connection) -> None:
+    # The child exits once its answer is sent, which frees everything at once: the collector's
+    # passes would walk every object the job made, for nothing.
+    gc.disable()
     try:
         outcome: tuple[str, Any] = ("done", job(item))
     except BaseException as exc:  # sent back and raised in the parent

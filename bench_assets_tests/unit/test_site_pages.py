@@ -1,25 +1,23 @@
-"""A public row's page, its vendors' lines, sections and results written in Python
-(`publish.row_page`), is byte for byte the page the template wrote when its loops did it all: the
-template as it was is kept (`fixtures/templates/query_reference.html.j2`) and both are rendered
-from the site's own Jinja environment over rows of every task type, with entries and results of
-every kind (unsupported, failed, digests only, withheld, a reading withheld or not published...),
-in a simulated and a live snapshot."""
+"""Pages of the site as saved renderings: a public row's page over rows of every task type, with
+entries and results of every kind (unsupported, failed, digests only, withheld, a reading
+withheld or not published...), in a simulated and a live snapshot, and a vendor's listing of the
+public rows, rendered from the site's own templates and compared byte for byte with the pages
+saved in `fixtures/pages/`. A change to the markup shows here as a diff of the saved pages: after
+an intended change, `BENCH_UPDATE_PAGES=1 pytest bench_assets_tests/unit/test_site_pages.py` and
+commit the pages with it."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
-import markupsafe
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from bench_assets.publish.drilldown import FieldItem, ShownResult
-from bench_assets.publish.row_page import _escape_replacing, escape
-from bench_assets.publish.site import _environment
+from bench_assets.publish.site import Pager, _environment
 
-REFERENCE = Path(__file__).parents[1] / "fixtures" / "templates" / "query_reference.html.j2"
+PAGES = Path(__file__).parents[1] / "fixtures" / "pages"
 
 LONG = "word " * 90 + "and <b>a tag</b> & 'quotes' \"here\""
 RESULTS = [
@@ -138,6 +136,7 @@ ENTRIES = [
         "eta", answer_reading={**READING, "kind": "precise", "value": 874, "sentence": "874 grams", "withheld": False}
     ),
 ]
+CASES = {"every-kind": ENTRIES, "one": ENTRIES[:1], "failed": ENTRIES[2:3], "none": []}
 
 
 def _record(task_type: str, vendors: list[dict[str, Any]]) -> dict[str, Any]:
@@ -178,46 +177,54 @@ def _board(mode: str) -> dict[str, Any]:
     }
 
 
+def _render(template: str, **context: Any) -> str:
+    return _environment().get_template(template).render(root="../", manifest={"answer_k": 3}, **context)
+
+
+def _matches_saved(name: str, page: str) -> None:
+    saved = PAGES / name
+    if os.environ.get("BENCH_UPDATE_PAGES"):
+        saved.write_text(page, encoding="utf-8")
+    assert saved.exists(), f"no saved page {saved}: render it with BENCH_UPDATE_PAGES=1"
+    assert page == saved.read_text(encoding="utf-8"), f"{name} differs from the saved page"
+
+
 @pytest.mark.parametrize("mode", ["simulated", "live"])
 @pytest.mark.parametrize("task_type", ["search", "extract", "answer"])
-@pytest.mark.parametrize(
-    "vendors", [ENTRIES, ENTRIES[:1], ENTRIES[2:3], []], ids=["every kind", "one", "failed", "none"]
-)
-def test_a_row_page_is_what_the_template_wrote(mode: str, task_type: str, vendors: list[dict[str, Any]]) -> None:
-    env = _environment()
-    context = {
-        "q": _record(task_type, vendors),
-        "board": _board(mode),
-        "manifest": {"answer_k": 3},
-        "root": "../",
-        "active": "queries",
-    }
-    page = env.get_template("query.html.j2").render(**context)
-    assert page == env.from_string(REFERENCE.read_text(encoding="utf-8")).render(**context)
+@pytest.mark.parametrize("case", list(CASES))
+def test_a_row_page_is_the_saved_page(mode: str, task_type: str, case: str) -> None:
+    page = _render("query.html.j2", q=_record(task_type, CASES[case]), board=_board(mode), active="queries")
+    _matches_saved(f"query-{mode}-{task_type}-{case}.html", page)
 
 
 def test_a_live_snapshot_links_out_only_to_plain_web_urls() -> None:
-    env = _environment()
-    context = {
-        "q": _record("search", ENTRIES[:1]),
-        "board": _board("live"),
-        "manifest": {"answer_k": 3},
-        "root": "../",
-        "active": "",
-    }
-    page = env.get_template("query.html.j2").render(**context)
+    page = _render("query.html.j2", q=_record("search", ENTRIES[:1]), board=_board("live"), active="")
     assert '<a class="url" href="https://a.test/x?q=1&amp;r=&lt;2&gt;"' in page
     assert 'href="https://c.test/path"' in page  # stripped, as `external_href` gives it
     assert "javascript:alert(1)" in page and 'href="javascript:' not in page
     assert "Tom &amp; &#34;Jerry&#34; &lt;3" in page and "<b>a tag" not in page
 
 
-@given(st.one_of(st.text(), st.integers(), st.floats(allow_nan=False), st.none(), st.booleans()))
-def test_a_value_is_escaped_as_markupsafe_escapes_it(value: Any) -> None:
-    assert escape(value) == str(markupsafe.escape(value))
-    # the fallback where markupsafe has no C extension escapes alike
-    assert _escape_replacing(str(value)) == str(markupsafe.escape(str(value)))
+LISTED = [
+    {
+        "row_id": f"demo-{i:03d}-s",
+        "stratum": "demo" if i % 2 else "news <&>",
+        "task_type": ("search", "extract", "answer")[i % 3],
+        "response_class": ("ok", "unsupported", "timeout")[i % 3],
+        "correct": (True, None, False)[i % 3],
+        "first_hit_rank": (2, None, None)[i % 3],
+        "fidelity": (None, 0.8125, None)[i % 3],
+        "answer_score": None,
+        "billed_usd": 0.001 * i,
+        "latency_ms": (312.4, None, 1500.0)[i % 3],
+    }
+    for i in range(7)
+]
 
 
-def test_markup_is_written_as_is() -> None:
-    assert escape(markupsafe.Markup("<b>x</b>")) == "<b>x</b>"
+def test_a_vendors_listing_of_the_rest_of_its_rows_is_the_saved_page() -> None:
+    pager = Pager(2, 4, 7, 7, ("exa.html", "exa-2.html"))
+    page = _render(
+        "vendor_rows.html.j2", e={"vendor": "exa"}, listed=LISTED[3:], pager=pager, board=_board("live"), active=""
+    )
+    _matches_saved("vendor-rows.html", page)
