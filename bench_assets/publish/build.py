@@ -29,8 +29,8 @@ from bench_assets.manifest import Manifest
 from bench_assets.publish.drilldown import row_figures, vendor_entries
 from bench_assets.publish.evidence import VendorFiles, vendor_files
 from bench_assets.publish.guard import VendorIntegrity, vendor_integrity
-from bench_assets.publish.packed import PackedEntries
 from bench_assets.runtime import collector_paused, give_back_memory, in_processes, worker_count
+from bench_assets.runtime.packed import PackedEntries
 from bench_assets.score.partition import SCORE_COLUMNS, SCORE_DTYPES, read_archive, score_rows
 from bench_assets.split.leaks import LeakGuard
 from bench_assets.storage.warehouse import Warehouse

@@ -19,8 +19,8 @@ golden URL or holds the answer, not its URL or text; the body's SHA-256 is shown
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping
-from typing import Any, NamedTuple, Protocol
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any, NamedTuple, Protocol, overload
 
 import pandas as pd
 
@@ -28,7 +28,7 @@ from bench_assets.golden.rows import GoldenRow
 from bench_assets.manifest import Manifest
 from bench_assets.metrics import FidelityScore, extraction_fidelity, normalize_text, normalize_url
 from bench_assets.publish.files import PUBLIC_ROW_SCORE_COLUMNS
-from bench_assets.publish.packed import CHUNK_ROWS, PackedEntries
+from bench_assets.runtime.packed import CHUNK_ROWS, PackedEntries
 from bench_assets.score.partition import VERDICT_COLUMNS, ArchiveReading, ScoredRows
 from bench_assets.storage.values import plain
 
@@ -70,7 +70,7 @@ class FieldItem(NamedTuple):
 
 
 def _as_tuple_of(value: tuple[Any, ...]) -> tuple[Any, ...]:
-    """How a named tuple of the drill-down is pickled (`publish.packed`): made again as the tuple
+    """How a named tuple of the drill-down is pickled (`runtime.packed`): made again as the tuple
     of its class it is (`tuple.__new__`), not through the class's `__new__` with each field as an
     argument, which took three quarters of unpacking a chunk of entries."""
     return (tuple.__new__, (type(value), tuple(value)))
@@ -366,3 +366,39 @@ def row_verdict(figures: Mapping[str, Any]) -> dict[str, Any]:
 def vendor_row_verdicts(drilldowns: Iterable[dict[str, Any]], vendor: str) -> list[dict[str, Any]]:
     """One vendor's verdict on every public row, from the public rows' drill-down records."""
     return [row_verdict({**e, **q}) for q in drilldowns for e in q["vendors"] if e["vendor"] == vendor]
+
+
+class DrilldownRecords(Sequence[dict[str, Any]]):
+    """One record per public row (`drilldown.drilldown_records`), read like a list."""
+
+    def __init__(self, manifest: Manifest, public_rows: list[GoldenRow], entries: Mapping[str, PackedEntries]):
+        self.manifest = manifest
+        self.public_rows = public_rows
+        self.entries = dict(entries)
+
+    def __len__(self) -> int:
+        return len(self.public_rows)
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return drilldown_records(self.manifest, self.public_rows, self.entries)
+
+    def span(self, start: int, stop: int) -> Iterator[dict[str, Any]]:
+        """The records of rows `start` to `stop` - 1, assembled a chunk at a time (`start` a
+        multiple of `packed.CHUNK_ROWS`, as the chunks are cut)."""
+        if start % CHUNK_ROWS:
+            raise ValueError(f"a span starts where a chunk does (a multiple of {CHUNK_ROWS}), not at {start}")
+        return drilldown_records(self.manifest, self.public_rows[start:stop], self.entries, start)
+
+    @overload
+    def __getitem__(self, index: int) -> dict[str, Any]: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
+    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        position = index + len(self) if index < 0 else index
+        if not 0 <= position < len(self):
+            raise IndexError(index)
+        start = position - position % CHUNK_ROWS  # the chunk it is packed in, read alone
+        records = drilldown_records(self.manifest, self.public_rows[start : start + CHUNK_ROWS], self.entries, start)
+        return list(records)[position - start]

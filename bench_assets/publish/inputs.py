@@ -22,9 +22,9 @@ from bench_assets.golden.rows import GoldenRow, load_golden_file
 from bench_assets.golden.verify import row_urls
 from bench_assets.manifest import Manifest
 from bench_assets.publish.build import SnapshotBuild
+from bench_assets.publish.drilldown import DrilldownRecords
 from bench_assets.publish.errata import load_published_errata
 from bench_assets.publish.evidence import bundle_of
-from bench_assets.publish.records import DrilldownRecords
 from bench_assets.publish.replies import REPLY_SUFFIXES
 from bench_assets.publish.site import Reply, SiteInputs
 from bench_assets.sentinels.ttr import AS_OF_METRIC, ttr_figures

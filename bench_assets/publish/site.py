@@ -41,7 +41,7 @@ from bench_assets import metrics
 from bench_assets.aggregate import eligibility
 from bench_assets.manifest import Manifest
 from bench_assets.publish import charts
-from bench_assets.publish.drilldown import row_verdict
+from bench_assets.publish.drilldown import DrilldownRecords, row_verdict
 from bench_assets.publish.evidence import EvidenceBundle, evidence_schema
 from bench_assets.publish.files import (
     EXTRA_FILE_NOTES,
@@ -74,9 +74,8 @@ from bench_assets.publish.format import (
     verdict_in_context,
 )
 from bench_assets.publish.methodology import known_limitations, methodology_context
-from bench_assets.publish.packed import CHUNK_ROWS
-from bench_assets.publish.records import DrilldownRecords
 from bench_assets.runtime import collector_paused, in_processes, worker_count
+from bench_assets.runtime.packed import CHUNK_ROWS
 from bench_assets.split.leaks import text_encoding
 
 # No page lists more rows than this: a snapshot of thousands of public rows lists them over several
@@ -435,7 +434,9 @@ class _Site:
             active="leaderboard",
         )
         for name, rows, pager in listing[1:]:  # the rest of a long list of rows, a page each
-            self.page(sink, f"vendors/{name}", "vendor_rows.html.j2", pager=pager, listed=rows, e=e, active="leaderboard")
+            self.page(
+                sink, f"vendors/{name}", "vendor_rows.html.j2", pager=pager, listed=rows, e=e, active="leaderboard"
+            )
         sink.put(f"vendors/{vendor}.json", vendor_json(self.board, e, verdicts))
 
 
@@ -492,7 +493,7 @@ class SiteInputs:
     manifest: Manifest
     public_rows: list[dict[str, Any]]
     errata: list[dict[str, Any]]
-    queries: Sequence[dict[str, Any]] = field(default_factory=list)  # a list, or packed (`publish.packed`)
+    queries: Sequence[dict[str, Any]] = field(default_factory=list)  # a list, or packed (`runtime.packed`)
     # each public row's line in the queries' listing: row_id, stratum, task_type, request_text,
     # n_correct, n_scored
     listing: list[dict[str, Any]] = field(default_factory=list)

@@ -123,8 +123,6 @@ def _published_rows(folder: PublishedFolder) -> dict[str, dict[str, dict[str, An
     return out
 
 
-
-
 def verdict_records(folder: PublishedFolder, scores: pd.DataFrame) -> list[dict[str, Any]]:
     """The re-derived verdicts in the shape the publication renders its row files from (one record
     per public row, its vendors' verdicts inside), so they are rendered by the same functions."""

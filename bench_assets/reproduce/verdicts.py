@@ -252,7 +252,9 @@ class _Rederiver:
                 row, attempts_by_row[row.id], results_by_row.get(row.id, [])
             )
         split = dict.fromkeys(self.row_of, "public")
-        scores = score_rows(self.snapshot_id, self.vendor, self.weights, self.answer_k, self.rows, split, evidence).scores
+        scores = score_rows(
+            self.snapshot_id, self.vendor, self.weights, self.answer_k, self.rows, split, evidence
+        ).scores
         for i, rec in scores.iterrows():
             needed = self.window(self.row_of[rec["row_id"]], hidden_of.get(rec["row_id"], set()))
             if not needed:

@@ -73,8 +73,6 @@ class RescoreReport:
 # ##### COMPARING
 
 
-
-
 def _number(x: Any, text: bool) -> float | None:
     if isinstance(x, bool) or x is None:
         return None

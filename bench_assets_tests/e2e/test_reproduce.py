@@ -32,9 +32,9 @@ from bench_assets.golden.verify import row_urls
 from bench_assets.manifest import load_manifest
 from bench_assets.metrics import normalize_url
 from bench_assets.publish.build import build_snapshot
+from bench_assets.publish.drilldown import DrilldownRecords
 from bench_assets.publish.evidence import BUNDLE_DIR, evidence_bundle
 from bench_assets.publish.inputs import private_terms
-from bench_assets.publish.records import DrilldownRecords
 from bench_assets.publish.site import _environment
 from bench_assets.simulator.app import sim_key
 from bench_assets.split.decoys import recorded_decoys

@@ -1,10 +1,10 @@
-"""Drill-down entries packed until the pages are rendered (`publish.packed`) come back as they
+"""Drill-down entries packed until the pages are rendered (`runtime.packed`) come back as they
 were: the same values, the named tuples as their own classes (a page reads their fields by name)."""
 
 from __future__ import annotations
 
 from bench_assets.publish.drilldown import FieldItem, ShownResult
-from bench_assets.publish.packed import PackedEntries
+from bench_assets.runtime.packed import PackedEntries
 
 
 def test_entries_come_back_as_they_were_packed() -> None:

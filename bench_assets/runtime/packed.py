@@ -1,5 +1,6 @@
-"""Drill-down entries kept packed (pickled and compressed, a chunk of rows at a time) until the
-pages are rendered from them.
+"""Values by row kept packed (pickled and compressed, a chunk of rows at a time) until they are
+read again: memory plumbing for what a publication holds between reading each vendor's archive and
+rendering the rows' pages (`publish.build`, `publish.drilldown.DrilldownRecords`).
 
 A snapshot of 12,600 golden rows has about 8,800 public rows, each with every vendor's verdict
 and up to ten results: a million small Python objects, several hundred megabytes, and all of them
