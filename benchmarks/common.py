@@ -69,8 +69,8 @@ def pss_mib(pid: int) -> float | None:
 
 class TreeMemory:
     """Samples the memory of a process and all its descendants; keeps the peaks. The targets are
-    on the summed PSS (../shared/DESIGN.md: summed RSS counts every shared library once per
-    process); the summed RSS is kept beside it."""
+    on the summed PSS (the design brief's memory targets: summed RSS counts every shared library
+    once per process); the summed RSS is kept beside it."""
 
     # every half second: reading each process's smaps_rollup costs the reader CPU (a fifth of a
     # core at 0.2 s over a dozen processes), taken from the two cores being measured

@@ -51,6 +51,6 @@ def demo() -> dict[str, Any]:
             "returncode": measured["returncode"],
         },
         "output_tail": measured["output_tail"][-1500:],
-        "target": "peak PSS of the process tree under 2 GiB (issue 17; ../shared/DESIGN.md: memory targets are PSS)",
+        "target": "peak PSS of the process tree under 2 GiB (issue 17; the design brief: memory targets are PSS)",
         "passed": measured["returncode"] == 0 and measured["peak_tree_pss_mib"] < 2048.0,
     }

@@ -10,7 +10,7 @@
     python -m benchmarks.run_all scale [--sizes 252,2520,12600] [--vendors brave,exa] [--end-to-end]   # the demo at 1x/10x/50x rows, stage by stage (and whole)
     python -m benchmarks.run_all simulator [--pages-per-stratum 700] [--sample 1]   # the simulator under a 12,600-row snapshot's requests
     python -m benchmarks.run_all all        # all of the above but reproduce and scale, one after another
-    python -m benchmarks.run_all summary    # the README table from the results files
+    python -m benchmarks.run_all summary    # the summary table of benchmarks/README.md, from the results files
 
 Figures depend on the machine and on what else runs on it: each result records the load average
 when it started. Run them on an otherwise idle machine.

@@ -151,7 +151,7 @@ class MalformedResponse(ValueError):
 
 
 def loads_json(text: str) -> Any:
-    """`json.loads(text)`, at about twice its speed: the text is read by pydantic-core's JSON parser
+    """`json.loads(text)`, faster: the text is read by pydantic-core's JSON parser
     (jiter), which reads a JSON text as json does (integers of any size as ints, NaN and Infinity,
     numbers rounded alike, the last of duplicate keys; `test_json_decoding.py` holds it to that), and
     a text it refuses (a lone surrogate, nesting deeper than it allows, anything that is not JSON)
@@ -346,6 +346,6 @@ def results_from(
             content = "\n".join(str(s) for s in content)
         title = item.get(title_key)
         published = item.get(published_key) if published_key else None
-        # positional: one result per item of every archived body, and keywords cost a fifth more
+        # positional: one result per item of every archived body, and keyword arguments cost more
         out.append(NormalizedResult(len(out) + 1, url, title, snippet, content, published))
     return tuple(out)

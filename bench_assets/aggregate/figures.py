@@ -125,8 +125,8 @@ def vendor_metrics(snapshot_id: str, scores: pd.DataFrame) -> pd.DataFrame:
     """Compute the long metrics table of a snapshot from its row scores."""
     rows: list = []
     shared = shared_task_types(scores)
-    # only the columns a figure reads: each scope's rows are taken again and again (a wide frame
-    # of 150,000 rows was most of the time, copying columns no figure reads)
+    # only the columns a figure reads: each scope's rows are taken again and again, and taking
+    # them from the wide frame copied every column no figure reads
     scores = scores[[c for c in scores.columns if c in _READ_COLUMNS]]
     for vendor, df in scores.groupby("vendor", sort=True):
         _scope_metrics(rows, snapshot_id, vendor, "overall", "all", df)

@@ -1,7 +1,7 @@
 """The `bench` command line: its parser, and the dispatch to each command's module.
 
 A command's module is imported only when that command runs (`COMMANDS`): `bench --help` and a
-mistyped argument answer at once instead of first loading Dagster and the pipeline (~1 s).
+mistyped argument answer at once instead of first loading Dagster and the pipeline.
 """
 
 from __future__ import annotations

@@ -101,7 +101,7 @@ class ProbeDaemon:
         batched: dict[str, list[dg.RunRequest]] = {}
         for tick in ticks:
             # The schedule function itself, with no instance: `evaluate_tick` would build a Dagster
-            # instance from its ref at every tick (~0.1 s each) only to resolve the same partition.
+            # instance from its ref at every tick only to resolve the same partition.
             with dg.build_schedule_context(scheduled_execution_time=tick) as context:
                 requests = self.schedule(context)
             for request in requests if isinstance(requests, list) else []:

@@ -23,8 +23,8 @@ Spend counts every attempt the vendor bills, retries included (`SpendLedger`, `a
 
 Requests go through an `httpx.AsyncClient` whose transport is aiohttp's (`httpx_aiohttp`, the
 transport the OpenAI SDK offers for the same reason): the same client, request and response
-models and exceptions, at about a third of httpcore's CPU per request, which is most of a fetch's
-CPU once rate limits are raised (see benchmarks/README.md, Scale).
+models and exceptions, at less CPU per request than httpcore's; the client's CPU is most of a
+fetch's once rate limits are raised (figures in benchmarks/README.md).
 
 A vendor that serves at most `Adapter.page_size` results a request (SerpApi, Serper) is asked
 page by page when a query wants more; the pages of one attempt are archived together in one body

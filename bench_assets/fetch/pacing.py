@@ -12,7 +12,7 @@ layers, and a request waits for both:
   the vendor's limit in any window, whoever sends. On one machine it is pyrate-limiter's SQLite
   bucket behind a file lock in a directory beside the warehouse, shared by every run there (the
   lock is `ProcessFileLock`, a bare `flock`: filelock's own lock resolved its path and polled on
-  every request, a third of a fetch's CPU at 2,000 requests a second). Beyond
+  every request, a large share of a fetch's CPU once limits are raised). Beyond
   one machine (`$BENCH_PACING_URL`, a `redis://` URL) it is pyrate-limiter's Redis bucket: one
   sorted set per vendor, checked and appended atomically by a Lua script on the server, timed by
   the Redis server's clock (so machines whose clocks differ still share one window). Without

@@ -69,8 +69,8 @@ def preflight_archive(warehouse: Warehouse, snapshot_id: str, vendor: str) -> Pa
 
 def _brave_remaining(headers: dict[str, str], body: Any) -> str | None:
     """Brave's `X-RateLimit-Remaining: <per second>, <per month>`, the windows of `X-RateLimit-Limit`
-    (api.search.brave.com/app/documentation/web-search/response-headers, as noted in
-    ../shared/vendors.md; the simulator sends the same headers)."""
+    (api.search.brave.com/app/documentation/web-search/response-headers, as the team's vendor
+    notes record them; the simulator sends the same headers)."""
     remaining = headers.get("x-ratelimit-remaining", "")
     limits = headers.get("x-ratelimit-limit", "")
     parts = [p.strip() for p in remaining.split(",")]

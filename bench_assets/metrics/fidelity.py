@@ -244,8 +244,8 @@ def _weighted_fidelity(shares: dict[str, tuple[int, int]], weights: dict[str, Fr
     """The score ``Σ w_f · s_f / Σ w_f`` of the fields in ``shares`` (field -> (found, defined),
     in field order), each weight ``w_f = p/q`` exact, each share ``s_f = found/defined``.
 
-    Exact, in integers over common denominators: the fraction arithmetic written out, several times
-    faster than `Fraction` operations. Every float is the exact quotient rounded once (`int / int`
+    Exact, in integers over common denominators: the fraction arithmetic written out, without a
+    `Fraction` object per operation. Every float is the exact quotient rounded once (`int / int`
     is correctly rounded, as `float(Fraction)` is), and the label compares the exact score."""
     fields = {name: found / defined for name, (found, defined) in shares.items()}
     exact = {name: (weights[name].numerator, weights[name].denominator) for name in shares}

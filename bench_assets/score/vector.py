@@ -165,10 +165,9 @@ def hit_at_k_frame(
 
 
 # Below this many result rows the in-memory work is done by one DuckDB thread: a partition's results
-# (about 90,000 rows at 12,600 golden rows) take less CPU on one thread than on one per core (on
-# this project's shared 2-core machine: 0.24 s instead of 0.30-0.55 s for 88,200 rows, 0.085 s
-# instead of 0.12-0.14 s for 17,640, in no more wall time), and other partitions' processes run
-# beside it; larger inputs (`benchmarks/scoring_bench.py`'s million rows) keep DuckDB's default.
+# take less CPU on one thread than on one per core, in no more wall time (figures in
+# benchmarks/README.md), and other partitions' processes run beside it; larger inputs
+# (`benchmarks/scoring_bench.py`'s million rows) keep DuckDB's default.
 SINGLE_THREAD_ROWS = 500_000
 
 

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 def _pages_schema() -> TypeAdapter[list[SentinelPage]]:
     """The schema of `POST /_sim/sentinels`. `bench_assets.sentinels.pages` is imported here and for
     `parse_utc`, when a sentinel or the clock is first set, not with the simulator: it brings pandas
-    and DuckDB (about 100 MiB), which a simulator never sent a sentinel does without."""
+    and DuckDB, whose memory a simulator never sent a sentinel does without."""
     from bench_assets.sentinels.pages import SentinelPage
 
     return TypeAdapter(list[SentinelPage])

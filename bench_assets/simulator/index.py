@@ -3,8 +3,8 @@
 The simulator's answers are what the demo's figures are computed from, so the ranking is defined
 by `rank_bm25.BM25Okapi` (k1 1.5, b 0.75, epsilon 0.25) and must not drift: `Bm25Postings` gives
 its scores bit for bit, from a sparse matrix of each posting's contribution, so that a query costs
-the postings of its terms rather than a Python loop over the corpus per term (what made a search
-take 100 ms at 26,000 pages). The tests compare the two on a whole corpus.
+the postings of its terms rather than a Python loop over the corpus per term (which made a search
+grow with the corpus). The tests compare the two on a whole corpus.
 """
 
 from __future__ import annotations
@@ -27,16 +27,16 @@ from bench_assets.simulator.profiles import VendorProfile
 
 _TOKEN = re.compile(r"[a-z0-9]+")
 _SENTENCE_END = re.compile(r"(?<=\.)\s+")
-# Extracted texts kept (about 700 bytes each): a page's text for each of the few extraction
-# settings the profiles use. Exa's and Jina's searches extract every hit, most of them pages that
-# recent searches found too; a page extracted again costs 30 microseconds.
+# Extracted texts kept (small: a page's text for each of the few extraction settings the
+# profiles use). Exa's and Jina's searches extract every hit, most of them pages that recent
+# searches found too, whose kept texts are then used again.
 EXTRACT_CACHE_SIZE = 16_384
 # Pages whose noise a search hashes first, beyond the n it returns: those with the highest BM25
-# scores. The n-th best of their scores bounds which other pages can still make the top n (at
-# 700 pages per stratum, some 750 pages of a query's stratum tie within the noise's reach of it).
+# scores. The n-th best of their scores bounds which other pages can still make the top n (many
+# pages of a query's stratum tie within the noise's reach of it, so the rest are hashed after).
 FIRST_NOISED = 256
-# Terms held by at least this share of the documents are kept as dense rows (36 at 700 pages per
-# stratum: 7 MiB).
+# Terms held by at least this share of the documents are kept as dense rows (few terms, so the
+# dense rows stay small).
 DENSE_SHARE = 0.125
 _UPDATE, _DIGEST = type(hashlib.sha256()).update, type(hashlib.sha256()).digest
 
@@ -141,8 +141,8 @@ class SearchIndex:
         # and no URL ends in a NUL byte).
         self._urls = np.array([p.url.encode() for p in self.pages], dtype=bytes)
         self._coverage: dict[tuple[str, float], np.ndarray] = {}
-        # Each hit page's sentences and their words, by URL (about 600 bytes a page; the page is
-        # kept to tell a sentinel page published again under its URL).
+        # Each hit page's sentences and their words, by URL (the page is kept to tell a sentinel
+        # page published again under its URL).
         self._snippet_parts: dict[str, tuple[Page, SnippetParts]] = {}
 
     def scores(self, terms: list[str]) -> np.ndarray:
@@ -236,8 +236,8 @@ class SearchIndex:
 
 
 def unit_hashes(parts: tuple[str, ...], lasts: Sequence[bytes]) -> np.ndarray:
-    """`unit_hash(*parts, last)` for each UTF-8 encoded `last`, at once (about a seventh of the cost
-    of one call each): the shared beginning is hashed once and its state copied for each ending."""
+    """`unit_hash(*parts, last)` for each UTF-8 encoded `last`, at once, for less than one call
+    each: the shared beginning is hashed once and its state copied for each ending."""
     copy = hashlib.sha256(("\x1f".join(parts) + "\x1f").encode()).copy
     states = [copy() for _ in lasts]
     deque(map(_UPDATE, states, lasts), maxlen=0)

@@ -1,11 +1,11 @@
 """The simulator's request and billing logs: bounded, and never silently short.
 
-A snapshot at scale sends the simulator 175,000 requests; kept as dicts, their logs alone took
-hundreds of MiB. Each record is now kept as its JSON text (what `/_sim/requests` serves anyway),
-and a log keeps at most `$BENCH_SIM_LOG_LIMIT` records (default `DEFAULT_LOG_LIMIT`), the most
-recent ones. A log that had to drop records since the last reset does not pretend to be whole:
-reading it answers 507 with how many were dropped, unless the reader asks for what is left
-(`?partial=true`).
+A snapshot at scale sends the simulator hundreds of thousands of requests; kept as dicts, their
+logs held much of its memory. Each record is now kept as its JSON text (what `/_sim/requests`
+serves anyway), and a log keeps at most `$BENCH_SIM_LOG_LIMIT` records (default
+`DEFAULT_LOG_LIMIT`), the most recent ones. A log that had to drop records since the last reset
+does not pretend to be whole: reading it answers 507 with how many were dropped, unless the
+reader asks for what is left (`?partial=true`).
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from collections import deque
 from typing import Any
 
 LOG_LIMIT_ENV = "BENCH_SIM_LOG_LIMIT"
-# Far above what a test or a demo snapshot logs (a few thousand calls); full, the two logs take about
-# 70 MiB (a request record is about 440 bytes of JSON, a billing record 160).
+# Far above what a test or a demo snapshot logs (a few thousand calls), and small enough that the
+# two logs, full, stay a modest part of the simulator's memory (sizes in benchmarks/README.md).
 DEFAULT_LOG_LIMIT = 100_000
 
 

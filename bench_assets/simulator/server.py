@@ -60,9 +60,8 @@ def serve(port: int, host: str = "127.0.0.1", quiet: bool = False, vendor_ports:
 
     sim = create_simulator()
     app = build_app(sim)
-    # The corpus and its index (some 150,000 tracked objects at 700 pages per stratum) live as long
-    # as the process: kept out of the garbage collector's full passes, which otherwise traverse them
-    # all every few thousand requests (0.2 s of CPU each).
+    # The corpus and its index (many tracked objects) live as long as the process: kept out of the
+    # garbage collector's full passes, which otherwise traverse them all every few thousand requests.
     freeze_heap()
     hosts = vendor_hosts(sim)
     first = port + 1 if vendor_ports is None else vendor_ports

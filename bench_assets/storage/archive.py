@@ -44,8 +44,8 @@ class PartitionArchive:
         self.vendor = vendor
         self._opened = ExitStack()
         self.con = self._opened.enter_context(connector(str(path)))
-        # Small single-row transactions: DuckDB's worker threads would spin after each one (about
-        # 4x the CPU of the insert itself), so this archive runs on one thread.
+        # Small single-row transactions: DuckDB's worker threads would spin after each one (several
+        # times the CPU of the insert itself), so this archive runs on one thread.
         self.con.execute("SET threads = 1")
         self.con.execute(TABLES["raw_responses"].create_sql())
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"archive-{vendor}")
@@ -77,8 +77,8 @@ class PartitionArchive:
 
     def _insert(self, rows: list[dict[str, Any]]) -> None:
         """One statement for the whole group, committed on its own (a statement is atomic): DuckDB
-        spends about a millisecond of CPU on each statement and each commit, whatever it holds, so
-        BEGIN, an INSERT per row and COMMIT cost several times this."""
+        spends a fixed CPU cost on each statement and each commit, whatever it holds, so BEGIN, an
+        INSERT per row and COMMIT would pay it once per row."""
         cols = list(rows[0])
         one = f"({', '.join('?' for _ in cols)})"
         self.con.execute(

@@ -1,7 +1,7 @@
 """Every warehouse table, declared once: its grain, typed columns, key and where it is stored.
 
-The DDL, the column lists that writers and the Parquet lake use, and the README's table docs
-(`scripts/readme_tables.py`) are all generated from these declarations, so none can drift.
+The DDL, the column lists that writers and the Parquet lake use, and the table reference in
+docs/warehouse.md (`scripts/readme_tables.py`) are all generated from these declarations, so none can drift.
 """
 
 from __future__ import annotations

@@ -118,7 +118,7 @@ def insert_frame(con: duckdb.DuckDBPyConnection, table: str, df: pd.DataFrame) -
 def duckdb_memory_limit() -> str:
     """How much memory DuckDB may keep per connection ($BENCH_DUCKDB_MEMORY_LIMIT, default 512MB;
     beyond it DuckDB spills to disk). Its own default is 80 % of the machine: checkpointing a
-    warehouse of 12,600 rows' responses on close then held several hundred MiB, in every process."""
+    large warehouse on close then held far more than it needs, in every process."""
     return os.environ.get("BENCH_DUCKDB_MEMORY_LIMIT", "").strip() or "512MB"
 
 
@@ -127,9 +127,8 @@ def archive_copy_memory_limit() -> str:
     ($BENCH_DUCKDB_COPY_MEMORY_LIMIT, default 128MB; a copy that does not fit is done again with
     the connection's limit). The copy checks each attempt against the table's key and journals the
     partition, and DuckDB fills its buffer pool doing so: with the connection's 512MB the fetch
-    stage's peak grew with every vendor fetched before it (one vendor's 16,380 attempts copied into
-    a 12,600-row warehouse: a peak of 882–894 MiB, 639–669 MiB with 128MB, in the same 9 to 10 s;
-    `benchmarks/fetch_copy_memory.py`)."""
+    stage's peak grew with every vendor fetched before it, and the lower cap takes no longer
+    (`benchmarks/fetch_copy_memory.py`; figures in benchmarks/README.md)."""
     return os.environ.get("BENCH_DUCKDB_COPY_MEMORY_LIMIT", "").strip() or "128MB"
 
 
@@ -464,7 +463,7 @@ class Warehouse:
         copies across only the attempts the warehouse lacks (and drops any it holds that the archive
         does not: none, as an archive only grows). A re-run that sent nothing writes nothing, and a
         fetch adds its new attempts only, so the central file is not rewritten (a checkpoint of
-        rewritten bodies held several hundred MiB). Returns the partition's rows."""
+        rewritten bodies took memory that grew with the warehouse). Returns the partition's rows."""
         where = {"snapshot_id": snapshot_id, "vendor": vendor}
         if self.lake is not None:
             with self.open_file(archive) as con:

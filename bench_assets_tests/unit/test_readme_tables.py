@@ -1,5 +1,5 @@
-"""The README's warehouse table docs are generated from the table declarations, so they cannot
-drift from the DDL the warehouse runs: a declaration changed without regenerating them fails here."""
+"""The warehouse's table reference (docs/warehouse.md) is generated from the table declarations, so
+it cannot drift from the DDL the warehouse runs: a declaration changed without regenerating it fails here."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from bench_assets.storage.tables import TABLES, table_docs
 from bench_assets_tests.helpers import REPO
 
 
-def test_the_readme_documents_every_table_as_declared():
+def test_the_docs_document_every_table_as_declared():
     result = subprocess.run(
         [sys.executable, str(REPO / "scripts" / "readme_tables.py"), "--check"],
         capture_output=True,
