@@ -39,8 +39,8 @@ _ITEM_FIELDS = ("anchor_phrases", "table_cells", "numeric_facts", "noise")
 class ShownResult(NamedTuple):
     """One result a vendor returned, as its row's page shows it: a withheld one (it names a
     private row) keeps only its rank; a digests-level vendor's keeps its rank and whether it is a
-    golden URL or holds the answer (`digest_only`). A tuple, not a dict: a snapshot of 12,600 rows
-    shows a million of them."""
+    golden URL or holds the answer (`digest_only`). A tuple, not a dict: a publication holds one
+    for every result of every vendor on every public row."""
 
     rank: int
     withheld: bool

@@ -101,8 +101,8 @@ def vendor_json(board: Mapping[str, Any], entry: Mapping[str, Any], verdicts: li
     }
     if not verdicts or not all(v and _flat(v) for v in verdicts):
         return json.dumps(doc, indent=2, sort_keys=True) + "\n"
-    # `json.dumps(indent=2)` is Python's encoder (C's has no indent): 8,800 verdicts a vendor
-    # took a tenth of a second. They are written by C's encoder instead, in one call, with the
+    # `json.dumps(indent=2)` is Python's encoder (C's has no indent), slow over a vendor's thousands
+    # of verdicts. They are written by C's encoder instead, in one call, with the
     # separator between items that puts each key on a line of its own six spaces in, as the
     # indented encoder does; then each verdict's braces on lines of their own (no string holds a
     # newline: JSON escapes it). A test holds the two equal byte for byte.

@@ -213,7 +213,7 @@ def compare_frames(
     surface: str, stored: pd.DataFrame, derived: pd.DataFrame, key: list[str], columns: list[str]
 ) -> list[Difference]:
     """A warehouse table against its re-derivation, row by row on `key`, column by column (read a
-    column at a time: a table of 150,000 rows is not turned into as many dicts). Rows whose cells
+    column at a time: a large table is not turned into as many dicts). Rows whose cells
     are all the same value of the same type on both sides (`_rows_that_may_differ`, a column at a
     time) are passed over; every other row is compared cell by cell (`same_value`)."""
 
@@ -248,7 +248,7 @@ def _rows_that_may_differ(
     """The keys whose rows `compare_frames` must compare cell by cell: on one side only, or with a
     cell that is not certainly the same on both sides: equal and of one Python type, or missing on
     both (None, NaN or NA: `same_value` takes all three as missing). Each column is compared
-    whole, in numpy (a 150,000-row table cell by cell in Python took two seconds); None when a
+    whole, in numpy (cell by cell in Python is slow on a large table); None when a
     column cannot be compared so (then every row is)."""
     common = [k for k in a if k in b]
     rows_a = np.fromiter((a[k] for k in common), dtype=np.int64, count=len(common))

@@ -2,12 +2,11 @@
 read again: memory plumbing for what a publication holds between reading each vendor's archive and
 rendering the rows' pages (`publish.build`, `publish.drilldown.DrilldownRecords`).
 
-A snapshot of 12,600 golden rows has about 8,800 public rows, each with every vendor's verdict
-and up to ten results: a million small Python objects, several hundred megabytes, and all of them
-were held from the first vendor's archive to the last page. Packed, they take a few tens of
-megabytes; the records a page is rendered from are assembled a chunk of rows at a time
-(`publish.records`), each vendor's entries unpacked as they were (dicts, `drilldown.ShownResult`
-and `FieldItem` tuples).
+Every public row has every vendor's verdict and up to ten results: at scale, millions of small
+Python objects, held from the first vendor's archive to the last page. Packed, they take a small
+fraction of that; the records a page is rendered from are assembled a chunk of rows at a time
+(`publish.drilldown.DrilldownRecords`), each vendor's entries unpacked as they were (dicts,
+`drilldown.ShownResult` and `FieldItem` tuples).
 """
 
 from __future__ import annotations
