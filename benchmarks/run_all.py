@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import tempfile
 from pathlib import Path
@@ -226,9 +225,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--workers",
         type=int,
-        default=os.cpu_count() or 1,
-        help="scale: `bench demo --workers` for --end-to-end (default one per core: at zero latency the vendor "
-        "partitions are CPU-bound, and each worker holds a vendor's run in memory)",
+        default=None,
+        help="scale: `bench demo --workers` for --end-to-end (default: the demo's own, one per core the available "
+        "memory holds, as a user gets it)",
     )
     parser.add_argument("--pages-per-stratum", type=int, default=700, help="simulator: its corpus (700: 12,600 rows)")
     parser.add_argument("--sample", type=int, default=1, help="simulator: send every n-th request of each vendor")

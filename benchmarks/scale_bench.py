@@ -123,7 +123,7 @@ def run_size(
     profile_stages: tuple[str, ...] = (),
     keep: Path | None = None,
     end_to_end: bool = False,
-    workers: int = 4,
+    workers: int | None = None,
 ) -> dict[str, Any]:
     """The demo at `size` golden rows, stage by stage; writes results/scale_<size>.json. With
     `end_to_end`, first the whole snapshot as an operator runs it, `bench demo --workers N`, in a
@@ -220,7 +220,9 @@ def run_size(
             "rate_limit_per_second": RAISED_RATE_PER_SECOND,
             "simulator": sim_env,
             "stages": "one process each, one after another, the simulator counted in each one's memory",
-            "end_to_end": f"bench demo --workers {workers} in a home of its own" if end_to_end else "not run",
+            "end_to_end": f"bench demo --workers {workers or '(default)'} in a home of its own"
+            if end_to_end
+            else "not run",
         },
         "figures": {
             "end_to_end": whole,
@@ -251,19 +253,32 @@ def run_size(
 
 
 def _whole_snapshot(
-    tmp: Path, size: int, vendors: list[str] | None, sim_env: dict[str, str], workers: int
+    tmp: Path, size: int, vendors: list[str] | None, sim_env: dict[str, str], workers: int | None
 ) -> dict[str, Any]:
-    """`bench demo` at `size` rows in a fresh home, on a simulator started here with `sim_env`:
-    wall time, CPU of the command and every child, the simulator's CPU, and the peak memory of the
-    whole tree (simulator included)."""
+    """`bench demo` at `size` rows in a fresh home, as an operator runs it: the demo starts its own
+    simulator (with `sim_env`) and stops it once the vendors are done. Wall time, CPU of the
+    command and every child (the simulator's included), and the peak memory (PSS) of the whole
+    tree, the simulator included. `workers` None: the demo's own default (one per core the
+    available memory holds)."""
     home, _ = _home(tmp, size, vendors)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("BENCH_", "DAGSTER_"))}
     env.update(BENCH_HOME=str(home), DAGSTER_HOME=str(home / ".dagster_home"), **sim_env)
     bench = str(Path(sys.executable).with_name("bench"))
-    with start_simulator(env=sim_env) as sim:
-        env["BENCH_SIMULATOR_URL"] = sim.base_url
-        figures = _stage([bench, "demo", "--workers", str(workers)], env, home, psutil.Process(sim.pid))
-    figures["workers"] = workers
+    cpu_before = _children_cpu()
+    load = round(os.getloadavg()[0], 2)
+    measured = run_measured([bench, "demo", *(["--workers", str(workers)] if workers else [])], env=env, cwd=home)
+    figures = {
+        "wall_seconds": measured["wall_seconds"],
+        "cpu_seconds": round(_children_cpu() - cpu_before, 2),
+        "peak_tree_pss_mib": measured["peak_tree_pss_mib"],
+        "peak_with_simulator_pss_mib": measured["peak_tree_pss_mib"],  # the demo's own simulator is in its tree
+        "peak_tree_rss_mib": measured["peak_tree_rss_mib"],
+        "load_average_1m_before": load,
+        "returncode": measured["returncode"],
+        "workers": workers or "default",
+    }
+    if measured["returncode"] != 0:
+        figures["output_tail"] = measured["output_tail"][-2000:]
     return figures
 
 
@@ -333,7 +348,7 @@ def scale(
     profile_stages: tuple[str, ...] = (),
     keep: Path | None = None,
     end_to_end: bool = False,
-    workers: int = 4,
+    workers: int | None = None,
 ) -> dict[str, Any]:
     results = {size: run_size(size, vendors, profile_dir, profile_stages, keep, end_to_end, workers) for size in sizes}
     linear = _linearity(results) if len(results) > 1 else {}

@@ -1,10 +1,10 @@
 """The scale benchmark's end-to-end run alone: `bench demo --workers N` at one size, measured.
 
-    python -m benchmarks.scale_end_to_end [--size 12600] [--workers 2]
+    python -m benchmarks.scale_end_to_end [--size 12600] [--workers N]
 
 The same run as `run_all scale --end-to-end` makes first at each size (`scale_bench._whole_snapshot`:
-a fresh home with the demo manifest scaled to SIZE golden rows, rate limits raised, the simulator
-at zero latency beside it), without the stage-by-stage runs after it (about 20 minutes at 12,600
+a fresh home with the demo manifest scaled to SIZE golden rows, rate limits raised, the demo's own
+simulator at zero latency), without the stage-by-stage runs after it (about 20 minutes at 12,600
 rows). Writes `results/scale_end_to_end_<size>.json`: wall time, CPU, the simulator's CPU, and the
 peak PSS of the command's process tree (and with the simulator's beside it).
 """
@@ -23,7 +23,9 @@ from benchmarks.scale_bench import TARGETS, _whole_snapshot
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=12600)
-    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument(
+        "--workers", type=int, default=None, help="default: the demo's own (one per core memory allows)"
+    )
     args = parser.parse_args()
     info = machine()
     sim_env = {"BENCH_SIM_LATENCY_SCALE": "0", "BENCH_SIM_PAGES_PER_STRATUM": str(max(1, args.size // 18))}

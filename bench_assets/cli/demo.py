@@ -7,6 +7,7 @@ import functools
 import json
 import os
 import time
+from collections.abc import Callable
 from typing import Any
 
 import dagster as dg
@@ -57,10 +58,11 @@ def run_sentinel_cycle(snapshot_id: str) -> tuple[bool, float, str]:
     )
 
 
-def run_snapshot(snapshot_id: str, workers: int = 2) -> dict[str, Any]:
+def run_snapshot(snapshot_id: str, workers: int = 2, vendors_done: Callable[[], None] = lambda: None) -> dict[str, Any]:
     """Materialize a whole snapshot through Dagster: golden stages, vendor partitions in parallel
-    processes (and, simulated, a 30-day sentinel cycle beside them), then aggregates and
-    publication. Returns the published leaderboard."""
+    processes (and, simulated, a 30-day sentinel cycle beside them), agent trials, then aggregates
+    and publication; `vendors_done` is called once nothing more is asked of the vendors (before the
+    aggregates). Returns the published leaderboard."""
     ensure_dagster_home()
     manifest = load_manifest(bench_home() / "data" / "snapshots" / snapshot_id / "manifest.yaml")
     register_snapshot(snapshot_id)
@@ -95,7 +97,9 @@ def run_snapshot(snapshot_id: str, workers: int = 2) -> dict[str, Any]:
             )
             if not ok:
                 raise SystemExit(f"the simulated sentinel cycle failed: {summary}")
-    materialize_snapshot_stage(snapshot_id, ("agent_trials", "vendor_leaderboard", "published_snapshot"))
+    materialize_snapshot_stage(snapshot_id, ("agent_trials",))
+    vendors_done()
+    materialize_snapshot_stage(snapshot_id, ("vendor_leaderboard", "published_snapshot"))
     return json.loads((bench_home() / "data" / "publish" / snapshot_id / "leaderboard.json").read_text())
 
 
@@ -158,12 +162,17 @@ def cmd_demo(args: argparse.Namespace) -> int:
         sim = start_simulator()
         os.environ["BENCH_SIMULATOR_URL"] = sim.base_url
         print(f"simulator on {sim.base_url} (pid {sim.pid})", flush=True)
-    try:
-        board = run_snapshot(args.snapshot, workers=workers)
-    finally:
+
+    def stop_simulator() -> None:
+        # its corpus and index are let go before the aggregates and the site take their memory
         if sim is not None:
             sim.stop()
             os.environ.pop("BENCH_SIMULATOR_URL", None)
+
+    try:
+        board = run_snapshot(args.snapshot, workers=workers, vendors_done=stop_simulator)
+    finally:
+        stop_simulator()
     print_leaderboard(board)
     print_comparisons(board)
     site = bench_home() / "data" / "publish" / args.snapshot / "index.html"

@@ -140,7 +140,7 @@ class SimulatorProcess:
 
 
 def start_simulator(
-    port: int | None = None, env: dict[str, str] | None = None, timeout: float = 30.0
+    port: int | None = None, env: dict[str, str] | None = None, timeout: float = 120.0
 ) -> SimulatorProcess:
     """Start the simulator as a child process and wait until it answers its health check."""
     port = port or free_port()
