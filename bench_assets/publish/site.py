@@ -391,11 +391,12 @@ class _Site:
             sink.put(asset, (TEMPLATES / asset).read_text(encoding="utf-8"))
 
     def listings(self, sink: SiteSink) -> None:
-        """The public rows' listing, and `public_row_scores.csv` (every vendor's figures on each row)."""
-        if not self.has_queries:
-            return
+        """The public rows' listing, and `public_row_scores.csv` (every vendor's figures on each
+        row) when there are public rows."""
         for name, rows, pager in paginate(self.inputs.listing, "index", ROWS_PER_PAGE):
             self.page(sink, f"queries/{name}", "queries.html.j2", pager=pager, queries=rows, active="queries")
+        if not self.inputs.listing:
+            return
         by_row = [{f["row_id"]: f for f in figures} for _, figures in sorted(self.inputs.figures.items())]
         row_scores = PublicRowScores()
         for row in self.inputs.listing:
