@@ -3,8 +3,9 @@
 Everything runs for real on 127.0.0.1: PostgreSQL (Dagster's instance storage, and the turns and
 versions of the shared warehouse), Redis (the Celery broker, and each vendor's account-wide pacing
 log), moto's S3 server (the object store: the lake, the warehouse's versions, the custody journal,
-the mirrored snapshot, private and published files), the simulator, dagster-webserver and dagster-daemon, and two `bench worker` processes (Celery
-workers), each with its own bench home, Dagster home and working directory, as if on two hosts.
+the mirrored snapshot, private and published files), the simulator, dagster-webserver and
+dagster-daemon, and two `bench worker` processes (Celery workers), each with its own bench home,
+Dagster home and working directory, as if on two hosts.
 
 The operator backfills a whole snapshot over GraphQL as the UI does; every step runs on a
 worker. A vendor is then added and backfilled alone; its fetch is killed with SIGKILL (the whole
