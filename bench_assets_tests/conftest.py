@@ -13,6 +13,7 @@ The tests are laid out by level, and each test is marked with its folder's level
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import httpx
@@ -23,6 +24,13 @@ from bench_assets.simulator.server import SimulatorProcess, start_simulator
 from bench_assets_tests.distributed_services import Postgres, postgres_server
 
 TESTS = Path(__file__).parent
+
+# Dagster's code servers answer the webserver, the daemon and the run workers within 60 s by
+# default; on a 2-core machine under other work a test's fresh code server can take longer, and the
+# backfill fails though nothing is wrong. The tests' Dagster processes inherit a longer limit
+# (Dagster's own setting; a value set outside the tests is kept).
+os.environ.setdefault("DAGSTER_GRPC_TIMEOUT_SECONDS", "300")
+
 LEVELS = ("unit", "simulator", "e2e")
 
 
