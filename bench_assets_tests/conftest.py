@@ -13,6 +13,7 @@ The tests are laid out by level, and each test is marked with its folder's level
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import httpx
@@ -20,13 +21,22 @@ import pytest
 from _pytest.nodeid import NodeId  # see suffix_node_id
 
 from bench_assets.simulator.server import SimulatorProcess, start_simulator
+from bench_assets_tests.distributed_services import Postgres, postgres_server
 
 TESTS = Path(__file__).parent
+
+# Dagster's code servers answer the webserver, the daemon and the run workers within 60 s by
+# default; on a 2-core machine under other work a test's fresh code server can take longer, and the
+# backfill fails though nothing is wrong. The tests' Dagster processes inherit a longer limit
+# (Dagster's own setting; a value set outside the tests is kept).
+os.environ.setdefault("DAGSTER_GRPC_TIMEOUT_SECONDS", "300")
+
 LEVELS = ("unit", "simulator", "e2e")
 
 
-# Session fixtures every xdist worker builds for itself: cheap, and used by most tests.
-PER_WORKER = {"simulator"}
+# Session fixtures every xdist worker builds for itself: cheap, and used by most tests (the
+# simulator) or by long tests that must not all wait for one worker (PostgreSQL).
+PER_WORKER = {"simulator", "postgres"}
 # The order work is handed to xdist workers: the longest first, so none is left running alone at
 # the end (end-to-end tests marked slow, the other end-to-end tests, then the faster levels).
 ORDER = ("e2e-slow", "e2e", "simulator", "unit")
@@ -89,6 +99,14 @@ def simulator() -> SimulatorProcess:
     proc = start_simulator(env={"BENCH_SIM_LATENCY_SCALE": "0.05"})
     yield proc
     proc.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Postgres:
+    """A PostgreSQL server of the session's own (the worker's, under xdist), started on first use;
+    each test takes a database of its own on it (`postgres.database()`)."""
+    with postgres_server() as server:
+        yield server
 
 
 @pytest.fixture()

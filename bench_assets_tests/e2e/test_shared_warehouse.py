@@ -21,17 +21,17 @@ from bench_assets.errors import WarehouseLostError
 from bench_assets.storage.archive import PartitionArchive
 from bench_assets.storage.restore import restore_warehouse
 from bench_assets.storage.warehouse import Warehouse
-from bench_assets_tests.distributed_services import postgres_database, postgres_url, s3_server
+from bench_assets_tests.distributed_services import s3_server
 from bench_assets_tests.helpers import REPO
 
 SNAPSHOT = "web_search-2026-q3"
 
 
 @pytest.fixture(scope="module")
-def shared(tmp_path_factory):
+def shared(tmp_path_factory, postgres):
     workdir = tmp_path_factory.mktemp("shared")
-    with s3_server(workdir / "s3") as store, postgres_database() as database:
-        yield store, postgres_url(database), workdir, store.env
+    with s3_server(workdir / "s3") as store, postgres.database() as database:
+        yield store, postgres.url(database), workdir, store.env
 
 
 def machine(shared, name: str) -> Warehouse:
