@@ -15,6 +15,7 @@ holdout row's golden page; such a result is withheld (its rank kept, its URL, ti
 snippet not), so the holdout never reaches a published file. Where the vendor's terms allow only
 digests to be published (`Manifest.evidence_level`), a result shows its rank and whether it is a
 golden URL or holds the answer, not its URL or text; the body's SHA-256 is shown for every vendor.
+A failed row's error detail read from the vendor's body is a body too: shown at `raw` only.
 """
 
 from __future__ import annotations
@@ -279,6 +280,7 @@ def vendor_entries(
         cap = "extract" if row.task_type == "extract" else "search"
         rec = finals.get((vendor, row.id, cap))
         entry["body_sha256"] = _none(getattr(rec, "body_sha256", None)) if rec is not None else None
+        entry["error_detail"] = _published_detail(shared, entry, rec, level)
         parsed: list[Any] = []
         scored = None  # scoring's verdict from the same results, when it was given
         if rec is not None and entry["response_class"] == "ok":
@@ -341,6 +343,17 @@ def vendor_entries(
                 entry["answer_reading"] = {**entry["answer_reading"], "sentence": None}
         out[row.id] = entry
     return out
+
+
+def _published_detail(shared: dict[Any, Any], entry: dict[str, Any], rec: Any, level: str) -> Any:
+    """A row's error detail as published: one read from the vendor's body (its error message, the
+    start of a body the adapter could not read) is a body, shown at `raw` only; one bench wrote (a
+    transport error, the challenge page it found) is shown at every level."""
+    detail = entry["error_detail"]
+    from_body = rec is not None and isinstance(getattr(rec, "body", None), str) and entry["response_class"] != "blocked"
+    if level == "raw" or not detail or not from_body:
+        return detail
+    return _kept(shared, f"the vendor's error body is not published: its terms allow {level}")
 
 
 def _kept(shared: dict[Any, Any], value: Any) -> Any:
