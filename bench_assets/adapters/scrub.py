@@ -68,6 +68,10 @@ def _core(secret: str) -> str:
     return re.sub(r"^[\s\x00-\x1f\x7f]+|[\s\x00-\x1f\x7f]+$", "", secret)
 
 
+# The last character of every form in `_character_forms` that does not end in the character itself:
+# hex and decimal digits, ";" of a reference, "+" for a space, JSON's and Python's \n, \r, \t.
+_ESCAPE_ENDINGS = "0123456789abcdef;+nrt"
+
 # An ASCII letter or digit written escaped in one of the forms above, one pattern per escape
 # character (a pattern that starts with a literal is searched for at the speed of a plain search).
 _HEX_ALNUM = "(?:3[0-9]|[46][1-9a-f]|[57][0-9a])"
@@ -88,6 +92,9 @@ class _Matcher:
     whole: re.Pattern[str]  # any key, whole, in any mixture of forms
     tail: re.Pattern[str]  # an ending that is the start (at least MIN_SCRUBBED_KEY_PREFIX characters) of a key
     tail_chars: int  # how far from the end such an ending can start
+    # the characters such an ending can end in (lower-cased): a key's own from its sixth on, and
+    # the last character of any form (`_ESCAPE_ENDINGS`); a JSON body's "}" is none of them
+    tail_last: frozenset[str]
     runs: tuple[str, ...]  # each key's longest run of ASCII letters and digits, lower-cased
 
     def may_hold(self, text: str) -> bool:
@@ -119,6 +126,7 @@ def _matcher(secrets: tuple[str, ...]) -> _Matcher | None:
         re.compile(whole, re.IGNORECASE),
         re.compile(f"(?:{'|'.join(tails)})\\Z", re.IGNORECASE),
         max(map(len, keys)) * _LONGEST_CHARACTER_FORM,
+        frozenset(_ESCAPE_ENDINGS) | {c.lower() for key in keys for c in _core(key)[MIN_SCRUBBED_KEY_PREFIX - 1 :]},
         tuple(max(re.findall(r"[A-Za-z0-9]+", key) or [""], key=len).lower() for key in keys),
     )
 
@@ -138,8 +146,8 @@ def scrub_secrets(text: str | None, secrets: Iterable[str]) -> str | None:
         return text
     if matcher.may_hold(text):
         text = matcher.whole.sub(REDACTED, text)
-    start = max(0, len(text) - matcher.tail_chars)
-    cut = matcher.tail.search(text, start)
-    if cut is not None:
-        text = text[: cut.start()] + REDACTED
+    if text[-1].lower() in matcher.tail_last:
+        cut = matcher.tail.search(text, max(0, len(text) - matcher.tail_chars))
+        if cut is not None:
+            text = text[: cut.start()] + REDACTED
     return text

@@ -57,7 +57,7 @@ HOW = [
 @given(
     key=st.text(alphabet=ALPHABET, min_size=8, max_size=40).filter(lambda k: k.strip() == k and k.strip()),
     hows=st.lists(st.sampled_from(HOW), min_size=40, max_size=40),
-    before=st.text(alphabet="xyz .,:", max_size=20),
+    before=st.text(alphabet="#!?,:", max_size=20),  # nothing a key is made of
 )
 def test_a_key_in_any_mixture_of_encodings_is_scrubbed(key, hows, before):
     encoded = "".join(written(c, how) for c, how in zip(key, hows))
@@ -101,3 +101,15 @@ def test_text_without_the_key_is_left_as_it_was():
     assert scrub_secrets(text, ["tvly-PLANTED-3b7e1a9c4d20"]) == text
     assert scrub_secrets(text, ["short"]) == text  # too short to be a key
     assert scrub_secrets(None, ["tvly-PLANTED-3b7e1a9c4d20"]) is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    key=st.text(alphabet=ALPHABET, min_size=8, max_size=40).filter(lambda k: k.strip() == k),
+    hows=st.lists(st.sampled_from(HOW), min_size=40, max_size=40),
+    kept=st.integers(min_value=6, max_value=40),
+)
+def test_a_message_cut_short_inside_a_key_in_any_mixture_of_encodings(key, hows, kept):
+    """A transport error kept to a few hundred characters can end inside the key it quotes."""
+    cut = "".join(written(c, how) for c, how in zip(key[:kept], hows))
+    assert scrub_secrets(f"error: {cut}", [key]) == f"error: {REDACTED}"
