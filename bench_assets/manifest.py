@@ -8,11 +8,20 @@ k values and the fidelity weights. A published number can always be traced back 
 from __future__ import annotations
 
 import hashlib
-from pathlib import Path
-from typing import Literal
+import re
+from pathlib import Path, PurePosixPath, PureWindowsPath
+from typing import Annotated, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from bench_assets.adapters import available_adapters, default_key_env
@@ -32,6 +41,64 @@ DEFAULT_FIDELITY_WEIGHTS = {
 SUPPORTED_K_VALUES = (1, 3, 5, 10)
 Mode = Literal["simulated", "replay", "live"]
 LIVE_MIN_REVIEW_BUSINESS_DAYS = 10  # the methodology's review period; a live manifest may not shorten it
+
+
+def _inside_private_store(path: str | None) -> str | None:
+    """A path to a file of the private store: relative to it, and never out of it (no `..`, no
+    absolute path, no home directory), so the manifest cannot have a private file read from
+    anywhere else (and its lines quoted in error messages)."""
+    if path is None:
+        return None
+    parts = PurePosixPath(path.replace("\\", "/")).parts
+    if not path.strip() or path.startswith(("/", "~")) or PureWindowsPath(path).anchor or ".." in parts:
+        raise ValueError(
+            f"{path!r} is not a path inside the private store: give it relative to the private directory, "
+            "without '..' (the file must live in the private store)"
+        )
+    return path
+
+
+PrivatePath = Annotated[str | None, AfterValidator(_inside_private_store)]
+
+
+def check_snapshot_id(snapshot_id: str, source: str = "the snapshot partition key") -> str:
+    """`snapshot_id` if it is a snapshot id (`SNAPSHOT_ID_PATTERN`), else BenchInputError naming
+    `source`: a partition key names folders (`data/snapshots/<id>`, the private store's files), so
+    one like `../snapshots/x` would reach outside them."""
+    if not re.match(SNAPSHOT_ID_PATTERN, snapshot_id):
+        raise BenchInputError(
+            source,
+            [
+                (
+                    None,
+                    "snapshot_id",
+                    f"{snapshot_id!r} is not a snapshot id (like web_search-2026-q3: {SNAPSHOT_ID_PATTERN})",
+                )
+            ],
+        )
+    return snapshot_id
+
+
+def read_text_file(path: Path, what: str) -> str:
+    """A text input file's contents, decoded as UTF-8; one that is not UTF-8 is a BenchInputError
+    naming the file, the line and the byte, not a decoding traceback."""
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise BenchInputError(
+            str(path),
+            [
+                (
+                    line,
+                    "<encoding>",
+                    f"the {what} is not UTF-8: byte 0x{data[exc.start]:02x} at column {column} ({exc.reason}); "
+                    "save the file as UTF-8",
+                )
+            ],
+        ) from None
 
 
 class _Strict(BaseModel):
@@ -216,7 +283,7 @@ class MixedSource(_Strict):
     """Rows from a second source beside the primary one (planted pages or a file), its strata declared."""
 
     source: Literal["planted_demo", "file"]
-    path: str | None = Field(default=None, description="relative to the private directory")
+    path: PrivatePath = Field(default=None, description="relative to the private directory")
     strata: list[str] = Field(min_length=1, description="the strata taken from this source")
     rows_per_stratum: int = Field(default=15, ge=3, le=10_000)
 
@@ -232,7 +299,7 @@ class GoldenSource(_Strict):
     (`registries`), optionally mixed with further sources (`mix`), each with its own strata."""
 
     source: Literal["planted_demo", "file", "registry"]
-    path: str | None = Field(default=None, description="relative to the private directory")
+    path: PrivatePath = Field(default=None, description="relative to the private directory")
     rows_per_stratum: int = Field(default=40, ge=5, le=10_000)
     registries: dict[str, RegistrySpec] = {}
     contact: str | None = Field(
@@ -305,7 +372,7 @@ class RowPool(_Strict):
     source: Literal["planted_demo", "file", "registry"] | None = Field(
         default=None, description="default: as the golden source (registry: candidates the draw left over)"
     )
-    path: str | None = Field(default=None, description="relative to the private directory")
+    path: PrivatePath = Field(default=None, description="relative to the private directory")
 
 
 class DecoySpec(RowPool):
@@ -539,13 +606,14 @@ def load_manifest(path: str | Path) -> Manifest:
     path = Path(path)
     if not path.exists():
         raise BenchInputError(str(path), [(None, "<file>", "manifest not found")])
-    manifest = parse_manifest(path.read_text(encoding="utf-8"), str(path))
+    text = read_text_file(path, "manifest")
+    manifest = parse_manifest(text, str(path))
     if path.parent.name != manifest.snapshot_id:
         raise BenchInputError(
             str(path),
             [
                 (
-                    _line_of(path.read_text(), ("snapshot_id",)),
+                    _line_of(text, ("snapshot_id",)),
                     "snapshot_id",
                     f"{manifest.snapshot_id!r} does not match its folder {path.parent.name!r}",
                 )

@@ -9,15 +9,14 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import unicodedata
-from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import lru_cache
-from typing import Any, ClassVar, Literal, overload
-from urllib.parse import quote, quote_plus
+from typing import Any, ClassVar, Literal
 
 import pydantic_core
+
+from bench_assets.adapters.scrub import REDACTED
+from bench_assets.adapters.scrub import scrub_secrets as scrub_secrets  # importable from here too, where it was first
 
 Capability = Literal["search", "extract"]
 
@@ -36,14 +35,6 @@ class VendorTask:
     page: int = 1  # 1-based page of a search the vendor serves a page at a time (`Adapter.page_size`)
 
 
-REDACTED = "<redacted>"
-# A shorter "key" is no vendor's, and scrubbing it would rewrite ordinary words of the evidence.
-MIN_SCRUBBED_SECRET = 8
-# A message cut short (transport errors are kept to a few hundred characters) may end in the
-# first characters of a key: an ending this long that starts a key is scrubbed too.
-MIN_SCRUBBED_KEY_PREFIX = 6
-
-
 def key_problem(key: str) -> str | None:
     """Why a key read from the environment cannot be sent as it is, or None when it can.
 
@@ -55,52 +46,6 @@ def key_problem(key: str) -> str | None:
     if bad is not None:
         return f"contains a control character (U+{ord(bad):04X})"
     return None
-
-
-@lru_cache(maxsize=64)
-def _secret_forms(secret: str) -> frozenset[str]:
-    """The ways a key shows up in text we keep: as sent, without the whitespace or control
-    characters around it, URL-encoded, JSON-escaped, and escaped as Python quotes a header value
-    in an error message (b'Bearer <key>\\n')."""
-    core = re.sub(r"^[\s\x00-\x1f\x7f]+|[\s\x00-\x1f\x7f]+$", "", secret)
-    forms = set()
-    for form in {secret, core}:
-        forms |= {
-            form,
-            quote(form, safe=""),
-            quote_plus(form),
-            json.dumps(form)[1:-1],
-            form.encode("unicode_escape").decode("ascii"),
-        }
-    return frozenset(f for f in forms if len(f) >= MIN_SCRUBBED_SECRET)
-
-
-@overload
-def scrub_secrets(text: str, secrets: Iterable[str]) -> str: ...
-@overload
-def scrub_secrets(text: str | None, secrets: Iterable[str]) -> str | None: ...
-def scrub_secrets(text: str | None, secrets: Iterable[str]) -> str | None:
-    """`text` with every form of every secret (see `_secret_forms`) replaced by "<redacted>",
-    and a trailing fragment that begins one (a message cut short) as well. URL escapes match in
-    either case (%2f or %2F)."""
-    if not text:
-        return text
-    forms = frozenset().union(*(_secret_forms(s) for s in secrets if s))
-    if not forms:
-        return text
-    lowered = text.lower()
-    present = [f for f in forms if f.lower() in lowered]  # a plain search first: most texts hold none
-    if present:
-        pattern = "|".join(re.escape(f) for f in sorted(present, key=len, reverse=True))
-        text = re.sub(pattern, REDACTED, text, flags=re.IGNORECASE)
-    for form in forms:  # the longest tail of `text` that a form starts with
-        head = form[:MIN_SCRUBBED_KEY_PREFIX]
-        start = text.find(head, max(0, len(text) - len(form) + 1))
-        while start != -1:
-            if form.startswith(text[start:]):
-                return text[:start] + REDACTED
-            start = text.find(head, start + 1)
-    return text
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from bench_assets.errors import BenchInputError
-from bench_assets.manifest import _line_of
+from bench_assets.manifest import _line_of, read_text_file
 from bench_assets.storage.warehouse import Warehouse
 
 Method = Literal["otp_email", "device_code", "keyless", "x402", "manual"]
@@ -176,7 +176,7 @@ def load_hand_entered(path: str | Path, snapshot_id: str, vendors: set[str]) -> 
     """Validate `agent_trials.yaml`; raises BenchInputError naming the file, line and field."""
     path = Path(path)
     source = str(path)
-    text = path.read_text(encoding="utf-8")
+    text = read_text_file(path, "trials file")
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:

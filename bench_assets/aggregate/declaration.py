@@ -27,6 +27,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bench_assets.errors import BenchInputError
+from bench_assets.manifest import read_text_file
 
 DECLARATION_FILE = "disclosures.md"
 _FENCE = "---"
@@ -67,7 +68,7 @@ def split_front_matter(text: str) -> tuple[str | None, str, int]:
 def load_declaration(path: Path) -> tuple[OperatorDeclaration | None, str]:
     """The declaration (None when the file has no front matter) and the markdown body; a bad
     front matter raises BenchInputError naming the file, line and field."""
-    text = path.read_text(encoding="utf-8")
+    text = read_text_file(path, "declaration")
     front, body, _ = split_front_matter(text)
     if front is None:
         return None, body

@@ -57,7 +57,7 @@ def vendor_responses(
         gateway.api_key(vendor, manifest.mode, vendor_keys, key_env=spec.key_env),
         log=context.log.info,
     )
-    rows = warehouse.load_partition_archive(snapshot_id, vendor, done.archive)
+    rows = done.rows  # the archive, copied into the warehouse under the partition's lease
     versions = record_fetch_versions(warehouse, manifest, vendor, paths.home, paths.private, done.stats.sent)
     stats = done.stats
     return dg.MaterializeResult(
@@ -67,6 +67,7 @@ def vendor_responses(
             "decoys": sum(i.role == "decoy" for i in done.items),
             "sent_this_run": stats.sent,
             "reused_from_archive": stats.skipped_archived,
+            "taken_back_from_warehouse": done.seeded,
             "attempts_this_run": stats.attempts,
             "retries_this_run": stats.retries,
             "spend_usd": round(stats.spend_usd, 6),

@@ -3,6 +3,7 @@
 import dagster as dg
 
 from bench_assets.adapters import available_adapters
+from bench_assets.manifest import check_snapshot_id
 
 # The vendors the pipeline knows (the static dimension): one per adapter module, so adding a
 # vendor's adapter adds its partitions. A snapshot's manifest chooses which of them it calls; a
@@ -20,4 +21,4 @@ snapshot_vendor_partitions_def = dg.MultiPartitionsDefinition(
 
 def snapshot_and_vendor(context: dg.AssetExecutionContext) -> tuple[str, str]:
     keys = context.partition_key.keys_by_dimension
-    return keys["snapshot"], keys["vendor"]
+    return check_snapshot_id(keys["snapshot"]), keys["vendor"]

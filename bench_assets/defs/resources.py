@@ -14,7 +14,7 @@ from pydantic import PrivateAttr
 from bench_assets.adapters import available_adapters, default_key_env
 from bench_assets.adapters.base import key_problem
 from bench_assets.errors import BenchInputError
-from bench_assets.manifest import Manifest, load_manifest
+from bench_assets.manifest import Manifest, check_snapshot_id, load_manifest
 from bench_assets.simulator.app import sim_key, simulated_url
 from bench_assets.simulator.server import start_simulator
 from bench_assets.storage.mirror import DirectoryMirror
@@ -86,7 +86,10 @@ class BenchPaths(dg.ConfigurableResource):
         return Path(self.private_dir).resolve() if self.private_dir else self._root() / "data" / "private"
 
     def manifest_path(self, snapshot_id: str) -> Path:
-        return self.snapshots_dir / snapshot_id / "manifest.yaml"
+        """The snapshot's manifest, `snapshot_id` refused unless it is a snapshot id: every asset
+        reads its partition's manifest first, so a partition key like `../snapshots/x` (the UI
+        accepts any) stops there, before a file is read or written."""
+        return self.snapshots_dir / check_snapshot_id(snapshot_id) / "manifest.yaml"
 
     def manifest(self, snapshot_id: str) -> Manifest:
         return load_manifest(self.manifest_path(snapshot_id))

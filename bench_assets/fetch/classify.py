@@ -5,8 +5,14 @@ not the vendor's shape. Every response gets exactly one class; failures stay in 
 The order of the checks (`classify_response`): a transport error (timeout, spend ceiling, other);
 a challenge page at any status (`blocked`, before the vendor's own error codes, since a CDN's
 403 or 503 challenge is not the vendor refusing the key); a body the adapter cannot read
-(`malformed`); the vendor's own error codes (`auth`, `quota`, `rejected`, `server`); no results
-(`empty`); otherwise `ok`.
+(`malformed`); the vendor's own error codes (`auth`, `quota`, `rate_limited`, `rejected`,
+`server`); no results (`empty`); otherwise `ok`.
+
+`quota` is credit or quota used up (no retry helps; the account must be topped up) or the
+manifest's spend ceiling reached; `rate_limited` is a 429 (or the vendor's own rate-limit code)
+that lasted through every retry, or asked for a wait longer than the manifest allows: too many
+requests at once, not an empty account. A rate-limit storm and exhausted credit are different
+findings about a vendor, so they are counted apart.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ RESPONSE_CLASSES = (
     "blocked",
     "auth",
     "quota",
+    "rate_limited",
     "server",
     "timeout",
     "malformed",
@@ -45,7 +52,7 @@ _CHALLENGE = re.compile(
 _VENDOR_CLASS = {
     "auth": "auth",
     "quota": "quota",
-    "rate_limited": "quota",
+    "rate_limited": "rate_limited",
     "server": "server",
     "bad_request": "rejected",
     "not_found": "rejected",

@@ -16,7 +16,12 @@ Pacing and retries, so that a run survives every fault and never wedges:
   page and a 2xx body that cannot be read (truncated, malformed) are retried, at most
   `max_attempts` times, after exponential backoff with jitter; a `Retry-After` (seconds or
   HTTP-date) is honoured as a minimum wait and pauses every request of that capability; one
-  longer than `retry_after_max` ends the query at once rather than holding the run;
+  longer than `retry_after_max` ends the query at once rather than holding the run, and pauses
+  nothing (the other queries, and probes sharing the vendor, go on at the pace they had);
+- the transport never sends a request again by itself: aiohttp re-sends an idempotent request
+  (GET) once when its connection is reset or closed before the answer, which would put a call on
+  the wire that is never archived and attempts past `max_attempts`. That loss reaches the engine
+  as a connection error instead (`vendor_transport`), to be archived and retried like any other;
 - whatever happens, each (query, capability) ends with one attempt marked `final`.
 
 Spend counts every attempt the vendor bills, retries included (`SpendLedger`, `archived_spend`).
@@ -184,21 +189,50 @@ async def _receive(client: httpx.AsyncClient, request: Any, deadline: float) -> 
 
 
 def _aiohttp_cause(exc: BaseException) -> aiohttp.ClientError | None:
-    """The aiohttp error an httpx exception was raised from by the aiohttp transport, if any."""
+    """The aiohttp error an httpx exception was raised from by the aiohttp transport, if any (the
+    one `ConnectionLost` stands for, where it does)."""
     cause = exc.__cause__
+    if isinstance(cause, ConnectionLost) and isinstance(cause.__cause__, aiohttp.ClientError):
+        return cause.__cause__
     return cause if isinstance(cause, aiohttp.ClientError) else None
 
 
+class ConnectionLost(aiohttp.ClientConnectionError):
+    """The connection was reset or closed before the answer came: aiohttp's ClientOSError or
+    ServerDisconnectedError, under a class aiohttp does not re-send a request for."""
+
+
+async def _never_resend(request: aiohttp.ClientRequest, handler: aiohttp.ClientHandlerType) -> aiohttp.ClientResponse:
+    """aiohttp re-sends an idempotent request once after the two errors below (RFC 9112's retry of
+    a request on a persistent connection); raised as `ConnectionLost` they end the request, so the
+    engine archives that attempt and decides on a retry itself."""
+    try:
+        return await handler(request)
+    except (aiohttp.ClientOSError, aiohttp.ServerDisconnectedError) as exc:
+        raise ConnectionLost(str(exc)) from exc
+
+
 def vendor_transport(connections: int) -> httpx.AsyncBaseTransport:
-    """The transport vendor requests go out on: aiohttp's, at most `connections` open at once;
-    proxies and certificates from the environment as httpx's own transport takes them."""
-    return AiohttpTransport(limits=httpx.Limits(max_connections=connections), trust_env=True)
+    """The transport vendor requests go out on: aiohttp's, at most `connections` open at once, never
+    sending a request again by itself (`_never_resend`); certificates from the environment as
+    httpx's own transport takes them."""
+    limits = httpx.Limits(max_connections=connections)
+
+    def session() -> aiohttp.ClientSession:  # made in the running event loop, at the first request
+        connector = aiohttp.TCPConnector(
+            limit=connections,
+            keepalive_timeout=limits.keepalive_expiry,
+            ssl=httpx.create_ssl_context(trust_env=True),
+        )
+        return aiohttp.ClientSession(connector=connector, middlewares=(_never_resend,))
+
+    return AiohttpTransport(limits=limits, trust_env=True, client=session)
 
 
 def _scrubbed(got: _Received, secrets: tuple[str, ...]) -> _Received:
     return _Received(
         got.status,
-        {k: scrub_secrets(v, secrets) for k, v in got.headers.items()},
+        {scrub_secrets(k, secrets): scrub_secrets(v, secrets) for k, v in got.headers.items()},
         scrub_secrets(got.body, secrets),
         scrub_secrets(got.error, secrets),
     )
@@ -412,15 +446,16 @@ async def fetch_partition(
                 got, request_json, more_ms = await _next_pages(paging, task, got, request)
                 latency += more_ms
             retry_after = retry_after_seconds(got.headers)
-            if retry_after is not None and got.status in RETRYABLE_STATUSES:
+            # longer than the manifest allows: this query ends now, and nothing waits for it
+            too_long = retry_after is not None and retry_after > settings.retry_after_max
+            if retry_after is not None and not too_long and got.status in RETRYABLE_STATUSES:
                 paused_until[item.capability] = max(
-                    paused_until.get(item.capability, 0.0),
-                    time.monotonic() + min(retry_after, settings.retry_after_max),
+                    paused_until.get(item.capability, 0.0), time.monotonic() + retry_after
                 )
             reading = read_attempt(
                 adapter, settings.prices_usd, item.capability, got.status, got.headers, got.body, got.error
             )
-            final = (not reading.retry) or is_last or (retry_after or 0.0) > settings.retry_after_max
+            final = (not reading.retry) or is_last or too_long
             ledger.add(item.query_id, item.capability, reading)  # spent once answered, before the archive write
             await archive.save(
                 {

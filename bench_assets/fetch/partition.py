@@ -21,8 +21,10 @@ from bench_assets.storage.warehouse import Warehouse
 
 @dataclass(frozen=True)
 class PartitionFetch:
-    """What a partition's fetch sent and archived: its items, its statistics, its archive file, and
-    the archive's attempts in all and final ones by HTTP status ("no response" when none came)."""
+    """What a partition's fetch sent and archived: its items, its statistics, its archive file, the
+    archive's attempts in all and final ones by HTTP status ("no response" when none came), the
+    partition's rows in the warehouse once the archive was copied there, and the attempts the
+    archive took back from the warehouse before anything was sent (`Warehouse.seed_partition_archive`)."""
 
     items: list[FetchItem]
     stats: FetchStats
@@ -30,6 +32,8 @@ class PartitionFetch:
     archive: Path
     attempts: int
     final_status_counts: dict[str, int]
+    rows: int = 0
+    seeded: int = 0
 
 
 def fetch_vendor_partition(
@@ -42,8 +46,15 @@ def fetch_vendor_partition(
     log: Callable[[str], None] = lambda m: None,
 ) -> PartitionFetch:
     """Send every golden row (and the decoys hiding the holdout) to `vendor`, archiving each attempt
-    in the partition's own DuckDB file; items already answered are not sent again (never paid
-    twice). Refused (NotReadyError) while any golden row is unverified."""
+    in the partition's own DuckDB file, then copy the archive into the warehouse; items already
+    answered are not sent again (never paid twice). Refused (NotReadyError) while any golden row is
+    unverified.
+
+    All of it under the partition's lease, one holder at a time on any machine: a second run of
+    the partition (a second launch, a Celery step delivered again) waits, then finds every item
+    answered and copies nothing new; none opens the archive while another writes or reads it. An
+    archive that a failed write left unusable is cleared first (`PartitionArchive`), and one that
+    lacks attempts the warehouse holds (lost, cleared) takes them back before anything is sent."""
     snapshot_id = manifest.snapshot_id
     require_verified(warehouse, snapshot_id)
     spec = manifest.vendors[vendor]
@@ -75,8 +86,16 @@ def fetch_vendor_partition(
             also_to=(lambda rows: lake.write_archive_segment(snapshot_id, vendor, rows)) if lake else None,
         )
         try:
+            if archive.cleared:
+                log(archive.cleared)
+            seeded = warehouse.seed_partition_archive(snapshot_id, vendor, archive.con)
+            if seeded:
+                log(
+                    f"{seeded} attempts the warehouse holds were missing from {archive.path}: copied back, not sent again"
+                )
             stats = asyncio.run(fetch_partition(adapter, items, settings, archive, log=log))
             attempts, finals = archive.counts()
         finally:
             archive.close()
-    return PartitionFetch(items, stats, settings, archive.path, attempts, finals)
+        loaded = warehouse.load_partition_archive(snapshot_id, vendor, archive.path)
+    return PartitionFetch(items, stats, settings, archive.path, attempts, finals, loaded, seeded)

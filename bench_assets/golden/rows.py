@@ -24,6 +24,7 @@ from pydantic import (
 
 from bench_assets.adapters.base import Capability
 from bench_assets.errors import BenchInputError
+from bench_assets.manifest import read_text_file
 from bench_assets.metrics import normalize_text
 
 ID_PATTERN = r"^[a-z0-9][a-z0-9_.-]{0,127}$"
@@ -294,7 +295,7 @@ def load_numbered_golden_file(path: str | Path) -> list[tuple[int, GoldenRow]]:
     path = Path(path)
     if not path.exists():
         raise BenchInputError(str(path), [(None, "<file>", "golden file not found")])
-    return parse_numbered_golden_lines(path.read_text(encoding="utf-8").splitlines(), str(path))
+    return parse_numbered_golden_lines(read_text_file(path, "golden file").splitlines(), str(path))
 
 
 def dump_golden_rows(rows: list[GoldenRow], path: str | Path) -> None:

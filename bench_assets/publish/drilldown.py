@@ -14,6 +14,7 @@ holdout row's golden page; such a result is withheld (its rank kept, its URL, ti
 snippet not), so the holdout never reaches a published file. Where the vendor's terms allow only
 digests to be published (`Manifest.evidence_level`), a result shows its rank and whether it is a
 golden URL or holds the answer, not its URL or text; the body's SHA-256 is shown for every vendor.
+A failed row's error detail read from the vendor's body is a body too: shown at `raw` only.
 """
 
 from __future__ import annotations
@@ -155,14 +156,23 @@ def _results_by_row(results: pd.DataFrame) -> dict[str, list[Any]]:
     return by_row
 
 
-def _final_digests(archive: ArchiveReading, public_ids: set[str]) -> dict[tuple[str, str], Any]:
-    """(row id, capability) → the SHA-256 of the body of the last archived public attempt."""
+class _FinalBody(NamedTuple):
+    digest: Any  # the SHA-256 of the body of the last archived public attempt
+    has_body: bool  # whether the vendor sent one (a transport error has none)
+
+
+def _final_bodies(archive: ArchiveReading, public_ids: set[str]) -> dict[tuple[str, str], _FinalBody]:
+    """(row id, capability) → the body of the last archived public attempt: its digest, and
+    whether there was one."""
     sent = archive.attempts
     public = sent[(sent["role"] == "public") & sent["query_id"].isin(public_ids)] if len(sent) else sent
     if public.empty:
         return {}
     last = public.sort_values("attempt").groupby(["query_id", "capability"], as_index=False).tail(1)
-    return {(q, c): plain(d) for q, c, d in zip(last["query_id"], last["capability"], last["body_sha256"])}
+    return {
+        (q, c): _FinalBody(plain(d), isinstance(b, str))
+        for q, c, d, b in zip(last["query_id"], last["capability"], last["body_sha256"], last["body"])
+    }
 
 
 def vendor_entries(
@@ -186,7 +196,7 @@ def vendor_entries(
     scores, results = scored.scores, scored.results
     scores = scores[scores["row_id"].isin(public_ids)] if len(scores) else scores
     by_row = _results_by_row(results[results["row_id"].isin(public_ids)] if len(results) else results)
-    digests = _final_digests(archive, public_ids)
+    finals = _final_bodies(archive, public_ids)
     score_map = {s["row_id"]: s for s in scores.to_dict("records")}
     out: dict[str, dict[str, Any]] = {}
     for row in public_rows:
@@ -201,7 +211,9 @@ def vendor_entries(
         entry["results"] = []
         entry["evidence_level"] = level
         cap = "extract" if row.task_type == "extract" else "search"
-        entry["body_sha256"] = digests.get((row.id, cap))
+        final = finals.get((row.id, cap))
+        entry["body_sha256"] = final.digest if final is not None else None
+        entry["error_detail"] = _published_detail(shared, entry, final is not None and final.has_body, level)
         got = archive.evidence.get(row.id)
         answered = got is not None and entry["response_class"] == "ok"
         parsed = list(got.results) if answered and got is not None else []
@@ -262,6 +274,17 @@ def vendor_entries(
                 entry["answer_reading"] = {**entry["answer_reading"], "sentence": None}
         out[row.id] = entry
     return out
+
+
+def _published_detail(shared: dict[Any, Any], entry: dict[str, Any], has_body: bool, level: str) -> Any:
+    """A row's error detail as published: one read from the vendor's body (its error message, the
+    start of a body the adapter could not read) is a body, shown at `raw` only; one bench wrote (a
+    transport error, the challenge page it found) is shown at every level."""
+    detail = entry["error_detail"]
+    from_body = has_body and entry["response_class"] != "blocked"
+    if level == "raw" or not detail or not from_body:
+        return detail
+    return _kept(shared, f"the vendor's error body is not published: its terms allow {level}")
 
 
 def _kept(shared: dict[Any, Any], value: Any) -> Any:

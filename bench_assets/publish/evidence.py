@@ -79,8 +79,8 @@ ATTEMPT_COLUMNS = (
     Column(
         "response_class",
         pa.string(),
-        "the final attempt's class as scored (ok, empty, blocked, auth, quota, server, timeout, malformed, "
-        "rejected); null on earlier attempts",
+        "the final attempt's class as scored (ok, empty, blocked, auth, quota, rate_limited, server, timeout, "
+        "malformed, rejected); null on earlier attempts",
     ),
     Column("http_status", pa.int32(), "the HTTP status; null when no response came"),
     Column("transport_error", pa.string(), "why no response came (timeout, connection error), else null"),

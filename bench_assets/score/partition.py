@@ -10,7 +10,7 @@ the vendor's adapter, extraction fidelity, and reading answers. hit@k, the first
 every URL's normalized form are computed for the whole partition at once in DuckDB
 (`score.vector.score_result_lists`), the same code `benchmarks/scoring_bench.py` measures.
 
-A row whose response is not `ok` (empty, blocked, auth, quota, server, timeout, malformed,
+A row whose response is not `ok` (empty, blocked, auth, quota, rate_limited, server, timeout, malformed,
 rejected) answered nothing: it stays in the denominator with no hit, fidelity 0 (`incorrect`)
 or answer score 0, and is not correct. Only `unsupported` rows (the vendor has no such
 capability) have no scores at all.

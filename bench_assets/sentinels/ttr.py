@@ -13,7 +13,7 @@ Each (vendor, sentinel page) is one subject of a Kaplan–Meier estimate (`metri
   at the time of aggregation, it is its age at the last probe: it still counts as "not found
   for that long", which is all we know, rather than being dropped (biasing towards fast vendors)
   or counted as never found (biasing against them).
-- Probes that failed (auth, quota, server, timeout, blocked, malformed, rejected) say nothing
+- Probes that failed (auth, quota, rate_limited, server, timeout, blocked, malformed, rejected) say nothing
   about the page: they neither find it nor extend its censoring time. A page with no informative
   probe at a vendor is not a subject for that vendor. They are still counted in the probe total.
 

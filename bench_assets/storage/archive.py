@@ -2,7 +2,9 @@
 
 Each attempt is committed as soon as it is archived (`PartitionArchive.save` groups the attempts
 that finish together into one commit), so a crash loses at most the calls in flight; a process
-killed mid-run leaves a write-ahead log that DuckDB replays when the file is next opened.
+killed mid-run leaves a write-ahead log that DuckDB replays when the file is next opened. What a
+failed write leaves instead of a file DuckDB can open (a full disk: 0 or 4,096 bytes) is cleared
+when the archive is next opened (`storage.file_health.clear_unusable`), so it blocks no later run.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 
 import pandas as pd
 
+from bench_assets.storage.file_health import clear_unusable
 from bench_assets.storage.tables import TABLES
 from bench_assets.storage.warehouse import Connector, direct_connection
 
@@ -38,6 +41,8 @@ class PartitionArchive:
         """`also_to` copies each committed group of attempts somewhere durable beyond this machine
         (the lake's archive segments) before they count as archived."""
         path.parent.mkdir(parents=True, exist_ok=True)
+        # what a failed write left here, cleared (None: nothing was), for the run's log
+        self.cleared = clear_unusable(path)
         self.also_to = also_to
         self.path = path
         self.snapshot_id = snapshot_id

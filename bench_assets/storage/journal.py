@@ -47,6 +47,9 @@ POSITION_TABLE = "bench_journal_position"
 POSITION_DDL = f"CREATE TABLE IF NOT EXISTS {POSITION_TABLE} (last_seq BIGINT)"
 FORMAT = 1
 
+# How reading a zip entry cut short fails (no central directory, no entry.json, half a JSON text).
+_CUT_SHORT = (zipfile.BadZipFile, KeyError, ValueError, EOFError)
+
 Where = Mapping[str, Any]  # column -> value, or a list of values (IN)
 Change = tuple[str, Where]
 
@@ -190,16 +193,24 @@ class CustodyJournal:
             self.fs.put_file(str(zipped), self.pending_path)
 
     def pending(self) -> EntryInfo | None:
+        """The pending entry, or None: none, or one cut short while it was written (a full disk, a
+        kill). Such an entry belongs to a write that never committed: the warehouse commits only
+        after its entry is written whole."""
         try:
             return self.read_info(self.pending_path)
-        except FileNotFoundError:
+        except (FileNotFoundError, *_CUT_SHORT):
             return None
 
     def settle_pending(self, committed_seq: int) -> None:
         """Finalize the pending entry if the warehouse committed it (its number is at most
-        `committed_seq`), else drop it: it belongs to a write that never committed."""
-        info = self.pending()
-        if info is None:
+        `committed_seq`), else drop it: it belongs to a write that never committed (so does one
+        cut short while it was written)."""
+        try:
+            info = self.read_info(self.pending_path)
+        except FileNotFoundError:
+            return
+        except _CUT_SHORT:
+            self.fs.rm(self.pending_path)
             return
         if info.seq <= committed_seq:
             self.finalize(info.seq)

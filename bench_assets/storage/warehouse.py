@@ -42,6 +42,7 @@ from filelock import FileLock
 
 from bench_assets.errors import SnapshotImmutableError, WarehouseLostError
 from bench_assets.runtime import reopen_in_children
+from bench_assets.storage.file_health import is_damage
 from bench_assets.storage.journal import (
     POSITION_DDL,
     POSITION_TABLE,
@@ -244,6 +245,14 @@ class Warehouse:
             {"warehouse": self.where},
         )
 
+    def damaged_error(self, exc: Exception) -> WarehouseLostError:
+        return WarehouseLostError(
+            f"the warehouse {self.where} is damaged: a part of the file does not read back as written ({exc}). "
+            "Restore it: `bench warehouse restore` moves the damaged file aside and rebuilds every table from the "
+            "custody journal and the partition archives (or the lake).",
+            {"warehouse": self.where},
+        )
+
     @contextmanager
     def _open(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """The connector's connection; a file DuckDB cannot read is reported as such."""
@@ -284,6 +293,11 @@ class Warehouse:
                     yield con
                     if self.shared is not None:
                         con.execute("CHECKPOINT")  # the file is uploaded whole: nothing left in a write-ahead log
+                except duckdb.Error as exc:
+                    # a block of the file that fails its checksum when read: the warehouse is damaged
+                    if is_damage(exc):
+                        raise self.damaged_error(exc) from exc
+                    raise
                 finally:
                     con.close()  # also when the connector would leave it open on an error
 
@@ -364,6 +378,10 @@ class Warehouse:
                 raise
             try:
                 yield con
+            except duckdb.Error as exc:
+                if is_damage(exc):
+                    raise self.damaged_error(exc) from exc
+                raise
             finally:
                 con.close()
 
@@ -456,6 +474,50 @@ class Warehouse:
             con.execute(f"DELETE FROM {table} WHERE {clause}", params)
             insert_frame(con, table, df)
         return len(df)
+
+    def seed_partition_archive(self, snapshot_id: str, vendor: str, con: duckdb.DuckDBPyConnection) -> int:
+        """Copy into a partition's archive (`con`, its open connection) every attempt of the
+        partition the warehouse holds and the archive lacks; returns how many. An archive lost or
+        cleared after its attempts reached the warehouse is so brought back before anything is
+        sent: the warehouse is a source to resume from, nothing answered is paid for again, and
+        the evidence the warehouse holds is the evidence kept (a new attempt is numbered after
+        it). With the lake, the lake is that source (`partition_file`) and this copies nothing."""
+        if self.lake is not None or self.shared is not None or not self.path.exists():
+            return 0
+        table = TABLES["raw_responses"]
+        cols = ", ".join(table.column_names)
+        same = " AND ".join(f"a.{k} = w.{k}" for k in table.key)
+        path = str(self.path).replace("'", "''")
+        with self.lock:  # every writer of the file holds it: the file is read as last committed
+            try:
+                con.execute(f"ATTACH '{path}' AS warehouse_copy (READ_ONLY)")
+            except duckdb.Error as exc:
+                if is_damage(exc):
+                    raise self._unreadable(exc) from exc
+                raise
+            try:
+                held = con.execute(
+                    "SELECT count(*) FROM duckdb_tables() WHERE database_name = 'warehouse_copy' "
+                    "AND schema_name = 'main' AND table_name = 'raw_responses'"
+                ).fetchone()
+                if not held or not held[0]:
+                    return 0
+                before = con.execute("SELECT count(*) FROM main.raw_responses").fetchone()
+                try:
+                    con.execute(
+                        f"INSERT INTO main.raw_responses ({cols}) SELECT {cols} FROM warehouse_copy.raw_responses w "
+                        f"WHERE w.snapshot_id = ? AND w.vendor = ? AND NOT EXISTS "
+                        f"(SELECT 1 FROM main.raw_responses a WHERE {same})",
+                        [snapshot_id, vendor],
+                    )
+                except duckdb.Error as exc:
+                    if is_damage(exc):
+                        raise self.damaged_error(exc) from exc
+                    raise
+                after = con.execute("SELECT count(*) FROM main.raw_responses").fetchone()
+                return int(after[0] if after else 0) - int(before[0] if before else 0)
+            finally:
+                con.execute("DETACH warehouse_copy")
 
     def load_partition_archive(self, snapshot_id: str, vendor: str, archive: Path) -> int:
         """Make the partition's `raw_responses` rows equal to its archive's (`storage.archive`), as

@@ -132,6 +132,77 @@ def test_a_malformed_golden_row_is_named_and_the_golden_rows_stay(populated, sim
     assert fingerprint(home) == before
 
 
+def files_under(home: Path) -> dict[str, int]:
+    """Every file of the home (lock files aside) with its size: nothing new, nothing rewritten."""
+    return {
+        str(p.relative_to(home)): p.stat().st_size
+        for p in home.rglob("*")
+        if p.is_file() and p.suffix not in (".lock", ".lease")
+    }
+
+
+@pytest.mark.parametrize("stages", [GOLDEN_STAGES, VENDOR_STAGES])
+def test_a_partition_key_that_is_not_a_snapshot_id_is_refused_before_any_file(populated, simulator, stages):
+    """The UI accepts any dynamic partition key; `../snapshots/<id>` used to reach the real manifest
+    and write holdout rows to data/private/snapshots/."""
+    home, instance, before = populated
+    key = f"../snapshots/{SNAPSHOT}"
+    instance.add_dynamic_partitions("snapshots", [key])
+    files = files_under(home)
+    partition = key if stages == GOLDEN_STAGES else vendor_key(VENDOR, key)
+    result = materialize(instance, home, simulator.base_url, stages, partition, raise_on_error=False)
+    assert not result.success
+    message = failure_text(result)
+    assert f"field 'snapshot_id': '{key}' is not a snapshot id" in message, message
+    assert files_under(home) == files and fingerprint(home) == before
+    assert not (home / "data" / "private" / "snapshots").exists()
+
+
+@pytest.mark.parametrize("path", ["/etc/passwd", "../../../../../../etc/passwd", "golden/../../outside.jsonl"])
+@pytest.mark.parametrize("where", ["golden", "decoys"])
+def test_a_private_path_outside_the_private_store_is_refused_naming_the_field(populated, simulator, path, where):
+    home, instance, before = populated
+
+    def edit(d: dict) -> None:
+        if where == "golden":
+            d["golden"] = {"source": "file", "path": path}
+        else:
+            d["decoys"] = {**d.get("decoys", {}), "source": "file", "path": path}
+
+    with manifest_edited(home, edit) as manifest:
+        result = materialize(instance, home, simulator.base_url, ("golden_rows",), SNAPSHOT, raise_on_error=False)
+    assert not result.success
+    message = failure_text(result)
+    assert f"{manifest}:" in message and f"field '{where}.path'" in message and "private store" in message, message
+    assert "root:" not in message  # no line of a file outside the store was read
+    assert fingerprint(home) == before
+
+
+def test_a_manifest_that_is_not_utf8_is_named_with_its_line(populated, simulator):
+    home, instance, before = populated
+    text = "snapshot_id: web_search-2026-q3\nmode: simulated\n# written in Latin-1: caf\xe9\n"
+    with manifest_edited(home, text="") as path:
+        path.write_bytes(text.encode("latin-1"))
+        result = materialize(instance, home, simulator.base_url, GOLDEN_STAGES, SNAPSHOT, raise_on_error=False)
+    assert not result.success
+    message = failure_text(result)
+    assert f"{path}:3: field '<encoding>': the manifest is not UTF-8: byte 0xe9 at column 26" in message, message
+    assert fingerprint(home) == before
+
+
+def test_a_golden_file_that_is_not_utf8_is_named_with_its_line(populated, simulator):
+    home, instance, before = populated
+    lines = (home / "data" / "private" / "golden" / f"{SNAPSHOT}.jsonl").read_text().splitlines()
+    golden = home / "data" / "private" / "golden" / "latin1.jsonl"
+    golden.write_bytes("\n".join([lines[0], lines[1].replace("}", ', "note": "caf\xe9"}', 1)]).encode("latin-1"))
+    with manifest_edited(home, lambda d: d.update(golden={"source": "file", "path": "golden/latin1.jsonl"})):
+        result = materialize(instance, home, simulator.base_url, ("golden_rows",), SNAPSHOT, raise_on_error=False)
+    assert not result.success
+    message = failure_text(result)
+    assert f"{golden}:2: field '<encoding>': the golden file is not UTF-8: byte 0xe9" in message, message
+    assert fingerprint(home) == before
+
+
 # ##### ERRATA FILES
 
 

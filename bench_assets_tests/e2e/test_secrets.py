@@ -330,7 +330,8 @@ def test_what_a_vendor_or_the_transport_echoes_of_the_key_is_archived_scrubbed(t
     finally:
         archive.close()
     archived = raw.to_csv()
-    assert all(form not in archived for form in (key, quote(key, safe=""), quote_plus(key)))
+    # as sent, every URL encoding (httpx's and aiohttp's leave "/" raw), and as httpx put it in the echoed URL
+    assert all(form not in archived for form in (key, quote(key, safe=""), quote_plus(key), quote(key)))
     assert "<redacted>" in raw.loc["q0", "body"] and "<redacted>" in raw.loc["q0", "response_headers_json"]
     assert (
         raw.loc["q1", "transport_error"]

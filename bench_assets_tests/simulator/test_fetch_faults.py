@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from datetime import UTC
 from pathlib import Path
 
@@ -154,21 +155,60 @@ def test_no_retry_after_falls_back_to_bounded_backoff(tmp_path, simulator, fault
 def test_a_retry_after_beyond_the_cap_ends_the_query_instead_of_waiting(tmp_path, simulator, faults):
     faults({"retry_after_seconds": 86_400, "vendors": {"brave": {"rate_limited": 1.0}}})
     sleep = RecordedSleep()
-    items = searches(3)
-    stats, raw = fetch(tmp_path, "brave", items, settings(simulator, "brave", retry_after_max=60.0), sleep=sleep)
+    items = searches(12)  # more than the concurrency: later queries start after earlier 429s
+    stats, raw = fetch(
+        tmp_path, "brave", items, settings(simulator, "brave", retry_after_max=60.0, concurrency=2), sleep=sleep
+    )
     assert_every_query_settled_once(raw, items)
-    assert len(raw) == 3  # one attempt each: asked to come back tomorrow, we stop
-    assert set(final_classes("brave", raw).values()) == {"quota"}
-    assert stats.waits == [] and all(p <= 60.0 for p in stats.pauses)
+    assert len(raw) == 12  # one attempt each: asked to come back tomorrow, we stop
+    assert set(final_classes("brave", raw).values()) == {"rate_limited"}
+    # the query ends; it does not pause the endpoint for the queries after it
+    assert stats.waits == [] and stats.pauses == [] and sleep.waits == []
     assert billing(simulator) == []
+
+
+def test_a_long_retry_after_holds_neither_the_run_nor_the_probes_beside_it(tmp_path, simulator, faults):
+    """Real time, real sleeps: a vendor asking for 600 s on every call (more than the 120 s the
+    manifest allows by default) while a run's fetch and a sentinel probe call it at once, each
+    with more queries than its concurrency. Both end within seconds, each query with one attempt;
+    the old pause of 120 s per answer held them for minutes."""
+    faults({"retry_after_seconds": 600, "vendors": {"serper": {"rate_limited": 1.0}}})
+    run_items, probe_items = searches(16, "run"), searches(6, "probe")
+    each = settings(simulator, "serper", concurrency=2)  # retry_after_max: the default, 120 s
+
+    async def both() -> list:
+        archives = [
+            PartitionArchive(tmp_path / "serper.duckdb", "web_search-2026-q3", "serper"),
+            PartitionArchive(tmp_path / "probes.duckdb", "web_search-2026-q3@probe", "serper"),
+        ]
+        try:
+            await asyncio.wait_for(
+                asyncio.gather(
+                    fetch_partition(get_adapter("serper"), run_items, each, archives[0]),
+                    fetch_partition(get_adapter("serper"), probe_items, each, archives[1]),
+                ),
+                timeout=30,
+            )
+            return [a.frame() for a in archives]
+        finally:
+            for a in archives:
+                a.close()
+
+    started = time.monotonic()
+    run_raw, probe_raw = asyncio.run(both())
+    assert time.monotonic() - started < 30
+    for raw, items in ((run_raw, run_items), (probe_raw, probe_items)):
+        assert_every_query_settled_once(raw, items)
+        assert len(raw) == len(items)
+        assert set(final_classes("serper", raw).values()) == {"rate_limited"}
 
 
 @pytest.mark.parametrize(
     "kind, final_class",
     [
-        ("rate_limited", "quota"),
-        ("rate_limited_http_date", "quota"),
-        ("rate_limited_no_retry_after", "quota"),
+        ("rate_limited", "rate_limited"),
+        ("rate_limited_http_date", "rate_limited"),
+        ("rate_limited_no_retry_after", "rate_limited"),
         ("server_error", "server"),
         ("connection_reset", "server"),
         ("challenge", "blocked"),
@@ -298,3 +338,21 @@ def test_retry_after_parses_seconds_and_http_dates():
     assert retry_after_seconds({"retry-after": "soon"}, now) is None
     assert retry_after_seconds({}, now) is None
     assert parse_fault_plan("{}", "x") == FaultPlan()
+
+
+@pytest.mark.parametrize("vendor", ["brave", "serpapi", "exa"])  # GET, GET, POST
+def test_every_request_on_the_wire_is_an_archived_attempt_and_resets_never_pass_max_attempts(
+    tmp_path, simulator, faults, vendor
+):
+    """A connection reset before the answer: the simulator's log of injected faults counts the
+    requests that reached it. aiohttp used to re-send a GET once by itself after a reset, so the
+    first try was never archived and a query went out up to twice max_attempts times."""
+    faults({"vendors": {vendor: {"connection_reset": 1.0}}})
+    items = searches(4)
+    _stats, raw = fetch(tmp_path, vendor, items, settings(simulator, vendor, max_attempts=3), sleep=RecordedSleep())
+    assert_every_query_settled_once(raw, items)
+    on_the_wire = httpx.get(f"{simulator.base_url}/_sim/faults", timeout=5).json()["injected"]
+    assert {f["fault"] for f in on_the_wire} == {"connection_reset"}
+    assert len(on_the_wire) == len(raw) == 3 * len(items)  # each one archived, none beyond max_attempts
+    assert raw["transport_error"].str.startswith("connection_error: ").all()
+    assert set(final_classes(vendor, raw).values()) == {"server"}

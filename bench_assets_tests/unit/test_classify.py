@@ -132,13 +132,25 @@ def test_a_refused_key_is_auth(vendor, status, body):
     "vendor, status, body",
     [
         ("exa", 402, {"requestId": "r", "error": "out of credits", "tag": "NO_MORE_CREDITS"}),
-        ("exa", 429, {"requestId": "r", "error": "rate limit exceeded"}),  # rate limited: quota, after retries
         ("brave", 402, {"type": "ErrorResponse", "error": {"code": "CREDIT_EXHAUSTED", "status": 402}}),
         ("serpapi", 429, {"error": "Your account has run out of searches."}),
     ],
 )
-def test_quota_and_rate_limits_are_quota(vendor, status, body):
+def test_exhausted_credit_is_quota(vendor, status, body):
     assert classify(vendor, "search", status, body).response_class == "quota"
+
+
+@pytest.mark.parametrize(
+    "vendor, status, body",
+    [
+        ("exa", 429, {"requestId": "r", "error": "rate limit exceeded"}),
+        ("serpapi", 429, {"error": "Too many requests. Please slow down."}),
+        ("tavily", 429, {"detail": {"error": "Rate limit exceeded"}}),
+    ],
+)
+def test_a_429_that_outlasted_the_retries_is_rate_limited_not_quota(vendor, status, body):
+    """A rate-limit storm is not an empty account: the two are counted apart everywhere classes are."""
+    assert classify(vendor, "search", status, body).response_class == "rate_limited"
 
 
 def test_the_manifests_spend_ceiling_is_quota_evidence_not_sent():
@@ -223,3 +235,28 @@ def test_challenge_markers_in_json_or_a_vendors_text_are_not_a_challenge():
     assert not is_challenge(401, {}, "Access denied")  # a vendor's plain-text 4xx keeps its code
     assert is_challenge(503, {}, "DDoS protection by Cloudflare")  # plain text, but a 5xx
     assert not looks_like_challenge(None) and not looks_like_challenge("")
+
+
+def test_every_surface_that_enumerates_the_classes_has_rate_limited_apart_from_quota():
+    """The classes scoring gives are the classes counted, described and allowed by the schema:
+    the aggregation's counts and the CSV's `class_<name>` columns (both generated from
+    RESPONSE_CLASSES), the methodology's meanings and the leaderboard schema."""
+    from bench_assets.aggregate.leaderboard import leaderboard_rows
+    from bench_assets.publish.files import leaderboard_schema
+    from bench_assets.publish.format import CLASS_MEANINGS
+
+    assert "rate_limited" in RESPONSE_CLASSES and "quota" in RESPONSE_CLASSES
+    assert set(CLASS_MEANINGS) == set(RESPONSE_CLASSES)
+    assert "rate limit" not in CLASS_MEANINGS["quota"] and "retry" in CLASS_MEANINGS["rate_limited"]
+    vendor = leaderboard_schema()["$defs"]["vendor"]["properties"]["response_classes"]
+    assert vendor["propertyNames"]["enum"] == list(RESPONSE_CLASSES)
+    entry = {
+        "vendor": "exa",
+        "status": "scored",
+        "headline_eligible": False,
+        "metrics": {},
+        "reasons": [],
+        "response_classes": {"ok": 3, "quota": 1, "rate_limited": 2},
+    }
+    row = leaderboard_rows({"rank_metric": "correct_rate", "vendors": [entry]})[0]
+    assert (row["class_quota"], row["class_rate_limited"], row["class_ok"]) == (1, 2, 3)

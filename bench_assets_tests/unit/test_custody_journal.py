@@ -84,6 +84,24 @@ def test_an_entry_whose_commit_never_happened_is_written_over(tmp_path):
     assert w.journal.info(2).changes[0]["where"] == {"snapshot_id": "b"}
 
 
+@pytest.mark.parametrize("kept", [0, 100])  # nothing written; the zip's first bytes only (no directory)
+def test_an_entry_cut_short_by_a_full_disk_is_cleared_by_the_next_write_and_restore_reads_on(tmp_path, kept):
+    """Its write failed, so its transaction never committed: the leftover is no entry at all."""
+    w = Warehouse(tmp_path / "bench.duckdb")
+    w.replace_rows("query_split", split_rows("a", 3), {"snapshot_id": "a"})
+    with w.connect() as con:
+        con.execute("BEGIN TRANSACTION")
+        w.journal.write_pending(con, 2, [("query_split", {"snapshot_id": "a"})])
+        con.execute("ROLLBACK")
+    pending = tmp_path / "journal" / "pending.zip"
+    pending.write_bytes(pending.read_bytes()[:kept])
+    assert w.journal.pending() is None
+    report = check_warehouse(w)  # reads the journal, pending included, without a traceback
+    assert report.differences == []
+    w.replace_rows("query_split", split_rows("b", 1), {"snapshot_id": "b"})
+    assert not pending.exists() and w.journal.entries() == [1, 2] and len(w.split("a")) == 3
+
+
 def test_a_committed_entry_left_pending_by_a_crash_is_finalized_by_the_next_write(tmp_path):
     w = Warehouse(tmp_path / "bench.duckdb")
     w.replace_rows("query_split", split_rows("a", 3), {"snapshot_id": "a"})
