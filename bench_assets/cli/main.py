@@ -11,6 +11,9 @@ import importlib
 import os
 import re
 import sys
+from pathlib import Path
+
+from dotenv import load_dotenv
 
 from bench_assets.cli.home import bench_home
 from bench_assets.errors import BenchError, BenchInputError
@@ -19,12 +22,18 @@ from bench_assets.manifest import SNAPSHOT_ID_PATTERN
 DEMO_SNAPSHOT = "web_search-2026-q3"
 
 
-def snapshot_arg(text: str) -> str:
-    """A snapshot id argument: well-formed, and with a manifest under data/snapshots/ (checked before anything runs)."""
+def snapshot_id_arg(text: str) -> str:
+    """A well-formed snapshot id (its manifest may be gone: `bench snapshot remove` cleans up after that too)."""
     if not re.match(SNAPSHOT_ID_PATTERN, text):
         raise argparse.ArgumentTypeError(
             f"{text!r} is not a snapshot id (like web_search-2026-q3: {SNAPSHOT_ID_PATTERN})"
         )
+    return text
+
+
+def snapshot_arg(text: str) -> str:
+    """A snapshot id argument: well-formed, and with a manifest under data/snapshots/ (checked before anything runs)."""
+    snapshot_id_arg(text)
     snapshots = bench_home() / "data" / "snapshots"
     if not (snapshots / text / "manifest.yaml").exists():
         known = sorted(p.parent.name for p in snapshots.glob("*/manifest.yaml"))
@@ -119,6 +128,13 @@ def build_parser() -> argparse.ArgumentParser:
     add = snap_sub.add_parser("add", help="register a snapshot (its manifest must validate) as a Dagster partition")
     add.add_argument("snapshot_id", type=snapshot_arg)
     add.set_defaults(command="snapshot:cmd_snapshot_add")
+    remove = snap_sub.add_parser(
+        "remove",
+        help="remove a snapshot that is not published: its partition, its warehouse rows, and its files "
+        "(moved into the private store's removed/ folder, not deleted)",
+    )
+    remove.add_argument("snapshot_id", type=snapshot_id_arg)
+    remove.set_defaults(command="snapshot:cmd_snapshot_remove")
     add_integrity_commands(sub)  # errata, review, rotation
     warehouse = sub.add_parser("warehouse", help="the central warehouse: restore it after a loss, or check it")
     warehouse_sub = warehouse.add_subparsers(dest="warehouse_command", required=True)
@@ -184,7 +200,22 @@ def add_integrity_commands(sub: argparse._SubParsersAction) -> None:
     plan.set_defaults(command="review:cmd_rotation_plan")
 
 
+def load_env_file() -> list[Path]:
+    """Read `.env` from the current directory, then from the bench home ($BENCH_HOME, which the
+    first may set), into the environment, never over a variable already set (the environment
+    wins), each value as written (no `${...}` expansion, which would rewrite a key holding it).
+    Nothing is printed: a key's value never reaches the terminal or a log. Returns the files read."""
+    read: list[Path] = []
+    for where in (Path.cwd, bench_home):  # called in turn: the home may come from the first file
+        path = where() / ".env"
+        if path not in read and path.is_file():
+            load_dotenv(path, override=False, interpolate=False)
+            read.append(path)
+    return read
+
+
 def main(argv: list[str] | None = None) -> int:
+    load_env_file()
     args = build_parser().parse_args(argv)
     try:
         return run_command(args)
