@@ -35,9 +35,8 @@ def test_a_second_run_of_the_same_snapshot_is_refused_naming_the_first(tmp_path)
     first = hold(warehouse, "web_search-2026-q3")
     try:
         started = time.monotonic()
-        with pytest.raises(SnapshotBusy) as info:
-            with snapshot_run(warehouse, "web_search-2026-q3", "bench demo"):
-                pytest.fail("the second run went ahead")
+        with pytest.raises(SnapshotBusy) as info, snapshot_run(warehouse, "web_search-2026-q3", "bench demo"):
+            pytest.fail("the second run went ahead")
         assert time.monotonic() - started < 1.0  # at once, not after a wait
         message = str(info.value)
         assert "\n" not in message
