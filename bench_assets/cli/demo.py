@@ -19,7 +19,6 @@ from bench_assets.cli.runs import (
     QUIET,
     bench_resources,
     ensure_dagster_home,
-    holding_snapshot,
     materialize_snapshot_stage,
     materialize_vendor_partition,
     register_snapshot,
@@ -154,11 +153,6 @@ def print_comparisons(board: dict[str, Any]) -> None:
 def cmd_demo(args: argparse.Namespace) -> int:
     started = time.monotonic()
     workers = args.workers or env_positive_int("BENCH_WORKERS", 4)
-    with holding_snapshot(args.snapshot, "bench demo"):  # before anything starts
-        return _demo(args, workers, started)
-
-
-def _demo(args: argparse.Namespace, workers: int, started: float) -> int:
     sim = None
     if not os.environ.get("BENCH_SIMULATOR_URL"):
         sim = start_simulator()

@@ -11,7 +11,7 @@ from typing import Any
 import dagster as dg
 
 from bench_assets.aggregate.leaderboard import current_leaderboard
-from bench_assets.cli.runs import bench_resources, ensure_dagster_home, holding_snapshot, materialize, register_snapshot
+from bench_assets.cli.runs import bench_resources, ensure_dagster_home, materialize, register_snapshot
 from bench_assets.defs.resources import BenchPaths
 from bench_assets.golden.store import load_golden_rows
 from bench_assets.publish.errata import apply_erratum
@@ -51,10 +51,7 @@ def _materializer(
 
 def cmd_errata_apply(args: argparse.Namespace) -> int:
     materialize, vendor_key, register = _materializer("bench errata apply")
-    with holding_snapshot(args.snapshot, "bench errata apply"):
-        entry = apply_erratum(
-            *_paths_and_warehouse(), args.snapshot, args.erratum_id, materialize, vendor_key, register
-        )
+    entry = apply_erratum(*_paths_and_warehouse(), args.snapshot, args.erratum_id, materialize, vendor_key, register)
     print(entry["summary"])
     print(
         f"published {entry['version']} (corrects {entry['corrects']}, which is kept unchanged): "
@@ -67,9 +64,8 @@ def cmd_review_send(args: argparse.Namespace) -> int:
     """Write the packets (freezing the snapshot), then show the gate. The gate is closed the day
     the packets go out (that is the review period), so it is shown, not returned: sending succeeded."""
     materialize, _, register = _materializer("bench review send")
-    with holding_snapshot(args.snapshot, "bench review send"):
-        register(args.snapshot)
-        materialize(("review_packets",), args.snapshot)
+    register(args.snapshot)
+    materialize(("review_packets",), args.snapshot)
     cmd_review_status(args)
     return 0
 
@@ -108,8 +104,7 @@ def cmd_review_reply(args: argparse.Namespace) -> int:
         return materialize, register
 
     received = date.fromisoformat(args.received_on) if args.received_on else today()
-    with holding_snapshot(args.snapshot, "bench review reply"):
-        done = file_reply(*_paths_and_warehouse(), args.snapshot, args.vendor, Path(args.file), received, materializer)
+    done = file_reply(*_paths_and_warehouse(), args.snapshot, args.vendor, Path(args.file), received, materializer)
     print(f"stored {args.vendor}'s reply verbatim: {done['path']} (received {received}, sha256 {done['sha256']})")
     if done["new_version"]:
         print(
@@ -121,9 +116,8 @@ def cmd_review_reply(args: argparse.Namespace) -> int:
 
 def cmd_rotation_plan(args: argparse.Namespace) -> int:
     materialize, _, register = _materializer("bench rotation plan")
-    with holding_snapshot(args.snapshot, "bench rotation plan"):
-        register(args.snapshot)
-        materialize(("rotation_plan",), args.snapshot)
+    register(args.snapshot)
+    materialize(("rotation_plan",), args.snapshot)
     paths, _ = _paths_and_warehouse()
     plan = paths.private / "rotation" / f"{args.snapshot}.yaml"
     print(f"rotation plan for the next quarter (review it; nothing is rewritten): {plan}")

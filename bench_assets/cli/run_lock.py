@@ -64,8 +64,8 @@ def snapshot_run(warehouse_file: str | Path, snapshot_id: str, command: str) -> 
         holder = _holder(info) or {}
         who = f"pid {holder.get('pid', '?')} ({holder.get('command', 'another bench command')}, started {holder.get('started_at', 'at an unknown time')})"
         raise SnapshotBusy(
-            f"{command}: snapshot {snapshot_id} is already being run in this home by {who}; nothing was started "
-            f"and that run is untouched. Wait for it to finish (or stop it), then run again."
+            f"snapshot {snapshot_id} is already being run in this home by {who}; this {command} was not started "
+            "and that run is untouched. Wait for it to finish (or stop it), then run again."
         ) from None
     try:
         started = datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")

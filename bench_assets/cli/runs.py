@@ -6,13 +6,11 @@ from __future__ import annotations
 import os
 import shutil
 import time
-from contextlib import AbstractContextManager
 from typing import Any
 
 import dagster as dg
 
 from bench_assets.cli.home import bench_home
-from bench_assets.cli.run_lock import snapshot_run
 from bench_assets.definitions import unbound_assets
 from bench_assets.defs.partitions import SNAPSHOTS_PARTITIONS_NAME
 from bench_assets.defs.resources import BenchPaths, VendorGateway, vendor_keys_from_env, warehouse_from_env
@@ -49,12 +47,6 @@ def bench_resources() -> dict[str, Any]:
         "gateway": VendorGateway(simulator_url=os.environ.get("BENCH_SIMULATOR_URL", "")),
         "vendor_keys": vendor_keys_from_env(paths.snapshots_dir),
     }
-
-
-def holding_snapshot(snapshot_id: str, command: str) -> AbstractContextManager[None]:
-    """One run of `snapshot_id` at a time in this home (`cli.run_lock`): raises SnapshotBusy,
-    naming the run that holds it, when another command is running it."""
-    return snapshot_run(bench_resources()["duckdb"].database, snapshot_id, command)
 
 
 def materialize(

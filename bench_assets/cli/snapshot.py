@@ -11,7 +11,7 @@ import dagster as dg
 
 from bench_assets.adapters.base import Capability
 from bench_assets.cli.home import bench_home
-from bench_assets.cli.runs import bench_resources, ensure_dagster_home, holding_snapshot, register_snapshot
+from bench_assets.cli.runs import bench_resources, ensure_dagster_home, register_snapshot
 from bench_assets.defs.partitions import SNAPSHOTS_PARTITIONS_NAME
 from bench_assets.errors import BenchInputError
 from bench_assets.fetch.estimate import estimate_spend, format_estimates
@@ -116,8 +116,8 @@ def cmd_snapshot_add(args: argparse.Namespace) -> int:
 
 
 def cmd_snapshot_remove(args: argparse.Namespace) -> int:
-    """Remove a snapshot that is not published (`storage.removal`), while no other command runs it,
-    and unregister its partition."""
+    """Remove a snapshot that is not published (`storage.removal`) and unregister its partition (the
+    command line holds the snapshot meanwhile: no other command is running it)."""
     ensure_dagster_home()
     resources = bench_resources()
     paths = resources["paths"]
@@ -125,28 +125,21 @@ def cmd_snapshot_remove(args: argparse.Namespace) -> int:
     snapshot_id = args.snapshot_id
     instance = dg.DagsterInstance.get()
     registered = instance.has_dynamic_partition(SNAPSHOTS_PARTITIONS_NAME, snapshot_id)
-    with holding_snapshot(snapshot_id, "bench snapshot remove"):
-        places = SnapshotPlaces(
-            snapshot_dir=paths.snapshots_dir / snapshot_id,
-            partitions_dir=warehouse.partitions_dir,
-            private_dir=paths.private,
-            publish_dir=paths.publish_dir / snapshot_id,
-            sentinels_dir=paths.snapshots_dir.parent / "sentinels" / snapshot_id,
+    places = SnapshotPlaces(
+        snapshot_dir=paths.snapshots_dir / snapshot_id,
+        partitions_dir=warehouse.partitions_dir,
+        private_dir=paths.private,
+        publish_dir=paths.publish_dir / snapshot_id,
+        sentinels_dir=paths.snapshots_dir.parent / "sentinels" / snapshot_id,
+    )
+    removal = remove_snapshot(warehouse, snapshot_id, places)
+    if not registered and not removal.moved and not any(removal.rows.values()):
+        raise BenchInputError(
+            "bench snapshot remove",
+            [(None, "snapshot_id", f"no snapshot {snapshot_id!r} in this home: nothing registered, stored or filed")],
         )
-        removal = remove_snapshot(warehouse, snapshot_id, places)
-        if not registered and not removal.moved and not any(removal.rows.values()):
-            raise BenchInputError(
-                "bench snapshot remove",
-                [
-                    (
-                        None,
-                        "snapshot_id",
-                        f"no snapshot {snapshot_id!r} in this home: nothing registered, stored or filed",
-                    )
-                ],
-            )
-        if registered:
-            instance.delete_dynamic_partition(SNAPSHOTS_PARTITIONS_NAME, snapshot_id)
+    if registered:
+        instance.delete_dynamic_partition(SNAPSHOTS_PARTITIONS_NAME, snapshot_id)
     print(removal.summary())
     print(f"unregistered snapshot partition {snapshot_id!r}" if registered else f"{snapshot_id!r} was not registered")
     return 0

@@ -59,3 +59,17 @@ def test_a_run_that_dies_frees_its_snapshot(tmp_path):
     first.wait()
     with snapshot_run(warehouse, "web_search-2026-q3", "bench demo"):
         pass
+
+
+@pytest.mark.parametrize("warehouse", [None, "elsewhere/bench.duckdb"])
+def test_the_lock_sits_beside_the_warehouse_the_commands_bind(tmp_path, monkeypatch, warehouse):
+    """The command line finds the warehouse without importing Dagster: the file the resources bind."""
+    from bench_assets.cli.home import warehouse_file
+    from bench_assets.defs.resources import warehouse_from_env
+
+    monkeypatch.setenv("BENCH_HOME", str(tmp_path))
+    if warehouse:
+        monkeypatch.setenv("BENCH_WAREHOUSE", str(tmp_path / warehouse))
+    else:
+        monkeypatch.delenv("BENCH_WAREHOUSE", raising=False)
+    assert warehouse_file() == Path(warehouse_from_env().database)

@@ -168,3 +168,25 @@ def test_a_call_stopped_for_an_unpriced_unit_is_classified_and_resumable():
     )
     assert stopped_for_unpriced(archived) == {("q2", "search")}
     assert stopped_for_unpriced(pd.DataFrame()) == set()
+
+
+def test_the_live_manifest_paces_serpapi_and_jina_as_their_plans_documented_limits_allow():
+    """Each pace is under the limit the vendor's own page gives for the pinned plan, and the archived
+    pricing text the manifest pins cites that page."""
+    live = load_manifest(LIVE)
+
+    def cited(vendor: str) -> str:
+        spec = live.vendors[vendor]
+        assert spec.pricing_source is not None
+        return " ".join((ROOT / spec.pricing_source.file).read_text().split())
+
+    serpapi = cited("serpapi")
+    assert "https://serpapi.com/account-api" in serpapi and "Developer plan: 1,000 searches an hour" in serpapi
+    assert live.vendors["serpapi"].plan.startswith("Developer")
+    assert live.vendors["serpapi"].rate_limit("search") * 3600 <= 1000
+    jina = cited("jina")
+    assert "https://jina.ai/en-US/api-dashboard/rate-limit/" in jina
+    assert "100 RPM with a paid key" in jina and "500 RPM with a paid key" in jina
+    assert "paid key" in live.vendors["jina"].plan
+    assert live.vendors["jina"].rate_limit("search") * 60 <= 100
+    assert live.vendors["jina"].rate_limit("extract") * 60 <= 500
