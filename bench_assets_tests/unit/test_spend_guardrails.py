@@ -190,3 +190,25 @@ def test_the_live_manifest_paces_serpapi_and_jina_as_their_plans_documented_limi
     assert "paid key" in live.vendors["jina"].plan
     assert live.vendors["jina"].rate_limit("search") * 60 <= 100
     assert live.vendors["jina"].rate_limit("extract") * 60 <= 500
+
+
+def test_the_guardrails_doc_lists_each_adapters_billing_units_as_declared():
+    doc = (ROOT / "docs" / "live-run-guardrails.md").read_text()
+    for name in sorted(available_adapters()):
+        adapter = get_adapter(name)
+        cells = [
+            ", ".join(f"`{u}`" for u in sorted(adapter.billing_units[cap])) if cap in adapter.capabilities else "—"
+            for cap in ("search", "extract")
+        ]
+        assert f"| {name} | {cells[0]} | {cells[1]} |" in doc, name
+
+
+def test_the_errata_doc_example_is_a_valid_errata_file(tmp_path):
+    from bench_assets.publish.errata import load_errata
+
+    doc = (ROOT / "docs" / "errata-yaml.md").read_text()
+    example = doc.split("```yaml\n", 1)[1].split("```", 1)[0]
+    path = tmp_path / "errata.yaml"
+    path.write_text(example)
+    (entry,) = load_errata(path)
+    assert entry.id == "E1" and entry.action == "rescore" and entry.changes == {"prices_usd": {"request.search": 0.009}}
