@@ -70,8 +70,9 @@ def test_every_command_reads_the_homes_env_file_without_overriding_the_environme
     key = sim_key("brave")
     (home / ".env").write_text(f"BRAVE_API_KEY={key}\nBENCH_SPLIT_KEY=a-long-random-split-secret-for-this-test\n")
     query, url = simulated_probe()
-    done = run_bench(home, "preflight", SNAPSHOT, "--query", query, "--url", url)
+    done = run_bench(home, "preflight", SNAPSHOT)  # a rehearsal: its endpoints are the simulator's
     assert done.returncode == 0, done.stderr
+    assert "a rehearsal against bench simulator): asking for a planted page" in done.stdout
     assert "all 1 vendors ready" in done.stdout
     assert key not in done.stdout + done.stderr
     # the environment wins over the file: a key set there is the one sent (and refused here)
