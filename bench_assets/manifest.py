@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal
 
@@ -209,38 +208,33 @@ def nearest(name: str, known: list[str]) -> str:
 def price_table_problems(
     adapter_name: str, pinned: set[Capability], prices: dict[str, float]
 ) -> list[tuple[tuple[str, ...], str]]:
-    """(field path under the vendor entry, message) for each price the adapter cannot bill, each
-    unit it bills the `pinned` capabilities in that has no price, and a `usd` unit (the vendor's
-    own charge in dollars) not priced at one dollar."""
+    """(field path under the vendor entry, message) for each price of a unit the adapter never bills
+    (a misspelt unit would bill as nothing), each unit it bills the `pinned` capabilities in that has
+    no price, and a `usd` unit (the vendor's own charge in dollars) not priced at one dollar. A
+    price of a unit billed only by an endpoint the manifest does not pin is harmless, and kept."""
     adapter = available_adapters()[adapter_name]()
     billed = adapter.billable_units(pinned)
-
-    def billed_for(unit: str, capabilities: Iterable[Capability]) -> str:
-        return " and ".join(sorted(c for c in capabilities if unit in adapter.billing_units.get(c, frozenset())))
-
+    ever = adapter.billable_units(adapter.capabilities)
     problems: list[tuple[tuple[str, ...], str]] = []
-    for unit in sorted(set(prices) - billed):
-        if unit in adapter.billable_units(adapter.capabilities):
-            message = (
-                f"{adapter_name} bills {unit!r} only for {billed_for(unit, adapter.capabilities)}, which "
-                "`endpoints` does not pin: remove the price, or pin the endpoint"
+    for unit in sorted(set(prices) - ever):
+        problems.append(
+            (
+                ("prices_usd", unit),
+                f"{unit!r} is not a unit {adapter_name} bills in (it bills {', '.join(sorted(ever))})"
+                f"{nearest(unit, sorted(ever))}",
             )
-        else:
-            message = (
-                f"{unit!r} is not a unit {adapter_name} bills in (it bills {', '.join(sorted(billed))})"
-                f"{nearest(unit, sorted(billed))}"
-            )
-        problems.append((("prices_usd", unit), message))
+        )
     for unit in sorted(billed - set(prices)):
+        calls = " and ".join(sorted(c for c in pinned if unit in adapter.billing_units.get(c, frozenset())))
         problems.append(
             (
                 ("prices_usd",),
-                f"no price for {unit!r}, a unit {adapter_name} bills {billed_for(unit, pinned)} calls in: add "
+                f"no price for {unit!r}, a unit {adapter_name} bills {calls} calls in: add "
                 f"`{unit}: <USD per unit>` from the archived pricing page (a unit without a price would bill "
                 "as nothing, and the spend ceiling could not stop it)",
             )
         )
-    if "usd" in prices and "usd" in billed and prices["usd"] != 1.0:
+    if "usd" in ever and prices.get("usd", 1.0) != 1.0:
         problems.append(
             (("prices_usd", "usd"), "'usd' is the vendor's own charge in dollars: its price is 1.0 (a dollar a dollar)")
         )

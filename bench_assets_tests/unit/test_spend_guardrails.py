@@ -92,15 +92,28 @@ def test_a_unit_the_pinned_endpoints_bill_without_a_price_is_refused(tmp_path):
     assert "no price for 'result.extra', a unit exa bills search calls in" in message
 
 
-def test_a_price_for_an_endpoint_not_pinned_is_refused_and_says_which_endpoint(tmp_path):
-    def search_only(d):
-        del d["vendors"]["linkup"]["endpoints"]["extract"]
+def test_a_price_for_an_endpoint_not_pinned_is_kept_but_an_unpriced_pinned_unit_is_not(tmp_path):
+    """A search-only Linkup may keep its extract price (it is never billed); an extract-only Exa needs
+    no search price, but still needs its extract units priced."""
+    from bench_assets.manifest import parse_manifest
 
-    path, problems = refusal(tmp_path, search_only)
-    ((line, field, message),) = problems
-    assert field == "vendors.linkup.prices_usd.request.extract"
-    assert line_text(path, line) == "request.extract: 0.001"
-    assert "only for extract, which `endpoints` does not pin" in message
+    data = yaml.safe_load(DEMO.read_text())
+    del data["vendors"]["linkup"]["endpoints"]["extract"]
+    del data["vendors"]["exa"]["endpoints"]["search"]
+    for unit in ("request.search", "result.extra"):
+        del data["vendors"]["exa"]["prices_usd"][unit]
+    manifest = parse_manifest(yaml.safe_dump(data), "m.yaml")
+    assert "request.extract" in manifest.vendors["linkup"].prices_usd
+
+    def extract_only_without_its_price(d):
+        del d["vendors"]["exa"]["endpoints"]["search"]
+        del d["vendors"]["exa"]["prices_usd"]["page.text"]
+
+    _, problems = refusal(tmp_path, extract_only_without_its_price)
+    ((_, field, message),) = problems
+    assert (
+        field == "vendors.exa.prices_usd" and "no price for 'page.text', a unit exa bills extract calls in" in message
+    )
 
 
 def test_the_vendors_own_dollar_charge_is_priced_at_one_dollar(tmp_path):
