@@ -9,6 +9,7 @@ import time
 from typing import Any
 
 import dagster as dg
+from filelock import FileLock
 
 from bench_assets.cli.home import bench_home
 from bench_assets.definitions import unbound_assets
@@ -26,10 +27,16 @@ def ensure_dagster_home() -> str:
         bench_home() / ".dagster_home"
     )
     os.makedirs(home, exist_ok=True)
-    config = bench_home() / "dagster.yaml"
-    if config.exists() and not os.path.exists(os.path.join(home, "dagster.yaml")):
-        shutil.copy(config, os.path.join(home, "dagster.yaml"))
-    os.environ["DAGSTER_HOME"] = home
+    # Dagster creates its storage on first use (SQLite files and their schema migrations), and two
+    # commands starting together in a fresh home would both migrate it and both fail ("more than
+    # one head present"): the home is set up and first opened by one command at a time.
+    with FileLock(os.path.join(home, ".bench-setup.lock")):
+        config = bench_home() / "dagster.yaml"
+        if config.exists() and not os.path.exists(os.path.join(home, "dagster.yaml")):
+            shutil.copy(config, os.path.join(home, "dagster.yaml"))
+        os.environ["DAGSTER_HOME"] = home
+        with dg.DagsterInstance.get():
+            pass
     return home
 
 

@@ -73,3 +73,30 @@ def test_the_lock_sits_beside_the_warehouse_the_commands_bind(tmp_path, monkeypa
     else:
         monkeypatch.delenv("BENCH_WAREHOUSE", raising=False)
     assert warehouse_file() == Path(warehouse_from_env().database)
+
+
+STARTER = textwrap.dedent("""
+    import os
+    import dagster as dg
+    from bench_assets.cli.runs import ensure_dagster_home
+    ensure_dagster_home()
+    with dg.DagsterInstance.get() as instance:
+        instance.add_dynamic_partitions("snapshots", [os.environ["SNAPSHOT"]])
+""")
+
+
+def test_commands_starting_together_in_a_fresh_dagster_home_all_start(tmp_path):
+    """Dagster creates its SQLite storage on first use; four commands opening a fresh home at once
+    raced its schema migrations ("more than one head present") until the first use was serialized."""
+    home = tmp_path / "dagster_home"
+    starters = [
+        subprocess.Popen(
+            [sys.executable, "-c", STARTER],
+            env={**os.environ, "BENCH_HOME": str(tmp_path), "DAGSTER_HOME": str(home), "SNAPSHOT": f"s{i}-2026-q1"},
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(4)
+    ]
+    errors = [p.communicate(timeout=240)[1] for p in starters]
+    assert [p.returncode for p in starters] == [0, 0, 0, 0], "\n".join(errors)[-3000:]
