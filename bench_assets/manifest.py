@@ -7,6 +7,7 @@ k values and the fidelity weights. A published number can always be traced back 
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import re
 from pathlib import Path, PurePosixPath, PureWindowsPath
@@ -25,6 +26,7 @@ from pydantic import (
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from bench_assets.adapters import available_adapters, default_key_env
+from bench_assets.adapters.base import Capability
 from bench_assets.errors import BenchInputError
 from bench_assets.registries import available_registries, get_registry
 
@@ -250,6 +252,61 @@ class VendorSpec(_Strict):
                 raise ValueError(f"price of {unit!r} is negative")
         return prices
 
+    @model_validator(mode="after")
+    def _prices_are_the_billed_units(self) -> VendorSpec:
+        """Money is spent only on purpose: the price table names exactly the units the adapter bills
+        the pinned endpoints in. A unit it does not bill (a misspelt key) and a unit it bills without
+        a price would both bill as nothing, and the spend ceiling could never be reached."""
+        problems = [
+            InitErrorDetails(type=PydanticCustomError("billing_unit", msg), loc=loc, input=None)
+            for loc, msg in price_table_problems(self.adapter, set(self.endpoints), self.prices_usd)
+        ]
+        if problems:
+            raise ValidationError.from_exception_data(type(self).__name__, problems)
+        return self
+
+
+def nearest(name: str, known: list[str]) -> str:
+    """ ", did you mean 'x'?" for the known name closest to a misspelt one, or nothing."""
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def price_table_problems(
+    adapter_name: str, pinned: set[Capability], prices: dict[str, float]
+) -> list[tuple[tuple[str, ...], str]]:
+    """(field path under the vendor entry, message) for each price of a unit the adapter never bills
+    (a misspelt unit would bill as nothing), each unit it bills the `pinned` capabilities in that has
+    no price, and a `usd` unit (the vendor's own charge in dollars) not priced at one dollar. A
+    price of a unit billed only by an endpoint the manifest does not pin is harmless, and kept."""
+    adapter = available_adapters()[adapter_name]()
+    billed = adapter.billable_units(pinned)
+    ever = adapter.billable_units(adapter.capabilities)
+    problems: list[tuple[tuple[str, ...], str]] = []
+    for unit in sorted(set(prices) - ever):
+        problems.append(
+            (
+                ("prices_usd", unit),
+                f"{unit!r} is not a unit {adapter_name} bills in (it bills {', '.join(sorted(ever))})"
+                f"{nearest(unit, sorted(ever))}",
+            )
+        )
+    for unit in sorted(billed - set(prices)):
+        calls = " and ".join(sorted(c for c in pinned if unit in adapter.billing_units.get(c, frozenset())))
+        problems.append(
+            (
+                ("prices_usd",),
+                f"no price for {unit!r}, a unit {adapter_name} bills {calls} calls in: add "
+                f"`{unit}: <USD per unit>` from the archived pricing page (a unit without a price would bill "
+                "as nothing, and the spend ceiling could not stop it)",
+            )
+        )
+    if "usd" in ever and prices.get("usd", 1.0) != 1.0:
+        problems.append(
+            (("prices_usd", "usd"), "'usd' is the vendor's own charge in dollars: its price is 1.0 (a dollar a dollar)")
+        )
+    return problems
+
 
 class Exclusion(_Strict):
     """A vendor that is listed with its reason and never called or scored."""
@@ -439,6 +496,44 @@ class Manifest(_Strict):
         return vendors
 
     @model_validator(mode="after")
+    def _vendors_runnable(self) -> Manifest:
+        """Every vendor can run, and a live one can spend only so much. A vendor's key is its
+        `vendor` partition, one per adapter: any other key would pass here and fail minutes into a
+        run. A live vendor bills real money: each needs a spend ceiling, where its fetch stops."""
+        known = sorted(available_adapters())
+        problems = [
+            InitErrorDetails(
+                type=PydanticCustomError(
+                    "unknown_vendor",
+                    "'{vendor}' names no adapter, so no vendor partition runs it (the vendors are: {known}){near}",
+                    {"vendor": name, "known": ", ".join(known), "near": nearest(name, known)},
+                ),
+                loc=("vendors", name),
+                input=name,
+            )
+            for name in sorted(self.vendors)
+            if name not in known
+        ]
+        if self.mode == "live":
+            problems += [
+                InitErrorDetails(
+                    type=PydanticCustomError(
+                        "live_rule",
+                        "required in live mode: the most this snapshot may spend on {vendor}, in USD, its "
+                        "preflight included; the fetch stops there and records the queries left as not sent",
+                        {"vendor": name},
+                    ),
+                    loc=("vendors", name, "spend_ceiling_usd"),
+                    input=None,
+                )
+                for name, spec in sorted(self.vendors.items())
+                if spec.spend_ceiling_usd is None
+            ]
+        if problems:  # field errors, so the message names the vendor's key or field and its line
+            raise ValidationError.from_exception_data(type(self).__name__, problems)
+        return self
+
+    @model_validator(mode="after")
     def _excluded_not_called(self) -> Manifest:
         """An excluded vendor is never called: it may not also be configured in `vendors`."""
         problems = [
@@ -583,6 +678,14 @@ def _line_of(text: str, loc: tuple) -> int | None:
         else:
             return line
     return line
+
+
+def field_line(path: str | Path, loc: tuple[str | int, ...]) -> int | None:
+    """The line of a field of a manifest file (or of the nearest enclosing key), for a message about it."""
+    try:
+        return _line_of(Path(path).read_text(encoding="utf-8"), loc)
+    except OSError:
+        return None
 
 
 def parse_manifest(text: str, source: str) -> Manifest:

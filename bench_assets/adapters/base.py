@@ -136,6 +136,20 @@ class Adapter:
     name: ClassVar[str]
     capabilities: ClassVar[frozenset[Capability]]
     version: ClassVar[str] = "1"
+    # Every unit a call of each capability can be billed in: each unit `parse` may report for it and
+    # `expected_units` counts. A manifest must price each one of the capabilities it pins and no
+    # other, so a misspelt or missing price can never make a vendor free (`manifest.VendorSpec`).
+    billing_units: ClassVar[dict[Capability, frozenset[str]]] = {
+        "search": frozenset({"request.search"}),
+        "extract": frozenset({"request.extract"}),
+    }
+
+    def billable_units(self, capabilities: Iterable[Capability]) -> frozenset[str]:
+        """The units calls of `capabilities` (those this adapter has) can be billed in."""
+        units: frozenset[str] = frozenset()
+        for capability in set(capabilities) & self.capabilities:
+            units |= self.billing_units.get(capability, frozenset())
+        return units
 
     def build(self, task: VendorTask, endpoint: str, api_key: str, options: dict[str, Any]) -> HttpRequest:
         raise NotImplementedError

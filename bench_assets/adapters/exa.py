@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
-from bench_assets.adapters.base import Adapter, HttpRequest, ParsedResponse, VendorTask, results_from
+from bench_assets.adapters.base import Adapter, Capability, HttpRequest, ParsedResponse, VendorTask, results_from
 
 # Exa's pricing since 2026-03-03 (exa.ai/docs/changelog/pricing-update, "Exa Pricing Update",
 # dated March 3, 2026): a search is $7 per 1k requests *with* the text and highlights of up to 10
@@ -29,6 +29,11 @@ class ExaAdapter(Adapter):
     name = "exa"
     version = "2"  # 2: billed units per Exa's 2026-03-03 pricing (text and highlights included in a search) (issue 18)
     capabilities = frozenset({"search", "extract"})
+    # costDollars.total when Exa states its charge (`usd`), else the units its pricing bills.
+    billing_units: ClassVar[dict[Capability, frozenset[str]]] = {
+        "search": frozenset({"usd", "request.search", "result.extra"}),
+        "extract": frozenset({"usd", "page.text"}),
+    }
 
     def build(self, task: VendorTask, endpoint: str, api_key: str, options: dict[str, Any]) -> HttpRequest:
         headers = {"x-api-key": api_key, "Content-Type": "application/json", "Accept": "application/json"}

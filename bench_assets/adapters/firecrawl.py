@@ -3,15 +3,27 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, ClassVar
 
-from bench_assets.adapters.base import Adapter, HttpRequest, NormalizedResult, ParsedResponse, VendorTask, results_from
+from bench_assets.adapters.base import (
+    Adapter,
+    Capability,
+    HttpRequest,
+    NormalizedResult,
+    ParsedResponse,
+    VendorTask,
+    results_from,
+)
 
 
 class FirecrawlAdapter(Adapter):
     name = "firecrawl"
     version = "2"  # 2: sources and formats sent as objects, the form Firecrawl's v2 OpenAPI admits (issue 18)
     capabilities = frozenset({"search", "extract"})
+    billing_units: ClassVar[dict[Capability, frozenset[str]]] = {
+        "search": frozenset({"credit"}),
+        "extract": frozenset({"credit"}),
+    }
 
     def build(self, task: VendorTask, endpoint: str, api_key: str, options: dict[str, Any]) -> HttpRequest:
         headers = {"Authorization": f"Bearer {api_key}", "Content-Type": "application/json"}

@@ -3,15 +3,27 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
-from bench_assets.adapters.base import Adapter, HttpRequest, NormalizedResult, ParsedResponse, VendorTask, results_from
+from bench_assets.adapters.base import (
+    Adapter,
+    Capability,
+    HttpRequest,
+    NormalizedResult,
+    ParsedResponse,
+    VendorTask,
+    results_from,
+)
 
 
 class JinaAdapter(Adapter):
     name = "jina"
     version = "2"  # 2: the 10,000-token floor read over data[].usage; 409 BudgetExceededError is quota (issue 18)
     capabilities = frozenset({"search", "extract"})
+    billing_units: ClassVar[dict[Capability, frozenset[str]]] = {
+        "search": frozenset({"token"}),
+        "extract": frozenset({"token"}),
+    }
 
     def build(self, task: VendorTask, endpoint: str, api_key: str, options: dict[str, Any]) -> HttpRequest:
         headers = {"Authorization": f"Bearer {api_key}", "Accept": "application/json"}

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
-from bench_assets.adapters.base import Adapter, HttpRequest, ParsedResponse, VendorTask, results_from
+from bench_assets.adapters.base import Adapter, Capability, HttpRequest, ParsedResponse, VendorTask, results_from
 
 _QUOTA_WORDS = ("credit", "balance", "billing", "payment")
 
@@ -41,6 +41,12 @@ def _units_from_usage(usage: Any) -> dict[str, float] | None:
 class ParallelAdapter(Adapter):
     name = "parallel"
     capabilities = frozenset({"search", "extract"})
+    # A SKU not named here is reported under its own name (`_units_from_usage`): a unit no
+    # manifest prices, which stops the fetch rather than billing it as nothing.
+    billing_units: ClassVar[dict[Capability, frozenset[str]]] = {
+        "search": frozenset({"request.search", "result.search_extra"}),
+        "extract": frozenset({"request.extract"}),
+    }
 
     def build(self, task: VendorTask, endpoint: str, api_key: str, options: dict[str, Any]) -> HttpRequest:
         headers = {"x-api-key": api_key, "Content-Type": "application/json", "Accept": "application/json"}

@@ -8,15 +8,27 @@ in each body). See data/pricing/serper.md.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
-from bench_assets.adapters.base import Adapter, HttpRequest, NormalizedResult, ParsedResponse, VendorTask, results_from
+from bench_assets.adapters.base import (
+    Adapter,
+    Capability,
+    HttpRequest,
+    NormalizedResult,
+    ParsedResponse,
+    VendorTask,
+    results_from,
+)
 
 
 class SerperAdapter(Adapter):
     name = "serper"
     version = "2"  # 2: at most 10 results a request, further pages by page= billed as searches (issue 18)
     capabilities = frozenset({"search", "extract"})
+    billing_units: ClassVar[dict[Capability, frozenset[str]]] = {
+        "search": frozenset({"credit"}),
+        "extract": frozenset({"credit"}),
+    }
     page_size = 10
 
     def build(self, task: VendorTask, endpoint: str, api_key: str, options: dict[str, Any]) -> HttpRequest:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
-from bench_assets.adapters.base import Adapter, HttpRequest, ParsedResponse, VendorTask, results_from
+from bench_assets.adapters.base import Adapter, Capability, HttpRequest, ParsedResponse, VendorTask, results_from
 
 # Documented credit costs (docs.tavily.com/documentation/api-credits): search 1 credit (advanced
 # 2); extract 1 credit per 5 successful URLs (advanced 2). Tavily charges extract credits whole,
@@ -19,6 +19,10 @@ class TavilyAdapter(Adapter):
     name = "tavily"
     version = "2"  # 2: extract credits read as whole, amortised numbers (issue 18)
     capabilities = frozenset({"search", "extract"})
+    billing_units: ClassVar[dict[Capability, frozenset[str]]] = {
+        "search": frozenset({"credit"}),
+        "extract": frozenset({"credit"}),
+    }
 
     def build(self, task: VendorTask, endpoint: str, api_key: str, options: dict[str, Any]) -> HttpRequest:
         headers = {"Authorization": f"Bearer {api_key}", "Content-Type": "application/json"}

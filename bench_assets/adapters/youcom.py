@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
-from bench_assets.adapters.base import Adapter, HttpRequest, NormalizedResult, ParsedResponse, VendorTask
+from bench_assets.adapters.base import Adapter, Capability, HttpRequest, NormalizedResult, ParsedResponse, VendorTask
 
 
 def _text(item: dict[str, Any]) -> str | None:
@@ -20,6 +20,10 @@ def _text(item: dict[str, Any]) -> str | None:
 class YoucomAdapter(Adapter):
     name = "youcom"
     capabilities = frozenset({"search", "extract"})
+    billing_units: ClassVar[dict[Capability, frozenset[str]]] = {
+        "search": frozenset({"request.search"}),
+        "extract": frozenset({"page.extract"}),
+    }
 
     def build(self, task: VendorTask, endpoint: str, api_key: str, options: dict[str, Any]) -> HttpRequest:
         headers = {"X-API-Key": api_key, "Accept": "application/json"}

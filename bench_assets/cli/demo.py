@@ -83,12 +83,14 @@ def run_snapshot(snapshot_id: str, workers: int = 2, vendors_done: Callable[[], 
         vendors = sorted(manifest.vendors)
         failures = []
         with spawned_pool(workers) as pool:
-            for vendor, ok, seconds in pool.map(materialize_vendor_partition, [snapshot_id] * len(vendors), vendors):
+            for vendor, ok, seconds, why in pool.map(
+                materialize_vendor_partition, [snapshot_id] * len(vendors), vendors
+            ):
                 print(f"  {vendor:<11} {'ok' if ok else 'FAILED'} in {seconds:.1f}s", flush=True)
                 if not ok:
-                    failures.append(vendor)
+                    failures.append(f"{vendor}: {why}")
         if failures:
-            raise SystemExit(f"vendor partitions failed: {failures}; see the runs in the Dagster UI")
+            raise SystemExit("vendor partitions failed (their runs are in the Dagster UI):\n" + "\n".join(failures))
         if cycle is not None:
             ok, seconds, summary = cycle.result()
             print(

@@ -11,20 +11,31 @@ import importlib
 import os
 import re
 import sys
+from contextlib import nullcontext
+from pathlib import Path
 
-from bench_assets.cli.home import bench_home
+from dotenv import load_dotenv
+
+from bench_assets.cli.home import bench_home, warehouse_file
+from bench_assets.cli.run_lock import snapshot_run
 from bench_assets.errors import BenchError, BenchInputError
 from bench_assets.manifest import SNAPSHOT_ID_PATTERN
 
 DEMO_SNAPSHOT = "web_search-2026-q3"
 
 
-def snapshot_arg(text: str) -> str:
-    """A snapshot id argument: well-formed, and with a manifest under data/snapshots/ (checked before anything runs)."""
+def snapshot_id_arg(text: str) -> str:
+    """A well-formed snapshot id (its manifest may be gone: `bench snapshot remove` cleans up after that too)."""
     if not re.match(SNAPSHOT_ID_PATTERN, text):
         raise argparse.ArgumentTypeError(
             f"{text!r} is not a snapshot id (like web_search-2026-q3: {SNAPSHOT_ID_PATTERN})"
         )
+    return text
+
+
+def snapshot_arg(text: str) -> str:
+    """A snapshot id argument: well-formed, and with a manifest under data/snapshots/ (checked before anything runs)."""
+    snapshot_id_arg(text)
     snapshots = bench_home() / "data" / "snapshots"
     if not (snapshots / text / "manifest.yaml").exists():
         known = sorted(p.parent.name for p in snapshots.glob("*/manifest.yaml"))
@@ -72,7 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="vendor partitions fetched in parallel processes (default: $BENCH_WORKERS, else one per core that memory allows)",
     )
-    demo.set_defaults(command="demo:cmd_demo")
+    demo.set_defaults(command="demo:cmd_demo", holds="snapshot")
     rescore = sub.add_parser("rescore", help="re-derive every score from archived responses; report differences")
     rescore.add_argument("snapshot", type=snapshot_arg)
     rescore.set_defaults(command="snapshot:cmd_rescore")
@@ -119,6 +130,13 @@ def build_parser() -> argparse.ArgumentParser:
     add = snap_sub.add_parser("add", help="register a snapshot (its manifest must validate) as a Dagster partition")
     add.add_argument("snapshot_id", type=snapshot_arg)
     add.set_defaults(command="snapshot:cmd_snapshot_add")
+    remove = snap_sub.add_parser(
+        "remove",
+        help="remove a snapshot that is not published: its partition, its warehouse rows, and its files "
+        "(moved into the private store's removed/ folder, not deleted)",
+    )
+    remove.add_argument("snapshot_id", type=snapshot_id_arg)
+    remove.set_defaults(command="snapshot:cmd_snapshot_remove", holds="snapshot_id")
     add_integrity_commands(sub)  # errata, review, rotation
     warehouse = sub.add_parser("warehouse", help="the central warehouse: restore it after a loss, or check it")
     warehouse_sub = warehouse.add_subparsers(dest="warehouse_command", required=True)
@@ -143,9 +161,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    """Import the command's module (`command` is "module:function" under bench_assets.cli) and run it."""
+    """Import the command's module (`command` is "module:function" under bench_assets.cli) and run it.
+    A command that runs a snapshot (`holds`: the argument naming it) holds it first, before anything
+    is imported or started, so a second run of the same snapshot is refused at once (`cli.run_lock`)."""
     module, function = args.command.split(":")
-    return int(getattr(importlib.import_module(f"bench_assets.cli.{module}"), function)(args))
+    holds = getattr(args, "holds", None)
+    with snapshot_run(warehouse_file(), getattr(args, holds), command_name(args)) if holds else nullcontext():
+        return int(getattr(importlib.import_module(f"bench_assets.cli.{module}"), function)(args))
+
+
+def command_name(args: argparse.Namespace) -> str:
+    """The command as typed, without its arguments: "bench demo", "bench errata apply"."""
+    words = [args.command_name, *(getattr(args, f"{args.command_name}_command", None) or "").split()]
+    return " ".join(["bench", *words])
 
 
 def add_integrity_commands(sub: argparse._SubParsersAction) -> None:
@@ -156,13 +184,13 @@ def add_integrity_commands(sub: argparse._SubParsersAction) -> None:
     )
     apply.add_argument("snapshot")
     apply.add_argument("erratum_id")
-    apply.set_defaults(command="review:cmd_errata_apply")
+    apply.set_defaults(command="review:cmd_errata_apply", holds="snapshot")
 
     review = sub.add_parser("review", help="vendor review: packets, the publication gate, replies")
     review_sub = review.add_subparsers(dest="review_command", required=True)
     send = review_sub.add_parser("send", help="write every vendor's review packet (freezes the snapshot)")
     send.add_argument("snapshot")
-    send.set_defaults(command="review:cmd_review_send", on=None)
+    send.set_defaults(command="review:cmd_review_send", on=None, holds="snapshot")
     status = review_sub.add_parser("status", help="lifecycle state and the review gate (exit 1 while it is closed)")
     status.add_argument("snapshot")
     status.add_argument("--on", help="evaluate the gate on this date (YYYY-MM-DD); default today")
@@ -175,16 +203,31 @@ def add_integrity_commands(sub: argparse._SubParsersAction) -> None:
     reply.add_argument("vendor")
     reply.add_argument("file")
     reply.add_argument("--received-on", help="date received (YYYY-MM-DD); default today")
-    reply.set_defaults(command="review:cmd_review_reply")
+    reply.set_defaults(command="review:cmd_review_reply", holds="snapshot")
 
     rotation = sub.add_parser("rotation", help="plan the next quarter's rotation")
     rotation_sub = rotation.add_subparsers(dest="rotation_command", required=True)
     plan = rotation_sub.add_parser("plan", help="write the reviewable rotation plan (retirements and replacements)")
     plan.add_argument("snapshot")
-    plan.set_defaults(command="review:cmd_rotation_plan")
+    plan.set_defaults(command="review:cmd_rotation_plan", holds="snapshot")
+
+
+def load_env_file() -> list[Path]:
+    """Read `.env` from the current directory, then from the bench home ($BENCH_HOME, which the
+    first may set), into the environment, never over a variable already set (the environment
+    wins), each value as written (no `${...}` expansion, which would rewrite a key holding it).
+    Nothing is printed: a key's value never reaches the terminal or a log. Returns the files read."""
+    read: list[Path] = []
+    for where in (Path.cwd, bench_home):  # called in turn: the home may come from the first file
+        path = where() / ".env"
+        if path not in read and path.is_file():
+            load_dotenv(path, override=False, interpolate=False)
+            read.append(path)
+    return read
 
 
 def main(argv: list[str] | None = None) -> int:
+    load_env_file()
     args = build_parser().parse_args(argv)
     try:
         return run_command(args)

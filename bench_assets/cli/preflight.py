@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from contextlib import ExitStack
+from urllib.parse import urlsplit
 
 from bench_assets.cli.home import bench_home
 from bench_assets.cli.runs import bench_resources
@@ -13,8 +14,10 @@ from bench_assets.defs.resources import VendorGateway
 from bench_assets.fetch.preflight import DEFAULT_QUERY, DEFAULT_URL, preflight_snapshot
 from bench_assets.golden.planted import demo_golden_rows
 from bench_assets.golden.rows import capability_of
-from bench_assets.manifest import load_manifest
+from bench_assets.manifest import Manifest, load_manifest
 from bench_assets.simulator.server import start_simulator
+
+LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
 
 def simulated_probe() -> tuple[str, str]:
@@ -25,11 +28,21 @@ def simulated_probe() -> tuple[str, str]:
     return query, url
 
 
+def rehearsal(manifest: Manifest) -> bool:
+    """A live manifest whose every endpoint is on this machine: a rehearsal against `bench simulator`
+    (its per-vendor URLs), which serves the planted pages, not example.com."""
+    hosts = {urlsplit(url).hostname for spec in manifest.vendors.values() for url in spec.endpoints.values()}
+    return manifest.mode == "live" and hosts <= LOOPBACK
+
+
 def cmd_preflight(args: argparse.Namespace) -> int:
     manifest = load_manifest(bench_home() / "data" / "snapshots" / args.snapshot / "manifest.yaml")
     resources = bench_resources()
     gateway, keys = resources["gateway"], resources["vendor_keys"]
-    query, url = simulated_probe() if manifest.mode != "live" else (DEFAULT_QUERY, DEFAULT_URL)
+    planted = manifest.mode != "live" or rehearsal(manifest)
+    query, url = simulated_probe() if planted else (DEFAULT_QUERY, DEFAULT_URL)
+    if manifest.mode == "live" and planted and not (args.query and args.url) and not args.json:
+        print("every endpoint is on this machine (a rehearsal against bench simulator): asking for a planted page")
     with ExitStack() as stack:
         if manifest.mode != "live" and not gateway.simulator_url:  # a simulator for this command, stopped after it
             gateway = VendorGateway(simulator_url=stack.enter_context(start_simulator()).base_url)

@@ -9,6 +9,7 @@ import time
 from typing import Any
 
 import dagster as dg
+from filelock import FileLock
 
 from bench_assets.cli.home import bench_home
 from bench_assets.definitions import unbound_assets
@@ -26,10 +27,16 @@ def ensure_dagster_home() -> str:
         bench_home() / ".dagster_home"
     )
     os.makedirs(home, exist_ok=True)
-    config = bench_home() / "dagster.yaml"
-    if config.exists() and not os.path.exists(os.path.join(home, "dagster.yaml")):
-        shutil.copy(config, os.path.join(home, "dagster.yaml"))
-    os.environ["DAGSTER_HOME"] = home
+    # Dagster creates its storage on first use (SQLite files and their schema migrations), and two
+    # commands starting together in a fresh home would both migrate it and both fail ("more than
+    # one head present"): the home is set up and first opened by one command at a time.
+    with FileLock(os.path.join(home, ".bench-setup.lock")):
+        config = bench_home() / "dagster.yaml"
+        if config.exists() and not os.path.exists(os.path.join(home, "dagster.yaml")):
+            shutil.copy(config, os.path.join(home, "dagster.yaml"))
+        os.environ["DAGSTER_HOME"] = home
+        with dg.DagsterInstance.get():
+            pass
     return home
 
 
@@ -64,20 +71,45 @@ def materialize(
     )
 
 
+def why_it_failed(result: dg.ExecuteInProcessResult) -> str:
+    """Why a run failed, as the operator can act on it: each blocking check that failed with its
+    description, and each step that failed with its message (not the stack trace: that is in the
+    run's event log)."""
+    reasons = []
+    for event in result.all_events:
+        check = event.event_specific_data
+        if isinstance(check, dg.AssetCheckEvaluation):
+            if not check.passed:
+                reasons.append(f"check {check.check_name} of {check.asset_key.to_user_string()}: {check.description}")
+        elif event.event_type_value == "STEP_FAILURE":
+            failure = event.step_failure_data
+            said = failure.user_failure_data.description if failure.user_failure_data else None
+            said = said or (failure.error.message.strip() if failure.error else "")
+            if failure.error and failure.error.cls_name == "DagsterAssetCheckFailedError":
+                continue  # the check itself is named above
+            reasons.append(f"{event.step_key}: {said}")
+    return "\n".join(reasons) or "see the run in the Dagster UI"
+
+
 def materialize_snapshot_stage(snapshot_id: str, names: tuple[str, ...]) -> None:
-    if not materialize(names, snapshot_id, "bench demo").success:
-        raise SystemExit(f"materializing {', '.join(names)} for {snapshot_id} failed; see the run in the Dagster UI")
+    result = materialize(names, snapshot_id, "bench demo")
+    if not result.success:
+        raise SystemExit(
+            f"materializing {', '.join(names)} for {snapshot_id} failed (run {result.run_id} in the Dagster UI):\n"
+            + why_it_failed(result)
+        )
 
 
-def materialize_vendor_partition(snapshot_id: str, vendor: str) -> tuple[str, bool, float]:
-    """One vendor partition (fetch + score) in its own process, on the persistent instance."""
+def materialize_vendor_partition(snapshot_id: str, vendor: str) -> tuple[str, bool, float, str]:
+    """One vendor partition (fetch + score) in its own process, on the persistent instance; returns
+    (vendor, succeeded, seconds, why it failed)."""
     started = time.monotonic()
     result = materialize(
         ("vendor_responses", "vendor_scores"),
         dg.MultiPartitionKey({"snapshot": snapshot_id, "vendor": vendor}),
         "bench demo",
     )
-    return vendor, result.success, time.monotonic() - started
+    return vendor, result.success, time.monotonic() - started, "" if result.success else why_it_failed(result)
 
 
 def register_snapshot(snapshot_id: str) -> None:

@@ -1,4 +1,4 @@
-"""`bench rescore`, `bench estimate`, `bench simulator` and `bench snapshot add`."""
+"""`bench rescore`, `bench estimate`, `bench simulator`, `bench snapshot add` and `bench snapshot remove`."""
 
 from __future__ import annotations
 
@@ -7,9 +7,13 @@ import json
 import os
 from pathlib import Path
 
+import dagster as dg
+
 from bench_assets.adapters.base import Capability
 from bench_assets.cli.home import bench_home
 from bench_assets.cli.runs import bench_resources, ensure_dagster_home, register_snapshot
+from bench_assets.defs.partitions import SNAPSHOTS_PARTITIONS_NAME
+from bench_assets.errors import BenchInputError
 from bench_assets.fetch.estimate import estimate_spend, format_estimates
 from bench_assets.golden.planted import demo_golden_rows
 from bench_assets.golden.rows import GoldenRow, load_golden_file
@@ -17,6 +21,7 @@ from bench_assets.manifest import Manifest, load_manifest
 from bench_assets.rescore.snapshot import rescore_snapshot
 from bench_assets.simulator.server import serve
 from bench_assets.split.decoys import expected_decoy_calls
+from bench_assets.storage.removal import SnapshotPlaces, remove_snapshot
 
 
 def cmd_rescore(args: argparse.Namespace) -> int:
@@ -107,4 +112,34 @@ def cmd_snapshot_add(args: argparse.Namespace) -> int:
     ensure_dagster_home()
     register_snapshot(args.snapshot_id)
     print(f"registered snapshot partition {args.snapshot_id!r} in {os.environ['DAGSTER_HOME']}")
+    return 0
+
+
+def cmd_snapshot_remove(args: argparse.Namespace) -> int:
+    """Remove a snapshot that is not published (`storage.removal`) and unregister its partition (the
+    command line holds the snapshot meanwhile: no other command is running it)."""
+    ensure_dagster_home()
+    resources = bench_resources()
+    paths = resources["paths"]
+    warehouse = resources["duckdb"].warehouse()
+    snapshot_id = args.snapshot_id
+    instance = dg.DagsterInstance.get()
+    registered = instance.has_dynamic_partition(SNAPSHOTS_PARTITIONS_NAME, snapshot_id)
+    places = SnapshotPlaces(
+        snapshot_dir=paths.snapshots_dir / snapshot_id,
+        partitions_dir=warehouse.partitions_dir,
+        private_dir=paths.private,
+        publish_dir=paths.publish_dir / snapshot_id,
+        sentinels_dir=paths.snapshots_dir.parent / "sentinels" / snapshot_id,
+    )
+    removal = remove_snapshot(warehouse, snapshot_id, places)
+    if not registered and not removal.moved and not any(removal.rows.values()):
+        raise BenchInputError(
+            "bench snapshot remove",
+            [(None, "snapshot_id", f"no snapshot {snapshot_id!r} in this home: nothing registered, stored or filed")],
+        )
+    if registered:
+        instance.delete_dynamic_partition(SNAPSHOTS_PARTITIONS_NAME, snapshot_id)
+    print(removal.summary())
+    print(f"unregistered snapshot partition {snapshot_id!r}" if registered else f"{snapshot_id!r} was not registered")
     return 0

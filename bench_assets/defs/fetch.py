@@ -8,7 +8,7 @@ from bench_assets.defs.golden import golden_verifications
 from bench_assets.defs.partitions import snapshot_and_vendor, snapshot_vendor_partitions_def
 from bench_assets.defs.resources import BenchPaths, VendorGateway, VendorKeys, WarehouseResource
 from bench_assets.defs.split import decoy_queries, query_split
-from bench_assets.fetch.partition import fetch_vendor_partition
+from bench_assets.fetch.partition import fetch_vendor_partition, unpriced_unit_error
 from bench_assets.fetch.versions import record_fetch_versions
 from bench_assets.storage.lifecycle import refuse_if_published
 
@@ -57,6 +57,8 @@ def vendor_responses(
         gateway.api_key(vendor, manifest.mode, vendor_keys, key_env=spec.key_env),
         log=context.log.info,
     )
+    if done.stats.unpriced_units:  # stopped: the archive keeps every attempt, the warehouse is not touched
+        raise unpriced_unit_error(paths.manifest_path(snapshot_id), vendor, done.stats)
     rows = done.rows  # the archive, copied into the warehouse under the partition's lease
     versions = record_fetch_versions(warehouse, manifest, vendor, paths.home, paths.private, done.stats.sent)
     stats = done.stats

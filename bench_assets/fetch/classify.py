@@ -18,12 +18,24 @@ findings about a vendor, so they are counted apart.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from bench_assets.adapters.base import Adapter, Capability, MalformedResponse, ParsedResponse, VendorTask
 
 # The fetch engine's record of a call the manifest's spend ceiling stopped before it was sent.
 SPEND_CEILING_REACHED = "spend_ceiling_reached"
+# Its record of a call not sent because an earlier response of the partition was billed in a unit
+# the manifest does not price (`unpriced_stop`): its spend could no longer be known. A re-run once
+# the price is added sends these calls (`fetch.engine.fetch_partition`).
+UNPRICED_UNIT_STOP = "unpriced_billing_unit"
+
+
+def unpriced_stop(units: Iterable[str]) -> str:
+    """The transport-error text archived for a call not sent for `units` (unpriced units)."""
+    return f"{UNPRICED_UNIT_STOP}: {', '.join(sorted(units))}"
+
+
 # Statuses worth another attempt (unless the vendor says the account is out of credit).
 RETRYABLE_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 
@@ -123,6 +135,11 @@ def classify_response(
             return Classified("timeout", None, transport_error)
         if transport_error == SPEND_CEILING_REACHED:
             return Classified("quota", None, "spend ceiling of the manifest reached; not sent")
+        if transport_error.startswith(UNPRICED_UNIT_STOP):
+            units = transport_error.partition(":")[2].strip()
+            return Classified(
+                "quota", None, f"not sent: the vendor billed in {units}, which the manifest does not price"
+            )
         return Classified("server", None, transport_error)
     if http_status is None:
         raise ValueError("an archived attempt has neither an HTTP status nor a transport error")

@@ -24,6 +24,11 @@ Pacing and retries, so that a run survives every fault and never wedges:
   as a connection error instead (`vendor_transport`), to be archived and retried like any other;
 - whatever happens, each (query, capability) ends with one attempt marked `final`.
 
+A response billed in a unit the manifest does not price stops the partition: its spend, and so the
+ceiling, could no longer be known. It is archived as it came; every call not yet sent is archived as
+not sent (`classify.unpriced_stop`, classified `quota`), and a re-run once the price is added sends
+those calls (and nothing else again).
+
 Spend counts every attempt the vendor bills, retries included (`SpendLedger`, `archived_spend`).
 
 Requests go through an `httpx.AsyncClient` whose transport is aiohttp's (`httpx_aiohttp`, the
@@ -52,11 +57,12 @@ from typing import Any
 
 import aiohttp
 import httpx
+import pandas as pd
 from httpx_aiohttp import AiohttpTransport
 from tenacity import AsyncRetrying, RetryCallState, retry_if_result, stop_after_attempt, wait_exponential_jitter
 
 from bench_assets.adapters.base import Adapter, Capability, VendorTask, pages_envelope, scrub_secrets
-from bench_assets.fetch.classify import RETRYABLE_STATUSES, SPEND_CEILING_REACHED
+from bench_assets.fetch.classify import RETRYABLE_STATUSES, SPEND_CEILING_REACHED, UNPRICED_UNIT_STOP, unpriced_stop
 from bench_assets.fetch.pacing import VendorPacer
 from bench_assets.fetch.spend import SpendLedger, ledger_of, read_attempt
 from bench_assets.storage.archive import PartitionArchive
@@ -102,6 +108,10 @@ class FetchStats:
     final_by_status: dict[str, int] = field(default_factory=dict)
     spend_usd: float = 0.0
     ceiling_stops: int = 0
+    # Units a response was billed in that the manifest does not price: the first stops the fetch (its
+    # spend could no longer be known), and every query not yet sent is archived as not sent.
+    unpriced_units: set[str] = field(default_factory=set)
+    unpriced_stops: int = 0
     wall_seconds: float = 0.0
     cpu_seconds: float = 0.0
     waits: list[float] = field(default_factory=list)  # every wait before a retry (backoff or Retry-After), s
@@ -134,6 +144,16 @@ def retry_after_seconds(headers: httpx.Headers | dict[str, str] | None, now: dat
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
     return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
+
+
+def stopped_for_unpriced(archived: pd.DataFrame) -> set[tuple[str, str]]:
+    """The (query, capability) keys whose last archived attempt is a call not sent because of an
+    unpriced unit (`classify.unpriced_stop`)."""
+    if archived.empty:
+        return set()
+    last = archived.sort_values("attempt").groupby(["query_id", "capability"], sort=False).tail(1)
+    stopped = last["transport_error"].fillna("").str.startswith(UNPRICED_UNIT_STOP)
+    return set(zip(last.loc[stopped, "query_id"], last.loc[stopped, "capability"]))
 
 
 @dataclass
@@ -278,6 +298,9 @@ async def _send_page(ctx: _Paging, task: VendorTask, spent: float, failures: lis
         async with ctx.semaphore:
             await ctx.respect_pause(task.capability)
             async with ctx.pacer.slot(task.capability):
+                if ctx.stats.unpriced_units:
+                    page.stopped = f"page {task.page}: {unpriced_stop(ctx.stats.unpriced_units)}"
+                    return page
                 ceiling = ctx.settings.spend_ceiling_usd
                 if ceiling is not None and ctx.ledger.running_usd + spent >= ceiling:
                     ctx.stats.ceiling_stops += 1
@@ -290,6 +313,7 @@ async def _send_page(ctx: _Paging, task: VendorTask, spent: float, failures: lis
         reading = read_attempt(
             ctx.adapter, ctx.settings.prices_usd, task.capability, got.status, got.headers, got.body, got.error
         )
+        ctx.stats.unpriced_units.update(reading.unpriced)
         if reading.readable and not ctx.adapter.parse(task, got.status or 0, got.headers, got.body or "").error_class:
             page.got, page.request, page.billed_usd = got, request.redacted(), reading.billed_usd or 0.0
             return page
@@ -319,6 +343,7 @@ async def _next_pages(
     first_reading = read_attempt(
         ctx.adapter, ctx.settings.prices_usd, task.capability, first.status, first.headers, first.body, first.error
     )
+    ctx.stats.unpriced_units.update(first_reading.unpriced)  # no further page is sent then
     requests = [first_request.redacted()]
     request_json = scrub_secrets(json.dumps(requests[0], sort_keys=True), ctx.secrets)
     if not first_reading.readable or not ctx.adapter.has_next_page(task, json.loads(first.body or "null")):
@@ -358,9 +383,12 @@ async def fetch_partition(
     started, cpu_started = time.monotonic(), time.process_time()
     settled = archive.settled()
     previous_attempts = archive.attempts_so_far()
+    archived = archive.frame()
+    # A call an unpriced unit stopped was never sent: it is sent now (a re-run once the price is added).
+    settled -= stopped_for_unpriced(archived)
     todo = [i for i in items if (i.query_id, i.capability) not in settled]
     stats.skipped_archived = len(items) - len(todo)
-    ledger = ledger_of(adapter, settings.prices_usd, archive.frame())
+    ledger = ledger_of(adapter, settings.prices_usd, archived)
     pacer = VendorPacer(
         archive.vendor, settings.rate_limits_per_second, settings.vendor_rate_per_second, settings.pacing_dir
     )
@@ -412,9 +440,16 @@ async def fetch_partition(
                 await respect_pause(item.capability)
                 async with pacer.slot(item.capability):
                     # Checked at the moment of sending (not when the task was queued), so no more
-                    # than `concurrency` calls in flight can cross the ceiling.
-                    if settings.spend_ceiling_usd is not None and ledger.running_usd >= settings.spend_ceiling_usd:
+                    # than `concurrency` calls in flight can cross the ceiling, and nothing is sent
+                    # once a response was billed in a unit the manifest does not price.
+                    not_sent = None
+                    if stats.unpriced_units:
+                        stats.unpriced_stops += 1
+                        not_sent = unpriced_stop(stats.unpriced_units)
+                    elif settings.spend_ceiling_usd is not None and ledger.running_usd >= settings.spend_ceiling_usd:
                         stats.ceiling_stops += 1
+                        not_sent = SPEND_CEILING_REACHED
+                    if not_sent is not None:
                         await archive.save(
                             {
                                 **base_row,
@@ -425,7 +460,7 @@ async def fetch_partition(
                                 "response_headers_json": None,
                                 "body": None,
                                 "body_sha256": None,
-                                "transport_error": SPEND_CEILING_REACHED,
+                                "transport_error": not_sent,
                                 "final": True,
                             }
                         )
@@ -455,6 +490,7 @@ async def fetch_partition(
             reading = read_attempt(
                 adapter, settings.prices_usd, item.capability, got.status, got.headers, got.body, got.error
             )
+            stats.unpriced_units.update(reading.unpriced)
             final = (not reading.retry) or is_last or too_long
             ledger.add(item.query_id, item.capability, reading)  # spent once answered, before the archive write
             await archive.save(
@@ -502,5 +538,11 @@ async def fetch_partition(
     log(
         f"fetched {stats.sent} queries ({stats.attempts} attempts, {stats.retries} retries), "
         f"{stats.skipped_archived} already archived, spend ${stats.spend_usd:.4f}"
+        + (
+            f"; stopped: billed in {', '.join(sorted(stats.unpriced_units))}, which the manifest does not price "
+            f"({stats.unpriced_stops} calls not sent)"
+            if stats.unpriced_units
+            else ""
+        )
     )
     return stats

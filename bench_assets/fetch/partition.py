@@ -8,15 +8,38 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench_assets.adapters import get_adapter
+from bench_assets.errors import BenchInputError
 from bench_assets.fetch.engine import FetchItem, FetchSettings, FetchStats, fetch_partition
 from bench_assets.fetch.plan import fetch_settings, interleaved_items
+from bench_assets.fetch.preflight import preflight_spend
 from bench_assets.golden.store import load_golden_rows
 from bench_assets.golden.verify import require_verified
-from bench_assets.manifest import Manifest
+from bench_assets.manifest import Manifest, field_line
 from bench_assets.split.assign import split_key
 from bench_assets.split.decoys import recorded_decoys
 from bench_assets.storage.archive import PartitionArchive
 from bench_assets.storage.warehouse import Warehouse
+
+
+def unpriced_unit_error(manifest_path: Path, vendor: str, stats: FetchStats) -> BenchInputError:
+    """What stops a partition whose vendor billed a unit the manifest does not price: the manifest's
+    price table named with its line, the units, and what happens on the next run."""
+    units = ", ".join(repr(u) for u in sorted(stats.unpriced_units))
+    loc = ("vendors", vendor, "prices_usd")
+    return BenchInputError(
+        str(manifest_path),
+        [
+            (
+                field_line(manifest_path, loc),
+                ".".join(loc),
+                f"{vendor} billed a response in {units}, which this price table does not price, so its spend (and "
+                f"the spend ceiling) could not be known: the fetch stopped ({stats.unpriced_stops} calls not sent, "
+                "archived as not sent; every response received is archived). Add the price of each unit from the "
+                "vendor's archived pricing page and materialize the partition again: the calls not sent are sent "
+                "then, nothing is paid twice",
+            )
+        ],
+    )
 
 
 @dataclass(frozen=True)
@@ -74,7 +97,11 @@ def fetch_vendor_partition(
         snapshot_id,
         vendor,
     )
-    settings = fetch_settings(spec, url, api_key, warehouse.pacing_store)
+    # one ceiling for the snapshot: what the vendor's preflight calls billed is taken off it
+    spent_before = preflight_spend(warehouse, snapshot_id, vendor, adapter, spec.prices_usd)
+    settings = fetch_settings(spec, url, api_key, warehouse.pacing_store, spent_before=spent_before)
+    if spent_before and spec.spend_ceiling_usd is not None:
+        log(f"preflight spent ${spent_before:.4f} of the ${spec.spend_ceiling_usd} ceiling")
     lake = warehouse.lake
     # one fetch of the partition at a time, on whichever machine (a second delivery waits, then pays nothing)
     with warehouse.partition_lease(snapshot_id, vendor):
@@ -97,5 +124,6 @@ def fetch_vendor_partition(
             attempts, finals = archive.counts()
         finally:
             archive.close()
-        loaded = warehouse.load_partition_archive(snapshot_id, vendor, archive.path)
+        # a fetch stopped by an unpriced unit leaves the warehouse untouched (its spend is unknown)
+        loaded = 0 if stats.unpriced_units else warehouse.load_partition_archive(snapshot_id, vendor, archive.path)
     return PartitionFetch(items, stats, settings, archive.path, attempts, finals, loaded, seeded)

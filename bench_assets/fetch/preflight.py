@@ -22,12 +22,14 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pandas as pd
 
 from bench_assets.adapters import get_adapter
@@ -36,7 +38,7 @@ from bench_assets.errors import BenchInputError
 from bench_assets.fetch.classify import SPEND_CEILING_REACHED, classify_response
 from bench_assets.fetch.engine import FetchItem, fetch_partition
 from bench_assets.fetch.plan import fetch_settings
-from bench_assets.fetch.spend import archived_spend, priced_usd
+from bench_assets.fetch.spend import archived_spend, attempt_readings, priced_usd
 from bench_assets.manifest import Manifest, VendorSpec
 from bench_assets.storage.archive import PartitionArchive
 from bench_assets.storage.warehouse import Warehouse
@@ -62,6 +64,32 @@ def preflight_archive(warehouse: Warehouse, snapshot_id: str, vendor: str) -> Pa
         vendor,
         connector=warehouse.connector,
     )
+
+
+def preflight_spend(
+    warehouse: Warehouse, snapshot_id: str, vendor: str, adapter: Adapter, prices: dict[str, float]
+) -> float:
+    """USD a vendor's preflight calls of the snapshot billed (0 when none were made). The run's fetch
+    takes it off the vendor's spend ceiling: the ceiling is what the whole snapshot may spend.
+    Read without a lock on the archive, so the vendor partitions of a run read it side by side."""
+    path = preflight_archive_path(warehouse, snapshot_id)
+    if not path.exists():
+        return 0.0
+    for wait in (0.2, 0.5, 1.0, 2.0, 4.0, None):  # a preflight writing the file holds it for a moment
+        try:
+            with duckdb.connect(str(path), read_only=True) as con:
+                raw = con.execute(
+                    "SELECT * FROM raw_responses WHERE snapshot_id = ? AND vendor = ? ORDER BY query_id, capability, attempt",
+                    [f"{snapshot_id}@{PREFLIGHT_ROLE}", vendor],
+                ).df()
+            break
+        except duckdb.IOException:
+            if wait is None:
+                raise
+            time.sleep(wait)
+        except duckdb.CatalogException:  # a file without the table: nothing archived
+            return 0.0
+    return float(archived_spend(adapter, prices, raw).sum()) if len(raw) else 0.0
 
 
 # ##### WHAT A VENDOR SAYS IS LEFT ON THE ACCOUNT
@@ -281,6 +309,20 @@ def read_preflight(
     success = status is not None and 200 <= status < 300
     cls = classified.response_class
     error_class = parsed.error_class if parsed else None
+    unpriced = sorted({unit for r in attempt_readings(adapter, spec.prices_usd, attempts) for unit in r.unpriced})
+    problem = _problem(
+        cls,
+        error_class,
+        status,
+        _one_line(classified.detail, secrets),
+        spec.key_env,
+        next((v for k, v in headers.items() if k.lower() == "retry-after"), None) if not success else None,
+    )
+    if unpriced and problem is None:
+        problem = (
+            f"billed in {', '.join(map(repr, unpriced))}, which vendors.{vendor}.prices_usd does not price: add the "
+            "price of each from the archived pricing page (a run stops at the first such response)"
+        )
     return replace(
         base,
         response_class=cls,
@@ -289,14 +331,7 @@ def read_preflight(
         shape_ok=(cls in ("ok", "empty")) if success else None,
         balance=reported_balance(adapter.name, headers, body) if cls in ("ok", "empty") else None,
         results=len(parsed.results) if parsed and cls == "ok" else 0,
-        problem=_problem(
-            cls,
-            error_class,
-            status,
-            _one_line(classified.detail, secrets),
-            spec.key_env,
-            next((v for k, v in headers.items() if k.lower() == "retry-after"), None) if not success else None,
-        ),
+        problem=problem,
     )
 
 

@@ -18,8 +18,14 @@ from bench_assets.fetch.classify import RETRYABLE_STATUSES, looks_like_challenge
 
 
 def priced_usd(units: dict[str, float] | None, prices: dict[str, float]) -> float:
-    """USD of the billed units at the pinned prices (a unit without a price costs nothing)."""
+    """USD of the billed units at the pinned prices (a unit without a price costs nothing here:
+    `unpriced_units` finds those, and the fetch stops at the first rather than bill it as nothing)."""
     return sum(prices.get(unit, 0.0) * count for unit, count in (units or {}).items())
+
+
+def unpriced_units(units: dict[str, float] | None, prices: dict[str, float]) -> tuple[str, ...]:
+    """The units a response was billed in (a non-zero count) that the price table does not price."""
+    return tuple(sorted(unit for unit, count in (units or {}).items() if count and unit not in prices))
 
 
 def _nominal_usd(adapter: Adapter, prices: dict[str, float], capability: Capability) -> float:
@@ -46,9 +52,12 @@ class AttemptReading:
     """What one archived attempt means for retrying and for spend (read once, parsed once)."""
 
     retry: bool  # worth another attempt: a transient failure
-    billed_usd: float | None  # None: the vendor billed a response whose body we could not read
+    billed_usd: float | None  # None: billed, at a USD not known (a body we could not read, an unpriced unit)
     readable: bool  # a 2xx vendor response that parsed
     units: dict[str, float] | None = None  # the units a readable response billed, as the adapter read them
+    # Units it was billed in that the manifest does not price: its USD is then not known (`billed_usd`
+    # None, charged like an unreadable body), and the fetch sends nothing more (`fetch.engine`).
+    unpriced: tuple[str, ...] = ()
     # The adapter's reading of a readable response, kept so that classifying the same attempt
     # (`fetch.classify.classify_response(parsed=...)`) does not parse its body again.
     parsed: ParsedResponse | None = field(default=None, compare=False, repr=False)
@@ -83,7 +92,9 @@ def read_attempt(
         parsed = adapter.parse(VendorTask(capability, ""), status, headers, body or "")
     except MalformedResponse:
         return AttemptReading(True, None, False)
-    return AttemptReading(False, priced_usd(parsed.billed_units, prices), True, parsed.billed_units, parsed)
+    unpriced = unpriced_units(parsed.billed_units, prices)
+    billed = None if unpriced else priced_usd(parsed.billed_units, prices)
+    return AttemptReading(False, billed, True, parsed.billed_units, unpriced=unpriced, parsed=parsed)
 
 
 def read_billed_usd(
@@ -103,8 +114,8 @@ def read_billed_usd(
 class SpendLedger:
     """Spend of a partition, attempt by attempt, every attempt the vendor bills (retries included).
 
-    A billed response whose body could not be read is charged like the same query's readable
-    response when one exists (the vendor answers the same request the same way), else like the
+    A billed response whose USD is not known (its body could not be read, or it was billed in a unit
+    the manifest does not price) is charged like the same query's readable response when one exists (the vendor answers the same request the same way), else like the
     median readable response of the same capability in the partition, else at the adapter's
     documented price for a full result page.
     """

@@ -76,18 +76,33 @@ def _git(checkout: Path, *args: str) -> str:
     return done.stdout
 
 
+# What a run itself writes into the checkout when the bench home is the checkout: the public split
+# it exports, the vendors' replies it files, the errata versions it makes (`<id>-e<n>/`, manifest and
+# all) and the sentinel pages it deploys. None of it is code, and every input a figure depends on is
+# fingerprinted on its own (`input_files`), so these never make the code `dirty`.
+RUN_WRITTEN = (
+    "data/snapshots/*/public_split.jsonl",
+    "data/snapshots/*/replies/**",
+    "data/snapshots/*-e[0-9]*/**",
+    "data/sentinels/**",
+)
+_NOT_RUN_WRITTEN = (".", *(f":(glob,exclude){pattern}" for pattern in RUN_WRITTEN))
+
+
 def code_version(package_dir: Path = PACKAGE_DIR) -> dict[str, Any]:
     """The commit of the running code: `{commit, dirty, source}` (see the module). `dirty` is
-    True when the checkout has uncommitted changes (tracked or untracked files, `git status`), then
-    `changes_sha256` fingerprints them; None when it cannot be known (an installed package)."""
+    True when the checkout has uncommitted changes (tracked or untracked files, `git status`) other
+    than the files a run writes itself (`RUN_WRITTEN`), then `changes_sha256` fingerprints them;
+    None when it cannot be known (an installed package)."""
     checkout = package_dir.parent
     if (checkout / ".git").exists():  # a directory in a clone, a file in a worktree
         try:
             commit = _git(checkout, "rev-parse", "HEAD").strip()
-            status = _git(checkout, "status", "--porcelain")
+            # every untracked file listed on its own, so a folder of run output is not one entry
+            status = _git(checkout, "status", "--porcelain", "--untracked-files=all", "--", *_NOT_RUN_WRITTEN)
             out: dict[str, Any] = {"commit": commit, "dirty": bool(status.strip()), "source": "git checkout"}
             if status.strip():
-                diff = _git(checkout, "diff", "HEAD", "--binary")
+                diff = _git(checkout, "diff", "HEAD", "--binary", "--", *_NOT_RUN_WRITTEN)
                 out["changes_sha256"] = hashlib.sha256((status + diff).encode()).hexdigest()
             return out
         except (OSError, subprocess.SubprocessError) as exc:

@@ -129,7 +129,15 @@ class VendorContract:
             task, self.endpoint(task.capability, simulator.base_url), key or sim_key(self.vendor), options or {}
         )
         resp = self.send(req)
-        return resp, self.parse(task, resp)
+        parsed = self.parse(task, resp)
+        self.assert_declared_units(task, parsed)
+        return resp, parsed
+
+    def assert_declared_units(self, task: VendorTask, parsed: ParsedResponse) -> None:
+        """Every unit a response is billed in is one the adapter declares for the capability (so a
+        manifest that validates prices it, and no answer bills as nothing)."""
+        billed = {unit for unit, count in (parsed.billed_units or {}).items() if count}
+        assert billed <= self.adapter.billing_units[task.capability], (task.capability, billed)
 
     # ##### BILLING
 
@@ -189,6 +197,7 @@ class VendorContract:
             parsed = self.adapter.parse(task, fixture["status"], fixture.get("headers", {}), body)
             assert parsed.error_class is None
             assert [r.url for r in parsed.results] == fixture["expected_urls"]
+            self.assert_declared_units(task, parsed)
             if "expected_units" in fixture:
                 assert parsed.billed_units == fixture["expected_units"]
             if "expected_published" in fixture:
