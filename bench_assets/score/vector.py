@@ -11,12 +11,16 @@ a time. This module computes exactly the same thing for a whole table of (query,
    `utm_*` parameters dropped and the rest sorted, fragment dropped. Every other URL is
    normalized by `normalize_url` itself, each distinct one once, so the two never disagree on
    anything unusual.
-2. hit@k is a join of the results' normalized forms with the golden forms on (query, form),
-   grouped by query: the first hit's rank is the smallest matching rank.
+2. Each distinct form gets its match key (`metrics.identity.match_key`): the registry document it
+   names under the published identity rules (an RFC number, an arXiv identifier, ...), else the form
+   itself. Only forms on a host some rule reads can name a document, so only those are read in Python.
+3. hit@k is a join of the results' match keys with the golden match keys on (query, key), grouped by
+   query: the first hit's rank is the smallest matching rank.
 
 `score_result_lists`, what scoring runs on a partition's result lists held in memory, normalizes
-each distinct URL once (step 1) and does the join of step 2 on integer codes of queries and forms
-with numpy and pandas; `first_hit_ranks` does both steps in SQL for tables held in DuckDB.
+each distinct URL once (step 1), keys each distinct form once (step 2) and does the join of step 3
+on integer codes of queries and keys with numpy and pandas; `first_hit_ranks` does the steps in SQL
+for tables held in DuckDB.
 `bench_assets_tests/unit/test_vector_scoring.py` checks agreement with `normalize_url` and `hit_at_k`
 on random data, including adversarial URLs; `test_vector_scoring_paths.py` that the two give
 identical frames.
@@ -31,9 +35,11 @@ import numpy as np
 import pandas as pd
 
 from bench_assets.metrics import normalize_url
+from bench_assets.metrics.identity import identity_hosts, match_key
 
 __all__ = [
     "SIMPLE_URL",
+    "add_match_keys",
     "first_hit_ranks",
     "hit_at_k_frame",
     "hit_rates",
@@ -113,25 +119,47 @@ def normalize_distinct_urls(con: duckdb.DuckDBPyConnection, source: str, target:
     return {"distinct_urls": counts["rows"], "normalized_in_python": counts["normalized_in_python"]}
 
 
+def add_match_keys(con: duckdb.DuckDBPyConnection, table: str) -> int:
+    """Add the column `match` to `table(..., form)`: `metrics.identity.match_key(form)`, the form
+    itself unless it names a registry document. Only the distinct forms on a host an identity rule
+    reads go through Python. Returns how many distinct forms were keyed that way."""
+    con.execute(f"ALTER TABLE {table} ADD COLUMN match VARCHAR")
+    con.execute(f"UPDATE {table} SET match = form")
+    hosts = ", ".join(_sql_text(h) for h in sorted(identity_hosts()))
+    candidates = con.execute(
+        f"SELECT DISTINCT form FROM {table} WHERE regexp_extract(form, '^[^/?]*') IN ({hosts})"
+    ).fetchnumpy()["form"]
+    keyed = [(form, match_key(form)) for form in candidates.tolist()]
+    keyed = [(form, key) for form, key in keyed if key != form]
+    if keyed:
+        con.register("_match_keys", pd.DataFrame(keyed, columns=["form", "match"]))
+        con.execute(f"UPDATE {table} SET match = k.match FROM _match_keys k WHERE {table}.form = k.form")
+        con.unregister("_match_keys")
+    return len(candidates)
+
+
 def first_hit_ranks(
     con: duckdb.DuckDBPyConnection, results: str, golden: str, forms_table: str | None = None, keep: Sequence[str] = ()
 ) -> pd.DataFrame:
-    """Per golden query: the rank of its first result matching a golden URL (None when none does).
+    """Per golden query: the rank of its first result naming a golden URL's document (None when
+    none does): equal normalized forms, or the same registry document (`add_match_keys`).
 
     `results` has columns (query_id, rank, url) with rank the 1-based position in the vendor's
     list (a null or unmatchable url still occupies its rank); `golden` has (query_id, url), one
     row per golden URL. Every query of `golden` gets a row. With `forms_table`, the table
-    `forms_table(query_id, rank, <keep>, url, form)` of every result row's normalized URL is kept
-    on `con`.
+    `forms_table(query_id, rank, <keep>, url, form, match)` of every result row's normalized URL
+    and match key is kept on `con`.
     """
     result_forms = forms_table or "_result_forms"
     normalize_url_column(con, results, result_forms, keep=("query_id", "rank", *keep))
     normalize_url_column(con, golden, "_golden_forms", keep=("query_id",))
+    add_match_keys(con, result_forms)
+    add_match_keys(con, "_golden_forms")
     frame = con.execute(f"""
-        WITH golden_forms AS (SELECT DISTINCT query_id, form FROM _golden_forms WHERE form <> ''),
+        WITH golden_keys AS (SELECT DISTINCT query_id, match FROM _golden_forms WHERE form <> ''),
         hits AS (
             SELECT r.query_id, min(r.rank) AS first_hit_rank
-            FROM {result_forms} r JOIN golden_forms g ON g.query_id = r.query_id AND g.form = r.form
+            FROM {result_forms} r JOIN golden_keys g ON g.query_id = r.query_id AND g.match = r.match
             GROUP BY r.query_id
         )
         SELECT q.query_id, h.first_hit_rank
@@ -184,9 +212,11 @@ def score_result_lists(
     in the order and with the index of `results`.
 
     Each distinct URL (results and golden together) is normalized once, in an in-memory DuckDB
-    connection (`normalize_url_column`), and every row takes its URL's form; a result is a hit
-    when its form is one of its query's golden forms (a null URL, form '', never is), and the
-    first hit's rank is the smallest such rank: the join `first_hit_ranks` does, on integer codes.
+    connection (`normalize_url_column`), and every row takes its URL's form; each distinct form
+    gets its match key once (`metrics.identity.match_key`: the registry document it names, else
+    the form); a result is a hit when its key is one of its query's golden keys (a null URL, form
+    '', never is), and the first hit's rank is the smallest such rank: the join `first_hit_ranks`
+    does, on integer codes.
     Query ids that are not all texts, or URLs that are neither texts nor None, go to DuckDB whole
     (`first_hit_ranks`), which casts them as it casts any value.
     """
@@ -202,7 +232,9 @@ def score_result_lists(
     query_codes, query_index = pd.factorize(pd.concat([query_ids, golden_ids], ignore_index=True))
     query_names = query_index.tolist()
     form_codes, form_names = pd.factorize(forms)
-    pair = query_codes.astype("int64") * max(1, len(form_names)) + form_codes
+    # Each distinct form's match key, as an integer code: the same registry document, one code.
+    key_codes, key_names = pd.factorize(np.array([match_key(form) for form in form_names.tolist()], dtype="object"))
+    pair = query_codes.astype("int64") * max(1, len(key_names)) + key_codes[form_codes]
     golden_pairs = np.unique(pair[len(results) :][golden_forms != ""])
     hit = np.isin(pair[: len(results)], golden_pairs)
     first_rank = pd.Series(ranks[hit]).groupby(query_codes[: len(results)][hit]).min().to_dict()

@@ -19,7 +19,7 @@ from starlette.responses import Response
 
 from bench_assets.golden.planted import Page
 from bench_assets.metrics import normalize_url
-from bench_assets.registries import get_registry
+from bench_assets.registries import arxiv, federal_register, get_registry, peps, rfc_editor
 from bench_assets.registries import sec_edgar as edgar
 from bench_assets.registries.base import RegistryRecord, RegistryRequest
 from bench_assets.simulator.index import tokenize, unit_hash
@@ -54,6 +54,44 @@ def _records(name: str, path: str, key: str = "extract") -> list[RegistryRecord]
         else registry.parse
     )
     return parse(RegistryRequest(key, ""), (EXTRACTS / path).read_text(encoding="utf-8")).records
+
+
+# Each extract, by registry: its file, and the request key its parser reads it with.
+EXTRACT_FILES = {
+    rfc_editor.NAME: [("rfc_editor/rfc-index.xml", "extract")],
+    peps.NAME: [("peps/peps.json", "extract")],
+    arxiv.NAME: [("arxiv/query-all-GAN.atom", "extract")],
+    federal_register.NAME: [("federal_register/documents.json", "extract")],
+    edgar.NAME: [
+        (f"sec_edgar/submissions/{f.name}", "submissions")
+        for f in sorted((EXTRACTS / "sec_edgar" / "submissions").glob("CIK*.json"))
+    ],
+}
+
+
+def extract_records() -> dict[str, list[RegistryRecord]]:
+    """Every record of the extracts that names a document with a page of its own, by registry
+    (EDGAR's filings; its XBRL facts are values inside filings)."""
+    return {
+        name: [r for path, key in files for r in _records(name, path, key)] for name, files in EXTRACT_FILES.items()
+    }
+
+
+def record_url_forms(record: RegistryRecord) -> list[str]:
+    """The URLs the registry serves this record's document under (its own page first), as each
+    registry module documents them."""
+    f = record.fields
+    if record.registry == rfc_editor.NAME:
+        return rfc_editor.url_forms(f)
+    if record.registry == peps.NAME:
+        return peps.url_forms(f)
+    if record.registry == arxiv.NAME:
+        return arxiv.url_forms(f)
+    if record.registry == federal_register.NAME:
+        return federal_register.url_forms(f)
+    if record.registry == edgar.NAME and "accessionNumber" in f:
+        return edgar.filing_url_forms(f["cik"], f["accessionNumber"], str(f["primaryDocument"]))
+    return [record.source_url]
 
 
 def _all_concepts() -> list[str]:
