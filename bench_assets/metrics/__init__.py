@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from .answers import (
     CELL_KINDS,
+    CELL_RULE_CODES,
     DEFAULT_CELL_RUBRIC,
     CellAnswer,
     CellRubric,
@@ -95,6 +96,7 @@ from .urls import normalize_url
 
 __all__ = [
     "CELL_KINDS",
+    "CELL_RULE_CODES",
     "CORRECT_THRESHOLD",
     "DEFAULT_CELL_RUBRIC",
     "DEFAULT_CENSOR_AT_HOURS",

@@ -55,6 +55,7 @@ SCORE_COLUMNS = [
     "fidelity",
     "fidelity_label",
     "correct",
+    "miss_reason",
     "billed_usd",
     "latency_ms",
     "attempts",
