@@ -415,7 +415,7 @@ def _query_value(query: str, name: str) -> str | None:
     for piece in query.split("&"):
         key, sep, value = piece.partition("=")
         if sep and key == name:
-            return unquote(value)
+            return unquote(value).rstrip("/")  # as normalization strips a path's trailing slashes
     return None
 
 

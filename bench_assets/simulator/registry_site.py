@@ -231,18 +231,61 @@ def registry_pages() -> dict[str, Page]:
     return {normalize_url(p.url): p for p in pages}
 
 
+# The share of a vendor's registry results it writes under the registry's own canonical URL; the
+# rest under another of the registry's URL forms of the same document, as search engines index
+# them (datatracker.ietf.org for an RFC, /pdf/ for an arXiv paper, the inline XBRL viewer for a
+# filing). Which form a vendor uses for a page is fixed per vendor and page.
+CANONICAL_SHARE = 0.4
+
+
+@lru_cache(maxsize=1)
+def registry_url_forms() -> dict[str, tuple[str, ...]]:
+    """Every registry page's other URL forms (the registry's own forms of the same document, none
+    normalizing to the page's URL), by the page's normalized URL."""
+    pages = registry_pages()
+    out: dict[str, tuple[str, ...]] = {}
+    for records in extract_records().values():
+        for record in records:
+            forms = record_url_forms(record)
+            urls = [record.source_url]
+            if record.registry == edgar.NAME and "accessionNumber" in record.fields:
+                urls.append(edgar.index_url(record.fields["cik"], record.fields["accessionNumber"]))
+            for url in urls:
+                own = normalize_url(url)
+                if own in pages:
+                    out[own] = tuple(dict.fromkeys(f for f in forms if normalize_url(f) != own))
+    return out
+
+
 @dataclass
 class RegistrySite:
-    """The registry hosts inside the simulator: their files, and pages the vendors can find."""
+    """The registry hosts inside the simulator: their files, pages the vendors can find, and the
+    registries' other URL forms of each page, which the vendors return too."""
 
     pages: dict[str, Page] = field(default_factory=registry_pages)
+    forms: dict[str, tuple[str, ...]] = field(default_factory=registry_url_forms)
+    _by_form: dict[str, Page] | None = None
     # Built on first search, as every search asks: for each word, which pages hold it (a mask in
     # page order), and each vendor's covered pages.
     _holding: dict[str, np.ndarray] | None = None
     _covered: dict[tuple[str, float], np.ndarray] = field(default_factory=dict)
 
     def page(self, url: str) -> Page | None:
-        return self.pages.get(normalize_url(url))
+        """The registry page at `url`, or at any of the registry's other URL forms of it."""
+        if self._by_form is None:
+            self._by_form = {normalize_url(f): self.pages[own] for own, forms in self.forms.items() for f in forms}
+        form = normalize_url(url)
+        return self.pages.get(form) or self._by_form.get(form)
+
+    def vendor_url(self, vendor: str, page: Page) -> str:
+        """The URL this vendor returns a page under: a registry page under the registry's
+        canonical URL for a share of pages (`CANONICAL_SHARE`), else under one of its other forms,
+        fixed per vendor and page; any other page under its own URL."""
+        forms = self.forms.get(normalize_url(page.url))
+        draw = unit_hash(vendor, "registry-url-form", page.url)
+        if not forms or draw < CANONICAL_SHARE:
+            return page.url
+        return forms[min(len(forms) - 1, int((draw - CANONICAL_SHARE) / (1 - CANONICAL_SHARE) * len(forms)))]
 
     def searchable(self, vendor: str, profile: VendorProfile, query: str) -> list[Page]:
         """The registry pages in this vendor's index that hold most of the query's words, in page order."""

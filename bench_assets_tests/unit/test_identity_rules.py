@@ -131,6 +131,10 @@ def test_the_vectorized_scorer_agrees_on_every_vector():
             "edgar:000095017022019867",
         ),
         ("https://www.sec.gov/Archives/edgar/data/1318605", None),
+        (
+            "https://www.sec.gov/ix?doc=/Archives/edgar/data/1318605/000095017022019867/x.htm/",
+            "edgar:000095017022019867",
+        ),
         ("https://www.sec.gov/Archives/edgar/data/1318605/000095017022019867/sub/x.htm", None),
         ("https://mirror.example/rfc/rfc9110", None),
         ("", None),
@@ -174,3 +178,32 @@ def test_sites_of_registry_forms_are_the_registry():
         normalize_url("https://www.rfc-editor.org/rfc/rfc2")
     )
     assert site_of(normalize_url("https://example.com/x")) == "example.com"
+
+
+def test_the_docs_pages_print_what_the_code_applies():
+    spec = importlib.util.spec_from_file_location("scoring_docs", ROOT / "scripts" / "scoring_docs.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.main(["--check"]) == 0, "run python scripts/scoring_docs.py"
+
+
+def test_simulated_vendors_return_registry_pages_under_the_registrys_own_forms():
+    """The simulator's vendors return a registry page under the canonical URL for a share of pages
+    and under another of the registry's URL forms for the rest, fixed per vendor and page; every
+    such URL names the page's document and leads back to the page."""
+    from bench_assets.simulator.registry_site import CANONICAL_SHARE, RegistrySite
+
+    site = RegistrySite()
+    pages = list(site.pages.values())
+    returned = [(page, site.vendor_url(vendor, page)) for vendor in ("exa", "brave", "serper") for page in pages]
+    other = [(page, url) for page, url in returned if normalize_url(url) != normalize_url(page.url)]
+    assert 0.4 < len(other) / len(returned) < 0.8 and CANONICAL_SHARE == 0.4
+    assert [site.vendor_url("exa", page) for page in pages] == [url for _, url in returned[: len(pages)]]  # fixed
+    for page, url in returned:
+        found = site.page(url)  # the page, or the filing's other page (its index) for an EDGAR form
+        assert found is not None and match_key(normalize_url(found.url)) == match_key(normalize_url(page.url))
+        if page.url.startswith("https://data.sec.gov/"):  # an XBRL concept page: no rule, its own URL
+            assert url == page.url
+        else:
+            assert hit_at_k([page.url], [url], 1), (page.url, url)
