@@ -39,10 +39,10 @@ from bench_assets.metrics.identity import identity_hosts, match_key
 
 __all__ = [
     "SIMPLE_URL",
-    "add_match_keys",
     "first_hit_ranks",
     "hit_at_k_frame",
     "hit_rates",
+    "match_keys_table",
     "normalize_distinct_urls",
     "normalize_url_column",
     "score_result_lists",
@@ -119,22 +119,23 @@ def normalize_distinct_urls(con: duckdb.DuckDBPyConnection, source: str, target:
     return {"distinct_urls": counts["rows"], "normalized_in_python": counts["normalized_in_python"]}
 
 
-def add_match_keys(con: duckdb.DuckDBPyConnection, table: str) -> int:
-    """Add the column `match` to `table(..., form)`: `metrics.identity.match_key(form)`, the form
-    itself unless it names a registry document. Only the distinct forms on a host an identity rule
-    reads go through Python. Returns how many distinct forms were keyed that way."""
-    con.execute(f"ALTER TABLE {table} ADD COLUMN match VARCHAR")
-    con.execute(f"UPDATE {table} SET match = form")
+def match_keys_table(con: duckdb.DuckDBPyConnection, tables: Sequence[str], target: str = "_match_keys") -> int:
+    """Create table `target(form, match)`: every distinct form of the `tables` (each with a column
+    `form`) that names a registry document, with its match key (`metrics.identity.match_key`).
+    Only forms on a host an identity rule reads go through Python; a form not in `target` is its
+    own key. Returns how many forms were read."""
     hosts = ", ".join(_sql_text(h) for h in sorted(identity_hosts()))
+    union = " UNION ".join(f"SELECT form FROM {t}" for t in tables)
     candidates = con.execute(
-        f"SELECT DISTINCT form FROM {table} WHERE regexp_extract(form, '^[^/?]*') IN ({hosts})"
+        f"SELECT DISTINCT form FROM ({union}) WHERE regexp_extract(form, '^[^/?]*') IN ({hosts})"
     ).fetchnumpy()["form"]
     keyed = [(form, match_key(form)) for form in candidates.tolist()]
-    keyed = [(form, key) for form, key in keyed if key != form]
-    if keyed:
-        con.register("_match_keys", pd.DataFrame(keyed, columns=["form", "match"]))
-        con.execute(f"UPDATE {table} SET match = k.match FROM _match_keys k WHERE {table}.form = k.form")
-        con.unregister("_match_keys")
+    con.register("_keyed_df", pd.DataFrame([k for k in keyed if k[1] != k[0]], columns=["form", "match"]))
+    con.execute(
+        f"CREATE OR REPLACE TEMP TABLE {target} AS SELECT CAST(form AS VARCHAR) AS form, "
+        "CAST(match AS VARCHAR) AS match FROM _keyed_df"
+    )
+    con.unregister("_keyed_df")
     return len(candidates)
 
 
@@ -142,24 +143,30 @@ def first_hit_ranks(
     con: duckdb.DuckDBPyConnection, results: str, golden: str, forms_table: str | None = None, keep: Sequence[str] = ()
 ) -> pd.DataFrame:
     """Per golden query: the rank of its first result naming a golden URL's document (None when
-    none does): equal normalized forms, or the same registry document (`add_match_keys`).
+    none does): equal normalized forms, or the same registry document (`match_keys_table`).
 
     `results` has columns (query_id, rank, url) with rank the 1-based position in the vendor's
     list (a null or unmatchable url still occupies its rank); `golden` has (query_id, url), one
     row per golden URL. Every query of `golden` gets a row. With `forms_table`, the table
-    `forms_table(query_id, rank, <keep>, url, form, match)` of every result row's normalized URL
-    and match key is kept on `con`.
+    `forms_table(query_id, rank, <keep>, url, form)` of every result row's normalized URL is kept
+    on `con`.
     """
     result_forms = forms_table or "_result_forms"
     normalize_url_column(con, results, result_forms, keep=("query_id", "rank", *keep))
     normalize_url_column(con, golden, "_golden_forms", keep=("query_id",))
-    add_match_keys(con, result_forms)
-    add_match_keys(con, "_golden_forms")
+    match_keys_table(con, (result_forms, "_golden_forms"))
     frame = con.execute(f"""
-        WITH golden_keys AS (SELECT DISTINCT query_id, match FROM _golden_forms WHERE form <> ''),
+        WITH golden_keys AS (
+            SELECT DISTINCT g.query_id, coalesce(k.match, g.form) AS match
+            FROM _golden_forms g LEFT JOIN _match_keys k USING (form) WHERE g.form <> ''
+        ),
+        result_keys AS (
+            SELECT r.query_id, r.rank, coalesce(k.match, r.form) AS match
+            FROM {result_forms} r LEFT JOIN _match_keys k USING (form)
+        ),
         hits AS (
             SELECT r.query_id, min(r.rank) AS first_hit_rank
-            FROM {result_forms} r JOIN golden_keys g ON g.query_id = r.query_id AND g.match = r.match
+            FROM result_keys r JOIN golden_keys g ON g.query_id = r.query_id AND g.match = r.match
             GROUP BY r.query_id
         )
         SELECT q.query_id, h.first_hit_rank
@@ -169,6 +176,7 @@ def first_hit_ranks(
     if forms_table is None:
         con.execute(f"DROP TABLE {result_forms}")
     con.execute("DROP TABLE _golden_forms")
+    con.execute("DROP TABLE _match_keys")
     return frame.astype({"first_hit_rank": "Int64"})
 
 
@@ -226,15 +234,14 @@ def score_result_lists(
     if not (_all_texts(query_ids) and _all_texts(golden_ids) and _texts_or_none(urls) and _texts_or_none(golden_urls)):
         return _score_result_lists_in_sql(results, golden, ks)
     ranks = results["rank"].astype("int64").to_numpy()
-    forms = _forms_of_distinct(pd.concat([urls, golden_urls], ignore_index=True), len(results))
+    forms, keys = _forms_of_distinct(pd.concat([urls, golden_urls], ignore_index=True), len(results))
     result_forms, golden_forms = forms[: len(results)], forms[len(results) :]
-    # Queries and forms as integer codes; a (query, form) pair is one integer.
+    # Queries and match keys as integer codes (the same registry document, one code); a (query,
+    # key) pair is one integer.
     query_codes, query_index = pd.factorize(pd.concat([query_ids, golden_ids], ignore_index=True))
     query_names = query_index.tolist()
-    form_codes, form_names = pd.factorize(forms)
-    # Each distinct form's match key, as an integer code: the same registry document, one code.
-    key_codes, key_names = pd.factorize(np.array([match_key(form) for form in form_names.tolist()], dtype="object"))
-    pair = query_codes.astype("int64") * max(1, len(key_names)) + key_codes[form_codes]
+    key_codes, key_names = pd.factorize(keys)
+    pair = query_codes.astype("int64") * max(1, len(key_names)) + key_codes
     golden_pairs = np.unique(pair[len(results) :][golden_forms != ""])
     hit = np.isin(pair[: len(results)], golden_pairs)
     first_rank = pd.Series(ranks[hit]).groupby(query_codes[: len(results)][hit]).min().to_dict()
@@ -269,9 +276,11 @@ def _texts_or_none(values: pd.Series) -> bool:
     return set(map(type, values)) <= {str, type(None)}
 
 
-def _forms_of_distinct(urls: pd.Series, result_rows: int) -> np.ndarray:
+def _forms_of_distinct(urls: pd.Series, result_rows: int) -> tuple[np.ndarray, np.ndarray]:
     """`normalize_url` of every URL ('' for None), each distinct URL normalized once in DuckDB
-    (`normalize_url_column`: the SQL path, or `normalize_url` for the rest)."""
+    (`normalize_url_column`: the SQL path, or `normalize_url` for the rest), and each one's match
+    key (`metrics.identity.match_key`), read in Python only for forms on a host an identity rule
+    reads (the rest are their own key)."""
     codes, distinct = pd.factorize(urls)
     con = duckdb.connect()
     try:
@@ -282,14 +291,21 @@ def _forms_of_distinct(urls: pd.Series, result_rows: int) -> np.ndarray:
         con.register("_distinct_df", given)
         con.execute("CREATE TEMP VIEW _distinct AS SELECT CAST(url AS VARCHAR) AS url, pos FROM _distinct_df")
         normalize_url_column(con, "_distinct", "_distinct_forms", keep=("pos",))
-        found = con.execute("SELECT form FROM _distinct_forms ORDER BY pos").fetchnumpy()["form"]
+        hosts = ", ".join(_sql_text(h) for h in sorted(identity_hosts()))
+        found = con.execute(
+            f"SELECT form, regexp_extract(form, '^[^/?]*') IN ({hosts}) AS keyed FROM _distinct_forms ORDER BY pos"
+        ).fetchnumpy()
     finally:
         con.close()
-    forms = np.empty(len(urls), dtype="object")
-    forms[:] = ""
+    distinct_forms = np.asarray(found["form"], dtype="object")
+    distinct_keys = distinct_forms.copy()
+    for i in np.flatnonzero(np.asarray(found["keyed"], dtype=bool)).tolist():
+        distinct_keys[i] = match_key(distinct_forms[i])
+    forms, keys = np.empty(len(urls), dtype="object"), np.empty(len(urls), dtype="object")
+    forms[:], keys[:] = "", ""
     known = codes >= 0
-    forms[known] = np.asarray(found, dtype="object")[codes[known]]
-    return forms
+    forms[known], keys[known] = distinct_forms[codes[known]], distinct_keys[codes[known]]
+    return forms, keys
 
 
 def _score_result_lists_in_sql(
