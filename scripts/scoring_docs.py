@@ -107,7 +107,7 @@ def miss_reasons_page() -> str:
         "Search rows count a hit at the snapshot's `answer_k` (a row is correct when the golden document is at that "
         "rank or above); the golden document's site is its host, or for a registry document every host of that "
         "registry (`metrics.identity.site_of`). Extract rows name the fields the row defines whose score is below 1 "
-        "(`title`, `anchor_phrases`, `table_cells`, `numeric_facts`, `noise`), the one that lost most weight first. "
+        "in this order: `title`, `anchor_phrases`, `table_cells`, `numeric_facts`, `noise`. "
         "Answer rows name the per-cell rubric's rule (`metrics.CellScore.code`):",
         "",
         ", ".join(f"`{code}`" for code in CELL_RULE_CODES) + ".",
