@@ -217,36 +217,70 @@ class Adapter:
         return 200 <= status < 300
 
     def parse(self, task: VendorTask, status: int, headers: dict[str, str], body_text: str) -> ParsedResponse:
-        """Parse any archived response. Raises MalformedResponse when the body is not the vendor's shape."""
+        """Parse any archived response. Raises MalformedResponse when a success body is not the
+        vendor's shape, and nothing else: an error status is classed by the vendor's codes where
+        the body has them (by the status alone where it is unreadable), and no result reaches the
+        results without a URL that is a string (`readable_results`)."""
         headers = {k.lower(): v for k, v in headers.items()}
         body: Any = body_text
         if self.json_body or not (200 <= status < 300):
             try:
                 body = loads_json(body_text) if body_text else None
-            except json.JSONDecodeError as exc:
+            except (json.JSONDecodeError, RecursionError) as exc:  # RecursionError: nested too deep to read
                 if 200 <= status < 300 and self.json_body:
-                    raise MalformedResponse(f"{self.name}: body is not JSON ({exc.msg})") from exc
+                    reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deep to read"
+                    raise MalformedResponse(f"{self.name}: body is not JSON ({reason})") from exc
                 body = body_text
-        if not self.is_success(status, body):
+        if not self._succeeded(status, body):
             detail = body_text[:300] if isinstance(body_text, str) else None
             return ParsedResponse(
-                error_class=self.error_class(status, body), error_detail=detail, request_id=self._request_id_safe(body)
+                error_class=self._vendor_error_class(status, body),
+                error_detail=detail,
+                request_id=self._guarded_request_id(body),
             )
         if self.page_size is not None and isinstance(body, dict) and PAGES_KEY in body:
             return self._parse_pages(task, status, headers, body)
         try:
             parsed = self.parse_ok(task, body, headers)
-        except (KeyError, TypeError, AttributeError, ValueError) as exc:
+            units = parsed.billed_units if parsed.billed_units is not None else self.billed_units(task, body, headers)
+        except (KeyError, TypeError, AttributeError, ValueError, IndexError, RecursionError) as exc:
             raise MalformedResponse(f"{self.name}: unexpected response shape ({type(exc).__name__}: {exc})") from exc
-        if parsed.billed_units is None:
-            parsed = ParsedResponse(
-                results=parsed.results,
-                billed_units=self.billed_units(task, body, headers),
-                request_id=parsed.request_id,
-                error_class=parsed.error_class,
-                error_detail=parsed.error_detail,
-            )
-        return parsed
+        if not all(
+            isinstance(count, (int, float)) and not isinstance(count, bool) and math.isfinite(count) and count >= 0
+            for count in units.values()
+        ):
+            raise MalformedResponse(f"{self.name}: billed units that are not a count ({units})")
+        return ParsedResponse(
+            results=readable_results(parsed.results),
+            billed_units=units,
+            request_id=parsed.request_id if isinstance(parsed.request_id, str) else None,
+            error_class=parsed.error_class,
+            error_detail=parsed.error_detail,
+        )
+
+    # The vendor's own readings of a body (`is_success`, `error_class`, the request id) meet bodies
+    # of any shape: one that trips over a shape it did not expect falls back to the status alone.
+    _SHAPE_ERRORS = (KeyError, TypeError, AttributeError, ValueError, IndexError, RecursionError)
+
+    def _succeeded(self, status: int, body: Any) -> bool:
+        try:
+            return self.is_success(status, body)
+        except self._SHAPE_ERRORS:
+            return 200 <= status < 300
+
+    def _vendor_error_class(self, status: int, body: Any) -> str:
+        try:
+            found = self.error_class(status, body)
+        except self._SHAPE_ERRORS:
+            found = None
+        return found if found in VENDOR_ERROR_CLASSES else Adapter.error_class(self, status, None)
+
+    def _guarded_request_id(self, body: Any) -> str | None:
+        try:
+            found = self._request_id_safe(body)
+        except self._SHAPE_ERRORS:
+            return None
+        return found if isinstance(found, str) else None
 
     def _parse_pages(self, task: VendorTask, status: int, headers: dict[str, str], envelope: dict) -> ParsedResponse:
         """Read a paged answer (see `PAGES_KEY`): results of every page in order, re-ranked and cut
@@ -283,6 +317,44 @@ class Adapter:
         return None
 
 
+def _text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def readable_results(results: tuple[NormalizedResult, ...]) -> tuple[NormalizedResult, ...]:
+    """Results as scoring may read them: a result whose URL is not a string is left out (those after
+    it move up a rank, as `results_from` ranks only items with a URL), and a title, snippet, content
+    or date that is not text is read as absent. Results that need neither are returned as they are.
+    (An extraction's result may carry the URL it was asked for, which classification reads as "":
+    a string, kept.)"""
+    if all(
+        isinstance(r.url, str)
+        and all(v is None or isinstance(v, str) for v in (r.title, r.snippet, r.content, r.published))
+        for r in results
+    ):
+        return results
+    kept = [r for r in results if isinstance(r.url, str)]
+    renumber = len(kept) != len(results)
+    return tuple(
+        NormalizedResult(
+            i if renumber else r.rank,
+            r.url,
+            _text_or_none(r.title),
+            _text_or_none(r.snippet),
+            _text_or_none(r.content),
+            _text_or_none(r.published),
+        )
+        for i, r in enumerate(kept, start=1)
+    )
+
+
+def _joined(value: Any) -> Any:
+    """A list of texts (Brave's extra snippets, Parallel's excerpts) as one text; other values as they are."""
+    if isinstance(value, list):
+        return "\n".join(s for s in value if isinstance(s, str))
+    return value
+
+
 def results_from(
     items: list[dict[str, Any]],
     url_key: str = "url",
@@ -297,12 +369,8 @@ def results_from(
         url = item.get(url_key)
         if not isinstance(url, str) or not url:
             continue
-        snippet = item.get(snippet_key) if snippet_key else None
-        if isinstance(snippet, list):
-            snippet = "\n".join(str(s) for s in snippet)
-        content = item.get(content_key) if content_key else None
-        if isinstance(content, list):
-            content = "\n".join(str(s) for s in content)
+        snippet = _joined(item.get(snippet_key)) if snippet_key else None
+        content = _joined(item.get(content_key)) if content_key else None
         title = item.get(title_key)
         published = item.get(published_key) if published_key else None
         # positional: one result per item of every archived body, and keyword arguments cost more

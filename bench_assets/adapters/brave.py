@@ -38,11 +38,16 @@ class BraveAdapter(Adapter):
 
     def error_class(self, status: int, body: Any) -> str:
         error = body.get("error") if isinstance(body, dict) else None
-        error = error if isinstance(error, dict) else {}
+        # Brave's error fields come inside `error` ({"error": {"code", "detail", "meta", "status"},
+        # "type": "ErrorResponse"}); one quoted capture of its 422 for an invalid token has them at
+        # the top level (fixtures/vendors/brave/SOURCES.md): both are read.
+        error = error if isinstance(error, dict) else body if isinstance(body, dict) else {}
         code = str(error.get("code") or "")
         meta: dict[str, Any] = error["meta"] if isinstance(error.get("meta"), dict) else {}
         if code in ("SUBSCRIPTION_TOKEN_INVALID", "SUBSCRIPTION_NOT_FOUND") or status in (401, 403):
             return "auth"
+        if meta.get("component") == "authentication":
+            return "auth"  # the token was refused, whatever the code says
         if code == "VALIDATION" and _names_the_token(meta):
             return "auth"  # no key sent: 422 VALIDATION on the x-subscription-token header
         if code in ("CREDIT_EXHAUSTED", "QUOTA_LIMITED") or status == 402:

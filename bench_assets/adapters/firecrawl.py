@@ -54,13 +54,17 @@ class FirecrawlAdapter(Adapter):
             raise ValueError("success is not true")
         data = body["data"]
         if task.capability == "search":
-            items = data.get("web", [])
-            for item in items:  # a scraped result is a full Document: its page text is `markdown`
-                meta = item.get("metadata") or {}
-                item.setdefault("url", meta.get("sourceURL") or meta.get("url"))
-                item.setdefault("title", meta.get("title"))
-                item["_published"] = meta.get("publishedTime") or item.get("date")
-            results = results_from(items, snippet_key="description", content_key="markdown", published_key="_published")
+            # v2 groups results by source ({"web": [...]}); with scrapeOptions the docs' own example
+            # answers a flat list of scraped documents (fixtures/vendors/firecrawl/SOURCES.md).
+            items = data if isinstance(data, list) else data.get("web") or []
+            if not isinstance(items, list):
+                raise TypeError("data.web is not a list")
+            results = results_from(
+                [_search_item(item) for item in items],
+                snippet_key="description",
+                content_key="markdown",
+                published_key="_published",
+            )
             credits = body.get("creditsUsed")
             if not isinstance(credits, (int, float)):
                 credits = 2 * math.ceil(max(len(results), 1) / 10)  # documented: 2 credits per 10 results
@@ -77,7 +81,7 @@ class FirecrawlAdapter(Adapter):
                 billed_units=billed,
                 request_id=request_id,
             )
-        url = meta.get("sourceURL") or meta.get("url") or task.text
+        url = next((u for u in (meta.get("sourceURL"), meta.get("url")) if isinstance(u, str) and u), task.text)
         markdown = data["markdown"]
         results = (
             NormalizedResult(
@@ -103,6 +107,24 @@ class FirecrawlAdapter(Adapter):
         if status == 408:
             return "server"
         return super().error_class(status, body)
+
+
+def _search_item(item: Any) -> dict[str, Any]:
+    """One search result as a flat record: a scraped result is a full Document (its page text is
+    `markdown`, its URL and title in `metadata`); a bare string is a result with that URL, as
+    Firecrawl's own SDKs read one (firecrawl/firecrawl apps/python-sdk/firecrawl/v2/methods/search.py,
+    `_transform_array`). A copy: the archived body is left as the vendor sent it."""
+    if isinstance(item, str):
+        return {"url": item}
+    if not isinstance(item, dict):
+        return {}
+    meta: dict[str, Any] = item["metadata"] if isinstance(item.get("metadata"), dict) else {}
+    return {
+        **item,
+        "url": item["url"] if "url" in item else meta.get("sourceURL") or meta.get("url"),
+        "title": item["title"] if "title" in item else meta.get("title"),
+        "_published": meta.get("publishedTime") or item.get("date"),
+    }
 
 
 MANIFEST_DEFAULTS = {

@@ -43,7 +43,8 @@ class SerpApiAdapter(Adapter):
 
     def is_success(self, status: int, body: Any) -> bool:
         # A search that failed upstream comes back with search_metadata.status "Error".
-        if isinstance(body, dict) and (body.get("search_metadata") or {}).get("status") == "Error":
+        metadata = body.get("search_metadata") if isinstance(body, dict) else None
+        if isinstance(metadata, dict) and metadata.get("status") == "Error":
             return False
         return 200 <= status < 300
 
@@ -53,11 +54,14 @@ class SerpApiAdapter(Adapter):
         items = body.get("organic_results") or []
         if not isinstance(items, list):
             raise TypeError("organic_results is not a list")
-        if "search_metadata" not in body:
-            raise KeyError("search_metadata")
+        metadata = body["search_metadata"]
+        if not isinstance(metadata, dict):
+            raise TypeError(f"search_metadata is not an object ({type(metadata).__name__})")
+        if not all(isinstance(item, dict) for item in items):
+            raise TypeError("an organic result is not an object")
         results = results_from(items, url_key="link", snippet_key="snippet", published_key="date")
         # Billed: one search per call (the default request.search unit); SerpApi has no cost field.
-        return ParsedResponse(results=results, request_id=body["search_metadata"].get("id"))
+        return ParsedResponse(results=results, request_id=metadata.get("id"))
 
     def has_next_page(self, task: VendorTask, body: Any) -> bool:
         pagination = body.get("serpapi_pagination") if isinstance(body, dict) else None

@@ -15,7 +15,9 @@ failures score 0 and stay in n) has one interval, the Wilson interval with the B
 variance bound (`bounded_mean_interval`), which keeps a positive width when every value is 0 or
 every value is 1. Billed spend is a total of archived, billed calls, not an estimate: it is
 exact, published with `low = high = value`. The ranking figure (`scope = "ranking"`) is the
-correct rate over the task types every scored vendor supports (`shared_task_types`).
+correct rate over the task types every scored vendor supports (`shared_task_types`). Rows are
+counted per response class (`scope = "response_class"`, over all the vendor's rows) and, for the
+rows not correct, per miss reason (`scope = "miss_reason"`, n the vendor's scored rows).
 
 Each side of the split also gets its own spend, cost per correct, latency percentiles and
 ranking figure (`correct_rate_shared`): the public side's figures are the ones a reader can
@@ -34,6 +36,7 @@ from bench_assets.metrics import (
     percentile_interval,
     wilson_interval,
 )
+from bench_assets.score.miss_reasons import count_miss_reasons
 from bench_assets.sentinels.ttr import ttr_metrics
 from bench_assets.storage.warehouse import Warehouse
 
@@ -41,6 +44,7 @@ METRIC_COLUMNS = ["snapshot_id", "vendor", "scope", "scope_value", "metric", "va
 HEADLINE_MIN_N = 10
 CHART_MIN_N = 20
 RANKING_SCOPE = "ranking"
+MISS_REASON_SCOPE = "miss_reason"
 
 
 def _prop(rows: list, snapshot: str, vendor: str, scope: str, value: str, metric: str, successes: int, n: int) -> None:
@@ -117,6 +121,7 @@ def shared_task_types(scores: pd.DataFrame) -> list[str]:
 
 _READ_COLUMNS = frozenset(
     {"vendor", "task_type", "stratum", "cohort", "split", "response_class", "correct", "fidelity", "answer_score"}
+    | {"miss_reason"}
     | {"billed_usd", "latency_ms", "hit_at_1", "hit_at_3", "hit_at_5", "hit_at_10"}
 )
 
@@ -165,6 +170,12 @@ def vendor_metrics(snapshot_id: str, scores: pd.DataFrame) -> pd.DataFrame:
         for cls in RESPONSE_CLASSES:
             count = int((df["response_class"] == cls).sum())
             rows.append([snapshot_id, vendor, "response_class", cls, "count", float(count), len(df), None, None])
+        # Why the rows the vendor did not get right were missed (`score.miss_reasons`), over its scored rows.
+        reasons = count_miss_reasons(scored["miss_reason"].tolist()) if "miss_reason" in scored else {}
+        for reason, count in reasons.items():
+            rows.append(
+                [snapshot_id, vendor, MISS_REASON_SCOPE, reason, "count", float(count), len(scored), None, None]
+            )
         pub = scored[scored["split"] == "public"]
         hold = scored[scored["split"] == "holdout"]
         if len(pub) and len(hold):

@@ -10,7 +10,8 @@ differ is decided by paired tests on the rows every vendor answered (`aggregate.
 found better and worse than it) and `rank_letters` (vendors sharing a letter cannot be told
 apart), and the record carries every pair's test (`comparisons`) and the smallest difference the
 snapshot could detect (`power`). `versions` holds the code, environment and input files the
-snapshot was fetched and published with.
+snapshot was fetched and published with. `miss_reasons` counts, per vendor, the reason each row it
+did not get right was missed (`score.miss_reasons`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import pandas as pd
 from bench_assets.agent_ready.records import TrialRecord, agent_ready_summary, load_trial_records
 from bench_assets.aggregate import eligibility
 from bench_assets.aggregate.comparisons import comparisons_from_frame, vendor_comparisons
-from bench_assets.aggregate.figures import RANKING_SCOPE
+from bench_assets.aggregate.figures import MISS_REASON_SCOPE, RANKING_SCOPE
 from bench_assets.fetch.classify import RESPONSE_CLASSES
 from bench_assets.fetch.versions import recorded_versions
 from bench_assets.manifest import Manifest
@@ -207,6 +208,11 @@ def build_leaderboard(
                 breakdown[scope][value] = {r["metric"]: figure_of(r) for _, r in grp.iterrows()}
         all_types |= {t for t, figs in breakdown["task_type"].items() if BASE_METRIC in figs}
         classes = {r["scope_value"]: int(r["value"]) for _, r in m[m["scope"] == "response_class"].iterrows()}
+        missed = m[m["scope"] == MISS_REASON_SCOPE]
+        miss_reasons = {
+            r["scope_value"]: int(r["value"])
+            for _, r in missed.sort_values(["value", "scope_value"], ascending=[False, True]).iterrows()
+        }
         # The rows behind the vendor's claims: its overall rate, and the ranking figure its position rests on.
         n = overall.get(BASE_METRIC, {}).get("n", 0)
         if RANK_METRIC in overall:
@@ -224,6 +230,7 @@ def build_leaderboard(
                 "metrics": {k: overall[k] for k in HEADLINE_METRICS if k in overall},
                 "breakdown": breakdown,
                 "response_classes": classes,
+                "miss_reasons": miss_reasons,
                 "headline_eligible": not reasons,
                 "reasons": reasons,
                 # each figure by its own n (aggregate.eligibility); snapshot_reasons: e.g. no operator declaration

@@ -3,7 +3,8 @@
 This is where truth is decided for registry-sourced rows: which facts of a record a row asserts.
 A record gives up to one row per task (search: its title or filing → its page; extract: the page's
 title and a phrase from its abstract, or a filing index page's accession number and dates;
-answer: a value the record states and its page shows). The draw is keyed by the split secret:
+answer: a value the record states and its page shows, with the common renderings of a date the
+registry writes in a form of its own as accepted answers). The draw is keyed by the split secret:
 records are taken per stratum in the order of HMAC(key, stratum, record id) until the stratum has
 its rows; the rest are the reserve that decoys and dead-row replacements come from.
 """
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from bench_assets.golden.registry_fetch import RegistryOutcome
 from bench_assets.golden.rows import AnswerTask, ExtractTask, GoldenRow, SearchTask, SourceRecord, Verification
 from bench_assets.manifest import Manifest, RegistrySpec
+from bench_assets.metrics import canonical_text
 from bench_assets.registries import get_registry, rfc_editor
 from bench_assets.registries import sec_edgar as edgar
 from bench_assets.registries.base import RegistryRecord
@@ -41,6 +43,59 @@ def first_sentence(text: str, words: int = 16) -> str:
     """The opening words of a text's first sentence: a phrase a faithful extraction keeps."""
     sentence = re.split(r"(?<=[.!?])\s", text.strip(), maxsplit=1)[0]
     return " ".join(sentence.split()[:words]).rstrip(",;:")
+
+
+MONTHS = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
+
+
+def _distinct(exact: str, renderings: list[str]) -> list[str]:
+    """The renderings that are not the exact answer nor each other once canonicalized."""
+    seen = {canonical_text(exact)}
+    out = []
+    for text in renderings:
+        if canonical_text(text) not in seen:
+            seen.add(canonical_text(text))
+            out.append(text)
+    return out
+
+
+def month_year_renderings(month: str, year: str) -> list[str]:
+    """Other renderings of the month an RFC was published, which rfc-index.xml writes as
+    "December 2020": ISO 8601's year and month ("2020-12"), and the month abbreviated ("Dec 2020")
+    as pages and search snippets often write it. None for a month the index does not spell out."""
+    if month not in MONTHS or not year.isdigit():
+        return []
+    number = MONTHS.index(month) + 1
+    return _distinct(f"{month} {year}", [f"{year}-{number:02d}", f"{month[:3]} {year}"])
+
+
+def pep_date_renderings(created: str) -> list[str]:
+    """Other renderings of the date a PEP was created, which PEP headers and peps.json write as
+    "13-Jun-2000" (PEP 12's DD-MMM-YYYY): ISO 8601 ("2000-06-13"), and the day with the month's
+    name ("13 June 2000", "June 13, 2000", "13 Jun 2000"). None for a date in another form."""
+    match = re.fullmatch(r"([0-9]{1,2})-([A-Z][a-z]{2})-([0-9]{4})", created.strip())
+    abbreviations = [m[:3] for m in MONTHS]
+    if not match or match.group(2) not in abbreviations:
+        return []
+    day, month, year = int(match.group(1)), abbreviations.index(match.group(2)) + 1, match.group(3)
+    name = MONTHS[month - 1]
+    return _distinct(
+        created,
+        [f"{year}-{month:02d}-{day:02d}", f"{day} {name} {year}", f"{name} {day}, {year}", f"{day} {name[:3]} {year}"],
+    )
 
 
 def _clip(text: str, limit: int = 300) -> str:
@@ -67,6 +122,7 @@ def record_tasks(record: RegistryRecord) -> dict[str, SearchTask | ExtractTask |
                 type="answer",
                 question=f'In which month and year was RFC {f["number"]}, "{_clip(f["title"])}", published?',
                 exact_answer=f"{f['month']} {f['year']}",
+                accepted_answers=month_year_renderings(str(f["month"]), str(f["year"])),
                 source_urls=[url],
             ),
         }
@@ -80,6 +136,7 @@ def record_tasks(record: RegistryRecord) -> dict[str, SearchTask | ExtractTask |
                 type="answer",
                 question=f"On what date was PEP {f['number']} ({f['title']}) created?",
                 exact_answer=f["created"],
+                accepted_answers=pep_date_renderings(str(f["created"])),
                 source_urls=[url],
             ),
         }

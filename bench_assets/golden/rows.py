@@ -16,16 +16,19 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
     ValidationError,
     ValidationInfo,
     field_validator,
+    model_serializer,
     model_validator,
 )
 
 from bench_assets.adapters.base import Capability
 from bench_assets.errors import BenchInputError
 from bench_assets.manifest import read_text_file
-from bench_assets.metrics import normalize_text
+from bench_assets.metrics import canonical_text, document_key, normalize_text, normalize_url
 
 ID_PATTERN = r"^[a-z0-9][a-z0-9_.-]{0,127}$"
 TaskType = Literal["search", "extract", "answer"]
@@ -64,12 +67,60 @@ def _check_url(url: str) -> str:
 HttpUrl = Annotated[str, AfterValidator(_check_url)]
 
 
+def _omit_when_empty(data: dict, names: tuple[str, ...]) -> dict:
+    """A row's dump without the optional list fields it leaves empty, so that rows which do not
+    use them are written exactly as before they existed (the committed public split, digests)."""
+    for name in names:
+        if name in data and not data[name]:
+            del data[name]
+    return data
+
+
 class SearchTask(_Strict):
-    """A query and the URLs that count as a correct hit."""
+    """A query and the URLs that count as a correct hit.
+
+    ``golden_urls`` name the documents that answer the query. A result hits when it names one of
+    them: the same URL after normalization, the same registry document under the published identity
+    rules (:func:`bench_assets.metrics.document_key`), or one of ``equivalent_urls``: other URLs of
+    the same document, listed for rows no identity rule covers (planted, file and hand-verified
+    rows). An equivalent URL must not repeat a golden URL, be listed twice, or name another
+    document of a registry than the golden URLs name.
+    """
 
     type: Literal["search"]
     query: str = Field(min_length=1, max_length=400)
     golden_urls: list[HttpUrl] = Field(min_length=1)
+    equivalent_urls: list[HttpUrl] = []
+
+    @field_validator("equivalent_urls")
+    @classmethod
+    def _equivalents(cls, urls: list[str], info: ValidationInfo) -> list[str]:
+        golden = {normalize_url(u) for u in info.data.get("golden_urls") or []}
+        golden_documents = {key for key in map(document_key, golden) if key}
+        seen: dict[str, int] = {}
+        for i, url in enumerate(urls):
+            form = normalize_url(url)
+            if form in golden:
+                raise ValueError(f"equivalent_urls[{i}] {url!r} is a golden URL already (the same once normalized)")
+            if form in seen:
+                raise ValueError(f"equivalent_urls[{i}] {url!r} repeats equivalent_urls[{seen[form]}]")
+            names = document_key(form)
+            if names and golden_documents and names not in golden_documents:
+                raise ValueError(
+                    f"equivalent_urls[{i}] {url!r} names {names}, another document than the golden URLs "
+                    f"({', '.join(sorted(golden_documents))}): another document of a registry is never equivalent"
+                )
+            seen[form] = i
+        return urls
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> dict:
+        return _omit_when_empty(handler(self), ("equivalent_urls",))
+
+    @property
+    def accepted_urls(self) -> list[str]:
+        """Every URL a hit may name: the golden URLs, then their listed equivalents."""
+        return [*self.golden_urls, *self.equivalent_urls]
 
 
 class ExtractTask(_Strict):
@@ -97,7 +148,10 @@ class AnswerTask(_Strict):
     """A question and its reference answer, of one of three types (DeepWeb-Bench A.3).
 
     * ``precise``: an exact answer (``exact_answer``) or a number with a relative tolerance
-      (``number``, ``tolerance``); correct when it appears in the vendor's top results.
+      (``number``, ``tolerance``); correct when it appears in the vendor's top results. An exact
+      answer may list ``accepted_answers``: the other renderings of the same answer that count
+      too (the form the source itself uses and common ones, e.g. "June 2022" and "2022-06"),
+      each distinct from ``exact_answer`` and from each other once canonicalized.
     * ``range``: the reference range ``range_low`` ≤ ``range_high``; the vendor's text is read
       for a range (or value) with its method and scored by the per-cell rubric.
     * ``not_available``: no authoritative figure exists; the right answer is an explicit
@@ -115,6 +169,7 @@ class AnswerTask(_Strict):
     answer_type: Literal["precise", "range", "not_available"] = "precise"
     exact_answer: str | None = None
     number: float | None = Field(default=None, allow_inf_nan=False)
+    accepted_answers: list[str] = []
     tolerance: float = Field(default=0.0, ge=0.0, le=1.0)
     range_low: float | None = Field(default=None, allow_inf_nan=False, validate_default=True)
     range_high: float | None = Field(default=None, allow_inf_nan=False, validate_default=True)
@@ -133,6 +188,29 @@ class AnswerTask(_Strict):
         if value is not None and kind in ("range", "not_available"):
             raise ValueError(f"{info.field_name} is only for precise rows; this row's answer_type is {kind}")
         return value
+
+    @field_validator("accepted_answers")
+    @classmethod
+    def _accepted(cls, answers: list[str], info: ValidationInfo) -> list[str]:
+        if not answers:
+            return answers
+        exact = info.data.get("exact_answer")
+        if exact is None:
+            raise ValueError(
+                "accepted_answers are other renderings of exact_answer, and this row has none "
+                "(a number is matched by value, within its tolerance)"
+            )
+        seen = {canonical_text(exact): "exact_answer"}
+        for i, answer in enumerate(answers):
+            text = canonical_text(answer)
+            if not text:
+                raise ValueError(f"accepted_answers[{i}] is blank")
+            if len(answer) > 200:
+                raise ValueError(f"accepted_answers[{i}] is longer than 200 characters")
+            if text in seen:
+                raise ValueError(f"accepted_answers[{i}] {answer!r} is the same answer as {seen[text]}")
+            seen[text] = f"accepted_answers[{i}]"
+        return answers
 
     @field_validator("range_low", "range_high")
     @classmethod
@@ -178,6 +256,15 @@ class AnswerTask(_Strict):
             raise ValueError("a precise answer row needs exactly one of exact_answer or number")
         return self
 
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> dict:
+        return _omit_when_empty(handler(self), ("accepted_answers",))
+
+    @property
+    def answer_texts(self) -> list[str]:
+        """The exact answer and its accepted renderings (empty for a number or a range row)."""
+        return [] if self.exact_answer is None else [self.exact_answer, *self.accepted_answers]
+
 
 Task = Annotated[SearchTask | ExtractTask | AnswerTask, Field(discriminator="type")]
 
@@ -198,9 +285,10 @@ class GoldenRow(_Strict):
 
     @property
     def urls(self) -> list[str]:
-        """Every URL the row asserts something about: golden URLs, the page to extract, or answer sources."""
+        """Every URL the row asserts something about: golden URLs and their equivalents, the page to
+        extract, or answer sources."""
         t = self.task
-        return list(t.golden_urls) if t.type == "search" else [t.url] if t.type == "extract" else list(t.source_urls)
+        return list(t.accepted_urls) if t.type == "search" else [t.url] if t.type == "extract" else list(t.source_urls)
 
     @property
     def request_text(self) -> str:

@@ -19,6 +19,7 @@ from bench_assets.metrics import (
     CellAnswer,
     CellReading,
     CellRubric,
+    CellScore,
     FidelityScore,
     answer_in_text,
     explain_cell,
@@ -48,12 +49,14 @@ def extract_fidelity(task: ExtractTask, results: Sequence[Any], weights: dict[st
 @dataclass(frozen=True)
 class AnswerVerdict:
     """An answer row's rubric score (0, 0.5 or 1), the rule that produced it, and the evidence:
-    the ranks whose text holds a precise answer, or where the cell reader read its answer."""
+    the ranks whose text holds a precise answer, or where the cell reader read its answer, and the
+    rubric's verdict on what it read (`cell`, with the rule's short name in `cell.code`)."""
 
     score: float
     rule: str
     answer_ranks: tuple[int, ...] = ()
     reading: CellReading | None = None
+    cell: CellScore | None = None
 
 
 def _number(x: float | str | None) -> str:
@@ -69,6 +72,16 @@ def _describe(answer: CellAnswer) -> str:
     if answer.kind == "range":
         return f"the range {_number(answer.low)} to {_number(answer.high)} {method}"
     return f"the value {_number(answer.value)} {method}"
+
+
+def precise_answer_in_text(task: AnswerTask, text: str | None) -> bool:
+    """Whether a precise row's answer appears in `text`: its exact answer or any of its accepted
+    renderings (:func:`bench_assets.metrics.answer_in_text`, as whole words), or its number within
+    the row's tolerance. Scoring reads vendors' results by this and verification the row's source
+    pages, so the two never disagree about what counts as the answer."""
+    if task.number is not None and answer_in_text(None, task.number, task.tolerance, text):
+        return True
+    return any(answer_in_text(answer, None, task.tolerance, text) for answer in task.answer_texts)
 
 
 def precise_rubric(task: AnswerTask, rubric: CellRubric = DEFAULT_CELL_RUBRIC) -> CellRubric:
@@ -87,9 +100,9 @@ def score_answer(
 ) -> AnswerVerdict:
     """Score an answer row on the vendor's top `answer_k` results (in rank order).
 
-    * precise: 1 when the exact answer, or the number within the row's tolerance, appears in the
-      title, snippet or content of one of the top `answer_k` results
-      (:func:`bench_assets.metrics.answer_in_text`). Otherwise, for a row with a `number` and a
+    * precise: 1 when the exact answer or one of its accepted renderings, or the number within the
+      row's tolerance, appears in the title, snippet or content of one of the top `answer_k` results
+      (:func:`precise_answer_in_text`). Otherwise, for a row with a `number` and a
       `cue`, the value about the cue is read from those texts
       (:func:`bench_assets.metrics.read_cell_answer`) and scored by the per-cell rubric's precise
       rule (:func:`bench_assets.metrics.score_cell`, with the row's relative tolerance, see
@@ -108,11 +121,7 @@ def score_answer(
     top = list(results[:answer_k])
     texts = [result_text(r) for r in top]
     if task.answer_type == "precise":
-        ranks = tuple(
-            r.rank
-            for r, text in zip(top, texts)
-            if answer_in_text(task.exact_answer, task.number, task.tolerance, text)
-        )
+        ranks = tuple(r.rank for r, text in zip(top, texts) if precise_answer_in_text(task, text))
         if ranks:
             return AnswerVerdict(
                 1.0, f"precise: the answer is in the top {answer_k} results (first at rank {ranks[0]})", ranks
@@ -128,6 +137,7 @@ def score_answer(
             cell.score,
             f"{missed}; read {_describe(reading.answer)} at rank {top[reading.text_index].rank}: {cell.reason}",
             reading=reading,
+            cell=cell,
         )
     assert task.cue is not None  # the golden row validator demands a cue for range and not_available rows
     reading = locate_cell_answer(texts, task.cue)
@@ -156,4 +166,5 @@ def score_answer(
         cell.score,
         f"{task.answer_type}: read {_describe(reading.answer)} at rank {rank}: {cell.reason}",
         reading=reading,
+        cell=cell,
     )

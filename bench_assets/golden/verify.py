@@ -24,8 +24,7 @@ from selectolax.lexbor import LexborHTMLParser
 
 from bench_assets.errors import NotReadyError
 from bench_assets.golden.rows import ExtractTask, GoldenRow
-from bench_assets.golden.verdicts import score_answer
-from bench_assets.metrics import answer_in_text
+from bench_assets.golden.verdicts import precise_answer_in_text, score_answer
 from bench_assets.metrics.text import contains_normalized as contains_text
 from bench_assets.metrics.text import contains_number
 from bench_assets.storage.tables import TABLES
@@ -142,7 +141,7 @@ def check_row(row: GoldenRow, pages: dict[str, PageFetch]) -> RowVerification:
     if t.type == "extract":
         _check_extract(t, pages[t.url].text, result)
     elif t.type == "answer" and t.answer_type == "precise":
-        if not any(answer_in_text(t.exact_answer, t.number, t.tolerance, pages[u].text) for u in t.source_urls):
+        if not any(precise_answer_in_text(t, pages[u].text) for u in t.source_urls):
             result.fail("answer_missing", "answer not found on any source page")
     elif t.type == "answer" and t.source_urls:
         # A range or not-available row: a source page must state it, read as scoring reads vendors.

@@ -1,7 +1,8 @@
 """Pure metric functions of the benchmark, importable without Dagster.
 
 Every definition the published methodology cites lives in a docstring here:
-URL matching (:func:`normalize_url`), retrieval (:func:`hit_at_k`, :func:`first_hit_rank`),
+URL matching (:func:`normalize_url`, and document identity: :func:`document_key`,
+:func:`identity_rules`), retrieval (:func:`hit_at_k`, :func:`first_hit_rank`),
 extraction fidelity (:func:`extraction_fidelity`), answer scoring (:func:`score_exact`,
 :func:`score_numeric`, :func:`answer_in_text`, :func:`score_cell`, the cell reader
 :func:`read_cell_answer` and :func:`rubric_mean_interval`), intervals and summary
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 from .answers import (
     CELL_KINDS,
+    CELL_RULE_CODES,
     DEFAULT_CELL_RUBRIC,
     CellAnswer,
     CellRubric,
@@ -39,6 +41,7 @@ from .fidelity import (
     extraction_fidelity,
     fidelity_label,
 )
+from .identity import IDENTITY_RULES_VERSION, document_key, identity_rules, match_key
 from .paired import (
     FAMILY_ALPHA,
     TARGET_POWER,
@@ -93,12 +96,14 @@ from .urls import normalize_url
 
 __all__ = [
     "CELL_KINDS",
+    "CELL_RULE_CODES",
     "CORRECT_THRESHOLD",
     "DEFAULT_CELL_RUBRIC",
     "DEFAULT_CENSOR_AT_HOURS",
     "FAMILY_ALPHA",
     "FIDELITY_FIELDS",
     "FIDELITY_WEIGHTS",
+    "IDENTITY_RULES_VERSION",
     "PARTIAL_THRESHOLD",
     "TARGET_POWER",
     "CellAnswer",
@@ -122,6 +127,7 @@ __all__ = [
     "contains_phrase",
     "cost_per_correct",
     "cost_per_correct_interval",
+    "document_key",
     "explain_cell",
     "extraction_fidelity",
     "fidelity_label",
@@ -129,10 +135,12 @@ __all__ = [
     "first_hit_rank",
     "hit_at_k",
     "holm_adjust",
+    "identity_rules",
     "km_estimate",
     "km_median",
     "km_median_interval",
     "locate_cell_answer",
+    "match_key",
     "mcnemar_exact_p",
     "mcnemar_power",
     "minimum_detectable_difference",

@@ -13,6 +13,7 @@ from .text import canonical_text, contains_number, contains_phrase, numbers_matc
 
 __all__ = [
     "CELL_KINDS",
+    "CELL_RULE_CODES",
     "DEFAULT_CELL_RUBRIC",
     "CellAnswer",
     "CellRubric",
@@ -27,6 +28,27 @@ __all__ = [
 
 CellKind = Literal["precise", "range", "not_available"]
 CELL_KINDS: tuple[str, ...] = ("precise", "range", "not_available")
+# The rubric rules by their short names (`CellScore.code`).
+CELL_RULE_CODES: tuple[str, ...] = (
+    "within_tolerance",
+    "no_derivation",
+    "outside_tolerance",
+    "relaxed_tolerance",
+    "wrong_sign",
+    "no_value",
+    "said_not_available",
+    "covers_with_method",
+    "no_method",
+    "partial_coverage",
+    "low_coverage",
+    "justified",
+    "no_justification",
+    "value_on_not_available",
+    "zero_width_range",
+    "not_bracketing",
+    "range_on_not_available",
+    "no_answer",
+)
 
 
 def score_exact(expected: str, returned: str | None) -> bool:
@@ -190,10 +212,13 @@ DEFAULT_CELL_RUBRIC = CellRubric()
 
 @dataclass(frozen=True)
 class CellScore:
-    """A rubric score (0, 0.5 or 1) with the rule that produced it, for publication."""
+    """A rubric score (0, 0.5 or 1) with the rule that produced it, for publication: ``reason`` in
+    words (with the figures it read), ``code`` the rule's short, stable name (what a miss reason
+    counts by; one of :data:`CELL_RULE_CODES`)."""
 
     score: float
     reason: str
+    code: str = ""
 
 
 def _has_text(value: str | None) -> bool:
@@ -228,10 +253,10 @@ def _candidate_interval(response: CellAnswer) -> tuple[float, float] | None:
 
 def _score_precise_row(response: CellAnswer, expected: float, percentage: bool, rubric: CellRubric) -> CellScore:
     if response.kind == "not_available":
-        return CellScore(0.0, "not-available answer on a precise cell")
+        return CellScore(0.0, "not-available answer on a precise cell", "said_not_available")
     value = _candidate_scalar(response)
     if value is None:
-        return CellScore(0.0, "no scalar value")
+        return CellScore(0.0, "no scalar value", "no_value")
     strict = rubric.percentage_point_tolerance if percentage else rubric.relative_tolerance
     relaxed = rubric.relaxed_percentage_point_tolerance if percentage else rubric.relaxed_relative_tolerance
     within = _within(value, expected, strict, absolute=percentage)
@@ -240,21 +265,21 @@ def _score_precise_row(response: CellAnswer, expected: float, percentage: bool, 
     has_method = _has_text(response.method)
     if within and sign_agrees:
         if has_method or not rubric.precise_requires_derivation:
-            return CellScore(1.0, "within tolerance, sign and direction agree")
-        return CellScore(0.5, "within tolerance but no derivation")
+            return CellScore(1.0, "within tolerance, sign and direction agree", "within_tolerance")
+        return CellScore(0.5, "within tolerance but no derivation", "no_derivation")
     if sign_agrees:
-        return CellScore(0.5, "sign and direction agree, outside tolerance")
+        return CellScore(0.5, "sign and direction agree, outside tolerance", "outside_tolerance")
     if within_relaxed and not has_method:
-        return CellScore(0.5, "within relaxed tolerance without a derivation")
-    return CellScore(0.0, "wrong sign or direction")
+        return CellScore(0.5, "within relaxed tolerance without a derivation", "relaxed_tolerance")
+    return CellScore(0.0, "wrong sign or direction", "wrong_sign")
 
 
 def _score_range_row(response: CellAnswer, low: float, high: float, rubric: CellRubric) -> CellScore:
     if response.kind == "not_available":
-        return CellScore(0.0, "not-available answer on a range cell")
+        return CellScore(0.0, "not-available answer on a range cell", "said_not_available")
     interval = _candidate_interval(response)
     if interval is None:
-        return CellScore(0.0, "no range or value")
+        return CellScore(0.0, "no range or value", "no_value")
     cand_low, cand_high = interval
     if high > low:
         overlap = max(0.0, min(cand_high, high) - max(cand_low, low))
@@ -265,11 +290,11 @@ def _score_range_row(response: CellAnswer, low: float, high: float, rubric: Cell
     coverage = min(1.0, coverage + _FLOAT_SLACK)  # inclusive thresholds despite rounding
     if coverage >= rubric.range_full_coverage:
         if has_method:
-            return CellScore(1.0, f"covers {coverage:.0%} of the reference range, with method")
-        return CellScore(0.5, f"covers {coverage:.0%} of the reference range, method missing")
+            return CellScore(1.0, f"covers {coverage:.0%} of the reference range, with method", "covers_with_method")
+        return CellScore(0.5, f"covers {coverage:.0%} of the reference range, method missing", "no_method")
     if coverage >= rubric.range_partial_coverage:
-        return CellScore(0.5, f"covers {coverage:.0%} of the reference range")
-    return CellScore(0.0, f"covers {coverage:.0%} of the reference range")
+        return CellScore(0.5, f"covers {coverage:.0%} of the reference range", "partial_coverage")
+    return CellScore(0.0, f"covers {coverage:.0%} of the reference range", "low_coverage")
 
 
 def _score_not_available_row(
@@ -280,22 +305,22 @@ def _score_not_available_row(
 ) -> CellScore:
     if response.kind == "not_available":
         if _has_text(response.method) or not rubric.require_justification:
-            return CellScore(1.0, "explicit not available with justification")
-        return CellScore(0.0, "not available without justification")
+            return CellScore(1.0, "explicit not available with justification", "justified")
+        return CellScore(0.0, "not available without justification", "no_justification")
     if response.kind == "precise":
-        return CellScore(0.0, "precise value on a not-available cell")
+        return CellScore(0.0, "precise value on a not-available cell", "value_on_not_available")
     interval = _candidate_interval(response)
     if interval is None:
-        return CellScore(0.0, "no range")
+        return CellScore(0.0, "no range", "no_value")
     cand_low, cand_high = interval
     if not cand_high > cand_low:
-        return CellScore(0.0, "range of width zero on a not-available cell")
+        return CellScore(0.0, "range of width zero on a not-available cell", "zero_width_range")
     if not _has_text(response.method):
-        return CellScore(0.0, "range without estimation method on a not-available cell")
+        return CellScore(0.0, "range without estimation method on a not-available cell", "no_method")
     if plausible_low is not None and plausible_high is not None:
         if not (cand_low <= plausible_low and cand_high >= plausible_high):
-            return CellScore(0.0, "range does not bracket the plausible interval")
-    return CellScore(0.5, "wide range with estimation method on a not-available cell")
+            return CellScore(0.0, "range does not bracket the plausible interval", "not_bracketing")
+    return CellScore(0.5, "wide range with estimation method on a not-available cell", "range_on_not_available")
 
 
 def explain_cell(
@@ -316,18 +341,18 @@ def explain_cell(
         if reference is None:
             raise ValueError("a precise cell needs a finite expected_value")
         if response is None:
-            return CellScore(0.0, "no answer")
+            return CellScore(0.0, "no answer", "no_answer")
         return _score_precise_row(response, reference, percentage, rubric)
     if row_answer_type == "range":
         low, high = parse_number(expected_low), parse_number(expected_high)
         if low is None or high is None or low > high:
             raise ValueError("a range cell needs finite expected_low <= expected_high")
         if response is None:
-            return CellScore(0.0, "no answer")
+            return CellScore(0.0, "no answer", "no_answer")
         return _score_range_row(response, low, high, rubric)
     plausible_low, plausible_high = parse_number(expected_low), parse_number(expected_high)
     if response is None:
-        return CellScore(0.0, "no answer")
+        return CellScore(0.0, "no answer", "no_answer")
     return _score_not_available_row(response, plausible_low, plausible_high, rubric)
 
 

@@ -39,6 +39,28 @@ def abs_url(arxiv_id: str) -> str:
     return f"https://arxiv.org/abs/{arxiv_id}"
 
 
+def url_forms(fields: dict[str, Any]) -> list[str]:
+    """The URLs arXiv serves one article under: its abstract page, PDF and HTML rendering,
+    unversioned and at every version up to the one the feed gave, on arxiv.org and on
+    export.arxiv.org, the feed's own http:// links, and its DataCite DOI (sources cited with the
+    identity rules, `metrics.identity`)."""
+    article = fields["arxiv_id"]
+    latest = int(str(fields.get("version") or "v1").lstrip("v") or 1)
+    forms = [abs_url(article), f"https://arxiv.org/pdf/{article}", f"https://export.arxiv.org/abs/{article}"]
+    for v in range(1, latest + 1):
+        forms += [
+            f"https://arxiv.org/abs/{article}v{v}",
+            f"http://arxiv.org/abs/{article}v{v}",
+            f"https://arxiv.org/pdf/{article}v{v}",
+            f"http://arxiv.org/pdf/{article}v{v}",
+            f"https://arxiv.org/pdf/{article}v{v}.pdf",
+            f"https://arxiv.org/html/{article}v{v}",
+            f"https://export.arxiv.org/abs/{article}v{v}",
+        ]
+    forms.append(f"https://doi.org/10.48550/arXiv.{article}")
+    return forms
+
+
 def parse(request: RegistryRequest, body: str) -> ParsedResponse:
     try:
         root = ET.fromstring(body.encode("utf-8"))

@@ -6,6 +6,7 @@ the last `days` days, so this stratum is new every snapshot. Pages: the record's
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -22,6 +23,31 @@ NAME = "federal_register"
 API_URL = "https://www.federalregister.gov/api/v1/documents.json"
 REQUIRED = ("document_number", "title", "type", "html_url")
 FIELDS = ("document_number", "title", "type", "abstract", "publication_date", "agencies", "html_url")
+
+
+def url_forms(fields: dict[str, Any]) -> list[str]:
+    """The URLs one Federal Register document is served under: its page (with and without the
+    slug), its short links, its full text, its public-inspection copy and its official copies on
+    govinfo (dated by its publication date, or the date of its page's path). Sources cited with the
+    identity rules (`metrics.identity`)."""
+    number, page = fields["document_number"], fields["html_url"]
+    forms = [page, f"https://www.federalregister.gov/d/{number}", f"https://www.federalregister.gov/a/{number}"]
+    forms.append(f"https://public-inspection.federalregister.gov/{number}.pdf")
+    dated = re.search(r"/documents/([0-9]{4})/([0-9]{2})/([0-9]{2})/", page)
+    day = fields.get("publication_date") or ("-".join(dated.groups()) if dated else None)
+    if day:
+        y, m, d = day.split("-")
+        forms += [
+            f"https://www.federalregister.gov/documents/{y}/{m}/{d}/{number}",
+            f"https://www.federalregister.gov/documents/full_text/html/{y}/{m}/{d}/{number}.html",
+            f"https://www.federalregister.gov/documents/full_text/xml/{y}/{m}/{d}/{number}.xml",
+            f"https://www.federalregister.gov/documents/full_text/text/{y}/{m}/{d}/{number}.txt",
+            f"https://www.govinfo.gov/content/pkg/FR-{day}/pdf/{number}.pdf",
+            f"https://www.govinfo.gov/content/pkg/FR-{day}/html/{number}.htm",
+            f"https://www.govinfo.gov/app/details/FR-{day}/{number}",
+        ]
+    forms.append(f"https://www.govinfo.gov/link/fr/{number}?link-type=pdf")
+    return forms
 
 
 def requests(options: dict[str, Any]) -> list[RegistryRequest]:

@@ -21,6 +21,19 @@ INDEX_URL = "https://peps.python.org/api/peps.json"
 REQUIRED = ("number", "title", "authors", "status", "type", "created", "url")
 
 
+def url_forms(fields: dict[str, Any]) -> list[str]:
+    """The URLs one PEP is served under: its page, the redirect page at its bare number, and the
+    legacy python.org paths PEP 676 keeps redirecting (sources cited with the identity rules,
+    `metrics.identity`)."""
+    n = int(fields["number"])
+    return [
+        fields.get("url") or f"https://peps.python.org/pep-{n:04d}/",
+        f"https://peps.python.org/{n}/",
+        f"https://www.python.org/dev/peps/pep-{n:04d}/",
+        f"https://www.python.org/peps/pep-{n:04d}.html",
+    ]
+
+
 def requests(options: dict[str, Any]) -> list[RegistryRequest]:
     return [RegistryRequest("peps", options.get("endpoint") or INDEX_URL)]
 

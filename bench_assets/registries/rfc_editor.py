@@ -34,6 +34,31 @@ def page_url(number: int) -> str:
     return f"https://www.rfc-editor.org/rfc/rfc{number}"
 
 
+# The index's <file-format> names and the extensions the RFC Editor serves them under.
+FORMAT_EXTENSIONS = {"HTML": "html", "TXT": "txt", "ASCII": "txt", "PDF": "pdf", "XML": "xml"}
+
+
+def url_forms(fields: dict[str, Any]) -> list[str]:
+    """The URLs the RFC Editor and the IETF serve one RFC under, from its index entry: the RFC
+    Editor's page, its info page and each file format the entry lists, the Datatracker's document
+    page and rendering, www.ietf.org's copies of the text, the legacy tools.ietf.org rendering,
+    and the DOI (the sources are cited with the identity rules, `metrics.identity`)."""
+    n = fields["number"]
+    extensions = sorted({FORMAT_EXTENSIONS[f] for f in fields.get("formats") or () if f in FORMAT_EXTENSIONS})
+    forms = [
+        page_url(n),
+        f"https://www.rfc-editor.org/info/rfc{n}",
+        *(f"https://www.rfc-editor.org/rfc/rfc{n}.{ext}" for ext in extensions),
+        f"https://datatracker.ietf.org/doc/rfc{n}/",
+        f"https://datatracker.ietf.org/doc/html/rfc{n}",
+        *(f"https://www.ietf.org/rfc/rfc{n}.{ext}" for ext in extensions if ext in ("txt", "html")),
+        f"https://tools.ietf.org/html/rfc{n}",
+    ]
+    if fields.get("doi"):
+        forms.append(f"https://doi.org/{fields['doi']}")
+    return forms
+
+
 def requests(options: dict[str, Any]) -> list[RegistryRequest]:
     return [RegistryRequest("rfc-index", options.get("endpoint") or INDEX_URL, accept="application/xml")]
 
@@ -56,6 +81,7 @@ def entry_fields(entry: ET.Element) -> dict[str, Any]:
         "page_count": _text(_child(entry, "page-count")),
         "keywords": [_text(k) for k in (_child(entry, "keywords") or [])],
         "doi": _text(_child(entry, "doi")),
+        "formats": [_text(f) for f in (_child(entry, "format") or [])],
     }
 
 

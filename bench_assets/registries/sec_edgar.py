@@ -42,6 +42,25 @@ def index_url(cik: int | str, accession: str) -> str:
     return f"{archive_base(cik, accession)}/{accession}-index.htm"
 
 
+def filing_url_forms(cik: int | str, accession: str, document: str) -> list[str]:
+    """The URLs one filing (an accession) is served under: its primary document, its index pages,
+    its folder, its full submission text (in the folder and beside it), the inline XBRL viewer of
+    its primary document, and the same under the zero-padded CIK (sources cited with the identity
+    rules, `metrics.identity`)."""
+    base = archive_base(cik, accession)
+    padded = f"https://www.sec.gov/Archives/edgar/data/{cik10(cik)}/{accession.replace('-', '')}"
+    return [
+        document_url(cik, accession, document),
+        index_url(cik, accession),
+        f"{base}/{accession}-index-headers.html",
+        f"{base}/",
+        f"{base}/{accession}.txt",
+        f"https://www.sec.gov/Archives/edgar/data/{int(cik)}/{accession}.txt",
+        f"https://www.sec.gov/ix?doc=/Archives/edgar/data/{int(cik)}/{accession.replace('-', '')}/{document}",
+        f"{padded}/{document}",
+    ]
+
+
 def concept_url(cik: int | str, taxonomy: str, concept: str) -> str:
     return f"{DATA_URL}/api/xbrl/companyconcept/CIK{cik10(cik)}/{taxonomy}/{concept}.json"
 

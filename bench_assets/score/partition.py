@@ -1,9 +1,9 @@
 """Scoring one vendor partition from its archived raw responses. Deterministic, no LLM judge.
 
 Each golden row gets one class (see `fetch.classify`) and its scores: hit@k and the first hit's rank
-for search rows, extraction fidelity for extract rows, a rubric score for answer rows, and
-`correct`. Everything is re-derivable from `raw_responses` alone, which is what `bench rescore`
-does.
+for search rows, extraction fidelity for extract rows, a rubric score for answer rows, `correct`,
+and for a row not correct the reason it was missed (`score.miss_reasons`). Everything is
+re-derivable from `raw_responses` alone, which is what `bench rescore` does.
 
 Per-row Python work is limited to what needs a row's own text: parsing its archived body with
 the vendor's adapter, extraction fidelity, and reading answers. hit@k, the first hit's rank and
@@ -35,7 +35,9 @@ from bench_assets.golden.rows import GoldenRow, capability_of
 from bench_assets.golden.store import load_golden_rows
 from bench_assets.golden.verdicts import NO_EXTRACTION, AnswerVerdict, extract_fidelity, score_answer
 from bench_assets.manifest import SUPPORTED_K_VALUES, Manifest
+from bench_assets.metrics import normalize_url
 from bench_assets.runtime import collector_paused
+from bench_assets.score.miss_reasons import answer_miss, extract_miss, search_miss, unanswered_miss
 from bench_assets.score.vector import score_result_lists
 from bench_assets.storage.tables import TABLES
 from bench_assets.storage.warehouse import Warehouse
@@ -56,6 +58,7 @@ VERDICT_COLUMNS = (
     "fidelity_label",
     "answer_score",
     "answer_rule",
+    "miss_reason",
     "billed_usd",
     "latency_ms",
     "attempts",
@@ -268,6 +271,7 @@ def score_rows(
             "attempts": 0,
             "request_id": None,
             "error_detail": None,
+            "miss_reason": None,
             **no_hits,
         }
         scores.append(entry)
@@ -291,6 +295,10 @@ def score_rows(
                 verdicts[row.id] = fid
             entry["fidelity"], entry["fidelity_label"] = fid.score, fid.label
             entry["correct"] = fid.label == "correct"
+            if not entry["correct"]:
+                entry["miss_reason"] = (
+                    extract_miss(len(results), fid) if answered else unanswered_miss(got.response_class)
+                )
         elif task.type == "answer":
             verdict = (
                 score_answer(task, results, answer_k)
@@ -301,6 +309,10 @@ def score_rows(
                 verdicts[row.id] = verdict
             entry["answer_score"], entry["answer_rule"] = verdict.score, verdict.rule
             entry["correct"] = verdict.score == 1.0
+            if not entry["correct"]:
+                entry["miss_reason"] = (
+                    answer_miss(len(results), verdict) if answered else unanswered_miss(got.response_class)
+                )
 
     # Every result list of the partition at once: normalized URLs, and hit@k of the search rows.
     # Every result in order, with its row and its position in the row's list:
@@ -321,12 +333,16 @@ def score_rows(
     searched = [(row.id, row.task) for row in rows if row.task.type == "search" and row.id in parsed]
     golden = pd.DataFrame(
         {
-            "query_id": [row_id for row_id, task in searched for _ in task.golden_urls],
-            "url": [u for _, task in searched for u in task.golden_urls],
+            "query_id": [row_id for row_id, task in searched for _ in task.accepted_urls],
+            "url": [u for _, task in searched for u in task.accepted_urls],
         }
     )
     hits, forms = score_result_lists(result_lists, golden, HIT_KS)
     by_query = hits.set_index("query_id").to_dict("index")
+    tasks = {row.id: row.task for row in rows}
+    forms_of: dict[str, list[str]] = {}  # a row's results' normalized forms, in rank order
+    for row_id, form in zip(forms["query_id"].tolist(), forms["url_normalized"].tolist()):
+        forms_of.setdefault(row_id, []).append(form)
     for entry in scores:
         if entry["task_type"] != "search" or entry["response_class"] == "unsupported":
             continue
@@ -336,6 +352,15 @@ def score_rows(
         for k in HIT_KS:
             entry[f"hit_at_{k}"] = bool(hit[f"hit_at_{k}"])
         entry["correct"] = rank is not None and rank <= answer_k
+        if not entry["correct"]:
+            row_id, response_class = str(entry["row_id"]), str(entry["response_class"])
+            task = tasks[row_id]
+            assert task.type == "search"
+            entry["miss_reason"] = (
+                search_miss(forms_of.get(row_id, []), rank, answer_k, [normalize_url(u) for u in task.accepted_urls])
+                if response_class == "ok"
+                else unanswered_miss(response_class)
+            )
 
     results_out = pd.DataFrame(
         {

@@ -11,12 +11,16 @@ a time. This module computes exactly the same thing for a whole table of (query,
    `utm_*` parameters dropped and the rest sorted, fragment dropped. Every other URL is
    normalized by `normalize_url` itself, each distinct one once, so the two never disagree on
    anything unusual.
-2. hit@k is a join of the results' normalized forms with the golden forms on (query, form),
-   grouped by query: the first hit's rank is the smallest matching rank.
+2. Each distinct form gets its match key (`metrics.identity.match_key`): the registry document it
+   names under the published identity rules (an RFC number, an arXiv identifier, ...), else the form
+   itself. Only forms on a host some rule reads can name a document, so only those are read in Python.
+3. hit@k is a join of the results' match keys with the golden match keys on (query, key), grouped by
+   query: the first hit's rank is the smallest matching rank.
 
 `score_result_lists`, what scoring runs on a partition's result lists held in memory, normalizes
-each distinct URL once (step 1) and does the join of step 2 on integer codes of queries and forms
-with numpy and pandas; `first_hit_ranks` does both steps in SQL for tables held in DuckDB.
+each distinct URL once (step 1), keys each distinct form once (step 2) and does the join of step 3
+on integer codes of queries and keys with numpy and pandas; `first_hit_ranks` does the steps in SQL
+for tables held in DuckDB.
 `bench_assets_tests/unit/test_vector_scoring.py` checks agreement with `normalize_url` and `hit_at_k`
 on random data, including adversarial URLs; `test_vector_scoring_paths.py` that the two give
 identical frames.
@@ -31,12 +35,14 @@ import numpy as np
 import pandas as pd
 
 from bench_assets.metrics import normalize_url
+from bench_assets.metrics.identity import identity_hosts, match_key
 
 __all__ = [
     "SIMPLE_URL",
     "first_hit_ranks",
     "hit_at_k_frame",
     "hit_rates",
+    "match_keys_table",
     "normalize_distinct_urls",
     "normalize_url_column",
     "score_result_lists",
@@ -113,10 +119,31 @@ def normalize_distinct_urls(con: duckdb.DuckDBPyConnection, source: str, target:
     return {"distinct_urls": counts["rows"], "normalized_in_python": counts["normalized_in_python"]}
 
 
+def match_keys_table(con: duckdb.DuckDBPyConnection, tables: Sequence[str], target: str = "_match_keys") -> int:
+    """Create table `target(form, match)`: every distinct form of the `tables` (each with a column
+    `form`) that names a registry document, with its match key (`metrics.identity.match_key`).
+    Only forms on a host an identity rule reads go through Python; a form not in `target` is its
+    own key. Returns how many forms were read."""
+    hosts = ", ".join(_sql_text(h) for h in sorted(identity_hosts()))
+    union = " UNION ".join(f"SELECT form FROM {t}" for t in tables)
+    candidates = con.execute(
+        f"SELECT DISTINCT form FROM ({union}) WHERE regexp_extract(form, '^[^/?]*') IN ({hosts})"
+    ).fetchnumpy()["form"]
+    keyed = [(form, match_key(form)) for form in candidates.tolist()]
+    con.register("_keyed_df", pd.DataFrame([k for k in keyed if k[1] != k[0]], columns=["form", "match"]))
+    con.execute(
+        f"CREATE OR REPLACE TEMP TABLE {target} AS SELECT CAST(form AS VARCHAR) AS form, "
+        "CAST(match AS VARCHAR) AS match FROM _keyed_df"
+    )
+    con.unregister("_keyed_df")
+    return len(candidates)
+
+
 def first_hit_ranks(
     con: duckdb.DuckDBPyConnection, results: str, golden: str, forms_table: str | None = None, keep: Sequence[str] = ()
 ) -> pd.DataFrame:
-    """Per golden query: the rank of its first result matching a golden URL (None when none does).
+    """Per golden query: the rank of its first result naming a golden URL's document (None when
+    none does): equal normalized forms, or the same registry document (`match_keys_table`).
 
     `results` has columns (query_id, rank, url) with rank the 1-based position in the vendor's
     list (a null or unmatchable url still occupies its rank); `golden` has (query_id, url), one
@@ -127,11 +154,19 @@ def first_hit_ranks(
     result_forms = forms_table or "_result_forms"
     normalize_url_column(con, results, result_forms, keep=("query_id", "rank", *keep))
     normalize_url_column(con, golden, "_golden_forms", keep=("query_id",))
+    match_keys_table(con, (result_forms, "_golden_forms"))
     frame = con.execute(f"""
-        WITH golden_forms AS (SELECT DISTINCT query_id, form FROM _golden_forms WHERE form <> ''),
+        WITH golden_keys AS (
+            SELECT DISTINCT g.query_id, coalesce(k.match, g.form) AS match
+            FROM _golden_forms g LEFT JOIN _match_keys k USING (form) WHERE g.form <> ''
+        ),
+        result_keys AS (
+            SELECT r.query_id, r.rank, coalesce(k.match, r.form) AS match
+            FROM {result_forms} r LEFT JOIN _match_keys k USING (form)
+        ),
         hits AS (
             SELECT r.query_id, min(r.rank) AS first_hit_rank
-            FROM {result_forms} r JOIN golden_forms g ON g.query_id = r.query_id AND g.form = r.form
+            FROM result_keys r JOIN golden_keys g ON g.query_id = r.query_id AND g.match = r.match
             GROUP BY r.query_id
         )
         SELECT q.query_id, h.first_hit_rank
@@ -141,6 +176,7 @@ def first_hit_ranks(
     if forms_table is None:
         con.execute(f"DROP TABLE {result_forms}")
     con.execute("DROP TABLE _golden_forms")
+    con.execute("DROP TABLE _match_keys")
     return frame.astype({"first_hit_rank": "Int64"})
 
 
@@ -183,9 +219,11 @@ def score_result_lists(
     in the order and with the index of `results`.
 
     Each distinct URL (results and golden together) is normalized once, in an in-memory DuckDB
-    connection (`normalize_url_column`), and every row takes its URL's form; a result is a hit
-    when its form is one of its query's golden forms (a null URL, form '', never is), and the
-    first hit's rank is the smallest such rank: the join `first_hit_ranks` does, on integer codes.
+    connection (`normalize_url_column`), and every row takes its URL's form; each distinct form
+    gets its match key once (`metrics.identity.match_key`: the registry document it names, else
+    the form); a result is a hit when its key is one of its query's golden keys (a null URL, form
+    '', never is), and the first hit's rank is the smallest such rank: the join `first_hit_ranks`
+    does, on integer codes.
     Query ids that are not all texts, or URLs that are neither texts nor None, go to DuckDB whole
     (`first_hit_ranks`), which casts them as it casts any value.
     """
@@ -195,13 +233,14 @@ def score_result_lists(
     if not (_all_texts(query_ids) and _all_texts(golden_ids) and _texts_or_none(urls) and _texts_or_none(golden_urls)):
         return _score_result_lists_in_sql(results, golden, ks)
     ranks = results["rank"].astype("int64").to_numpy()
-    forms = _forms_of_distinct(pd.concat([urls, golden_urls], ignore_index=True), len(results))
+    forms, keys = _forms_of_distinct(pd.concat([urls, golden_urls], ignore_index=True), len(results))
     result_forms, golden_forms = forms[: len(results)], forms[len(results) :]
-    # Queries and forms as integer codes; a (query, form) pair is one integer.
+    # Queries and match keys as integer codes (the same registry document, one code); a (query,
+    # key) pair is one integer.
     query_codes, query_index = pd.factorize(pd.concat([query_ids, golden_ids], ignore_index=True))
     query_names = query_index.tolist()
-    form_codes, form_names = pd.factorize(forms)
-    pair = query_codes.astype("int64") * max(1, len(form_names)) + form_codes
+    key_codes, key_names = pd.factorize(keys)
+    pair = query_codes.astype("int64") * max(1, len(key_names)) + key_codes
     golden_pairs = np.unique(pair[len(results) :][golden_forms != ""])
     hit = np.isin(pair[: len(results)], golden_pairs)
     first_rank = pd.Series(ranks[hit]).groupby(query_codes[: len(results)][hit]).min().to_dict()
@@ -236,9 +275,11 @@ def _texts_or_none(values: pd.Series) -> bool:
     return set(map(type, values)) <= {str, type(None)}
 
 
-def _forms_of_distinct(urls: pd.Series, result_rows: int) -> np.ndarray:
+def _forms_of_distinct(urls: pd.Series, result_rows: int) -> tuple[np.ndarray, np.ndarray]:
     """`normalize_url` of every URL ('' for None), each distinct URL normalized once in DuckDB
-    (`normalize_url_column`: the SQL path, or `normalize_url` for the rest)."""
+    (`normalize_url_column`: the SQL path, or `normalize_url` for the rest), and each one's match
+    key (`metrics.identity.match_key`), read in Python only for forms on a host an identity rule
+    reads (the rest are their own key)."""
     codes, distinct = pd.factorize(urls)
     con = duckdb.connect()
     try:
@@ -249,14 +290,21 @@ def _forms_of_distinct(urls: pd.Series, result_rows: int) -> np.ndarray:
         con.register("_distinct_df", given)
         con.execute("CREATE TEMP VIEW _distinct AS SELECT CAST(url AS VARCHAR) AS url, pos FROM _distinct_df")
         normalize_url_column(con, "_distinct", "_distinct_forms", keep=("pos",))
-        found = con.execute("SELECT form FROM _distinct_forms ORDER BY pos").fetchnumpy()["form"]
+        hosts = ", ".join(_sql_text(h) for h in sorted(identity_hosts()))
+        found = con.execute(
+            f"SELECT form, regexp_extract(form, '^[^/?]*') IN ({hosts}) AS keyed FROM _distinct_forms ORDER BY pos"
+        ).fetchnumpy()
     finally:
         con.close()
-    forms = np.empty(len(urls), dtype="object")
-    forms[:] = ""
+    distinct_forms = np.asarray(found["form"], dtype="object")
+    distinct_keys = distinct_forms.copy()
+    for i in np.flatnonzero(np.asarray(found["keyed"], dtype=bool)).tolist():
+        distinct_keys[i] = match_key(distinct_forms[i])
+    forms, keys = np.empty(len(urls), dtype="object"), np.empty(len(urls), dtype="object")
+    forms[:], keys[:] = "", ""
     known = codes >= 0
-    forms[known] = np.asarray(found, dtype="object")[codes[known]]
-    return forms
+    forms[known], keys[known] = distinct_forms[codes[known]], distinct_keys[codes[known]]
+    return forms, keys
 
 
 def _score_result_lists_in_sql(

@@ -227,7 +227,9 @@ class Simulator:
         return self.index.search(query, vendor, self.profiles[vendor], max(0, min(n, 100)), extra_pages=extra)
 
     def result_url(self, vendor: str, page: Page) -> str:
-        return styled_url(page.url, vendor, self.profiles[vendor].url_style)
+        # A registry page comes back under whichever of the registry's URL forms this vendor indexed.
+        url = self.registries.vendor_url(vendor, page) if page.stratum == "registry" else page.url
+        return styled_url(url, vendor, self.profiles[vendor].url_style)
 
     def page(self, url: str) -> Page | None:
         """Find a planted page from any URL variant a caller might send."""

@@ -19,7 +19,7 @@ from starlette.responses import Response
 
 from bench_assets.golden.planted import Page
 from bench_assets.metrics import normalize_url
-from bench_assets.registries import get_registry
+from bench_assets.registries import arxiv, federal_register, get_registry, peps, rfc_editor
 from bench_assets.registries import sec_edgar as edgar
 from bench_assets.registries.base import RegistryRecord, RegistryRequest
 from bench_assets.simulator.index import tokenize, unit_hash
@@ -54,6 +54,44 @@ def _records(name: str, path: str, key: str = "extract") -> list[RegistryRecord]
         else registry.parse
     )
     return parse(RegistryRequest(key, ""), (EXTRACTS / path).read_text(encoding="utf-8")).records
+
+
+# Each extract, by registry: its file, and the request key its parser reads it with.
+EXTRACT_FILES = {
+    rfc_editor.NAME: [("rfc_editor/rfc-index.xml", "extract")],
+    peps.NAME: [("peps/peps.json", "extract")],
+    arxiv.NAME: [("arxiv/query-all-GAN.atom", "extract")],
+    federal_register.NAME: [("federal_register/documents.json", "extract")],
+    edgar.NAME: [
+        (f"sec_edgar/submissions/{f.name}", "submissions")
+        for f in sorted((EXTRACTS / "sec_edgar" / "submissions").glob("CIK*.json"))
+    ],
+}
+
+
+def extract_records() -> dict[str, list[RegistryRecord]]:
+    """Every record of the extracts that names a document with a page of its own, by registry
+    (EDGAR's filings; its XBRL facts are values inside filings)."""
+    return {
+        name: [r for path, key in files for r in _records(name, path, key)] for name, files in EXTRACT_FILES.items()
+    }
+
+
+def record_url_forms(record: RegistryRecord) -> list[str]:
+    """The URLs the registry serves this record's document under (its own page first), as each
+    registry module documents them."""
+    f = record.fields
+    if record.registry == rfc_editor.NAME:
+        return rfc_editor.url_forms(f)
+    if record.registry == peps.NAME:
+        return peps.url_forms(f)
+    if record.registry == arxiv.NAME:
+        return arxiv.url_forms(f)
+    if record.registry == federal_register.NAME:
+        return federal_register.url_forms(f)
+    if record.registry == edgar.NAME and "accessionNumber" in f:
+        return edgar.filing_url_forms(f["cik"], f["accessionNumber"], str(f["primaryDocument"]))
+    return [record.source_url]
 
 
 def _all_concepts() -> list[str]:
@@ -193,18 +231,61 @@ def registry_pages() -> dict[str, Page]:
     return {normalize_url(p.url): p for p in pages}
 
 
+# The share of a vendor's registry results it writes under the registry's own canonical URL; the
+# rest under another of the registry's URL forms of the same document, as search engines index
+# them (datatracker.ietf.org for an RFC, /pdf/ for an arXiv paper, the inline XBRL viewer for a
+# filing). Which form a vendor uses for a page is fixed per vendor and page.
+CANONICAL_SHARE = 0.4
+
+
+@lru_cache(maxsize=1)
+def registry_url_forms() -> dict[str, tuple[str, ...]]:
+    """Every registry page's other URL forms (the registry's own forms of the same document, none
+    normalizing to the page's URL), by the page's normalized URL."""
+    pages = registry_pages()
+    out: dict[str, tuple[str, ...]] = {}
+    for records in extract_records().values():
+        for record in records:
+            forms = record_url_forms(record)
+            urls = [record.source_url]
+            if record.registry == edgar.NAME and "accessionNumber" in record.fields:
+                urls.append(edgar.index_url(record.fields["cik"], record.fields["accessionNumber"]))
+            for url in urls:
+                own = normalize_url(url)
+                if own in pages:
+                    out[own] = tuple(dict.fromkeys(f for f in forms if normalize_url(f) != own))
+    return out
+
+
 @dataclass
 class RegistrySite:
-    """The registry hosts inside the simulator: their files, and pages the vendors can find."""
+    """The registry hosts inside the simulator: their files, pages the vendors can find, and the
+    registries' other URL forms of each page, which the vendors return too."""
 
     pages: dict[str, Page] = field(default_factory=registry_pages)
+    forms: dict[str, tuple[str, ...]] = field(default_factory=registry_url_forms)
+    _by_form: dict[str, Page] | None = None
     # Built on first search, as every search asks: for each word, which pages hold it (a mask in
     # page order), and each vendor's covered pages.
     _holding: dict[str, np.ndarray] | None = None
     _covered: dict[tuple[str, float], np.ndarray] = field(default_factory=dict)
 
     def page(self, url: str) -> Page | None:
-        return self.pages.get(normalize_url(url))
+        """The registry page at `url`, or at any of the registry's other URL forms of it."""
+        if self._by_form is None:
+            self._by_form = {normalize_url(f): self.pages[own] for own, forms in self.forms.items() for f in forms}
+        form = normalize_url(url)
+        return self.pages.get(form) or self._by_form.get(form)
+
+    def vendor_url(self, vendor: str, page: Page) -> str:
+        """The URL this vendor returns a page under: a registry page under the registry's
+        canonical URL for a share of pages (`CANONICAL_SHARE`), else under one of its other forms,
+        fixed per vendor and page; any other page under its own URL."""
+        forms = self.forms.get(normalize_url(page.url))
+        draw = unit_hash(vendor, "registry-url-form", page.url)
+        if not forms or draw < CANONICAL_SHARE:
+            return page.url
+        return forms[min(len(forms) - 1, int((draw - CANONICAL_SHARE) / (1 - CANONICAL_SHARE) * len(forms)))]
 
     def searchable(self, vendor: str, profile: VendorProfile, query: str) -> list[Page]:
         """The registry pages in this vendor's index that hold most of the query's words, in page order."""

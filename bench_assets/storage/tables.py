@@ -173,6 +173,7 @@ _TABLES = (
             ("attempts", "INTEGER"),
             ("request_id", "VARCHAR"),
             ("error_detail", "VARCHAR"),
+            ("miss_reason", "VARCHAR"),
         ),
         key=("snapshot_id", "vendor", "row_id"),
         in_lake=True,

@@ -7,6 +7,7 @@ change every figure without anyone noticing.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -14,6 +15,7 @@ from bench_assets.errors import BenchInputError
 from bench_assets.golden.planted import demo_golden_rows
 from bench_assets.golden.rows import load_golden_file, load_numbered_golden_file
 
+REPO = Path(__file__).resolve().parents[2]
 GOOD = {
     "id": "docs-001-s",
     "cohort": "2026-q3",
@@ -33,6 +35,12 @@ RANGE = {
     "range_high": 15,
     "percentage": False,
     "source_urls": ["https://www.town.gov.test/services/permits-office/fees"],
+}
+PRECISE = {
+    "type": "answer",
+    "question": "On what date was PEP 1 created?",
+    "exact_answer": "13-Jun-2000",
+    "source_urls": ["https://peps.python.org/pep-0001/"],
 }
 NOT_AVAILABLE = {
     "type": "answer",
@@ -99,6 +107,43 @@ def test_each_row_keeps_the_line_it_is_on_blank_lines_counted(tmp_path):
             "verification.verified_at",
         ),
         (lambda r: {**r, "surprise": 1}, 2, "surprise"),
+        (lambda r: {**r, "task": {**r["task"], "equivalent_urls": ["ftp://a.test/x"]}}, 2, "task.equivalent_urls.0"),
+        (  # the golden URL again, once normalized
+            lambda r: {**r, "task": {**r["task"], "equivalent_urls": ["http://www.docs.acme.test/webhooks/"]}},
+            2,
+            "task.equivalent_urls",
+        ),
+        (
+            lambda r: {**r, "task": {**r["task"], "equivalent_urls": ["https://a.test/1", "https://a.test/1#x"]}},
+            2,
+            "task.equivalent_urls",
+        ),
+        (  # another document of the registry the golden URL names
+            lambda r: {
+                **r,
+                "task": {
+                    **r["task"],
+                    "golden_urls": ["https://www.rfc-editor.org/rfc/rfc9110"],
+                    "equivalent_urls": ["https://datatracker.ietf.org/doc/html/rfc9111"],
+                },
+            },
+            2,
+            "task.equivalent_urls",
+        ),
+        (
+            lambda r: {**r, "task": {**PRECISE, "accepted_answers": ["June 13, 2000", "june 13, 2000"]}},
+            2,
+            "task.accepted_answers",
+        ),
+        (lambda r: {**r, "task": {**PRECISE, "accepted_answers": ["13-JUN-2000"]}}, 2, "task.accepted_answers"),
+        (lambda r: {**r, "task": {**PRECISE, "accepted_answers": ["  "]}}, 2, "task.accepted_answers"),
+        (lambda r: {**r, "task": {**PRECISE, "accepted_answers": [3]}}, 2, "task.accepted_answers.0"),
+        (
+            lambda r: {**r, "task": {"type": "answer", "question": "q?", "number": 3, "accepted_answers": ["three"]}},
+            2,
+            "task.accepted_answers",
+        ),
+        (lambda r: {**r, "task": {**RANGE, "accepted_answers": ["10-15"]}}, 2, "task.accepted_answers"),
     ],
 )
 def test_malformed_row_names_file_line_and_field(tmp_path, mutate, line, field):
@@ -133,6 +178,37 @@ def test_range_and_not_available_rows_load_and_precise_rows_are_unchanged(tmp_pa
 
     dump_golden_rows(rows, tmp_path / "again.jsonl")
     assert load_golden_file(tmp_path / "again.jsonl") == rows
+
+
+def test_equivalent_urls_and_accepted_answers_load_and_read_back(tmp_path):
+    search = {
+        **GOOD,
+        "task": {
+            **GOOD["task"],
+            "equivalent_urls": ["https://docs.acme.test/webhooks?view=print", "https://acme.test/docs/webhooks"],
+        },
+    }
+    answer = {**GOOD, "id": "docs-001-a", "task": {**PRECISE, "accepted_answers": ["2000-06-13", "June 13, 2000"]}}
+    rows = load_golden_file(write_rows(tmp_path, [search, answer, {**GOOD, "id": "docs-002-s"}]))
+    assert rows[0].task.accepted_urls == [*GOOD["task"]["golden_urls"], *search["task"]["equivalent_urls"]]
+    assert rows[0].urls == rows[0].task.accepted_urls  # verified, split and leak-guarded with the golden URL
+    assert rows[1].task.answer_texts == ["13-Jun-2000", "2000-06-13", "June 13, 2000"]
+    from bench_assets.golden.rows import dump_golden_rows
+
+    dump_golden_rows(rows, tmp_path / "again.jsonl")
+    assert load_golden_file(tmp_path / "again.jsonl") == rows
+    # a row that lists neither is written as before the fields existed (the committed public split)
+    written = [json.loads(line) for line in (tmp_path / "again.jsonl").read_text().splitlines()]
+    assert "equivalent_urls" not in written[2]["task"] and "accepted_answers" not in json.dumps(written[2])
+    assert "equivalent_urls" in written[0]["task"] and "accepted_answers" in written[1]["task"]
+
+
+def test_the_committed_public_split_is_written_as_it_was(tmp_path):
+    from bench_assets.golden.rows import dump_golden_rows
+
+    committed = REPO / "data" / "snapshots" / "web_search-2026-q3" / "public_split.jsonl"
+    dump_golden_rows(load_golden_file(committed), tmp_path / "again.jsonl")
+    assert (tmp_path / "again.jsonl").read_text() == committed.read_text()
 
 
 def test_bad_json_and_duplicates_are_reported_with_lines(tmp_path):

@@ -427,3 +427,112 @@ def test_unsupported_rows_have_no_scores():
     extract = scores[scores["task_type"] == "extract"]
     assert (extract["response_class"] == "unsupported").all()
     assert extract[["fidelity", "correct", "answer_score"]].isna().all().all()
+
+
+# ##### WHY A ROW WAS MISSED, EQUIVALENT URLS, ACCEPTED ANSWERS
+
+
+@pytest.mark.parametrize("expected_class", sorted(FAILURES))
+def test_every_row_a_failed_call_missed_says_so(expected_class):
+    scores, _ = score(same_response_for_all(**FAILURES[expected_class]))
+    expected = "no_results" if expected_class == "empty" else f"call_failed:{expected_class}"
+    assert scores["miss_reason"].tolist() == [expected] * len(ROWS)
+    counts = vendor_metrics("t", scores)
+    counted = counts[counts["scope"] == "miss_reason"]
+    assert counted[["scope_value", "value", "n"]].values.tolist() == [[expected, float(len(ROWS)), len(ROWS)]]
+
+
+def search_reasons(lists: dict[str, list[str]], golden: list[str], **task) -> dict[str, str | None]:
+    rows = [row(rid, SearchTask(type="search", query="acme", golden_urls=golden, **task)) for rid in lists]
+    raw = [attempt(rid, "search", body=exa_body([result(u) for u in urls])) for rid, urls in lists.items()]
+    scores = score(raw, rows)[0].set_index("row_id")
+    return {rid: (None if pd.isna(v) else v) for rid, v in scores["miss_reason"].items()}
+
+
+def test_a_missed_search_row_says_where_the_golden_document_was():
+    k = MANIFEST.answer_k
+    filler = [f"https://other.test/{i}" for i in range(k)]
+    reasons = search_reasons(
+        {
+            "hit": [PAGE],
+            "below": [*filler, PAGE],
+            "site": ["https://docs.acme.test/guides/other", "https://other.test/x"],
+            "nowhere": ["https://other.test/x"],
+        },
+        [PAGE],
+    )
+    assert reasons == {
+        "hit": None,
+        "below": "golden_below_k",
+        "site": "golden_site_other_document",
+        "nowhere": "not_returned",
+    }
+    # a registry's hosts are one site: the Datatracker's page of another RFC is the golden site
+    rfc = "https://www.rfc-editor.org/rfc/rfc9110"
+    reasons = search_reasons(
+        {
+            "same": ["https://datatracker.ietf.org/doc/html/rfc9110"],
+            "other": ["https://datatracker.ietf.org/doc/rfc9111/"],
+        },
+        [rfc],
+    )
+    assert reasons == {"same": None, "other": "golden_site_other_document"}
+
+
+def test_a_listed_equivalent_url_is_a_hit():
+    mirror = "https://mirror.acme.test/webhooks"
+    rows = [
+        row("eq", SearchTask(type="search", query="acme", golden_urls=[PAGE], equivalent_urls=[mirror])),
+        row("plain", SearchTask(type="search", query="acme", golden_urls=[PAGE])),
+    ]
+    raw = [attempt(r.id, "search", body=exa_body([result("https://other.test/1"), result(mirror)])) for r in rows]
+    by = score(raw, rows)[0].set_index("row_id")
+    assert by.loc["eq", "first_hit_rank"] == 2 and by.loc["eq", "correct"] and pd.isna(by.loc["eq", "miss_reason"])
+    assert pd.isna(by.loc["plain", "first_hit_rank"]) and by.loc["plain", "miss_reason"] == "not_returned"
+
+
+def test_a_missed_extract_row_names_the_fields_it_fell_short_on():
+    partial = exa_body([result(PAGE, title="Something else", text="Acme will retry with backoff. Accept all cookies")])
+    raw = [attempt(r.id, capability(r), body=partial if r.task_type == "extract" else exa_body([])) for r in ROWS]
+    by = score(raw)[0].set_index("row_id")
+    # x1: title (0.15 lost) and noise (0.10 lost), the costlier first; x2: one noise string of two
+    assert by.loc["x1", "miss_reason"] == "extract_fields:title,noise"
+    assert by.loc["x2", "miss_reason"] == "extract_fields:noise"
+    empty_text = exa_body([result(PAGE, title="Webhooks in Acme", text="")])
+    raw = [attempt(r.id, capability(r), body=empty_text if r.task_type == "extract" else exa_body([])) for r in ROWS]
+    assert score(raw)[0].set_index("row_id").loc["x1", "miss_reason"] == "extract_no_text"
+
+
+def test_a_missed_answer_row_names_the_rubric_rule_or_that_nothing_was_read():
+    by = answer_scores(
+        {
+            "a1": [(PAGE, "Nothing about it.")],
+            "a2": [(PAGE, "The processing time of Acme is 10 to 15 days.")],
+            "a3": [(PAGE, "Someone says the contractor fee of Acme is 4.2 million.")],
+        }
+    )
+    assert by.loc["a1", "miss_reason"] == "answer_not_found"
+    assert by.loc["a2", "miss_reason"] == "answer_rubric:no_method"
+    assert by.loc["a3", "miss_reason"] == "answer_rubric:value_on_not_available"
+
+
+def test_an_accepted_rendering_of_the_answer_earns_full_credit():
+    rows = [
+        row(
+            "rfc",
+            AnswerTask(
+                type="answer",
+                question="In which month was RFC 8970 published?",
+                exact_answer="December 2020",
+                accepted_answers=["2020-12", "Dec 2020"],
+                source_urls=[PAGE],
+            ),
+        ),
+        row(
+            "bare",
+            AnswerTask(type="answer", question="In which month?", exact_answer="December 2020", source_urls=[PAGE]),
+        ),
+    ]
+    by = answer_scores({"rfc": [(PAGE, "Published 2020-12.")], "bare": [(PAGE, "Published 2020-12.")]}, rows)
+    assert by.loc["rfc", "answer_score"] == 1.0 and pd.isna(by.loc["rfc", "miss_reason"])
+    assert by.loc["bare", "answer_score"] == 0.0 and by.loc["bare", "miss_reason"] == "answer_not_found"

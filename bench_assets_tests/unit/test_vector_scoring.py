@@ -84,14 +84,48 @@ def test_the_common_shapes_take_the_sql_path_and_the_rest_do_not():
     assert counts == {"distinct_urls": 7, "normalized_in_python": 5}
 
 
+# Registry URL forms of a few documents, the same documents under other spellings, and near misses
+# (another document of the same registry, a form no rule reads): identity rules apply on both paths.
+registry_urls = st.sampled_from(
+    [
+        "https://www.rfc-editor.org/rfc/rfc9110",
+        "https://www.rfc-editor.org/rfc/rfc9110.html",
+        "http://rfc-editor.org/info/rfc9110/",
+        "https://datatracker.ietf.org/doc/html/rfc9110",
+        "https://datatracker.ietf.org/doc/rfc9110/",
+        "https://doi.org/10.17487/RFC9110",
+        "https://www.ietf.org/rfc/rfc9110.txt",
+        "https://www.rfc-editor.org/rfc/rfc9111",
+        "https://www.rfc-editor.org/rfc/rfc91100",
+        "https://datatracker.ietf.org/doc/draft-ietf-httpbis-semantics/",
+        "https://arxiv.org/abs/2106.09685",
+        "https://arxiv.org/pdf/2106.09685v2",
+        "https://export.arxiv.org/abs/2106.09685v1?utm_source=x",
+        "https://arxiv.org/abs/2106.09686",
+        "https://arxiv.org/html/2106.09685v1/x1.png",
+        "https://peps.python.org/pep-0008/",
+        "https://www.python.org/dev/peps/pep-0008/",
+        "https://peps.python.org/pep-0080/",
+        "https://www.federalregister.gov/d/2020-28567",
+        "https://www.govinfo.gov/content/pkg/FR-2020-12-31/pdf/2020-28567.pdf",
+        "https://www.govinfo.gov/content/pkg/FR-2020-12-31/pdf/FR-2020-12-31.pdf",
+        "https://www.sec.gov/ix?doc=/Archives/edgar/data/1318605/000095017022019867/tsla-20220930.htm",
+        "https://www.sec.gov/Archives/edgar/data/1318605/000095017022019867/0000950170-22-019867-index.htm",
+        "https://www.sec.gov/Archives/edgar/data/1318605/000095017022012936/tsla-20220630.htm",
+        "https://www.sec.gov/ix?doc=/Archives/edgar/data/1318605/000095017022019867",
+    ]
+)
 result_url = st.one_of(
     urls,
     st.none(),
+    registry_urls,
     st.sampled_from(
         ["https://www.example.com/a/", "http://example.com/a?utm_x=1", "example.com/a#top", "https://example.com/b"]
     ),
 )
-golden_url = st.one_of(urls, st.sampled_from(["https://example.com/a", "https://example.com/b", "", "not a url"]))
+golden_url = st.one_of(
+    urls, registry_urls, st.sampled_from(["https://example.com/a", "https://example.com/b", "", "not a url"])
+)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -183,6 +217,44 @@ def test_the_pipeline_entry_point_agrees_with_the_metric(queries):
         assert bool(row["hit_at_5"]) == hit_at_k(gs, rs, 5)
     assert forms[["query_id", "rank"]].values.tolist() == results[["query_id", "rank"]].values.tolist()
     assert forms["url_normalized"].tolist() == [normalize_url(u) if isinstance(u, str) else "" for u in results["url"]]
+
+
+def test_both_paths_apply_the_identity_rules():
+    """A registry's other URL forms of the golden document hit on both paths, at the same rank as
+    `metrics.first_hit_rank` gives; another document of the same registry never does."""
+    golden = pd.DataFrame(
+        {
+            "query_id": ["rfc", "arxiv", "edgar", "miss"],
+            "url": [
+                "https://www.rfc-editor.org/rfc/rfc9110",
+                "https://arxiv.org/abs/2106.09685",
+                "https://www.sec.gov/Archives/edgar/data/1318605/000095017022019867/tsla-20220930.htm",
+                "https://www.rfc-editor.org/rfc/rfc9110",
+            ],
+        }
+    )
+    lists = {
+        "rfc": ["https://www.rfc-editor.org/rfc/rfc9111", "https://datatracker.ietf.org/doc/html/rfc9110"],
+        "arxiv": ["https://arxiv.org/pdf/2106.09685v3.pdf"],
+        "edgar": [
+            "https://www.sec.gov/Archives/edgar/data/1318605/000095017022012936/tsla-20220630.htm",
+            "https://www.sec.gov/Archives/edgar/data/1318605/0000950170-22-019867.txt",
+        ],
+        "miss": ["https://www.rfc-editor.org/rfc/rfc91100", "https://www.rfc-editor.org/rfc/rfc9111.html"],
+    }
+    results = pd.DataFrame(
+        [{"query_id": q, "rank": r, "url": u} for q, us in lists.items() for r, u in enumerate(us, start=1)]
+    )
+    con = duckdb.connect()
+    con.register("results", results)
+    con.register("golden", golden)
+    in_sql = hit_at_k_frame(con, "results", "golden", ks=(1, 2)).set_index("query_id")["first_hit_rank"]
+    in_memory = score_result_lists(results, golden, ks=(1, 2))[0].set_index("query_id")["first_hit_rank"]
+    expected = {"rfc": 2, "arxiv": 1, "edgar": 2, "miss": None}
+    for query, rank in expected.items():
+        assert first_hit_rank(golden.set_index("query_id").loc[[query], "url"].tolist(), lists[query]) == rank
+        for got in (in_sql[query], in_memory[query]):
+            assert (None if pd.isna(got) else int(got)) == rank, (query, got)
 
 
 def test_the_pipeline_entry_point_takes_empty_and_all_null_lists():
