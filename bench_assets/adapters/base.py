@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 

@@ -219,9 +219,9 @@ def vendor_entries(
         parsed = list(got.results) if answered and got is not None else []
         verdict = scored.verdicts.get(row.id) if answered else None  # how scoring found it
         if row.task.type == "extract":
-            top = parsed[0] if parsed else None
+            top = parsed[0] if parsed and verdict is not None else None
             # what was matched is the vendor's text: shown only where its terms allow
-            items = field_items(row.task, top, verdict) if top and verdict.fields and level != "digests" else {}
+            items = field_items(row.task, top, verdict) if top and verdict and verdict.fields and level != "digests" else {}
             entry["fidelity_fields"] = (
                 [
                     {
@@ -232,7 +232,7 @@ def vendor_entries(
                     }
                     for f in verdict.fields
                 ]
-                if top
+                if top and verdict
                 else []
             )
         answer_ranks: set[int] = set()
