@@ -134,7 +134,9 @@ def test_a_dead_row_is_replaced_on_its_side_of_the_split_and_the_fetch_goes_ahea
         }
         assert replacement in (public if side == "public" else holdout) and dead_id not in public | holdout
 
-        # the fetch goes ahead and scores the replacement, not the dead row
+        # the fetch goes ahead and scores the replacement, not the dead row (the holdout's decoys,
+        # which the fetch reads, are drawn now that the split stands)
+        materialize(instance, home, sim, ("decoy_queries",), SNAPSHOT)
         materialize(instance, home, sim, VENDOR_STAGES, vendor_key("brave"))
         scored = {r[0] for r in warehouse_rows(home, "SELECT row_id FROM row_scores")}
         assert replacement in scored and dead_id not in scored
