@@ -85,6 +85,13 @@ class FigureLedger:
         for name, a, b in expected.mismatches(published):
             self.differ(vendor, f"{path}.{name} ({how})", a, b)
 
+    def different(self, vendor: str | None, path: str, differences: list[Difference]) -> bool:
+        """Whether leaderboard.json's figure at `path` has a difference at or under it."""
+        return any(
+            d.surface == BOARD and d.vendor == vendor and (d.item == path or d.item.startswith((f"{path}.", f"{path} ")))
+            for d in differences
+        )
+
     def tally(self, differences: list[Difference]) -> Counter[str]:
         """How many figures landed where, a figure with a difference at or under its path counting as different."""
         differing = [(d.vendor, d.item) for d in differences if d.surface == BOARD]
@@ -146,7 +153,9 @@ class _VendorCheck:
     def own(self, path: str, metric: str, figure: Mapping[str, Any], group: Mapping[str, Any]) -> None:
         """A figure's checks by itself (and its group's other figures)."""
         if parts.kind_of(metric) == parts.PROPORTION and figure.get("n") and parts.count_of(figure) is None:
-            self.ledger.differ(self.vendor, f"{path}.value (a count over n {figure.get('n')})", figure.get("value"), None)
+            self.ledger.differ(
+                self.vendor, f"{path}.value (no count over n = {figure.get('n')} gives it)", figure.get("value"), None
+            )
             return
         self.ledger.expect(self.vendor, path, figure, parts.own_consistency(metric, figure, group), "its n and count")
 
@@ -157,8 +166,9 @@ class _VendorCheck:
         if isinstance(n, int) and not (pub_n <= n <= pub_n + hold_n):
             self.ledger.differ(self.vendor, f"{path}.n (public rows {pub_n}, holdout rows {hold_n})", n, None)
         if parts.kind_of(metric) == parts.PROPORTION and n:
-            k, pub_k, hold_k = parts.count_of(figure), parts.count_of(pub) or 0, parts.count_of(hold) or 0
-            if k is not None and not (pub_k <= k <= pub_k + hold_k):
+            k, pub_k = parts.count_of(figure), parts.count_of(pub) or 0
+            hold_k = parts.count_of(hold) if hold.get("n") else 0  # None: the holdout's own figure is the difference
+            if k is not None and hold_k is not None and not (pub_k <= k <= pub_k + hold_k):
                 self.ledger.differ(
                     self.vendor, f"{path}.value (public count {pub_k}, holdout count {hold_k})", figure.get("value"), None
                 )
@@ -188,14 +198,20 @@ class _VendorCheck:
                 self.partition_adds_up(scope, groups)
 
     def partition_adds_up(self, scope: str, groups: Mapping[str, Mapping[str, Any]]) -> None:
-        """A scope whose groups partition the rows: its groups together are the overall figure."""
+        """A scope whose groups partition the rows: its groups together are the overall figure
+        (checked where the overall figure passed its own check, so a difference names the groups)."""
+        failed = {d.item.split(" ")[0].rsplit(".", 1)[0] for d in self.ledger.differences if d.vendor == self.vendor}
         for metric, overall in sorted(self.overall.items()):
-            if parts.kind_of(metric) not in (parts.PROPORTION, parts.MEAN, parts.TOTAL):
+            if parts.kind_of(metric) not in (parts.PROPORTION, parts.MEAN, parts.TOTAL) or f"metrics.{metric}" in failed:
                 continue
             if not any(metric in figures for figures in groups.values()):
                 continue
             expected = parts.sum_of_parts(metric, list(groups.values()))
-            self.ledger.expect(self.vendor, f"metrics.{metric}", overall, expected, f"its {scope} groups together")
+            for name, published, _ in expected.mismatches(overall) if expected else ():
+                together = expected.n if name == "n" else expected.shown(name)  # type: ignore[union-attr]
+                self.ledger.differ(
+                    self.vendor, f"breakdown.{scope}.*.{metric}.{name} (together, against metrics.{metric})", together, published
+                )
 
     def counts(self) -> None:
         """response_classes and miss_reasons."""
@@ -223,6 +239,8 @@ class _VendorCheck:
                 if count < public:
                     self.ledger.differ(self.vendor, f"{path} (at least its public rows)", count, public)
             total = sum(c for k, c in counts.items() if k != exclude)
+            if self.ledger.different(self.vendor, f"metrics.{parts.CORRECT}", self.ledger.differences):
+                continue  # its total rests on a figure already found different
             if counts and expected_total is not None and total != expected_total:
                 self.ledger.differ(self.vendor, f"{name} (together, against metrics.{parts.CORRECT})", total, expected_total)
 

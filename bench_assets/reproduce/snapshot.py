@@ -41,6 +41,7 @@ from tqdm import tqdm
 from bench_assets.aggregate.comparisons import COMPARISON_COLUMNS
 from bench_assets.aggregate.figures import vendor_metrics
 from bench_assets.aggregate.leaderboard import (
+    HEADLINE_METRICS,
     PUBLIC_METRICS,
     figure_of,
     pair_record,
@@ -283,7 +284,7 @@ def compare_figures(
         f"leaderboard.json {group} ({len(figures)} figure{'s' if len(figures) != 1 else ''}): {why}"
         for group, (why, figures) in ledger.groups.items()
     ]
-    compare_copies(folder, report)
+    compare_copies(folder, ledger, report)
     for vendor in sorted(digests):
         report.not_reproducible.append(
             f"vendor {vendor}: its extract and answer verdicts (the vendor's terms allow digests only), so its "
@@ -301,22 +302,42 @@ def _without_public(entry: Mapping[str, Any]) -> dict[str, Any]:
     return {**entry, "breakdown": breakdown}
 
 
-def compare_copies(folder: PublishedFolder, report: ReproduceReport) -> None:
+def _board_path(column: str) -> str:
+    """The leaderboard.json figure a leaderboard.csv column copies (`aggregate.leaderboard.leaderboard_rows`)."""
+    metric = max((m for m in HEADLINE_METRICS if column == m or column.startswith(f"{m}_")), key=len, default=None)
+    if metric:
+        return f"metrics.{metric}"
+    if column.startswith("class_"):
+        return f"response_classes.{column.removeprefix('class_')}"
+    return {"rank_best": "rank_range", "rank_worst": "rank_range"}.get(column, column)
+
+
+def compare_copies(folder: PublishedFolder, ledger: FigureLedger, report: ReproduceReport) -> None:
     """leaderboard.csv against leaderboard.json (but its public_* columns, compared with their
     re-derivation), and each vendors/<vendor>.json entry against its leaderboard entry: the copies
     of a figure agree with the figure checked."""
+    board = list(report.differences)  # a copy of a figure found different in leaderboard.json is not reported twice
+
+    def reported(vendor: str | None, path: str) -> bool:
+        return ledger.different(vendor, path, board)
+
     rendered = leaderboard_csv(folder.board)
-    published = folder.text("leaderboard.csv")
-    for d in compare_csv("leaderboard.csv", published, rendered, ("vendor",)):
-        if not d.item.startswith("public_"):
-            report.differences.append(Difference(d.surface, d.vendor, f"{d.item} (against leaderboard.json)", d.published, d.derived))
+    for d in compare_csv("leaderboard.csv", folder.text("leaderboard.csv"), rendered, ("vendor",)):
+        if d.item.startswith("public_") or reported(d.vendor, _board_path(d.item)):
+            continue
+        report.differences.append(
+            Difference(d.surface, d.vendor, f"{d.item} (against leaderboard.json)", d.published, d.derived)
+        )
     for entry in folder.board["vendors"]:
         rel = f"vendors/{entry['vendor']}.json"
         if entry.get("status") != "scored" or not (folder.root / rel).is_file():
             continue
         mine = _without_public(folder.json(rel).get("entry") or {})
-        for path, a, b in compare_json("entry", mine, _without_public(entry)):
-            report.differences.append(Difference(rel, entry["vendor"], f"{path} (against leaderboard.json)", a, b))
+        for path, a, b in compare_json("", mine, _without_public(entry)):
+            if not reported(entry["vendor"], path.rsplit(".", 1)[0]):
+                report.differences.append(
+                    Difference(rel, entry["vendor"], f"entry.{path} (against leaderboard.json)", a, b)
+                )
     report.compared += ["leaderboard.csv against leaderboard.json", "vendors/*.json entry against leaderboard.json"]
 
 
