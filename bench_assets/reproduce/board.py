@@ -79,7 +79,9 @@ class FigureLedger:
     def differ(self, vendor: str | None, item: str, published: Any, derived: Any) -> None:
         self.differences.append(Difference(BOARD, vendor, item, published, derived))
 
-    def expect(self, vendor: str, path: str, published: Mapping[str, Any], expected: parts.Expected | None, how: str) -> None:
+    def expect(
+        self, vendor: str, path: str, published: Mapping[str, Any], expected: parts.Expected | None, how: str
+    ) -> None:
         if expected is None:
             return
         for name, a, b in expected.mismatches(published):
@@ -88,7 +90,9 @@ class FigureLedger:
     def different(self, vendor: str | None, path: str, differences: list[Difference]) -> bool:
         """Whether leaderboard.json's figure at `path` has a difference at or under it."""
         return any(
-            d.surface == BOARD and d.vendor == vendor and (d.item == path or d.item.startswith((f"{path}.", f"{path} ")))
+            d.surface == BOARD
+            and d.vendor == vendor
+            and (d.item == path or d.item.startswith((f"{path}.", f"{path} ")))
             for d in differences
         )
 
@@ -122,7 +126,9 @@ def _unverifiable_metric(metric: str) -> str:
 class _VendorCheck:
     """The figures of one vendor's entry (see the module)."""
 
-    def __init__(self, ledger: FigureLedger, entry: Mapping[str, Any], public: dict[tuple[str, str], dict[str, dict[str, Any]]]):
+    def __init__(
+        self, ledger: FigureLedger, entry: Mapping[str, Any], public: dict[tuple[str, str], dict[str, dict[str, Any]]]
+    ):
         self.ledger = ledger
         self.vendor = str(entry["vendor"])
         self.entry = entry
@@ -159,7 +165,9 @@ class _VendorCheck:
             return
         self.ledger.expect(self.vendor, path, figure, parts.own_consistency(metric, figure, group), "its n and count")
 
-    def within_public_and_holdout(self, path: str, metric: str, figure: Mapping[str, Any], public: Mapping[str, Any]) -> None:
+    def within_public_and_holdout(
+        self, path: str, metric: str, figure: Mapping[str, Any], public: Mapping[str, Any]
+    ) -> None:
         """A group's figure over all rows holds its public rows and at most the holdout's."""
         pub, hold = public.get(metric) or {}, self.holdout.get(metric) or {}
         n, pub_n, hold_n = figure.get("n"), pub.get("n", 0), hold.get("n", 0)
@@ -170,7 +178,10 @@ class _VendorCheck:
             hold_k = parts.count_of(hold) if hold.get("n") else 0  # None: the holdout's own figure is the difference
             if k is not None and hold_k is not None and not (pub_k <= k <= pub_k + hold_k):
                 self.ledger.differ(
-                    self.vendor, f"{path}.value (public count {pub_k}, holdout count {hold_k})", figure.get("value"), None
+                    self.vendor,
+                    f"{path}.value (public count {pub_k}, holdout count {hold_k})",
+                    figure.get("value"),
+                    None,
                 )
 
     def breakdown_figures(self) -> None:
@@ -202,7 +213,10 @@ class _VendorCheck:
         (checked where the overall figure passed its own check, so a difference names the groups)."""
         failed = {d.item.split(" ")[0].rsplit(".", 1)[0] for d in self.ledger.differences if d.vendor == self.vendor}
         for metric, overall in sorted(self.overall.items()):
-            if parts.kind_of(metric) not in (parts.PROPORTION, parts.MEAN, parts.TOTAL) or f"metrics.{metric}" in failed:
+            if (
+                parts.kind_of(metric) not in (parts.PROPORTION, parts.MEAN, parts.TOTAL)
+                or f"metrics.{metric}" in failed
+            ):
                 continue
             if not any(metric in figures for figures in groups.values()):
                 continue
@@ -210,14 +224,16 @@ class _VendorCheck:
             for name, published, _ in expected.mismatches(overall) if expected else ():
                 together = expected.n if name == "n" else expected.shown(name)  # type: ignore[union-attr]
                 self.ledger.differ(
-                    self.vendor, f"breakdown.{scope}.*.{metric}.{name} (together, against metrics.{metric})", together, published
+                    self.vendor,
+                    f"breakdown.{scope}.*.{metric}.{name} (together, against metrics.{metric})",
+                    together,
+                    published,
                 )
 
     def counts(self) -> None:
         """response_classes and miss_reasons."""
         correct = self.overall.get(parts.CORRECT) or {}
         scored_n, right = correct.get("n"), parts.count_of(correct)
-        classes: Mapping[str, int] = self.entry.get("response_classes") or {}
         coverage = parts.count_of(self.overall.get("coverage") or {})
         for name, expected_total, exclude in (
             ("response_classes", scored_n, "unsupported"),
@@ -234,7 +250,11 @@ class _VendorCheck:
                         self.ledger.differ(self.vendor, f"{path} (the count of metrics.coverage)", count, coverage)
                 else:
                     self.ledger.mark(
-                        self.vendor, path, UNVERIFIABLE, name, "counted over all rows (their sum and public part checked)"
+                        self.vendor,
+                        path,
+                        UNVERIFIABLE,
+                        name,
+                        "counted over all rows (their sum and public part checked)",
                     )
                 if count < public:
                     self.ledger.differ(self.vendor, f"{path} (at least its public rows)", count, public)
@@ -242,7 +262,9 @@ class _VendorCheck:
             if self.ledger.different(self.vendor, f"metrics.{parts.CORRECT}", self.ledger.differences):
                 continue  # its total rests on a figure already found different
             if counts and expected_total is not None and total != expected_total:
-                self.ledger.differ(self.vendor, f"{name} (together, against metrics.{parts.CORRECT})", total, expected_total)
+                self.ledger.differ(
+                    self.vendor, f"{name} (together, against metrics.{parts.CORRECT})", total, expected_total
+                )
 
 
 def check_board(
@@ -259,7 +281,13 @@ def check_board(
         check.breakdown_figures()
         check.counts()
         if "agent_ready" in entry and entry.get("agent_ready") is not None:
-            ledger.mark(entry["vendor"], "agent_ready", UNVERIFIABLE, "agent_ready", "the trials' evidence is not in the evidence bundle")
+            ledger.mark(
+                entry["vendor"],
+                "agent_ready",
+                UNVERIFIABLE,
+                "agent_ready",
+                "the trials' evidence is not in the evidence bundle",
+            )
     _positions(board, entries, ledger)
     _pairs(board, public_pairs, ledger)
     return ledger
