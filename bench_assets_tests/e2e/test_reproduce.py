@@ -129,6 +129,15 @@ def test_the_published_folder_alone_reproduces_with_0_differences(
     derived = sum(len(e["breakdown"]["split"]["public"]) for e in scored) + len(board["comparisons_public"]["pairs"])
     assert tally.startswith(f"figures of leaderboard.json: {expected}, of which {derived} re-derived"), tally
     assert tally.endswith(" 0 different") and " 0 checked" not in tally and " 0 unverifiable" not in tally, tally
+    # the methodology page says which figures a reader can re-derive, check against parts, or not verify
+    page = LexborHTMLParser((folder / "methodology.html").read_text()).css_first("section, main").text()
+    for said_on_page in (
+        "Re-derived from the public evidence",
+        "Checked against the published parts",
+        "Not verifiable",
+    ):
+        assert said_on_page in page
+    assert "breakdown.split.holdout" in page and "holdout_commitments.json" in page
     # every verdict the published files show is one of those re-derived (all three vendors, every public row)
     published = list(csv.DictReader((folder / "public_row_scores.csv").open()))
     assert {r["vendor"] for r in published} == set(published_site.vendors)
