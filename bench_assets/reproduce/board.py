@@ -98,11 +98,13 @@ class FigureLedger:
 
     def tally(self, differences: list[Difference]) -> Counter[str]:
         """How many figures landed where, a figure with a difference at or under its path counting as different."""
-        differing = [(d.vendor, d.item) for d in differences if d.surface == BOARD]
+        by_vendor: dict[str | None, list[Difference]] = {}
+        for d in differences:
+            if d.surface == BOARD:
+                by_vendor.setdefault(d.vendor, []).append(d)
         out: Counter[str] = Counter()
         for (vendor, path), category in self.figures.items():
-            hit = any(v == vendor and (i == path or i.startswith((f"{path}.", f"{path} "))) for v, i in differing)
-            out[DIFFERENT if hit else category] += 1
+            out[DIFFERENT if self.different(vendor, path, by_vendor.get(vendor, [])) else category] += 1
         return out
 
 
