@@ -89,6 +89,12 @@ def reproduce(folder: Path | None = None) -> dict[str, Any]:
     differences = re.search(r"^(\d+) differences?$", output, re.M)
     verdicts = re.search(r"alone: (\d+) verdicts of (\d+) vendors on (\d+) public rows", output)
     unreproducible = len(re.findall(r"^not reproducible from public data: ", output, re.M))
+    placed = re.search(
+        r"^figures of leaderboard.json: (\d+), of which (\d+) re-derived.*?, (\d+) checked.*?, (\d+) unverifiable.*?, "
+        r"(\d+) different$",
+        output,
+        re.M,
+    )
     return {
         "parameters": {
             "command": "bench reproduce DIR --no-progress (a copy of the folder, alone, from an empty directory)",
@@ -102,6 +108,12 @@ def reproduce(folder: Path | None = None) -> dict[str, Any]:
             "vendors": int(verdicts.group(2)) if verdicts else None,
             "differences": int(differences.group(1)) if differences else None,
             "not_reproducible_lines": unreproducible,
+            **dict(
+                zip(
+                    ("board_figures", "board_rederived", "board_checked", "board_unverifiable", "board_different"),
+                    map(int, placed.groups()) if placed else (None,) * 5,
+                )
+            ),
             "seconds_per_1000_vendor_responses": round(measured["wall_seconds"] / sizes["vendor_responses"] * 1000, 2)
             if sizes["vendor_responses"]
             else None,

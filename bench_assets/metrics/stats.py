@@ -170,11 +170,18 @@ def bounded_mean_interval(values: Iterable[float], confidence: float = 0.95) -> 
     for value in data:
         if not (math.isfinite(value) and 0.0 <= value <= 1.0):
             raise ValueError(f"values must lie in [0, 1], got {value!r}")
+    return mean_interval(math.fsum(data) / len(data) if data else 0.0, len(data), confidence)
+
+
+def mean_interval(mean: float, n: int, confidence: float = 0.95) -> Interval:
+    """:func:`bounded_mean_interval` of ``n`` values in [0, 1] whose mean is ``mean``: the interval
+    depends on the values through these two alone, so a published mean and its n give it back."""
+    n = _count("n", n)
+    if not (math.isfinite(mean) and 0.0 <= mean <= 1.0):
+        raise ValueError(f"mean must lie in [0, 1], got {mean!r}")
     z = _normal_quantile(confidence)
-    n = len(data)
     if n == 0:
         return _UNDEFINED
-    mean = math.fsum(data) / n
     z2 = z * z
     centre = (mean + z2 / (2 * n)) / (1 + z2 / n)
     half = z / (1 + z2 / n) * math.sqrt(max(0.0, mean * (1 - mean)) / n + z2 / (4 * n * n))

@@ -16,15 +16,20 @@ publishes, through the comparisons `bench rescore` uses (`rescore.compare`):
   vendor's rank range and letters, and the power statement; the counts themselves include the
   holdout's rows.
 
-Everything that needs the holdout (every all-rows figure, the overfit gap, the all-rows pair
-counts) or evidence the bundle does not carry (sentinel probes, agent-ready trials), and every
-verdict whose text is not published, is listed as not reproducible from public data.
+Every other figure of `leaderboard.json` is checked against the published parts it is made of or
+named unverifiable from the public folder (`reproduce.board`): each vendor's all-rows figures are
+its re-derived public figure plus its published holdout figure; what needs the holdout's rows
+alone, or evidence the bundle does not carry (sentinel probes, agent-ready trials), is named, and
+still checked for what it must be by itself. `leaderboard.csv` is checked cell by cell against
+`leaderboard.json`, each `vendors/<vendor>.json` entry against its leaderboard entry. Every verdict
+whose text is not published is listed as not reproducible from public data.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +41,7 @@ from tqdm import tqdm
 from bench_assets.aggregate.comparisons import COMPARISON_COLUMNS
 from bench_assets.aggregate.figures import vendor_metrics
 from bench_assets.aggregate.leaderboard import (
+    HEADLINE_METRICS,
     PUBLIC_METRICS,
     figure_of,
     pair_record,
@@ -45,34 +51,18 @@ from bench_assets.aggregate.leaderboard import (
 )
 from bench_assets.metrics import PairedCounts, compare_pairs, ranking_from_comparisons
 from bench_assets.publish.drilldown import vendor_row_verdicts
-from bench_assets.publish.files import pairwise_csv, public_row_scores_csv
+from bench_assets.publish.files import leaderboard_csv, pairwise_csv, public_row_scores_csv
+from bench_assets.reproduce.board import CATEGORIES, FigureLedger, check_board
 from bench_assets.reproduce.folder import PublishedFolder, read_folder
 from bench_assets.reproduce.verdicts import VendorVerdicts, rederive_vendor
 from bench_assets.rescore.compare import Difference, compare_csv, compare_json, same_value, vendor_in
 from bench_assets.score.partition import SCORE_COLUMNS
 from bench_assets.storage.values import plain
 
-# What the published files hold that public rows cannot determine, and why (one line each).
-NOT_REPRODUCIBLE = (
-    (
-        "leaderboard.json vendors[*].metrics, leaderboard.csv (every figure but public_*), vendors/*.json entry.metrics",
-        "each vendor's figures over all its rows, public and holdout: the holdout's rows are never published",
-    ),
-    (
-        "breakdown by task_type, stratum and cohort, and breakdown.split.holdout (leaderboard.json, vendors/*.json)",
-        "all rows, or the holdout's",
-    ),
-    ("overfit_gap", "public accuracy − holdout accuracy"),
-    ("response_classes, class_<name> (leaderboard.csv)", "counts over all rows"),
-    (
-        "comparisons.pairs and pairwise.csv: n, both_correct, a_only, b_only, neither, rate_a, rate_b",
-        "counted over all rows; every p-value, interval, verdict, rank range, letter and the power statement "
-        "that follow from them are re-derived from the published counts",
-    ),
-    ("position", "the order of the all-rows ranking figure"),
+# What the published files hold beside leaderboard.json's figures that the folder cannot check, and why.
+UNVERIFIABLE = (
     ("metric_eligibility, breakdown_eligibility, headline_eligible", "rest on the all-rows figures' n and the mode"),
-    ("ttr_median_hours, ttr_probes, the Kaplan–Meier chart", "sentinel probes are not in the evidence bundle"),
-    ("agent_ready", "the trials' evidence is not in the evidence bundle"),
+    ("the Kaplan–Meier chart", "sentinel probes are not in the evidence bundle"),
 )
 
 
@@ -96,6 +86,8 @@ class ReproduceReport:
     bodies_reparsed: int = 0
     compared: list[str] = field(default_factory=list)
     not_reproducible: list[str] = field(default_factory=list)
+    unverifiable: list[str] = field(default_factory=list)
+    figures: Counter[str] = field(default_factory=Counter)
     notes: list[str] = field(default_factory=list)
     differences: list[Difference] = field(default_factory=list)
 
@@ -107,6 +99,12 @@ class ReproduceReport:
         ]
         lines += [f"note: {n}" for n in self.notes]
         lines += [f"not reproducible from public data: {n}" for n in self.not_reproducible]
+        lines += [f"unverifiable from the public folder: {n}" for n in self.unverifiable]
+        if self.figures:
+            lines.append(
+                f"figures of leaderboard.json: {sum(self.figures.values())}, of which "
+                + ", ".join(f"{self.figures[c]} {c}" for c in CATEGORIES)
+            )
         lines += [f"difference: {d}" for d in self.differences]
         lines.append(f"{len(self.differences)} difference{'s' if len(self.differences) != 1 else ''}")
         return "\n".join(lines)
@@ -211,9 +209,9 @@ def _pairs_by_name(section: Mapping[str, Any]) -> dict[str, Any]:
     return {**section, "pairs": pairs}
 
 
-def public_figures(snapshot_id: str, scores: pd.DataFrame) -> dict[str, dict[str, dict[str, Any]]]:
-    """Each vendor's public-split figures as published (`figure_of`), from the public verdicts."""
-    metrics = vendor_metrics(snapshot_id, scores) if len(scores) else pd.DataFrame()
+def public_figures(metrics: pd.DataFrame) -> dict[str, dict[str, dict[str, Any]]]:
+    """Each vendor's public-split figures as published (`figure_of`), from the `vendor_metrics` of
+    the public verdicts."""
     out: dict[str, dict[str, dict[str, Any]]] = {}
     if metrics.empty:
         return out
@@ -229,10 +227,13 @@ def _public_breakdown(entry: Mapping[str, Any]) -> Any:
 
 def compare_figures(
     folder: PublishedFolder, scores: pd.DataFrame, digests: Iterable[str], report: ReproduceReport
-) -> None:
+) -> FigureLedger:
     """The public-split figures of leaderboard.json, vendors/*.json and leaderboard.csv, and the
-    pairs compared on public rows, against their re-derivation."""
-    derived = public_figures(folder.snapshot_id, scores)
+    pairs compared on public rows, against their re-derivation; then every other figure of
+    leaderboard.json against its parts (`reproduce.board`), leaderboard.csv against
+    leaderboard.json and each vendor file's entry against its leaderboard entry."""
+    metrics = vendor_metrics(folder.snapshot_id, scores) if len(scores) else pd.DataFrame()
+    derived = public_figures(metrics)
     entries = {e["vendor"]: e for e in folder.board["vendors"] if e.get("status") == "scored"}
     for vendor in sorted(set(entries) | set(derived)):
         published = _public_breakdown(entries.get(vendor) or {})
@@ -262,6 +263,7 @@ def compare_figures(
         if ((e.get("metrics") or {}).get(rank) or {}).get("value") is not None
     ]
     section = folder.board.get("comparisons_public")
+    ours = None
     if section is not None:
         frame = (
             public_comparisons_frame(scores, folder.snapshot_id)
@@ -275,12 +277,68 @@ def compare_figures(
         report.notes.append("leaderboard.json has no comparisons_public: no pairs on public rows to compare")
     report.compared += ["leaderboard.json split.public", "vendors/*.json split.public", "leaderboard.csv public_*"]
     report.compared.append("comparisons_public")
+    ledger = check_board(folder.board, metrics, ours)
+    report.differences += ledger.differences
+    report.compared.append("every other figure of leaderboard.json against its parts")
+    report.unverifiable += [
+        f"leaderboard.json {group} ({len(figures)} figure{'s' if len(figures) != 1 else ''}): {why}"
+        for group, (why, figures) in ledger.groups.items()
+    ]
+    compare_copies(folder, ledger, report)
     for vendor in sorted(digests):
         report.not_reproducible.append(
             f"vendor {vendor}: its extract and answer verdicts (the vendor's terms allow digests only), so its "
             "public correct_rate, correct_rate_shared, fidelity_mean, answer_score_mean, cost_per_correct_usd and "
             "its pairs in comparisons_public rest on the published verdicts of those rows"
         )
+    return ledger
+
+
+def _without_public(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """A leaderboard entry without its public-split figures (compared with their re-derivation)."""
+    breakdown = dict(entry.get("breakdown") or {})
+    if "split" in breakdown:
+        breakdown["split"] = {k: v for k, v in breakdown["split"].items() if k != "public"}
+    return {**entry, "breakdown": breakdown}
+
+
+def _board_path(column: str) -> str:
+    """The leaderboard.json figure a leaderboard.csv column copies (`aggregate.leaderboard.leaderboard_rows`)."""
+    metric = max((m for m in HEADLINE_METRICS if column == m or column.startswith(f"{m}_")), key=len, default=None)
+    if metric:
+        return f"metrics.{metric}"
+    if column.startswith("class_"):
+        return f"response_classes.{column.removeprefix('class_')}"
+    return {"rank_best": "rank_range", "rank_worst": "rank_range"}.get(column, column)
+
+
+def compare_copies(folder: PublishedFolder, ledger: FigureLedger, report: ReproduceReport) -> None:
+    """leaderboard.csv against leaderboard.json (but its public_* columns, compared with their
+    re-derivation), and each vendors/<vendor>.json entry against its leaderboard entry: the copies
+    of a figure agree with the figure checked."""
+    board = list(report.differences)  # a copy of a figure found different in leaderboard.json is not reported twice
+
+    def reported(vendor: str | None, path: str) -> bool:
+        return ledger.different(vendor, path, board)
+
+    rendered = leaderboard_csv(folder.board)
+    for d in compare_csv("leaderboard.csv", folder.text("leaderboard.csv"), rendered, ("vendor",)):
+        if d.item.startswith("public_") or reported(d.vendor, _board_path(d.item)):
+            continue
+        report.differences.append(
+            Difference(d.surface, d.vendor, f"{d.item} (against leaderboard.json)", d.published, d.derived)
+        )
+    for entry in folder.board["vendors"]:
+        rel = f"vendors/{entry['vendor']}.json"
+        if entry.get("status") != "scored" or not (folder.root / rel).is_file():
+            continue
+        mine = _without_public(folder.json(rel).get("entry") or {})
+        for path, a, b in compare_json("", mine, _without_public(entry)):
+            if not reported(entry["vendor"], path.rsplit(".", 1)[0]):
+                report.differences.append(
+                    Difference(rel, entry["vendor"], f"entry.{path} (against leaderboard.json)", a, b)
+                )
+    report.compared += ["leaderboard.csv against leaderboard.json", "vendors/*.json entry against leaderboard.json"]
 
 
 def compare_from_counts(folder: PublishedFolder, report: ReproduceReport) -> None:
@@ -337,8 +395,9 @@ def reproduce_folder(root: Path, progress: bool = False) -> ReproduceReport:
     scores, _ = rederive_verdicts(folder, report, progress)
     compare_verdicts(folder, scores, report)
     digests = [v for v, e in folder.vendors.items() if e.level == "digests"]
-    compare_figures(folder, scores, digests, report)
+    ledger = compare_figures(folder, scores, digests, report)
     compare_from_counts(folder, report)
-    report.not_reproducible += [f"{what}: {why}" for what, why in NOT_REPRODUCIBLE]
+    report.unverifiable += [f"{what}: {why}" for what, why in UNVERIFIABLE]
+    report.figures = ledger.tally(report.differences)
     report.compared.append(f"evidence/ ({len(folder.index.get('files') or {})} Parquet files against bundle.json)")
     return report

@@ -46,7 +46,7 @@ from bench_assets.score.partition import RowEvidence, score_rows
 
 # A URL that stands for one the bundle does not publish and that is no golden URL: it matches nothing.
 UNPUBLISHED_URL = "https://unpublished.invalid/rank-{rank}"
-VERDICT_COLUMNS = ("correct", "fidelity", "fidelity_label", "answer_score", "answer_rule")
+VERDICT_COLUMNS = ("correct", "fidelity", "fidelity_label", "answer_score", "answer_rule", "miss_reason")
 
 
 @dataclass

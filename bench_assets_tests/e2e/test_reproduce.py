@@ -30,7 +30,7 @@ from bench_assets.cli import main as cli
 from bench_assets.golden.store import load_golden_rows
 from bench_assets.golden.verify import row_urls
 from bench_assets.manifest import load_manifest
-from bench_assets.metrics import normalize_url
+from bench_assets.metrics import normalize_url, wilson_interval
 from bench_assets.publish.build import build_snapshot
 from bench_assets.publish.drilldown import DrilldownRecords
 from bench_assets.publish.evidence import BUNDLE_DIR, evidence_bundle
@@ -99,16 +99,45 @@ def test_the_published_folder_alone_reproduces_with_0_differences(
     for surface in ("public_row_scores.csv", "leaderboard.json split.public", "leaderboard.csv public_*"):
         assert surface in head
     assert "comparisons_public" in head and "pairwise.csv" in head and "rank ranges and letters" in head
-    unreproducible = [line for line in lines if line.startswith("not reproducible from public data: ")]
-    said = "\n".join(unreproducible)
+    unverifiable = [line for line in lines if line.startswith("unverifiable from the public folder: ")]
+    said = "\n".join(unverifiable)
     for named in (
-        "overfit_gap",
-        "vendors[*].metrics",
         "breakdown.split.holdout",
-        "ttr_median_hours",
-        "comparisons.pairs",
+        "breakdown.stratum",
+        "metrics.ttr_median_hours",
+        "metrics.latency_p50_ms",
+        "comparisons.pairs counts",
     ):
-        assert named in said, said
+        assert f"leaderboard.json {named} (" in said, said
+    for checked in ("metrics.correct_rate ", "metrics.overfit_gap ", "metrics.spend_usd "):
+        assert checked not in said  # made of public and holdout parts: checked, not named
+    # every figure of leaderboard.json landed in exactly one place, none of them different
+    board = json.loads((folder / "leaderboard.json").read_text())
+    scored = [e for e in board["vendors"] if e["status"] == "scored"]
+    expected = sum(
+        len(e["metrics"])
+        + sum(len(figs) for groups in e["breakdown"].values() for figs in groups.values())
+        + len(e["response_classes"])
+        + len(e["miss_reasons"])
+        + 1  # position
+        + sum(e.get(k) is not None for k in ("rank_range", "rank_letters", "agent_ready"))
+        for e in scored
+    )
+    expected += sum(len(p) - 2 for p in board["comparisons"]["pairs"]) + len(board["comparisons_public"]["pairs"])
+    expected += board.get("power") is not None
+    tally = next(line for line in lines if line.startswith("figures of leaderboard.json: "))
+    derived = sum(len(e["breakdown"]["split"]["public"]) for e in scored) + len(board["comparisons_public"]["pairs"])
+    assert tally.startswith(f"figures of leaderboard.json: {expected}, of which {derived} re-derived"), tally
+    assert tally.endswith(" 0 different") and " 0 checked" not in tally and " 0 unverifiable" not in tally, tally
+    # the methodology page says which figures a reader can re-derive, check against parts, or not verify
+    page = LexborHTMLParser((folder / "methodology.html").read_text()).css_first("section, main").text()
+    for said_on_page in (
+        "Re-derived from the public evidence",
+        "Checked against the published parts",
+        "Not verifiable",
+    ):
+        assert said_on_page in page
+    assert "breakdown.split.holdout" in page and "holdout_commitments.json" in page
     # every verdict the published files show is one of those re-derived (all three vendors, every public row)
     published = list(csv.DictReader((folder / "public_row_scores.csv").open()))
     assert {r["vendor"] for r in published} == set(published_site.vendors)
@@ -178,6 +207,88 @@ def test_a_tampered_folder_is_caught_and_the_difference_named(
     assert code == 1 and lines[-1] == f"{len(found)} difference{'s' if len(found) != 1 else ''}"
     for line in expected:
         assert any(d.startswith(line) for d in found), (line, found)
+
+
+def rewrite_board(folder: Path, change) -> None:
+    board = json.loads((folder / "leaderboard.json").read_text())
+    change(board)
+    (folder / "leaderboard.json").write_text(json.dumps(board, indent=2, sort_keys=True) + "\n")
+
+
+def entry_of(board: dict, vendor: str) -> dict:
+    return next(e for e in board["vendors"] if e["vendor"] == vendor)
+
+
+@pytest.mark.parametrize(
+    "tamper",
+    ["overall correct_rate", "overall n", "overall interval", "holdout figure", "stratum figure", "CSV figure"],
+)
+def test_a_tampered_headline_figure_is_named_as_the_one_difference(
+    published_site, tmp_path, monkeypatch, capsys, no_network, tamper
+):
+    """Issue 32 item 5: a figure over all rows (or a copy of it) changed by hand is caught, through
+    the public and holdout parts it is made of, and named as the only difference."""
+    folder = downloaded(published_site, tmp_path)
+    board = json.loads((folder / "leaderboard.json").read_text())
+    vendor = board["vendors"][0]["vendor"]
+    figure = entry_of(board, vendor)["metrics"]["correct_rate"]
+    if tamper == "overall correct_rate":
+        raised = round(figure["value"] + 0.013, 6)
+        rewrite_board(folder, lambda b: entry_of(b, vendor)["metrics"]["correct_rate"].update(value=raised))
+        expected = (
+            f"leaderboard.json · vendor {vendor} · metrics.correct_rate.value (public + holdout): "
+            f"published {raised!r}, derived {figure['value']!r}"
+        )
+    elif tamper == "overall n":
+        rewrite_board(folder, lambda b: entry_of(b, vendor)["metrics"]["correct_rate"].update(n=figure["n"] + 1))
+        expected = (
+            f"leaderboard.json · vendor {vendor} · metrics.correct_rate.n (public + holdout): "
+            f"published {figure['n'] + 1}, derived {figure['n']}"
+        )
+    elif tamper == "overall interval":
+        low = round(figure["low"] - 0.004, 6)
+        rewrite_board(folder, lambda b: entry_of(b, vendor)["metrics"]["correct_rate"].update(low=low))
+        expected = (
+            f"leaderboard.json · vendor {vendor} · metrics.correct_rate.low (public + holdout): "
+            f"published {low!r}, derived {figure['low']!r}"
+        )
+    elif tamper == "holdout figure":  # one more correct row, value and interval made to agree: the sum does not
+        held = entry_of(board, vendor)["breakdown"]["split"]["holdout"]["correct_rate"]
+        count = round(held["value"] * held["n"]) - 1
+        iv = wilson_interval(count, held["n"])
+        moved = {"value": round(iv.value, 6), "low": round(iv.low, 6), "high": round(iv.high, 6)}
+        rewrite_board(
+            folder, lambda b: entry_of(b, vendor)["breakdown"]["split"]["holdout"]["correct_rate"].update(moved)
+        )
+        expected = f"leaderboard.json · vendor {vendor} · metrics.correct_rate.value (public + holdout): published {figure['value']!r}"
+    elif tamper == "stratum figure":
+        stratum = sorted(entry_of(board, vendor)["breakdown"]["stratum"])[0]
+        part = entry_of(board, vendor)["breakdown"]["stratum"][stratum]["correct_rate"]
+        raised = round(part["value"] + 0.013, 6)
+        rewrite_board(
+            folder, lambda b: entry_of(b, vendor)["breakdown"]["stratum"][stratum]["correct_rate"].update(value=raised)
+        )
+        expected = f"leaderboard.json · vendor {vendor} · breakdown.stratum.{stratum}.correct_rate.value (no count over n = {part['n']} gives it): published {raised!r}"
+    else:
+        rows = list(csv.DictReader((folder / "leaderboard.csv").open()))
+        row = next(r for r in rows if r["vendor"] == vendor)
+        was, row["correct_rate"] = row["correct_rate"], str(round(float(row["correct_rate"]) + 0.013, 6))
+        with (folder / "leaderboard.csv").open("w") as f:
+            writer = csv.DictWriter(f, fieldnames=list(rows[0]), lineterminator="\n")
+            writer.writeheader()
+            writer.writerows(rows)
+        expected = (
+            f"leaderboard.csv · vendor {vendor} · correct_rate (against leaderboard.json): "
+            f"published {row['correct_rate']!r}, derived {was!r}"
+        )
+    code, lines = run_reproduce(folder, tmp_path, monkeypatch, capsys)
+    found = differences(lines)
+    assert code == 1 and any(d.startswith(expected) for d in found), (expected, found)
+    if tamper == "holdout figure":  # every figure resting on it disagrees: the overall ones and the vendor file's copy
+        return
+    assert lines[-1] == "1 difference", "\n".join(lines)
+    tally = next(line for line in lines if line.startswith("figures of leaderboard.json: "))
+    assert tally.endswith(f" {0 if tamper == 'CSV figure' else 1} different"), tally
 
 
 def private_needles(site) -> list[dict]:
