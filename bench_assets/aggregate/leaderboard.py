@@ -34,6 +34,7 @@ from bench_assets.metrics import (
     PairedComparison,
     PairedRanking,
     PowerStatement,
+    identity_rules,
     ranking_from_comparisons,
 )
 from bench_assets.storage.warehouse import Warehouse
@@ -291,6 +292,8 @@ def build_leaderboard(
         "headline_eligible": any(e["headline_eligible"] for e in entries),
         "vendors": entries,
         "versions": versions,
+        # the document identity rules hit@k applied (`metrics.identity_rules`), with their version
+        "identity_rules": identity_rules(),
     }
 
 

@@ -369,6 +369,7 @@ VERDICT_FIELDS = (
     "first_hit_rank",
     "fidelity",
     "answer_score",
+    "miss_reason",
     "billed_usd",
     "latency_ms",
 )

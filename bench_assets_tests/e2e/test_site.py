@@ -494,6 +494,28 @@ def test_drilldown_shows_how_each_row_was_scored(published_site):
     assert golden, "a search row's golden URL is marked where a vendor returned it"
     answer = html(next(p for p in sorted((out / "queries").glob("*-a.html"))))
     assert answer.css_first("#verdicts") is not None
+    # why a vendor missed a row: on the row's page, as public_row_scores.csv has it, and counted on its page
+    rows = list(csv.DictReader(io.StringIO((out / "public_row_scores.csv").read_text())))
+    missed = [r for r in rows if r["correct"] in ("False", "false") and r["miss_reason"]]
+    assert missed, "the demo has public rows a vendor did not get right"
+    assert all(r["miss_reason"] for r in rows if r["correct"] in ("False", "false")), "every miss has a reason"
+    assert not any(r["miss_reason"] for r in rows if r["correct"] in ("True", "true"))
+    for r in missed[:: max(1, len(missed) // 12)]:
+        page = html(out / "queries" / f"{r['row_id']}.html")
+        shown = page.css_first(f"section#{r['vendor']} p.miss-reason")
+        assert shown is not None and shown.attributes["data-miss-reason"] == r["miss_reason"], r
+        assert publish_format.miss_reason_label(r["miss_reason"]) in shown.text(), r
+        cell = page.css_first(f"#verdicts tr[data-vendor={r['vendor']}] span.miss-reason")
+        assert cell is not None and cell.attributes["data-miss-reason"] == r["miss_reason"]
+    for entry in scored(board_of(published_site)):
+        page = html(out / "vendors" / f"{entry['vendor']}.html")
+        counts = {
+            tr.attributes["data-miss-reason"]: int(tr.css("td")[2].text(strip=True))
+            for tr in page.css("#miss-reasons-table tbody tr")
+        }
+        assert counts == entry["miss_reasons"], entry["vendor"]
+        public = [r for r in missed if r["vendor"] == entry["vendor"]]
+        assert all(counts.get(r["miss_reason"], 0) >= 1 for r in public)
 
 
 def test_a_stored_verdict_that_is_not_what_the_archive_scores_to_stops_publication(published_site, simulator):
@@ -702,6 +724,18 @@ def test_methodology_is_generated_from_the_code(published_site, tmp_path, monkey
         for tr in page.css("#response-classes-table tbody tr")
     }
     assert list(classes) == list(RESPONSE_CLASSES) and all(classes.values())
+    # the identity rules hit@k applied, versioned, as leaderboard.json carries them
+    rules = metrics.identity_rules()
+    assert board_of(published_site)["identity_rules"] == json.loads(json.dumps(rules))
+    assert page.css_first("#identity-rules-version").text() == rules["version"]
+    shown = {tr.attributes["data-registry"]: tr for tr in page.css("#identity-rules-table tbody tr")}
+    assert list(shown) == [r["registry"] for r in rules["registries"]]
+    for r in rules["registries"]:
+        forms = [c.text() for c in shown[r["registry"]].css("td")[2].css("code")]
+        assert forms == r["url_forms"], r["registry"]
+    from bench_assets.score.miss_reasons import MISS_REASONS
+
+    assert [tr.attributes["data-miss-reason"] for tr in page.css("#miss-reasons-table tbody tr")] == list(MISS_REASONS)
     # the eligibility thresholds are stated as the rules use them
     from bench_assets.aggregate import eligibility
 
