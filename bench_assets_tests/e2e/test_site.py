@@ -678,6 +678,13 @@ def test_links_out_are_citations_but_nothing_loads_from_off_the_machine(publishe
             f"vendors/{exa['vendor']}.html -> https://docs.example-vendor.test/agents/device-code",
             f"vendors/{exa['vendor']}.html -> https://exa.ai/docs/x402",
         ]
+        # the methodology cites where each registry documents the URL forms its identity rule reads
+        + [
+            f"methodology.html -> {c['url']}"
+            for r in metrics.identity_rules()["registries"]
+            for c in r["citations"]
+            if publish_format.external_href(c["url"])
+        ]
     )
     assert found["remote_assets"] == [] and found["broken"] == [] and found["unsafe"] == [], found
     page = (tmp_path / "site" / "vendors" / f"{other['vendor']}.html").read_text()
