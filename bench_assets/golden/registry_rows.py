@@ -16,6 +16,7 @@ import hmac
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import date
 
 from bench_assets.golden.registry_fetch import RegistryOutcome
 from bench_assets.golden.rows import (
@@ -205,7 +206,7 @@ def record_tasks(record: RegistryRecord) -> dict[str, SearchTask | ExtractTask |
     return {}
 
 
-def published_on(record: RegistryRecord) -> str | None:
+def published_on(record: RegistryRecord) -> date | None:
     """The day a record's page was published, where the registry's record states it as an ISO
     date: a Federal Register document's `publication_date` (API v1 documents), or else the date
     its `html_url` is filed under (`/documents/YYYY/MM/DD/<number>/<slug>`, the publication date;
@@ -217,7 +218,12 @@ def published_on(record: RegistryRecord) -> str | None:
     if not day:
         dated = re.search(r"/documents/([0-9]{4})/([0-9]{2})/([0-9]{2})/", str(record.fields.get("html_url") or ""))
         day = "-".join(dated.groups()) if dated else None
-    return day if isinstance(day, str) and ISO_DATE.match(day) else None
+    if not (isinstance(day, str) and ISO_DATE.match(day)):
+        return None
+    try:
+        return date.fromisoformat(day)
+    except ValueError:  # 2026-02-30: not a day
+        return None
 
 
 @dataclass

@@ -64,6 +64,11 @@ NOT_REPRODUCIBLE = (
     ),
     ("overfit_gap", "public accuracy − holdout accuracy"),
     ("response_classes, class_<name> (leaderboard.csv)", "counts over all rows"),
+    ("miss_reasons", "counts over all rows; each public row's reason is compared in public_row_scores.csv"),
+    (
+        "breakdown.fresh_lt_30d (hit@5 on fresh pages)",
+        "over all rows, the holdout's included; its rows' dates are public (public_split.jsonl published_on)",
+    ),
     (
         "comparisons.pairs and pairwise.csv: n, both_correct, a_only, b_only, neither, rate_a, rate_b",
         "counted over all rows; every p-value, interval, verdict, rank range, letter and the power statement "

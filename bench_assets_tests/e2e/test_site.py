@@ -25,6 +25,7 @@ import pytest
 from selectolax.lexbor import LexborHTMLParser as HTMLParser
 
 from bench_assets import metrics
+from bench_assets.aggregate.figures import FRESH_METRIC, FRESH_SCOPE
 from bench_assets.aggregate.leaderboard import HEADLINE_METRICS, NOT_REACHED_METRICS
 from bench_assets.manifest import load_manifest
 from bench_assets.publish import charts
@@ -97,8 +98,15 @@ def breakdown_problems(page: HTMLParser, entry: dict) -> tuple[int, list[str]]:
     """Every cell of a vendor page's breakdown tables (by task type, stratum, cohort, split) against
     the entry's `breakdown` in leaderboard.json: (cells compared, problems)."""
     compared, problems = 0, []
+    fresh = page.css_first(f"#freshness-figure dd[data-scope={FRESH_SCOPE}]")
+    figure = ((entry["breakdown"].get(FRESH_SCOPE) or {}).get("search") or {}).get(FRESH_METRIC)
+    if fresh is None:
+        problems.append("no freshness figure")
+    else:  # a dash where the vendor has no fresh search row
+        problems += figure_cell_problems(fresh, FRESH_METRIC, figure, f"{entry['vendor']} {FRESH_SCOPE}")
+        compared += 1
     for scope, groups in entry["breakdown"].items():
-        if not groups:
+        if not groups or scope == FRESH_SCOPE:
             continue
         table = page.css_first(f"table#breakdown-{scope}")
         if table is None:
@@ -391,6 +399,28 @@ def test_the_breakdown_comparison_fails_a_page_that_shows_the_wrong_figure(publi
         cells, problems = breakdown_problems(html(tmp_path / "site" / "vendors" / f"{e['vendor']}.html"), e)
         assert cells > 0 and problems, e["vendor"]
         assert any(" correct_rate: " in p for p in problems) and not any(" hit_at_1: " in p for p in problems)
+
+
+def test_the_freshness_figure_is_shown_where_a_vendor_has_fresh_rows_and_a_dash_elsewhere(published_site, tmp_path):
+    """The demo's planted pages are dated months before any fetch, so no vendor has a fresh row
+    there (every vendor page shows a dash, checked above); a vendor with fresh rows shows its hit@5
+    with n and interval, and the check catches a page that does not."""
+    board = board_of(published_site)
+    assert board["freshness"]["scope"] == FRESH_SCOPE and board["freshness"]["metric"] == FRESH_METRIC
+    mutated = copy.deepcopy(board)
+    first, second = scored(mutated)[:2]
+    iv = metrics.wilson_interval(2, 3)
+    first["breakdown"][FRESH_SCOPE] = {
+        "search": {FRESH_METRIC: {"value": iv.value, "n": 3, "low": iv.low, "high": iv.high}}
+    }
+    manifest = load_manifest(published_site.home / "data" / "snapshots" / published_site.snapshot / "manifest.yaml")
+    SiteInputs(mutated, manifest, [], []).render(tmp_path / "site")
+    page = html(tmp_path / "site" / "vendors" / f"{first['vendor']}.html")
+    assert breakdown_problems(page, first)[1] == []
+    assert "n=3" in page.css_first("#freshness-figure").text()
+    assert breakdown_problems(page, scored(board)[0])[1]  # the published record has no such figure: caught
+    other = html(tmp_path / "site" / "vendors" / f"{second['vendor']}.html")
+    assert other.css_first("#freshness-figure .na").text() == "—"
 
 
 def test_drilldown_verdicts_add_up_to_the_published_public_split_figures(published_site):

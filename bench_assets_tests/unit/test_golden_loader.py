@@ -241,7 +241,9 @@ def test_a_rows_publication_date_is_kept_and_written_only_when_known(tmp_path):
 
     from bench_assets.golden.rows import dump_golden_rows
 
-    rows = load_golden_file(write_rows(tmp_path, [{**GOOD, "published_on": "2026-11-02"}, {**GOOD, "id": "docs-002-s"}]))
+    rows = load_golden_file(
+        write_rows(tmp_path, [{**GOOD, "published_on": "2026-11-02"}, {**GOOD, "id": "docs-002-s"}])
+    )
     assert rows[0].published_on == date(2026, 11, 2) and rows[1].published_on is None
     dump_golden_rows(rows, tmp_path / "again.jsonl")
     written = [json.loads(line) for line in (tmp_path / "again.jsonl").read_text().splitlines()]

@@ -37,17 +37,23 @@ def test_a_federal_register_row_is_dated_by_its_records_publication_date():
     from datetime import date
 
     from bench_assets.golden.registry_rows import published_on
-
     from bench_assets.registries import federal_register
 
     records = extract_records()
     fr = records["federal_register"][0]  # the extract's record lists no publication_date: its page's path dates it
     day = re.search(r"/documents/(\d{4})/(\d{2})/(\d{2})/", fr.fields["html_url"]).groups()
-    assert published_on(fr) == "-".join(day) and date.fromisoformat(published_on(fr))
+    assert published_on(fr) == date.fromisoformat("-".join(day))
     assert published_on(records["rfc_editor"][0]) is None  # only a registry that states a day dates its rows
     # a record with its publication_date (a field the documents request asks for) is dated by it
     doc = {**fr.fields, "publication_date": "2026-11-20"}
     request = federal_register.requests({})[0]
     parsed = federal_register.parse(request, json.dumps({"count": 1, "results": [doc]}))
-    assert published_on(parsed.records[0]) == "2026-11-20"
-    assert published_on(federal_register.parse(request, json.dumps({"results": [{**doc, "publication_date": "11/20/2026"}]})).records[0]) is None
+    assert published_on(parsed.records[0]) == date(2026, 11, 20)
+    assert (
+        published_on(
+            federal_register.parse(
+                request, json.dumps({"results": [{**doc, "publication_date": "11/20/2026"}]})
+            ).records[0]
+        )
+        is None
+    )
