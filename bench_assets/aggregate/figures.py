@@ -208,8 +208,10 @@ def vendor_metrics(snapshot_id: str, scores: pd.DataFrame, fresh_rows: Collectio
         for cls in RESPONSE_CLASSES:
             count = int((df["response_class"] == cls).sum())
             rows.append([snapshot_id, vendor, "response_class", cls, "count", float(count), len(df), None, None])
-        fresh = scored[(scored["task_type"] == "search") & scored["row_id"].isin(set(fresh_rows))]
-        if fresh_rows and len(fresh):
+        fresh = (
+            scored[(scored["task_type"] == "search") & scored["row_id"].isin(set(fresh_rows))] if fresh_rows else None
+        )
+        if fresh is not None and len(fresh):
             hits = int(fresh[FRESH_METRIC].fillna(False).sum())
             _prop(rows, snapshot_id, vendor, FRESH_SCOPE, "search", FRESH_METRIC, hits, len(fresh))
         # Why the rows the vendor did not get right were missed (`score.miss_reasons`), over its scored rows.

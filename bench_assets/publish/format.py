@@ -234,11 +234,11 @@ def sort_value(fig: Mapping[str, Any] | None) -> str:
     return repr(float(fig["value"]))
 
 
-def miss_reason_label(reason: str | None) -> str:
+def miss_reason_label(reason: Any) -> str:
     """A miss reason (`score.miss_reasons`, e.g. ``call_failed:timeout``) in plain words: its
     code's label, and what it is about after a colon with underscores read as spaces
     ("the call failed: timeout", "fields fell short: title, anchor phrases"); empty for none."""
-    if not reason:
+    if not isinstance(reason, str) or not reason:  # None, or a missing cell read as NaN
         return ""
     code, _, about = reason.partition(":")
     label = MISS_REASON_LABELS.get(code, code.replace("_", " "))

@@ -71,6 +71,7 @@ def test_every_code_is_described_and_counts_are_ordered():
     ):
         assert miss_code(reason) in MISS_REASONS
     assert count_miss_reasons(["b", None, "a", "b", "c", "a", "b"]) == {"b": 3, "a": 2, "c": 1}
+    assert count_miss_reasons(["a", float("nan"), pd.NA, ""]) == {"a": 1}  # missing cells are no reason
 
 
 def test_the_leaderboard_record_counts_them_per_vendor():
