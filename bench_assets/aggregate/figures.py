@@ -19,12 +19,21 @@ correct rate over the task types every scored vendor supports (`shared_task_type
 counted per response class (`scope = "response_class"`, over all the vendor's rows) and, for the
 rows not correct, per miss reason (`scope = "miss_reason"`, n the vendor's scored rows).
 
+Freshness (`scope = "fresh_lt_30d"`, value `search`): hit@5 over the vendor's search rows whose
+golden page was published less than 30 days before the snapshot's fetch (`fresh_row_ids`: the
+row's `published_on`, which the Federal Register's records and dated planted pages give, against
+the day of the snapshot's first fetch run), with its Wilson interval; no figure when the vendor
+has no such row.
+
 Each side of the split also gets its own spend, cost per correct, latency percentiles and
 ranking figure (`correct_rate_shared`): the public side's figures are the ones a reader can
 re-derive from the published evidence bundle (`bench reproduce`).
 """
 
 from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from datetime import date
 
 import pandas as pd
 
@@ -45,6 +54,33 @@ HEADLINE_MIN_N = 10
 CHART_MIN_N = 20
 RANKING_SCOPE = "ranking"
 MISS_REASON_SCOPE = "miss_reason"
+# Freshness: rows whose golden page was under FRESH_DAYS days old when the snapshot was fetched.
+FRESH_DAYS = 30
+FRESH_SCOPE = "fresh_lt_30d"
+FRESH_METRIC = "hit_at_5"
+
+
+def fresh_row_ids(published_on: Mapping[str, date | None], fetched_on: date | None, days: int = FRESH_DAYS) -> set[str]:
+    """The rows whose golden page was published less than `days` days before `fetched_on` (the
+    day the snapshot's fetch began): 0 <= fetched_on - published_on < days. Rows without a date,
+    or dated after the fetch, are not fresh; with no fetch day, no row is."""
+    if fetched_on is None:
+        return set()
+    return {row for row, day in published_on.items() if day is not None and 0 <= (fetched_on - day).days < days}
+
+
+def snapshot_fresh_rows(warehouse: Warehouse, snapshot_id: str) -> set[str]:
+    """`fresh_row_ids` of the snapshot: its golden rows' `published_on` against the day of its
+    first fetch run (`fetch_versions.recorded_at`, published in leaderboard.json `versions.fetch`)."""
+    runs = warehouse.rows("fetch_versions", snapshot_id, columns=["recorded_at"])
+    if runs.empty:
+        return set()
+    fetched_on = pd.Timestamp(runs["recorded_at"].min()).tz_convert("UTC").date()
+    golden = warehouse.rows("golden_rows", snapshot_id, columns=["row_id", "published_on"])
+    dated = {
+        str(r): date.fromisoformat(str(d)) for r, d in zip(golden["row_id"], golden["published_on"]) if not pd.isna(d)
+    }
+    return fresh_row_ids(dated, fetched_on)
 
 
 def _prop(rows: list, snapshot: str, vendor: str, scope: str, value: str, metric: str, successes: int, n: int) -> None:
@@ -120,14 +156,16 @@ def shared_task_types(scores: pd.DataFrame) -> list[str]:
 
 
 _READ_COLUMNS = frozenset(
-    {"vendor", "task_type", "stratum", "cohort", "split", "response_class", "correct", "fidelity", "answer_score"}
+    {"vendor", "row_id", "task_type", "stratum", "cohort", "split", "response_class", "correct", "fidelity"}
+    | {"answer_score"}
     | {"miss_reason"}
     | {"billed_usd", "latency_ms", "hit_at_1", "hit_at_3", "hit_at_5", "hit_at_10"}
 )
 
 
-def vendor_metrics(snapshot_id: str, scores: pd.DataFrame) -> pd.DataFrame:
-    """Compute the long metrics table of a snapshot from its row scores."""
+def vendor_metrics(snapshot_id: str, scores: pd.DataFrame, fresh_rows: Collection[str] = ()) -> pd.DataFrame:
+    """Compute the long metrics table of a snapshot from its row scores; `fresh_rows` are the
+    rows the freshness figure counts (`fresh_row_ids`)."""
     rows: list = []
     shared = shared_task_types(scores)
     # only the columns a figure reads: each scope's rows are taken again and again, and taking
@@ -170,6 +208,12 @@ def vendor_metrics(snapshot_id: str, scores: pd.DataFrame) -> pd.DataFrame:
         for cls in RESPONSE_CLASSES:
             count = int((df["response_class"] == cls).sum())
             rows.append([snapshot_id, vendor, "response_class", cls, "count", float(count), len(df), None, None])
+        fresh = (
+            scored[(scored["task_type"] == "search") & scored["row_id"].isin(set(fresh_rows))] if fresh_rows else None
+        )
+        if fresh is not None and len(fresh):
+            hits = int(fresh[FRESH_METRIC].fillna(False).sum())
+            _prop(rows, snapshot_id, vendor, FRESH_SCOPE, "search", FRESH_METRIC, hits, len(fresh))
         # Why the rows the vendor did not get right were missed (`score.miss_reasons`), over its scored rows.
         reasons = count_miss_reasons(scored["miss_reason"].tolist()) if "miss_reason" in scored else {}
         for reason, count in reasons.items():
@@ -203,6 +247,7 @@ def snapshot_metrics(warehouse: Warehouse, snapshot_id: str) -> pd.DataFrame:
     """Every `vendor_metrics` row of the snapshot: the vendors' figures from their row scores, and
     time-to-retrievability from the sentinel probes so far."""
     scores = warehouse.rows("row_scores", snapshot_id)
-    metrics = vendor_metrics(snapshot_id, scores) if len(scores) else pd.DataFrame()
+    fresh = snapshot_fresh_rows(warehouse, snapshot_id) if len(scores) else set()
+    metrics = vendor_metrics(snapshot_id, scores, fresh) if len(scores) else pd.DataFrame()
     ttr = ttr_metrics(warehouse, snapshot_id)
     return pd.concat([metrics, ttr], ignore_index=True) if len(ttr) else metrics

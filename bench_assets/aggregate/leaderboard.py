@@ -24,7 +24,13 @@ import pandas as pd
 from bench_assets.agent_ready.records import TrialRecord, agent_ready_summary, load_trial_records
 from bench_assets.aggregate import eligibility
 from bench_assets.aggregate.comparisons import comparisons_from_frame, vendor_comparisons
-from bench_assets.aggregate.figures import MISS_REASON_SCOPE, RANKING_SCOPE
+from bench_assets.aggregate.figures import (
+    FRESH_DAYS,
+    FRESH_METRIC,
+    FRESH_SCOPE,
+    MISS_REASON_SCOPE,
+    RANKING_SCOPE,
+)
 from bench_assets.fetch.classify import RESPONSE_CLASSES
 from bench_assets.fetch.versions import recorded_versions
 from bench_assets.manifest import Manifest
@@ -34,6 +40,7 @@ from bench_assets.metrics import (
     PairedComparison,
     PairedRanking,
     PowerStatement,
+    identity_rules,
     ranking_from_comparisons,
 )
 from bench_assets.storage.warehouse import Warehouse
@@ -76,6 +83,10 @@ PUBLIC_METRICS = [
 # A Kaplan–Meier median that never falls to 1/2 is "not reached": its figure has value null and
 # n > 0 (a vendor with no sentinel subject has no figure at all). The CSV spells the flag out.
 NOT_REACHED_METRICS = ["ttr_median_hours"]
+# A vendor's figures by group: task type, stratum, cohort, split, and freshness (hit@5 on the search
+# rows whose golden page was under FRESH_DAYS days old at the fetch: `fresh_lt_30d.search`, absent
+# when the vendor has no such row).
+BREAKDOWN_SCOPES = ("task_type", "stratum", "cohort", "split", FRESH_SCOPE)
 # Positions: the correct rate over the task types every scored vendor supports
 # (`aggregate.shared_task_types`), so every vendor is compared on the same rows; the record's
 # `ranking` names the metric used, its task types and a note.
@@ -201,7 +212,7 @@ def build_leaderboard(
             overall[RANK_METRIC] = figure_of(r)
             shared = str(r["scope_value"]).split(",")
         breakdown: dict[str, dict[str, dict[str, Any]]] = {}
-        for scope in ("task_type", "stratum", "cohort", "split"):
+        for scope in BREAKDOWN_SCOPES:
             part = m[m["scope"] == scope]
             breakdown[scope] = {}
             for value, grp in part.groupby("scope_value", sort=True):
@@ -291,6 +302,17 @@ def build_leaderboard(
         "headline_eligible": any(e["headline_eligible"] for e in entries),
         "vendors": entries,
         "versions": versions,
+        # the document identity rules hit@k applied (`metrics.identity_rules`), with their version
+        "identity_rules": identity_rules(),
+        "freshness": {
+            "scope": FRESH_SCOPE,
+            "metric": FRESH_METRIC,
+            "days": FRESH_DAYS,
+            "note": f"{FRESH_METRIC} over the search rows whose golden page was published less than {FRESH_DAYS} days "
+            "before the snapshot's first fetch run (the row's published_on, in public_split.jsonl, against the first "
+            "versions.fetch recorded_at); each vendor's figure is breakdown."
+            f"{FRESH_SCOPE}.search.{FRESH_METRIC}, absent when it has no such row.",
+        },
     }
 
 

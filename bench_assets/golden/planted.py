@@ -733,6 +733,7 @@ def page_rows(page: Page, base: str, cohort: str) -> list[GoldenRow]:
         "stratum": page.stratum,
         "provenance": "planted",
         "verification": PLANTED_VERIFICATION,
+        "published_on": page.published,  # the date the page states (article:published_time)
     }
     return [
         GoldenRow(id=f"{base}-s", task=SearchTask(type="search", query=page.query, golden_urls=[page.url]), **common),

@@ -16,9 +16,18 @@ import hmac
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import date
 
 from bench_assets.golden.registry_fetch import RegistryOutcome
-from bench_assets.golden.rows import AnswerTask, ExtractTask, GoldenRow, SearchTask, SourceRecord, Verification
+from bench_assets.golden.rows import (
+    ISO_DATE,
+    AnswerTask,
+    ExtractTask,
+    GoldenRow,
+    SearchTask,
+    SourceRecord,
+    Verification,
+)
 from bench_assets.manifest import Manifest, RegistrySpec
 from bench_assets.metrics import canonical_text
 from bench_assets.registries import get_registry, rfc_editor
@@ -197,6 +206,26 @@ def record_tasks(record: RegistryRecord) -> dict[str, SearchTask | ExtractTask |
     return {}
 
 
+def published_on(record: RegistryRecord) -> date | None:
+    """The day a record's page was published, where the registry's record states it as an ISO
+    date: a Federal Register document's `publication_date` (API v1 documents), or else the date
+    its `html_url` is filed under (`/documents/YYYY/MM/DD/<number>/<slug>`, the publication date;
+    `federal_register.url_forms` reads it the same way). None for other registries, and for a date
+    in another form."""
+    if record.registry != "federal_register":
+        return None
+    day = record.fields.get("publication_date")
+    if not day:
+        dated = re.search(r"/documents/([0-9]{4})/([0-9]{2})/([0-9]{2})/", str(record.fields.get("html_url") or ""))
+        day = "-".join(dated.groups()) if dated else None
+    if not (isinstance(day, str) and ISO_DATE.match(day)):
+        return None
+    try:
+        return date.fromisoformat(day)
+    except ValueError:  # 2026-02-30: not a day
+        return None
+
+
 @dataclass
 class StratumDraw:
     """The draw of one registry's stratum: rows drawn, the reserve, and the counts an operator sees."""
@@ -242,6 +271,7 @@ def record_rows(record: RegistryRecord, outcome: RegistryOutcome, spec: Registry
             provenance="registry",
             verification=verification,
             task=task,
+            published_on=published_on(record),
         )
         for kind, task in record_tasks(record).items()
         if kind in spec.tasks and not (task.type == "extract" and not (task.title or task.anchor_phrases))

@@ -7,7 +7,8 @@ Rows come from a registry, from a person who checked them by hand, or from pages
 from __future__ import annotations
 
 import json
-from datetime import datetime
+import re
+from datetime import date, datetime
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -269,8 +270,16 @@ class AnswerTask(_Strict):
 Task = Annotated[SearchTask | ExtractTask | AnswerTask, Field(discriminator="type")]
 
 
+ISO_DATE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
+
+
 class GoldenRow(_Strict):
-    """One verified golden row."""
+    """One verified golden row.
+
+    ``published_on`` is the day the golden page was published, where its source states it (the
+    Federal Register's ``publication_date``, a planted page's date): an ISO date (``YYYY-MM-DD``),
+    optional, written only when known. It decides which rows the freshness figure counts
+    (`aggregate.figures.fresh_row_ids`)."""
 
     id: str = Field(pattern=ID_PATTERN)
     cohort: str = Field(min_length=1)
@@ -278,6 +287,24 @@ class GoldenRow(_Strict):
     provenance: Literal["registry", "hand_verified", "planted"]
     verification: Verification
     task: Task
+    published_on: date | None = None
+
+    @field_validator("published_on", mode="before")
+    @classmethod
+    def _iso_day(cls, value: object) -> object:
+        # only a day written as YYYY-MM-DD (pydantic alone also takes a number of seconds or a datetime)
+        if value is None or type(value) is date:
+            return value
+        if not isinstance(value, str) or not ISO_DATE.match(value):
+            raise ValueError(f"published_on must be an ISO date (YYYY-MM-DD), not {value!r}")
+        return value
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> dict:
+        data = handler(self)
+        if data.get("published_on") is None:  # rows without a date are written as before the field existed
+            data.pop("published_on", None)
+        return data
 
     @property
     def task_type(self) -> str:

@@ -26,6 +26,7 @@ def golden_frame(snapshot_id: str, numbered: Iterable[tuple[int, GoldenRow]], so
                 "request_text": r.request_text,
                 "task_json": r.task.model_dump_json(),
                 "verification_json": r.verification.model_dump_json(),
+                "published_on": None if r.published_on is None else r.published_on.isoformat(),
                 "source_file": source_file,
                 "source_line": line,
             }
@@ -40,7 +41,7 @@ def load_golden_rows(warehouse: Warehouse, snapshot_id: str) -> list[GoldenRow]:
         "golden_rows",
         snapshot_id,
         order_by="source_line",
-        columns=["row_id", "cohort", "stratum", "provenance", "task_json", "verification_json"],
+        columns=["row_id", "cohort", "stratum", "provenance", "task_json", "verification_json", "published_on"],
     )
     if df.empty:
         raise NotReadyError(f"no golden rows for {snapshot_id}: materialize golden_rows first")
@@ -53,6 +54,7 @@ def load_golden_rows(warehouse: Warehouse, snapshot_id: str) -> list[GoldenRow]:
                 "provenance": r.provenance,
                 "task": json.loads(r.task_json),
                 "verification": json.loads(r.verification_json),
+                "published_on": None if pd.isna(r.published_on) else str(r.published_on),
             }
         )
         for r in df.itertuples(index=False)

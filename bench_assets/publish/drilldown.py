@@ -221,7 +221,9 @@ def vendor_entries(
         if row.task.type == "extract":
             top = parsed[0] if parsed and verdict is not None else None
             # what was matched is the vendor's text: shown only where its terms allow
-            items = field_items(row.task, top, verdict) if top and verdict and verdict.fields and level != "digests" else {}
+            items = (
+                field_items(row.task, top, verdict) if top and verdict and verdict.fields and level != "digests" else {}
+            )
             entry["fidelity_fields"] = (
                 [
                     {
@@ -369,6 +371,7 @@ VERDICT_FIELDS = (
     "first_hit_rank",
     "fidelity",
     "answer_score",
+    "miss_reason",
     "billed_usd",
     "latency_ms",
 )

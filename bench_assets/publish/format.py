@@ -100,6 +100,20 @@ CLASS_MEANINGS = {
     "unsupported": "the vendor has no such capability: left out of its denominator",
 }
 
+# A short label per miss reason code (`score.miss_reasons.MISS_REASONS` says what each means in
+# full; docs/miss_reasons.md lists them): what a row's page and a vendor's page show.
+MISS_REASON_LABELS = {
+    "call_failed": "the call failed",
+    "no_results": "no results",
+    "golden_below_k": "the golden document, ranked too low to count",
+    "golden_site_other_document": "the golden site, another document",
+    "not_returned": "the golden document not returned",
+    "extract_no_text": "no text extracted",
+    "extract_fields": "fields fell short",
+    "answer_not_found": "the answer not found",
+    "answer_rubric": "the rubric gave less than full credit",
+}
+
 
 MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable("table")
 
@@ -218,6 +232,19 @@ def sort_value(fig: Mapping[str, Any] | None) -> str:
     if not fig or fig.get("value") is None:
         return ""
     return repr(float(fig["value"]))
+
+
+def miss_reason_label(reason: Any) -> str:
+    """A miss reason (`score.miss_reasons`, e.g. ``call_failed:timeout``) in plain words: its
+    code's label, and what it is about after a colon with underscores read as spaces
+    ("the call failed: timeout", "fields fell short: title, anchor phrases"); empty for none."""
+    if not isinstance(reason, str) or not reason:  # None, or a missing cell read as NaN
+        return ""
+    code, _, about = reason.partition(":")
+    label = MISS_REASON_LABELS.get(code, code.replace("_", " "))
+    if not about:
+        return label
+    return f"{label}: {', '.join(part.replace('_', ' ') for part in about.split(','))}"
 
 
 def metric_label(metric: str) -> str:

@@ -16,7 +16,8 @@ from bench_assets.aggregate import figures as aggregate
 from bench_assets.fetch.classify import RESPONSE_CLASSES
 from bench_assets.manifest import Manifest
 from bench_assets.metrics import paired as paired_stats
-from bench_assets.publish.format import CLASS_MEANINGS, MARKDOWN, docstring_html
+from bench_assets.publish.format import CLASS_MEANINGS, MARKDOWN, MISS_REASON_LABELS, docstring_html
+from bench_assets.score.miss_reasons import MISS_REASONS
 
 # The definitions the methodology page cites: each function's own docstring and source line.
 DEFINITIONS = [
@@ -115,6 +116,9 @@ def methodology_context(manifest: Manifest) -> dict[str, Any]:
         "comparisons": docstring_html(comparisons.__doc__ or ""),
         "paired": docstring_html(paired_stats.__doc__ or ""),
         "classes": [(c, CLASS_MEANINGS.get(c, "")) for c in RESPONSE_CLASSES],
+        # the rules a result names the golden document by, as leaderboard.json publishes them
+        "identity": metrics.identity_rules(),
+        "miss_reasons": [(code, MISS_REASON_LABELS.get(code, ""), meaning) for code, meaning in MISS_REASONS.items()],
     }
 
 

@@ -70,12 +70,14 @@ from bench_assets.publish.format import (
     illustrative_marker,
     metric_description,
     metric_label,
+    miss_reason_label,
     sort_value,
     verdict_in_context,
 )
 from bench_assets.publish.methodology import known_limitations, methodology_context
 from bench_assets.runtime import collector_paused, in_processes, worker_count
 from bench_assets.runtime.packed import CHUNK_ROWS
+from bench_assets.score.miss_reasons import MISS_REASONS, miss_code
 from bench_assets.split.leaks import text_encoding
 
 # No page lists more rows than this: a snapshot of thousands of public rows lists them over several
@@ -134,6 +136,9 @@ def _environment() -> Environment:
         pvalue=format_p,
         points=format_points,
         external=external_href,
+        missed=miss_reason_label,
+        miss_code=miss_code,
+        miss_meanings=MISS_REASONS,
         correct_threshold=metrics.CORRECT_THRESHOLD,
         aggregate_min_n=eligibility.AGGREGATE_MIN_N,
         chart_min_n=eligibility.CHART_MIN_N,

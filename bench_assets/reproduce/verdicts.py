@@ -46,6 +46,8 @@ from bench_assets.score.partition import RowEvidence, score_rows
 
 # A URL that stands for one the bundle does not publish and that is no golden URL: it matches nothing.
 UNPUBLISHED_URL = "https://unpublished.invalid/rank-{rank}"
+# What a verdict that cannot be re-derived (its text not published) takes as published; the miss
+# reason is read from the same text as the verdict, so it goes with it.
 VERDICT_COLUMNS = ("correct", "fidelity", "fidelity_label", "answer_score", "answer_rule", "miss_reason")
 
 

@@ -44,7 +44,7 @@ from bench_assets.adapters import get_adapter
 from bench_assets.agent_ready.records import load_trial_records
 from bench_assets.aggregate import eligibility
 from bench_assets.aggregate.comparisons import COMPARISON_COLUMNS, vendor_comparisons
-from bench_assets.aggregate.figures import METRIC_COLUMNS, vendor_metrics
+from bench_assets.aggregate.figures import METRIC_COLUMNS, snapshot_fresh_rows, vendor_metrics
 from bench_assets.aggregate.leaderboard import build_leaderboard, public_comparisons_frame
 from bench_assets.errors import BenchInputError
 from bench_assets.fetch.versions import environment_record, recorded_versions, version_warnings
@@ -223,7 +223,8 @@ def rescore_snapshot(
     # The warehouse: every row's verdict compared, and the pairwise comparisons derived, in a forked
     # child (`runtime.ForkedJob`) while the metrics are derived here; then the board.
     with ForkedJob(row_scores_compared) as compared:
-        metrics = vendor_metrics(snapshot_id, scores) if len(scores) else pd.DataFrame(columns=METRIC_COLUMNS)
+        fresh = snapshot_fresh_rows(warehouse, snapshot_id)
+        metrics = vendor_metrics(snapshot_id, scores, fresh) if len(scores) else pd.DataFrame(columns=METRIC_COLUMNS)
         complete = {v for v, n in scores.groupby("vendor").size().items() if n == len(rows)} if len(scores) else set()
         metrics, pages, probes = _with_ttr(metrics, warehouse, manifest)
         # Agent-ready trials are evidence like raw responses: read as archived, not re-run; so are the

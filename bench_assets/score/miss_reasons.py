@@ -103,5 +103,5 @@ def answer_miss(n_results: int, verdict: AnswerVerdict) -> str:
 
 def count_miss_reasons(reasons: Iterable[str | None]) -> dict[str, int]:
     """Rows per reason (rows without one left out), most frequent first, then by reason."""
-    counts = Counter(r for r in reasons if r)
+    counts = Counter(r for r in reasons if isinstance(r, str) and r)  # a missing cell may read as NaN
     return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))

@@ -80,6 +80,7 @@ _TABLES = (
             ("verification_json", "VARCHAR"),
             ("source_file", "VARCHAR"),
             ("source_line", "INTEGER"),
+            ("published_on", "VARCHAR"),  # ISO date, when the golden page's source states it
         ),
         key=("snapshot_id", "row_id"),
     ),

@@ -96,8 +96,26 @@ def ensure_schema(con: duckdb.DuckDBPyConnection, tables: Sequence[str] | None =
     for name in tables or tuple(TABLES):
         if name not in existing:
             con.execute(TABLES[name].create_sql())
+    _add_new_columns(con, [n for n in tables or tuple(TABLES) if n in existing])
     if tables is None and POSITION_TABLE not in existing:
         con.execute(POSITION_DDL)
+
+
+def _add_new_columns(con: duckdb.DuckDBPyConnection, names: Sequence[str]) -> None:
+    """Add to tables made before a column was declared (e.g. `golden_rows.published_on`) the
+    columns they lack, empty: a column is only ever added at the end, never changed or dropped."""
+    if not names:
+        return
+    have: dict[str, set[str]] = {}
+    for table, column in con.execute(
+        "SELECT table_name, column_name FROM duckdb_columns() "
+        "WHERE schema_name = 'main' AND database_name = current_database()"
+    ).fetchall():
+        have.setdefault(table, set()).add(column)
+    for name in names:
+        for column in TABLES[name].columns:
+            if column.name not in have.get(name, set()):
+                con.execute(f"ALTER TABLE {name} ADD COLUMN {column.name} {column.type}")
 
 
 # How DuckDB says a file is not a database it can read (truncated, overwritten, another format).

@@ -25,6 +25,7 @@ import pytest
 from selectolax.lexbor import LexborHTMLParser as HTMLParser
 
 from bench_assets import metrics
+from bench_assets.aggregate.figures import FRESH_METRIC, FRESH_SCOPE
 from bench_assets.aggregate.leaderboard import HEADLINE_METRICS, NOT_REACHED_METRICS
 from bench_assets.manifest import load_manifest
 from bench_assets.publish import charts
@@ -97,8 +98,15 @@ def breakdown_problems(page: HTMLParser, entry: dict) -> tuple[int, list[str]]:
     """Every cell of a vendor page's breakdown tables (by task type, stratum, cohort, split) against
     the entry's `breakdown` in leaderboard.json: (cells compared, problems)."""
     compared, problems = 0, []
+    fresh = page.css_first(f"#freshness-figure dd[data-scope={FRESH_SCOPE}]")
+    figure = ((entry["breakdown"].get(FRESH_SCOPE) or {}).get("search") or {}).get(FRESH_METRIC)
+    if fresh is None:
+        problems.append("no freshness figure")
+    else:  # a dash where the vendor has no fresh search row
+        problems += figure_cell_problems(fresh, FRESH_METRIC, figure, f"{entry['vendor']} {FRESH_SCOPE}")
+        compared += 1
     for scope, groups in entry["breakdown"].items():
-        if not groups:
+        if not groups or scope == FRESH_SCOPE:
             continue
         table = page.css_first(f"table#breakdown-{scope}")
         if table is None:
@@ -393,6 +401,28 @@ def test_the_breakdown_comparison_fails_a_page_that_shows_the_wrong_figure(publi
         assert any(" correct_rate: " in p for p in problems) and not any(" hit_at_1: " in p for p in problems)
 
 
+def test_the_freshness_figure_is_shown_where_a_vendor_has_fresh_rows_and_a_dash_elsewhere(published_site, tmp_path):
+    """The demo's planted pages are dated months before any fetch, so no vendor has a fresh row
+    there (every vendor page shows a dash, checked above); a vendor with fresh rows shows its hit@5
+    with n and interval, and the check catches a page that does not."""
+    board = board_of(published_site)
+    assert board["freshness"]["scope"] == FRESH_SCOPE and board["freshness"]["metric"] == FRESH_METRIC
+    mutated = copy.deepcopy(board)
+    first, second = scored(mutated)[:2]
+    iv = metrics.wilson_interval(2, 3)
+    first["breakdown"][FRESH_SCOPE] = {
+        "search": {FRESH_METRIC: {"value": iv.value, "n": 3, "low": iv.low, "high": iv.high}}
+    }
+    manifest = load_manifest(published_site.home / "data" / "snapshots" / published_site.snapshot / "manifest.yaml")
+    SiteInputs(mutated, manifest, [], []).render(tmp_path / "site")
+    page = html(tmp_path / "site" / "vendors" / f"{first['vendor']}.html")
+    assert breakdown_problems(page, first)[1] == []
+    assert "n=3" in page.css_first("#freshness-figure").text()
+    assert breakdown_problems(page, scored(board)[0])[1]  # the published record has no such figure: caught
+    other = html(tmp_path / "site" / "vendors" / f"{second['vendor']}.html")
+    assert other.css_first("#freshness-figure .na").text() == "—"
+
+
 def test_drilldown_verdicts_add_up_to_the_published_public_split_figures(published_site):
     """The per-row verdicts behind the drill-down pages give back the aggregate of the public split."""
     out, board = published_site.out, board_of(published_site)
@@ -494,6 +524,28 @@ def test_drilldown_shows_how_each_row_was_scored(published_site):
     assert golden, "a search row's golden URL is marked where a vendor returned it"
     answer = html(next(p for p in sorted((out / "queries").glob("*-a.html"))))
     assert answer.css_first("#verdicts") is not None
+    # why a vendor missed a row: on the row's page, as public_row_scores.csv has it, and counted on its page
+    rows = list(csv.DictReader(io.StringIO((out / "public_row_scores.csv").read_text())))
+    missed = [r for r in rows if r["correct"] in ("False", "false") and r["miss_reason"]]
+    assert missed, "the demo has public rows a vendor did not get right"
+    assert all(r["miss_reason"] for r in rows if r["correct"] in ("False", "false")), "every miss has a reason"
+    assert not any(r["miss_reason"] for r in rows if r["correct"] in ("True", "true"))
+    for r in missed[:: max(1, len(missed) // 12)]:
+        page = html(out / "queries" / f"{r['row_id']}.html")
+        shown = page.css_first(f"section#{r['vendor']} p.miss-reason")
+        assert shown is not None and shown.attributes["data-miss-reason"] == r["miss_reason"], r
+        assert publish_format.miss_reason_label(r["miss_reason"]) in shown.text(), r
+        cell = page.css_first(f"#verdicts tr[data-vendor={r['vendor']}] span.miss-reason")
+        assert cell is not None and cell.attributes["data-miss-reason"] == r["miss_reason"]
+    for entry in scored(board_of(published_site)):
+        page = html(out / "vendors" / f"{entry['vendor']}.html")
+        counts = {
+            tr.attributes["data-miss-reason"]: int(tr.css("td")[2].text(strip=True))
+            for tr in page.css("#miss-reasons-table tbody tr")
+        }
+        assert counts == entry["miss_reasons"], entry["vendor"]
+        public = [r for r in missed if r["vendor"] == entry["vendor"]]
+        assert all(counts.get(r["miss_reason"], 0) >= 1 for r in public)
 
 
 def test_a_stored_verdict_that_is_not_what_the_archive_scores_to_stops_publication(published_site, simulator):
@@ -656,6 +708,13 @@ def test_links_out_are_citations_but_nothing_loads_from_off_the_machine(publishe
             f"vendors/{exa['vendor']}.html -> https://docs.example-vendor.test/agents/device-code",
             f"vendors/{exa['vendor']}.html -> https://exa.ai/docs/x402",
         ]
+        # the methodology cites where each registry documents the URL forms its identity rule reads
+        + [
+            f"methodology.html -> {c['url']}"
+            for r in metrics.identity_rules()["registries"]
+            for c in r["citations"]
+            if publish_format.external_href(c["url"])
+        ]
     )
     assert found["remote_assets"] == [] and found["broken"] == [] and found["unsafe"] == [], found
     page = (tmp_path / "site" / "vendors" / f"{other['vendor']}.html").read_text()
@@ -702,6 +761,18 @@ def test_methodology_is_generated_from_the_code(published_site, tmp_path, monkey
         for tr in page.css("#response-classes-table tbody tr")
     }
     assert list(classes) == list(RESPONSE_CLASSES) and all(classes.values())
+    # the identity rules hit@k applied, versioned, as leaderboard.json carries them
+    rules = metrics.identity_rules()
+    assert board_of(published_site)["identity_rules"] == json.loads(json.dumps(rules))
+    assert page.css_first("#identity-rules-version").text() == rules["version"]
+    shown = {tr.attributes["data-registry"]: tr for tr in page.css("#identity-rules-table tbody tr")}
+    assert list(shown) == [r["registry"] for r in rules["registries"]]
+    for r in rules["registries"]:
+        forms = [c.text() for c in shown[r["registry"]].css("td")[2].css("code")]
+        assert forms == r["url_forms"], r["registry"]
+    from bench_assets.score.miss_reasons import MISS_REASONS
+
+    assert [tr.attributes["data-miss-reason"] for tr in page.css("#miss-reasons-table tbody tr")] == list(MISS_REASONS)
     # the eligibility thresholds are stated as the rules use them
     from bench_assets.aggregate import eligibility
 

@@ -225,3 +225,47 @@ def test_no_shared_task_type_gives_no_ranking_figure():
     scores = frame(only_extract + only_search)
     assert shared_task_types(scores) == []
     assert vendor_metrics(SNAP, scores).query("scope == @RANKING_SCOPE").empty
+
+
+def test_freshness_is_hit_at_5_on_the_search_rows_whose_page_was_under_30_days_old_at_the_fetch():
+    from datetime import date
+
+    from bench_assets.aggregate.figures import FRESH_SCOPE, fresh_row_ids
+    from bench_assets.aggregate.leaderboard import build_leaderboard
+    from bench_assets.manifest import load_manifest
+    from bench_assets_tests.helpers import DEMO_MANIFEST
+
+    fetched = date(2026, 11, 28)
+    published = {
+        "s1": date(2026, 11, 28),  # the fetch day: 0 days old
+        "s2": date(2026, 10, 30),  # 29 days: fresh
+        "s3": date(2026, 10, 29),  # 30 days: not under 30
+        "a1": date(2026, 11, 20),  # fresh, but an answer row: hit@5 counts search rows
+        "e1": date(2026, 12, 1),  # after the fetch: not fresh
+        "e2": None,
+    }
+    fresh = fresh_row_ids(published, fetched)
+    assert fresh == {"s1", "s2", "a1"}
+    assert fresh_row_ids(published, None) == set()
+    metrics = vendor_metrics(SNAP, frame(FULL + NOEXT), fresh)
+    # full: s1 hit at rank 1, s2 no hit -> 1 of 2, with the Wilson interval
+    lo, hi = wilson(1, 2)
+    assert figure(metrics, "full", "hit_at_5", FRESH_SCOPE, "search") == pytest.approx(
+        {"value": 0.5, "n": 2, "low": lo, "high": hi}
+    )
+    # noext: s1 first hit at 12 -> not within 5; s2 failed (quota) -> 0 of 2
+    assert figure(metrics, "noext", "hit_at_5", FRESH_SCOPE, "search")["value"] == 0.0
+    # no fresh row: no figure at all (the page shows a dash), and none without dates
+    none = vendor_metrics(SNAP, frame(FULL + NOEXT), {"a1"})
+    assert none[none["scope"] == FRESH_SCOPE].empty
+    assert vendor_metrics(SNAP, frame(FULL + NOEXT)).query("scope == @FRESH_SCOPE").empty
+    # leaderboard.json: per vendor under breakdown.fresh_lt_30d.search, with its eligibility by its own n
+    manifest = load_manifest(DEMO_MANIFEST)
+    renamed = metrics.replace({"vendor": {"full": "exa", "noext": "brave"}})
+    board = build_leaderboard(manifest, renamed, set())
+    exa = next(e for e in board["vendors"] if e["vendor"] == "exa")
+    assert exa["breakdown"][FRESH_SCOPE]["search"]["hit_at_5"]["n"] == 2
+    assert exa["breakdown_eligibility"][FRESH_SCOPE]["search"]["metrics"]["hit_at_5"]["headline_eligible"] is False
+    assert board["freshness"]["scope"] == FRESH_SCOPE and board["freshness"]["days"] == 30
+    others = [e for e in board["vendors"] if e["status"] == "scored" and e["vendor"] not in ("exa", "brave")]
+    assert all(e["breakdown"][FRESH_SCOPE] == {} for e in others)

@@ -107,6 +107,10 @@ def test_each_row_keeps_the_line_it_is_on_blank_lines_counted(tmp_path):
             "verification.verified_at",
         ),
         (lambda r: {**r, "surprise": 1}, 2, "surprise"),
+        (lambda r: {**r, "published_on": "2026-13-01"}, 2, "published_on"),
+        (lambda r: {**r, "published_on": "June 2026"}, 2, "published_on"),
+        (lambda r: {**r, "published_on": 1767225600}, 2, "published_on"),
+        (lambda r: {**r, "published_on": "2026-06-01T09:00:00Z"}, 2, "published_on"),
         (lambda r: {**r, "task": {**r["task"], "equivalent_urls": ["ftp://a.test/x"]}}, 2, "task.equivalent_urls.0"),
         (  # the golden URL again, once normalized
             lambda r: {**r, "task": {**r["task"], "equivalent_urls": ["http://www.docs.acme.test/webhooks/"]}},
@@ -230,3 +234,21 @@ def test_demo_golden_set_is_big_enough_and_valid():
     assert {r.task_type for r in rows} == {"search", "extract", "answer"}
     assert all(r.provenance == "planted" for r in rows)
     assert len({r.id for r in rows}) == len(rows)
+
+
+def test_a_rows_publication_date_is_kept_and_written_only_when_known(tmp_path):
+    from datetime import date
+
+    from bench_assets.golden.rows import dump_golden_rows
+
+    rows = load_golden_file(
+        write_rows(tmp_path, [{**GOOD, "published_on": "2026-11-02"}, {**GOOD, "id": "docs-002-s"}])
+    )
+    assert rows[0].published_on == date(2026, 11, 2) and rows[1].published_on is None
+    dump_golden_rows(rows, tmp_path / "again.jsonl")
+    written = [json.loads(line) for line in (tmp_path / "again.jsonl").read_text().splitlines()]
+    assert written[0]["published_on"] == "2026-11-02" and "published_on" not in written[1]
+    assert load_golden_file(tmp_path / "again.jsonl") == rows
+    # planted rows carry their page's date (its article:published_time)
+    demo = demo_golden_rows()
+    assert all(r.published_on is not None for r in demo)

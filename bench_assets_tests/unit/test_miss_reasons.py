@@ -71,6 +71,7 @@ def test_every_code_is_described_and_counts_are_ordered():
     ):
         assert miss_code(reason) in MISS_REASONS
     assert count_miss_reasons(["b", None, "a", "b", "c", "a", "b"]) == {"b": 3, "a": 2, "c": 1}
+    assert count_miss_reasons(["a", float("nan"), pd.NA, ""]) == {"a": 1}  # missing cells are no reason
 
 
 def test_the_leaderboard_record_counts_them_per_vendor():
@@ -112,3 +113,13 @@ def test_the_leaderboard_record_counts_them_per_vendor():
     assert entry["miss_reasons"] == {"not_returned": 2, "call_failed:timeout": 1}
     counted = metrics[metrics["scope"] == "miss_reason"]
     assert set(counted["n"]) == {4}  # over the vendor's scored rows (unsupported left out)
+
+
+def test_every_code_has_a_label_in_plain_words():
+    from bench_assets.publish.format import MISS_REASON_LABELS, miss_reason_label
+
+    assert set(MISS_REASON_LABELS) == set(MISS_REASONS)
+    assert miss_reason_label("call_failed:rate_limited") == "the call failed: rate limited"
+    assert miss_reason_label("extract_fields:title,anchor_phrases") == "fields fell short: title, anchor phrases"
+    assert miss_reason_label("not_returned") == "the golden document not returned"
+    assert miss_reason_label(None) == ""

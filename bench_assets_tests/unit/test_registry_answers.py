@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import re
+
 from bench_assets.golden.registry_rows import month_year_renderings, pep_date_renderings, record_tasks
 from bench_assets.golden.verdicts import precise_answer_in_text
 from bench_assets.simulator.registry_site import extract_records
@@ -28,3 +31,29 @@ def test_the_extracts_answer_rows_accept_the_common_renderings_and_no_other_date
     # no rendering for answers the registry writes as everyone does
     fr = record_tasks(records["federal_register"][0])["answer"]
     assert fr.type == "answer" and fr.accepted_answers == []
+
+
+def test_a_federal_register_row_is_dated_by_its_records_publication_date():
+    from datetime import date
+
+    from bench_assets.golden.registry_rows import published_on
+    from bench_assets.registries import federal_register
+
+    records = extract_records()
+    fr = records["federal_register"][0]  # the extract's record lists no publication_date: its page's path dates it
+    day = re.search(r"/documents/(\d{4})/(\d{2})/(\d{2})/", fr.fields["html_url"]).groups()
+    assert published_on(fr) == date.fromisoformat("-".join(day))
+    assert published_on(records["rfc_editor"][0]) is None  # only a registry that states a day dates its rows
+    # a record with its publication_date (a field the documents request asks for) is dated by it
+    doc = {**fr.fields, "publication_date": "2026-11-20"}
+    request = federal_register.requests({})[0]
+    parsed = federal_register.parse(request, json.dumps({"count": 1, "results": [doc]}))
+    assert published_on(parsed.records[0]) == date(2026, 11, 20)
+    assert (
+        published_on(
+            federal_register.parse(
+                request, json.dumps({"results": [{**doc, "publication_date": "11/20/2026"}]})
+            ).records[0]
+        )
+        is None
+    )

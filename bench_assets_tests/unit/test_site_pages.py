@@ -56,6 +56,7 @@ def _entry(vendor: str, **fields: Any) -> dict[str, Any]:
         "attempts": 1,
         "request_id": None,
         "error_detail": None,
+        "miss_reason": None,
         "evidence_level": "text",
         "body_sha256": "ab" * 32,
         "results": RESULTS,
@@ -101,6 +102,7 @@ ENTRIES = [
         attempts=3,
         request_id="req <7>",
         error_detail='HTTP 503 & then a "timeout"',
+        miss_reason="call_failed:server",
         body_sha256=None,
         results=[],
     ),
@@ -135,6 +137,7 @@ ENTRIES = [
     _entry(
         "eta", answer_reading={**READING, "kind": "precise", "value": 874, "sentence": "874 grams", "withheld": False}
     ),
+    _entry("theta", correct=False, first_hit_rank=None, miss_reason="extract_fields:title,anchor_phrases"),
 ]
 CASES = {"every-kind": ENTRIES, "one": ENTRIES[:1], "failed": ENTRIES[2:3], "none": []}
 
@@ -215,6 +218,7 @@ LISTED = [
         "first_hit_rank": (2, None, None)[i % 3],
         "fidelity": (None, 0.8125, None)[i % 3],
         "answer_score": None,
+        "miss_reason": (None, None, "call_failed:timeout")[i % 3],
         "billed_usd": 0.001 * i,
         "latency_ms": (312.4, None, 1500.0)[i % 3],
     }
