@@ -3,7 +3,8 @@
 Each configuration runs the same snapshot the same way an operator does: `bench snapshot add`,
 dagster-webserver and dagster-daemon as their own processes on Postgres instance storage, and the
 whole-snapshot backfill launched over GraphQL (`launchPartitionBackfill`), timed from launch to
-the backfill's end. Only where steps execute and where data lives differ:
+the backfill's end; each configuration's `leaderboard.json` must give the local path's figures
+(every metric but latency, and the response classes), or the benchmark fails. Only where steps execute and where data lives differ:
 
 - `local`: every run's steps in its own process (the in-process executor), one DuckDB file,
   local archives, pacing log and files (the default path);
@@ -18,6 +19,7 @@ of its profiles' latency, so vendors are not the bottleneck. It starts what the 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -66,6 +68,7 @@ def _run(name: str, workers: int, sim_url: str, postgres: Postgres, stack: ExitS
         "PYTHONPATH": str(REPO),
     }
     instance_yaml = REPO / "deploy" / ("dagster-celery.yaml" if workers else "dagster-local-postgres.yaml")
+    store = None
     if workers:
         redis_url = stack.enter_context(redis_server(scratch / "redis"))
         store = stack.enter_context(s3_server(scratch / "s3"))
@@ -85,7 +88,7 @@ def _run(name: str, workers: int, sim_url: str, postgres: Postgres, stack: ExitS
         postgres.instance_file(instance_yaml, root / "dagster_home")
         return home, {**base, "BENCH_HOME": str(home), "DAGSTER_HOME": str(root / "dagster_home")}
 
-    _, env = machine("control")
+    control, env = machine("control")
     subprocess.run(
         [sys.executable, "-m", "bench_assets.cli.main", "snapshot", "add", SNAPSHOT],
         env=env,
@@ -128,14 +131,33 @@ def _run(name: str, workers: int, sim_url: str, postgres: Postgres, stack: ExitS
     for i in range(workers):  # what each worker did: its tasks and the seconds they took
         durations = [float(d) for d in re.findall(r"succeeded in ([0-9.]+)s", (scratch / f"w{i}.log").read_text())]
         tasks[f"w{i}"] = {"steps": len(durations), "step_seconds": round(sum(durations), 1)}
+    published = (
+        store.filesystem().cat(f"{store.bucket}/files/publish/{SNAPSHOT}/leaderboard.json")
+        if store is not None
+        else (control / "data" / "publish" / SNAPSHOT / "leaderboard.json").read_bytes()
+    )
     return {
         "configuration": name,
+        "figures": _figures(json.loads(published)),
         "workers": workers,
         "status": status,
         "wall_seconds": round(wall, 1),
         "steps_by_worker": tasks,
         "load_average_before": [round(x, 2) for x in load],
         "load_average_after": [round(x, 2) for x in os.getloadavg()],
+    }
+
+
+def _figures(board: dict[str, Any]) -> dict[str, Any]:
+    """What a leaderboard says about each vendor's answers: every metric but latency (each run
+    fetched anew, so its timings differ; the simulator's answers do not), and the classes of its
+    responses."""
+    return {
+        e["vendor"]: {
+            "metrics": {k: v for k, v in e["metrics"].items() if not k.startswith("latency_")},
+            "response_classes": e["response_classes"],
+        }
+        for e in board["vendors"]
     }
 
 
@@ -156,6 +178,9 @@ def distributed() -> dict[str, Any]:
     by = {r["configuration"]: r for r in runs}
     local, one, two = (by[k]["wall_seconds"] for k in ("local", "celery_1_worker", "celery_2_workers"))
     ok = all(r["status"] in ("COMPLETED", "COMPLETED_SUCCESS") for r in runs)
+    # the same snapshot, from the same simulated answers, publishes the same leaderboard wherever it ran
+    same = all(r.pop("figures") == by["local"]["figures"] for r in runs if r is not by["local"])
+    by["local"].pop("figures")
     return {
         "parameters": {
             "snapshot": SNAPSHOT,
@@ -175,6 +200,7 @@ def distributed() -> dict[str, Any]:
             "distributed_overhead_over_local_2_workers": round(two / local, 2) if local else None,
             "distributed_overhead_over_local_1_worker": round(one / local, 2) if local else None,
         },
+        "same_figures_as_local": same,
         "runs": runs,
-        "passed": ok,
+        "passed": ok and same,
     }
