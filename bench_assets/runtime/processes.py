@@ -70,18 +70,18 @@ _REOPENED: WeakSet[Any] = WeakSet()
 
 
 def reopen_in_children(resource: ReopensInChild) -> None:
-    """Have `resource.reopen_in_child()` called first thing in every child this process forks
-    from now on, for as long as the resource lives: what must not cross a fork (a file lock, an
-    object store's filesystem, a database connection) is opened again there by its owner."""
+    """Have `resource.reopen_in_child()` called first thing in every child this module forks from
+    now on, for as long as the resource lives: what must not cross a fork (a file lock, an object
+    store's filesystem, a database connection) is opened again there by its owner."""
     _REOPENED.add(resource)
 
 
-def _reopen_after_fork() -> None:
+def _reopen_in_this_child() -> None:
+    # Called as the child's job starts, not from an `os.register_at_fork` hook: such a hook can run
+    # before a library's own (fsspec's resets its event loop), and a filesystem opened there would
+    # wait forever on the parent's loop.
     for resource in list(_REOPENED):
         resource.reopen_in_child()
-
-
-os.register_at_fork(after_in_child=_reopen_after_fork)
 
 
 def spawned_pool(workers: int) -> ProcessPoolExecutor:
@@ -99,6 +99,7 @@ def _child(job: Callable[[Any], Any], item: Any, send: Connection) -> None:
     # passes would walk every object the job made, for nothing.
     gc.disable()
     try:
+        _reopen_in_this_child()
         outcome: tuple[str, Any] = ("done", job(item))
     except BaseException as exc:  # sent back and raised in the parent
         outcome = ("failed", exc)
@@ -163,7 +164,7 @@ def in_processes(
     finally:
         gc.unfreeze()
         for receive, (_, process) in running.items():
-            process.terminate()  # a child this call started, by its own handle
+            process.kill()  # a child this call started, by its own handle (SIGKILL: see ForkedJob.cancel)
             process.join()
             receive.close()
 
@@ -207,7 +208,11 @@ class ForkedJob(Generic[R]):
 
     def cancel(self) -> None:
         if self._process is not None:
-            self._process.terminate()
+            # SIGKILL, not SIGTERM: a child inherits its parent's handlers, and one that turns SIGTERM
+            # into KeyboardInterrupt (Dagster's, in a process that ran its CLI) raised before the child
+            # reaches its job unwinds the parent's copied stack in the child (the xdist worker's, in
+            # the tests: the controller heard "keyboard-interrupt" from it)
+            self._process.kill()
             self._end()
 
     def _end(self) -> None:

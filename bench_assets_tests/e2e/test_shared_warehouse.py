@@ -18,6 +18,7 @@ import pytest
 from dagster._core.instance.config import dagster_instance_config
 
 from bench_assets.errors import WarehouseLostError
+from bench_assets.runtime import ForkedJob, in_processes
 from bench_assets.storage.archive import PartitionArchive
 from bench_assets.storage.restore import restore_warehouse
 from bench_assets.storage.warehouse import Warehouse
@@ -65,6 +66,17 @@ def test_what_one_machine_writes_every_other_reads(shared):
     assert len(fs.ls(f"{store.bucket}/warehouse/journal/entries")) >= 2  # the custody journal, in the bucket
     current = a.shared.current()
     assert current is not None and current.number >= 2
+
+
+def test_the_runtimes_forked_children_read_a_shared_warehouse(shared):
+    """Publication and rescore share work out to forked children (`bench_assets.runtime`); each reads
+    the warehouse from the bucket with filesystems and a connection of its own (one opened from a
+    fork hook waited forever on the parent's event loop: `bench rescore` hung on a Celery deployment)."""
+    warehouse = machine(shared, "forking")
+    warehouse.replace_rows("query_split", split_rows("s-fork", 4), {"snapshot_id": "s-fork"})
+    read = list(in_processes(["s-fork", "s-fork", "s-fork"], lambda s: sorted(warehouse.split(s)), 2))
+    assert read == [["r000", "r001", "r002", "r003"]] * 3
+    assert ForkedJob(lambda: len(warehouse.split("s-fork"))).result() == 4
 
 
 def _write_many(shared, name: str, count: int) -> None:
