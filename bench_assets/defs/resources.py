@@ -17,8 +17,9 @@ from bench_assets.errors import BenchInputError
 from bench_assets.manifest import Manifest, check_snapshot_id, load_manifest
 from bench_assets.simulator.app import sim_key, simulated_url
 from bench_assets.simulator.server import start_simulator
+from bench_assets.storage.file_health import is_foreign
 from bench_assets.storage.mirror import DirectoryMirror
-from bench_assets.storage.warehouse import Warehouse
+from bench_assets.storage.warehouse import Warehouse, direct_connection
 
 # The variable each vendor's key is read from unless its manifest entry names another (`key_env`).
 KEY_ENVS = {vendor: default_key_env(vendor) for vendor in sorted(available_adapters())}
@@ -135,6 +136,10 @@ class WarehouseResource(DuckDBResource):
         )
 
     def _connect(self, path: str) -> AbstractContextManager[duckdb.DuckDBPyConnection]:
+        # DuckDBResource backs off on every IOError for about 100 s, worth it for a lock another
+        # process holds; a file that is no DuckDB database at all is opened directly, to say so at once
+        if is_foreign(Path(path)):
+            return direct_connection(path)
         return DuckDBResource(database=path, connection_config=self.connection_config).get_connection()
 
 

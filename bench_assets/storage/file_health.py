@@ -52,6 +52,17 @@ def is_unwritten(path: Path) -> bool:
     )
 
 
+def is_foreign(path: Path) -> bool:
+    """A file that is not a DuckDB database at all: DuckDB's main header starts with a checksum
+    and its magic bytes `DUCK` (an empty or missing file is not foreign: DuckDB creates one)."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(12)
+    except FileNotFoundError:
+        return False
+    return len(head) > 0 and head[8:12] != b"DUCK"
+
+
 def unreadable_reason(path: Path) -> str | None:
     """Why DuckDB cannot open the file, or None when it can (or when it is busy: a lock held by
     another process, or a connection of this one, says nothing about the file)."""
