@@ -42,11 +42,24 @@ PER_WORKER = {"simulator", "postgres"}
 ORDER = ("e2e-slow", "e2e", "simulator", "unit")
 
 
+# Tests that drive Dagster's daemon, each starting a run process per partition (a dozen or more at
+# once): two groups of them, so that at most two run side by side on the two cores, not four.
+DAEMON_GROUPS = {
+    "e2e/test_celery_workers.py": "daemon-a",
+    "e2e/test_run_monitoring.py": "daemon-a",
+    "e2e/test_dagster_ui.py": "daemon-b",
+    "e2e/test_deploy.py": "daemon-b",
+}
+
+
 def shared_fixture_group(item: pytest.Item) -> str | None:
     """The xdist group of a test that shares an expensive fixture broader than itself: a session
     fixture of ours (published_site) groups its tests by the fixture, a module fixture by module.
     Under `--dist loadgroup` a group runs on one worker, so the fixture is built once, not once per
     worker that happens to run one of its tests."""
+    daemon = DAEMON_GROUPS.get(item.path.relative_to(TESTS).as_posix())
+    if daemon is not None:
+        return daemon
     info = getattr(item, "_fixtureinfo", None)
     if info is None:
         return None
