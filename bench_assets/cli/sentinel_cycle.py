@@ -97,7 +97,9 @@ class ProbeDaemon:
             runs.append(self._execute(request.partition_key, request.run_config, tags))
         return ScheduleTick(tick, skip_message, [r.run_key for r in requests], runs)
 
-    def catch_up(self, ticks: list[datetime]) -> list[dg.ExecuteInProcessResult]:
+    def catch_up(self, ticks: list[datetime], snapshot_id: str | None = None) -> list[dg.ExecuteInProcessResult]:
+        """The runs the schedule requests at `ticks`, one per snapshot (only `snapshot_id`'s when
+        given: a demo probes its own snapshot, not another one a second demo is probing)."""
         batched: dict[str, list[dg.RunRequest]] = {}
         for tick in ticks:
             # The schedule function itself, with no instance: `evaluate_tick` would build a Dagster
@@ -105,7 +107,8 @@ class ProbeDaemon:
             with dg.build_schedule_context(scheduled_execution_time=tick) as context:
                 requests = self.schedule(context)
             for request in requests if isinstance(requests, list) else []:
-                batched.setdefault(request.partition_key, []).append(request)
+                if snapshot_id is None or request.partition_key == snapshot_id:
+                    batched.setdefault(request.partition_key, []).append(request)
         results = []
         for partition_key, requests in batched.items():
             probe_at = [t for r in requests for t in r.run_config["ops"]["sentinel_probes"]["config"]["probe_at"]]
@@ -167,7 +170,7 @@ def simulate_probe_cycle(
     ticks = probe_ticks(published_at, published_at + timedelta(hours=days * 24))
     daemon = ProbeDaemon(resources, instance, run_config=quiet)
     evaluations = [daemon.tick(t) for t in ticks] if per_tick else []
-    runs = [r for e in evaluations for r in e.runs] if per_tick else daemon.catch_up(ticks)
+    runs = [r for e in evaluations for r in e.runs] if per_tick else daemon.catch_up(ticks, snapshot_id)
     warehouse = resources["duckdb"].warehouse()
     probes = warehouse.query_df(
         "SELECT count(*) AS n, coalesce(sum(billed_usd), 0) AS usd FROM sentinel_probes WHERE snapshot_id = ?",
