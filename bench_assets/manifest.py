@@ -497,8 +497,8 @@ class Manifest(_Strict):
 
     @model_validator(mode="after")
     def _vendors_runnable(self) -> Manifest:
-        """Every vendor can run, and a live one can spend only so much. A vendor's key is its
-        `vendor` partition, one per adapter: any other key would pass here and fail minutes into a
+        """Every vendor can run, and a live one can spend only so much. A vendor's key names its
+        adapter and its `vendor` partition: any other key would pass here and fail minutes into a
         run. A live vendor bills real money: each needs a spend ceiling, where its fetch stops."""
         known = sorted(available_adapters())
         problems = [

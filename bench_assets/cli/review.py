@@ -31,7 +31,7 @@ def _paths_and_warehouse() -> tuple[BenchPaths, Warehouse]:
 
 def _materializer(
     launched_by: str,
-) -> tuple[Callable[[tuple[str, ...], Any], None], Callable[[str, str], dg.MultiPartitionKey], Callable[[str], None]]:
+) -> tuple[Callable[[tuple[str, ...], Any], None], Callable[[str, str], dg.MultiPartitionKey], Callable[[str], object]]:
     """(materialize(names, partition_key), vendor_key, register) on the persistent Dagster instance."""
     ensure_dagster_home()
 
@@ -99,7 +99,7 @@ def cmd_review_reply(args: argparse.Namespace) -> int:
     """Store a vendor's reply verbatim. Before publication it goes with the snapshot; after, it is
     published at once as a new version (nothing re-run; the published version is kept unchanged)."""
 
-    def materializer() -> tuple[Callable[[tuple[str, ...], Any], None], Callable[[str], None]]:
+    def materializer() -> tuple[Callable[[tuple[str, ...], Any], None], Callable[[str], object]]:
         materialize, _, register = _materializer("bench review reply")
         return materialize, register
 

@@ -13,7 +13,7 @@ from filelock import FileLock
 
 from bench_assets.cli.home import bench_home
 from bench_assets.definitions import unbound_assets
-from bench_assets.defs.partitions import SNAPSHOTS_PARTITIONS_NAME
+from bench_assets.defs.partitions import register_snapshot_partitions
 from bench_assets.defs.resources import BenchPaths, VendorGateway, vendor_keys_from_env, warehouse_from_env
 from bench_assets.manifest import load_manifest
 
@@ -112,9 +112,10 @@ def materialize_vendor_partition(snapshot_id: str, vendor: str) -> tuple[str, bo
     return vendor, result.success, time.monotonic() - started, "" if result.success else why_it_failed(result)
 
 
-def register_snapshot(snapshot_id: str) -> None:
-    """Add the snapshot as a `snapshots` partition (its manifest must validate first)."""
-    load_manifest(bench_home() / "data" / "snapshots" / snapshot_id / "manifest.yaml")  # a bad manifest fails here
-    instance = dg.DagsterInstance.get()
-    if not instance.has_dynamic_partition(SNAPSHOTS_PARTITIONS_NAME, snapshot_id):
-        instance.add_dynamic_partitions(SNAPSHOTS_PARTITIONS_NAME, [snapshot_id])
+def register_snapshot(snapshot_id: str) -> list[str]:
+    """Add the snapshot and the vendors its manifest configures as partitions (its manifest must
+    validate first); returns the keys added."""
+    manifest = load_manifest(
+        bench_home() / "data" / "snapshots" / snapshot_id / "manifest.yaml"
+    )  # a bad one fails here
+    return register_snapshot_partitions(dg.DagsterInstance.get(), snapshot_id, manifest.vendors)

@@ -110,8 +110,9 @@ def cmd_simulator(args: argparse.Namespace) -> int:
 
 def cmd_snapshot_add(args: argparse.Namespace) -> int:
     ensure_dagster_home()
-    register_snapshot(args.snapshot_id)
-    print(f"registered snapshot partition {args.snapshot_id!r} in {os.environ['DAGSTER_HOME']}")
+    added = register_snapshot(args.snapshot_id)
+    what = ", ".join(added) if added else "nothing new (the snapshot and its vendors were registered)"
+    print(f"registered {args.snapshot_id!r} in {os.environ['DAGSTER_HOME']}: {what}")
     return 0
 
 

@@ -1,4 +1,4 @@
-"""The snapshot's pinned manifest, and the sensor that registers each new manifest as a partition."""
+"""The snapshot's pinned manifest, and the sensor that registers each new manifest (and its vendors) as partitions."""
 
 from datetime import UTC, datetime
 
@@ -6,7 +6,7 @@ import dagster as dg
 import pandas as pd
 
 from bench_assets.defs.errors import reports_bench_errors
-from bench_assets.defs.partitions import SNAPSHOTS_PARTITIONS_NAME, snapshots_partitions_def
+from bench_assets.defs.partitions import SNAPSHOTS_PARTITIONS_NAME, missing_partitions, snapshots_partitions_def
 from bench_assets.defs.resources import BenchPaths, WarehouseResource, bench_paths_from_env
 from bench_assets.errors import BenchInputError
 from bench_assets.manifest import load_manifest, manifest_sha256
@@ -53,49 +53,57 @@ def snapshot_manifest(
     )
 
 
-def manifest_review(paths: BenchPaths, registered: set[str]) -> tuple[list[str], dict[str, str]]:
-    """The snapshots under `paths` whose manifest validates and that are not registered yet, and
+def manifest_review(paths: BenchPaths) -> tuple[dict[str, list[str]], dict[str, str]]:
+    """The snapshots under `paths` whose manifest validates, with the vendors each configures, and
     the problems of those whose manifest does not (snapshot id -> the error, naming file and field)."""
-    new, problems = [], {}
+    valid, problems = {}, {}
     for path in sorted(paths.snapshots_dir.glob("*/manifest.yaml")):
         snapshot_id = path.parent.name
-        if snapshot_id in registered:
-            continue
         try:
-            load_manifest(path)  # its snapshot_id must also be its folder's name, the partition key
+            manifest = load_manifest(path)  # its snapshot_id must also be its folder's name, the partition key
         except BenchInputError as exc:
             problems[snapshot_id] = str(exc)
             continue
-        new.append(snapshot_id)
-    return new, problems
+        valid[snapshot_id] = sorted(manifest.vendors)
+    return valid, problems
 
 
 def snapshot_sensor(paths: BenchPaths) -> dg.SensorDefinition:
-    """The sensor that registers new snapshots, reading manifests under `paths` (bound when
-    defined, like the schedules)."""
+    """The sensor that registers new snapshots and vendors, reading manifests under `paths` (bound
+    when defined, like the schedules)."""
 
     @dg.sensor(
         name="snapshot_manifests_sensor",
         minimum_interval_seconds=60,
         default_status=dg.DefaultSensorStatus.RUNNING,
         description="Registers each new data/snapshots/<id>/manifest.yaml that validates as a `snapshots` "
-        "partition (as `bench snapshot add ID` does), so a snapshot appears in the UI's "
-        "partition pickers. Registering runs nothing. A manifest that does not validate is "
-        "reported, file and field, and registered once fixed. Running by default.",
+        "partition, and each vendor a manifest configures as a `vendors` partition (as `bench "
+        "snapshot add ID` does), so they appear in the UI's partition pickers. Registering runs "
+        "nothing. A manifest that does not validate is reported, file and field, and registered "
+        "once fixed. Running by default.",
     )
     def snapshot_manifests(context: dg.SensorEvaluationContext) -> dg.SensorResult | dg.SkipReason:
+        valid, problems = manifest_review(paths)
         registered = set(context.instance.get_dynamic_partitions(SNAPSHOTS_PARTITIONS_NAME))
-        new, problems = manifest_review(paths, registered)
+        # an unregistered snapshot's broken manifest is news; a registered one's is the operator's edit
+        problems = {s: p for s, p in problems.items() if s not in registered}
         for snapshot_id, problem in problems.items():
             context.log.warning(f"{snapshot_id} not registered: {problem}")
-        if not new:
+        vendors = [v for snapshot_vendors in valid.values() for v in snapshot_vendors]
+        missing = missing_partitions(context.instance, valid, vendors)
+        if not missing:
             reason = (
-                "no new snapshot manifest"
+                "no new snapshot manifest or vendor"
                 if not problems
                 else f"no new valid snapshot manifest; not registered: {'; '.join(problems.values())}"
             )
             return dg.SkipReason(reason)
-        return dg.SensorResult(dynamic_partitions_requests=[snapshots_partitions_def.build_add_request(new)])
+        return dg.SensorResult(
+            dynamic_partitions_requests=[
+                dg.AddDynamicPartitionsRequest(partitions_def_name=name, partition_keys=keys)
+                for name, keys in missing.items()
+            ]
+        )
 
     return snapshot_manifests
 

@@ -359,7 +359,7 @@ def start_version(
     vendor: str,
     changes: dict[str, Any],
     materialize: Materialize,
-    register: Callable[[str], None],
+    register: Callable[[str], object],
 ) -> Path:
     """Write the new version's manifest (superseding `source`, with the vendor's changes), carry
     the files beside the manifest and the private files, and register it. Returns its directory."""
@@ -417,7 +417,7 @@ def apply_erratum(
     erratum_id: str,
     materialize: Materialize,
     vendor_key: Callable[[str, str], Any],
-    register: Callable[[str], None],
+    register: Callable[[str], object],
 ) -> dict[str, Any]:
     """Apply one erratum of a published snapshot (see the module docstring). `materialize(names,
     partition_key)` runs assets through Dagster, `vendor_key(snapshot, vendor)` makes a vendor

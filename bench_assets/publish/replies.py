@@ -103,7 +103,7 @@ def file_reply(
     vendor: str,
     source: Path,
     received_on: date,
-    materializer: Callable[[], tuple[versions.Materialize, Callable[[str], None]]],
+    materializer: Callable[[], tuple[versions.Materialize, Callable[[str], object]]],
 ) -> dict[str, Any]:
     """File a vendor's reply to a snapshot. Unpublished: stored with it. Published: stored in a new
     version that is published at once, with nothing re-run (`materializer()` gives the

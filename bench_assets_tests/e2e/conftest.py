@@ -17,6 +17,7 @@ from bench_assets_tests.helpers import (
     VENDOR_STAGES,
     make_home,
     materialize,
+    register_partitions,
     resources,
     vendor_key,
 )
@@ -62,7 +63,7 @@ def published_site(tmp_path_factory, simulator):
         )
     )
     with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
+        register_partitions(instance, [SNAPSHOT])
         materialize(instance, home, simulator.base_url, GOLDEN_STAGES, SNAPSHOT)
         for vendor in SITE_VENDORS:
             materialize(instance, home, simulator.base_url, VENDOR_STAGES, vendor_key(vendor))

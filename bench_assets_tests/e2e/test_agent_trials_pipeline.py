@@ -23,6 +23,7 @@ from bench_assets_tests.helpers import (
     VENDOR_STAGES,
     make_home,
     materialize,
+    register_partitions,
     vendor_key,
     write_trials,
 )
@@ -34,7 +35,7 @@ def test_a_bad_hand_entered_file_fails_the_asset_naming_file_and_field(tmp_path,
     home = make_home(tmp_path, ["exa"], rows_per_stratum=5)
     bad = write_trials(home / "data" / "snapshots" / SNAPSHOT, [{**GOOD_TRIAL, "vendor": "exa", "outcome": "maybe"}])
     with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
+        register_partitions(instance, [SNAPSHOT])
         result = materialize(
             instance, home, simulator.base_url, ("snapshot_manifest", "agent_trials"), SNAPSHOT, raise_on_error=False
         )
@@ -54,7 +55,7 @@ def published(tmp_path_factory, simulator):
     demo = yaml.safe_load(DEMO_TRIALS.read_text())["trials"]
     write_trials(home / "data" / "snapshots" / SNAPSHOT, [t for t in demo if t["vendor"] in VENDORS])
     with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
+        register_partitions(instance, [SNAPSHOT])
         materialize(instance, home, simulator.base_url, GOLDEN_STAGES, SNAPSHOT)
         # Only exa is fetched and scored (fast); serper's agent-ready record is on the leaderboard all the same.
         materialize(instance, home, simulator.base_url, VENDOR_STAGES, vendor_key("exa"))
@@ -119,7 +120,7 @@ def test_a_live_snapshot_loads_hand_entered_trials_and_runs_no_harness(tmp_path,
     home = make_home(tmp_path, ["exa", "brave"], edit=lambda data: data.update(mode="live"))
     write_trials(home / "data" / "snapshots" / SNAPSHOT, [GOOD_TRIAL])
     with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
+        register_partitions(instance, [SNAPSHOT])
         materialize(instance, home, simulator.base_url, ("snapshot_manifest", "agent_trials"), SNAPSHOT)
     con = duckdb.connect(str(home / "data" / "warehouse" / "bench.duckdb"), read_only=True)
     try:

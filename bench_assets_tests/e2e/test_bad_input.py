@@ -23,7 +23,15 @@ from bench_assets.cli import main as cli
 from bench_assets.errors import BenchInputError
 from bench_assets.simulator.server import start_simulator
 from bench_assets.storage.warehouse import TABLES
-from bench_assets_tests.helpers import GOLDEN_STAGES, SNAPSHOT, VENDOR_STAGES, make_home, materialize, vendor_key
+from bench_assets_tests.helpers import (
+    GOLDEN_STAGES,
+    SNAPSHOT,
+    VENDOR_STAGES,
+    make_home,
+    materialize,
+    register_partitions,
+    vendor_key,
+)
 
 VENDOR = "brave"
 
@@ -49,7 +57,7 @@ def populated(tmp_path_factory, simulator):
     home = make_home(tmp_path_factory.mktemp("home"), [VENDOR], rows_per_stratum=6)
     dagster_home = tmp_path_factory.mktemp("dagster")
     with dg.instance_for_test(temp_dir=str(dagster_home)) as instance:
-        instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
+        register_partitions(instance, [SNAPSHOT])
         materialize(instance, home, simulator.base_url, GOLDEN_STAGES, SNAPSHOT)
         materialize(instance, home, simulator.base_url, VENDOR_STAGES, vendor_key(VENDOR))
         materialize(instance, home, simulator.base_url, ("vendor_leaderboard",), SNAPSHOT)
@@ -147,7 +155,7 @@ def test_a_partition_key_that_is_not_a_snapshot_id_is_refused_before_any_file(po
     and write holdout rows to data/private/snapshots/."""
     home, instance, before = populated
     key = f"../snapshots/{SNAPSHOT}"
-    instance.add_dynamic_partitions("snapshots", [key])
+    register_partitions(instance, [key])
     files = files_under(home)
     partition = key if stages == GOLDEN_STAGES else vendor_key(VENDOR, key)
     result = materialize(instance, home, simulator.base_url, stages, partition, raise_on_error=False)

@@ -88,6 +88,16 @@ def celery_worker_of_steps(postgres: Postgres, database: str, step_key: str) -> 
         con.close()
 
 
+def registered_vendors(postgres: Postgres, database: str) -> list[str]:
+    con = postgres.connect(database)
+    try:
+        cur = con.cursor()
+        cur.execute("SELECT partition FROM dynamic_partitions WHERE partitions_def_name = 'vendors'")
+        return sorted(v for (v,) in cur.fetchall())
+    finally:
+        con.close()
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(2400)
 def test_a_snapshot_and_a_vendor_backfill_on_two_celery_workers_sharing_no_directory(
@@ -160,6 +170,14 @@ def test_a_snapshot_and_a_vendor_backfill_on_two_celery_workers_sharing_no_direc
             # and its worker killed mid-fetch
             for home in homes.values():
                 make_home(home, [*VENDORS, ADDED], rows_per_stratum=ROWS_PER_STRATUM, edit=slow_added_vendor)
+            subprocess.run(  # registers the added vendor's partitions (unless the sensor's tick came first)
+                [sys.executable, "-m", "bench_assets.cli.main", "snapshot", "add", SNAPSHOT],
+                env=envs["control"],
+                cwd=REPO,
+                check=True,
+                timeout=180,
+            )
+            assert ADDED in registered_vendors(postgres, database)
             httpx.post(f"{simulator.base_url}/_sim/reset", timeout=5)
             rerun = dg.AssetSelection.from_string(VENDOR_RERUN_QUERY).resolve(graph)
             backfill_id = services.launch_backfill(backfill_params(sorted(rerun), [f"{SNAPSHOT}|{ADDED}"]))

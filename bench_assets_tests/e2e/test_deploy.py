@@ -141,11 +141,9 @@ def test_a_snapshot_runs_through_the_daemon_on_postgres_with_the_parquet_data_pa
         )
         by_status = dict(cur.fetchall())
         cur.execute(
-            "SELECT count(*) FROM runs r JOIN run_tags t ON t.run_id = r.run_id "
-            "WHERE t.key = 'dagster/partition/vendor' AND t.value IN %s",
-            [tuple(vendors)],
+            "SELECT t.value FROM runs r JOIN run_tags t ON t.run_id = r.run_id WHERE t.key = 'dagster/partition/vendor'"
         )
-        vendor_runs = cur.fetchone()[0]
+        vendor_runs = sorted(v for (v,) in cur.fetchall())
         # every run went through the queue the daemon drains (the queued run coordinator)
         cur.execute("SELECT count(DISTINCT run_id) FROM event_logs WHERE dagster_event_type = 'PIPELINE_ENQUEUED'")
         enqueued = cur.fetchone()[0]
@@ -155,8 +153,10 @@ def test_a_snapshot_runs_through_the_daemon_on_postgres_with_the_parquet_data_pa
         partitions = [r[0] for r in cur.fetchall()]
     finally:
         con.close()
-    assert set(by_status) == {"SUCCESS"} and by_status["SUCCESS"] >= 12 + 2, by_status  # 12 vendor runs + snapshot
-    assert vendor_runs == len(vendors) and enqueued == by_status["SUCCESS"]
+    assert set(by_status) == {"SUCCESS"} and by_status["SUCCESS"] >= len(vendors) + 2, (
+        by_status
+    )  # a run per vendor + snapshot
+    assert vendor_runs == vendors and enqueued == by_status["SUCCESS"]  # a run per configured vendor, no other
     assert backfill_status == status and partitions == [SNAPSHOT]
 
     # the fan-out stages wrote Parquet objects, not the central file; the site was published from them

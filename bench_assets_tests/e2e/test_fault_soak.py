@@ -28,7 +28,15 @@ from bench_assets.fetch.spend import archived_spend
 from bench_assets.manifest import load_manifest
 from bench_assets.simulator.faults import FAULT_KINDS
 from bench_assets.simulator.server import start_simulator
-from bench_assets_tests.helpers import GOLDEN_STAGES, SNAPSHOT, VENDOR_STAGES, make_home, materialize, vendor_key
+from bench_assets_tests.helpers import (
+    GOLDEN_STAGES,
+    SNAPSHOT,
+    VENDOR_STAGES,
+    make_home,
+    materialize,
+    register_partitions,
+    vendor_key,
+)
 
 VENDORS = ["brave", "exa", "firecrawl"]
 # A slow body (0.2 s) finishes well inside the deadline (2.5 s) and a hang (3.5 s) well outside
@@ -75,7 +83,7 @@ def soak(tmp_path_factory):
             httpx.post(f"{sim.base_url}/_sim/reset", timeout=5)
             home = make_home(tmp_path_factory.mktemp(f"soak{n}"), VENDORS, rows_per_stratum=6, edit=fast_retries)
             with dg.instance_for_test() as instance:  # every stage up to the aggregates (publishing is not at stake)
-                instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
+                register_partitions(instance, [SNAPSHOT])
                 materialize(instance, home, sim.base_url, GOLDEN_STAGES, SNAPSHOT)
                 for vendor in VENDORS:
                     materialize(instance, home, sim.base_url, VENDOR_STAGES, vendor_key(vendor))

@@ -50,6 +50,7 @@ from bench_assets_tests.helpers import (
     assets,
     make_home,
     materialize,
+    register_partitions,
     resources,
     vendor_key,
 )
@@ -108,7 +109,7 @@ def fetched(tmp_path_factory, simulator):
 
     home = make_home(tmp_path_factory.mktemp("decoys"), VENDORS, rows_per_stratum=18)
     with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
+        register_partitions(instance, [SNAPSHOT])
         materialize(instance, home, simulator.base_url, GOLDEN_STAGES, SNAPSHOT)
         httpx.post(f"{simulator.base_url}/_sim/reset", timeout=5)
         for vendor in VENDORS:

@@ -29,6 +29,7 @@ from bench_assets_tests.helpers import (
     check_evaluations,
     make_home,
     materialize,
+    register_partitions,
     resources,
     vendor_key,
     warehouse_rows,
@@ -87,7 +88,7 @@ def test_a_dead_row_is_replaced_on_its_side_of_the_split_and_the_fetch_goes_ahea
     dump_golden_rows(stale, private / "stale_candidates.jsonl")
     sim = simulator.base_url
     with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
+        register_partitions(instance, [SNAPSHOT])
         with fixed_today("2026-07-01"):
             golden = materialize(instance, home, sim, GOLDEN, SNAPSHOT, raise_on_error=False)
         assert [c.passed for c in check_evaluations(golden, "golden_verifications")] == [False]
@@ -199,7 +200,7 @@ def test_a_daily_schedule_evaluates_the_dead_row_check_of_unpublished_snapshots(
     job = definitions.resolve_job_def("dead_rows_job")
     repository = definitions.get_repository_def()
     with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
+        register_partitions(instance, [SNAPSHOT])
 
         def tick(day: str):
             """Evaluate the schedule at 06:00 UTC on `day`, as the daemon does, and run what it requests."""
@@ -271,7 +272,7 @@ def test_replaced_dead_rows_are_named_if_public_and_guarded_if_holdout(tmp_path,
     dump_golden_rows(golden, home / "data" / "private" / "golden" / "two_dead.jsonl")
     sim = simulator.base_url
     with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
+        register_partitions(instance, [SNAPSHOT])
         materialize(instance, home, sim, GOLDEN, SNAPSHOT, raise_on_error=False)
         materialize(instance, home, sim, ("dead_golden_rows",), SNAPSHOT)
         assert dict(warehouse_rows(home, "SELECT row_id, split FROM dead_rows")) == {

@@ -12,7 +12,14 @@ from bench_assets.golden.planted import demo_golden_rows
 from bench_assets.golden.rows import dump_golden_rows
 from bench_assets.review.business_days import fixed_today
 from bench_assets.split.assign import DEMO_SPLIT_KEY, assign_split
-from bench_assets_tests.helpers import SNAPSHOT, check_evaluations, make_home, materialize, warehouse_rows
+from bench_assets_tests.helpers import (
+    SNAPSHOT,
+    check_evaluations,
+    make_home,
+    materialize,
+    register_partitions,
+    warehouse_rows,
+)
 
 
 def _broken(row):
@@ -55,7 +62,7 @@ def test_failed_and_dead_holdout_rows_are_only_counted_in_dagsters_event_log(tmp
         "holdout query": holdout_row.request_text,
     }
     with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
+        register_partitions(instance, [SNAPSHOT])
         # verification runs before the split: nothing can be named yet, only counted
         with fixed_today("2026-07-01"):
             first = materialize(

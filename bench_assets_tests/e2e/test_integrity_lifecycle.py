@@ -36,6 +36,7 @@ from bench_assets_tests.helpers import (
     SNAPSHOT,
     make_home,
     materialize,
+    register_partitions,
     run_whole_snapshot,
     vendor_key,
     warehouse_of,
@@ -174,7 +175,7 @@ def lifecycle(tmp_path_factory, simulator):
             materialize(instance, home, sim, names, key)
 
         def register(snapshot):
-            instance.add_dynamic_partitions("snapshots", [snapshot])
+            register_partitions(instance, [snapshot])
 
         httpx.post(f"{sim}/_sim/reset", timeout=5)
         seen.e1 = apply_erratum(paths, warehouse_of(home), SNAPSHOT, "E1", run, lambda s, v: vendor_key(v, s), register)

@@ -118,12 +118,20 @@ def test_the_rotation_plan_asset_writes_a_private_plan_and_shows_dagster_only_co
     import yaml
 
     from bench_assets.golden.planted import reserve_size
-    from bench_assets_tests.helpers import GOLDEN_STAGES, SNAPSHOT, VENDOR_STAGES, make_home, materialize, vendor_key
+    from bench_assets_tests.helpers import (
+        GOLDEN_STAGES,
+        SNAPSHOT,
+        VENDOR_STAGES,
+        make_home,
+        materialize,
+        register_partitions,
+        vendor_key,
+    )
 
     home = make_home(tmp_path, ["brave"], rows_per_stratum=30)
     sim = simulator.base_url
     with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
+        register_partitions(instance, [SNAPSHOT])
         materialize(instance, home, sim, GOLDEN_STAGES, SNAPSHOT)
         materialize(instance, home, sim, VENDOR_STAGES, vendor_key("brave"))
         result = materialize(instance, home, sim, ("vendor_leaderboard", "rotation_plan"), SNAPSHOT)

@@ -12,7 +12,7 @@ import dagster as dg
 from bench_assets.golden.planted import demo_golden_rows, reserve_rows
 from bench_assets.golden.rows import GoldenRow, dump_golden_rows, split_groups
 from bench_assets.split.assign import DEMO_SPLIT_KEY, assign_split
-from bench_assets_tests.helpers import SNAPSHOT, make_home, materialize, warehouse_rows
+from bench_assets_tests.helpers import SNAPSHOT, make_home, materialize, register_partitions, warehouse_rows
 
 GOLDEN = ("snapshot_manifest", "golden_rows", "golden_verifications", "query_split")
 
@@ -94,7 +94,7 @@ def test_rematerializing_the_split_after_a_replacement_moves_no_row(tmp_path, si
     public_file = home / "data" / "snapshots" / SNAPSHOT / "public_split.jsonl"
     holdout_file = home / "data" / "private" / "holdout" / f"{SNAPSHOT}.jsonl"
     with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
+        register_partitions(instance, [SNAPSHOT])
         materialize(instance, home, sim, GOLDEN, SNAPSHOT, raise_on_error=False)  # the dead row fails verification
         first = dict(warehouse_rows(home, "SELECT row_id, split FROM query_split"))
         assert first == assign_split(golden, DEMO_SPLIT_KEY.encode())  # a fresh snapshot: the keyed split
@@ -141,7 +141,7 @@ def test_next_quarters_split_keeps_every_side_this_quarter_gave_out(tmp_path, si
     home = make_home(tmp_path, ["brave"], rows_per_stratum=12)
     make_home(home, ["brave"], rows_per_stratum=18, snapshot=next_quarter)
     with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("snapshots", [SNAPSHOT, next_quarter])
+        register_partitions(instance, [SNAPSHOT, next_quarter])
         materialize(instance, home, simulator.base_url, GOLDEN, SNAPSHOT)
         this_quarter = dict(
             warehouse_rows(home, "SELECT row_id, split FROM query_split WHERE snapshot_id = ?", [SNAPSHOT])
@@ -190,7 +190,7 @@ def test_a_golden_file_asking_one_question_twice_keeps_both_rows_on_one_side(tmp
     home = make_home(tmp_path, ["brave"], edit=file_golden)
     dump_golden_rows(golden, home / "data" / "private" / "golden" / "asked_twice.jsonl")
     with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
+        register_partitions(instance, [SNAPSHOT])
         materialize(instance, home, simulator.base_url, GOLDEN, SNAPSHOT)
     split = dict(warehouse_rows(home, "SELECT row_id, split FROM query_split"))
     assert split[public.id] == split[holdout.id]

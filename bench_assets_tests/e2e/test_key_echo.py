@@ -34,7 +34,15 @@ from bench_assets.defs.resources import vendor_keys_from_env
 from bench_assets.fetch.preflight import DEFAULT_QUERY
 from bench_assets.split.leaks import parquet_readings
 from bench_assets_tests.e2e.test_secrets import all_text_in_duckdb, date_packets_back
-from bench_assets_tests.helpers import GOLDEN_STAGES, SNAPSHOT, VENDOR_STAGES, assets, make_home, vendor_key
+from bench_assets_tests.helpers import (
+    GOLDEN_STAGES,
+    SNAPSHOT,
+    VENDOR_STAGES,
+    assets,
+    make_home,
+    register_partitions,
+    vendor_key,
+)
 from bench_assets_tests.helpers import resources as bench_resources
 
 KEY = "serpapi+PLANTED/5e8a=0b6c/Qz"  # characters URL encoders disagree on
@@ -141,7 +149,7 @@ def test_a_key_echoed_by_the_vendor_in_its_wire_form_reaches_no_store_log_or_pub
     dagster_home = tmp_path / "dagster_home"
     dagster_home.mkdir()
     with dg.instance_for_test(temp_dir=str(dagster_home)) as instance:
-        instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
+        register_partitions(instance, [SNAPSHOT])
         resources = {
             **bench_resources(home, simulator.base_url),
             "vendor_keys": vendor_keys_from_env(home / "data" / "snapshots"),

@@ -23,7 +23,15 @@ import duckdb
 import pandas as pd
 
 from bench_assets.storage.warehouse import Warehouse
-from bench_assets_tests.helpers import GOLDEN_STAGES, SNAPSHOT, VENDOR_STAGES, make_home, materialize, vendor_key
+from bench_assets_tests.helpers import (
+    GOLDEN_STAGES,
+    SNAPSHOT,
+    VENDOR_STAGES,
+    make_home,
+    materialize,
+    register_partitions,
+    vendor_key,
+)
 
 VENDOR = "exa"
 CHILD = textwrap.dedent("""
@@ -62,7 +70,7 @@ def test_a_killed_fetch_resumes_without_paying_twice_or_losing_a_row(tmp_path, s
     reference = make_home(tmp_path / "uninterrupted", [VENDOR], edit=paced)
     (tmp_path / "dagster").mkdir()
     with dg.instance_for_test(temp_dir=str(tmp_path / "dagster")) as instance:
-        instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
+        register_partitions(instance, [SNAPSHOT])
         materialize(instance, home, simulator.base_url, GOLDEN_STAGES, SNAPSHOT)
         n_queries = int(warehouse_table(home, "SELECT count(*) n FROM golden_rows")["n"][0])
 

@@ -28,6 +28,7 @@ from bench_assets_tests.helpers import (
     VENDOR_STAGES,
     assets,
     make_home,
+    register_partitions,
     resources,
     run_whole_snapshot,
     vendor_key,
@@ -57,7 +58,7 @@ def test_a_snapshot_on_the_parquet_data_path_publishes_the_same_leaderboard(tmp_
     shutil.copytree(single / "data" / "warehouse" / "partitions", lake_home / "data" / "warehouse" / "partitions")
     resources = lake_resources(lake_home, simulator.base_url, lake_url)
     with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
+        register_partitions(instance, [SNAPSHOT])
         for names, key in [
             (GOLDEN_STAGES, SNAPSHOT),
             *((VENDOR_STAGES, vendor_key(v)) for v in VENDORS),
@@ -120,7 +121,7 @@ def test_a_vendor_partition_re_run_on_a_fresh_machine_reuses_the_lake(tmp_path, 
     home = make_home(tmp_path / "home", ["exa"], rows_per_stratum=6)
     resources = lake_resources(home, simulator.base_url, str(tmp_path / "lake"))
     with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
+        register_partitions(instance, [SNAPSHOT])
         assert dg.materialize(
             assets(*GOLDEN_STAGES), instance=instance, partition_key=SNAPSHOT, resources=resources
         ).success

@@ -35,6 +35,7 @@ from bench_assets_tests.helpers import (
     VENDOR_STAGES,
     make_home,
     materialize,
+    register_partitions,
     resources,
     vendor_key,
     warehouse_rows,
@@ -199,7 +200,7 @@ def test_review_send_exits_0_once_the_packets_are_written(tmp_path, simulator, m
     monkeypatch.setenv("BENCH_HOME", str(home))
     (tmp_path / "dagster").mkdir()
     with dg.instance_for_test(temp_dir=str(tmp_path / "dagster")) as instance:
-        instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
+        register_partitions(instance, [SNAPSHOT])
         materialize(instance, home, simulator.base_url, GOLDEN_STAGES, SNAPSHOT)
         materialize(instance, home, simulator.base_url, VENDOR_STAGES, vendor_key("serper"))
         materialize(instance, home, simulator.base_url, ("vendor_leaderboard",), SNAPSHOT)

@@ -11,6 +11,7 @@ from bench_assets_tests.helpers import (
     VENDOR_STAGES,
     make_home,
     materialize,
+    register_partitions,
     vendor_key,
 )
 
@@ -20,7 +21,7 @@ def test_a_vendor_partition_out_of_credit_scores_every_row_quota_through_dagster
     assert sim_control.credits({"serpapi": 0}).status_code == 200
     home = make_home(tmp_path, ["serpapi"], rows_per_stratum=5)
     with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
+        register_partitions(instance, [SNAPSHOT])
         materialize(instance, home, sim_control.url, GOLDEN_STAGES, SNAPSHOT)
         assert materialize(instance, home, sim_control.url, VENDOR_STAGES, vendor_key("serpapi")).success
     con = duckdb.connect(str(home / "data" / "warehouse" / "bench.duckdb"), read_only=True)

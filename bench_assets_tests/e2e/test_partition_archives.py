@@ -37,6 +37,7 @@ from bench_assets_tests.helpers import (
     VENDOR_STAGES,
     make_home,
     materialize,
+    register_partitions,
     require,
     vendor_key,
 )
@@ -52,7 +53,7 @@ STEP = textwrap.dedent("""
     from bench_assets_tests.helpers import SNAPSHOT, resources, vendor_key
     home, sim, vendor = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
     with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
+        register_partitions(instance, [SNAPSHOT])
         context = dg.build_asset_context(partition_key=vendor_key(vendor), instance=instance)
         done = vendor_responses(context, **resources(home, sim))
     print(json.dumps({k: getattr(v, "value", v) for k, v in done.metadata.items()}, default=str))
@@ -69,7 +70,7 @@ def golden_home(tmp_path_factory, simulator):
     """A home whose golden stages have run (every test works on a copy of it)."""
     home = make_home(tmp_path_factory.mktemp("golden"), [VENDOR], rows_per_stratum=6, edit=paced)
     with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
+        register_partitions(instance, [SNAPSHOT])
         materialize(instance, home, simulator.base_url, GOLDEN_STAGES, SNAPSHOT)
     return home
 
@@ -119,7 +120,7 @@ def test_two_runs_of_the_same_vendor_partition_at_once_both_succeed_and_pay_once
 @pytest.mark.parametrize("loss", ["deleted", "left empty by a full disk", "cut short by a full disk"])
 def test_a_lost_archive_is_taken_back_from_the_warehouse_without_paying_again(home, simulator, sim_logs, capsys, loss):
     with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
+        register_partitions(instance, [SNAPSHOT])
         materialize(instance, home, simulator.base_url, VENDOR_STAGES, vendor_key(VENDOR))
         before = raw_responses(home)
         archive = archive_of(home)

@@ -32,7 +32,7 @@ CHILD = textwrap.dedent("""
     from bench_assets_tests.helpers import GOLDEN_STAGES, SNAPSHOT, VENDOR_STAGES, materialize, vendor_key
     home, sim, vendor = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
     with dg.DagsterInstance.get() as instance:
-        instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
+        register_partitions(instance, [SNAPSHOT])
         materialize(instance, home, sim, GOLDEN_STAGES, SNAPSHOT)
         materialize(instance, home, sim, VENDOR_STAGES, vendor_key(vendor))
 """)

@@ -34,9 +34,8 @@ import httpx
 import pytest
 import yaml
 
-from bench_assets.adapters import get_adapter
+from bench_assets.adapters import available_adapters, get_adapter
 from bench_assets.adapters.base import VendorTask, scrub_secrets
-from bench_assets.defs.partitions import VENDORS
 from bench_assets.defs.resources import BenchPaths, VendorGateway, VendorKeys, vendor_keys_from_env
 from bench_assets.errors import BenchInputError
 from bench_assets.fetch.engine import FetchItem, FetchSettings, fetch_partition
@@ -46,8 +45,18 @@ from bench_assets.simulator.server import start_simulator
 from bench_assets.split.leaks import parquet_readings
 from bench_assets.storage.archive import PartitionArchive
 from bench_assets.storage.warehouse import Warehouse
-from bench_assets_tests.helpers import GOLDEN_STAGES, SNAPSHOT, VENDOR_STAGES, assets, make_home, vendor_key
+from bench_assets_tests.helpers import (
+    GOLDEN_STAGES,
+    SNAPSHOT,
+    VENDOR_STAGES,
+    assets,
+    make_home,
+    register_partitions,
+    vendor_key,
+)
 from bench_assets_tests.helpers import resources as bench_resources
+
+VENDORS = sorted(available_adapters())  # every vendor there is
 
 # Every vendor, so every way a key is sent (see the module docstring).
 KEYS = {
@@ -124,7 +133,7 @@ def test_live_keys_never_reach_storage_logs_or_published_files(tmp_path, monkeyp
     dagster_home = tmp_path / "dagster_home"
     dagster_home.mkdir()
     with dg.instance_for_test(temp_dir=str(dagster_home)) as instance:
-        instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
+        register_partitions(instance, [SNAPSHOT])
         resources = {**bench_resources(home, sim), "vendor_keys": vendor_keys_from_env(home / "data" / "snapshots")}
         # Golden stages verify the planted pages through the simulator (simulated mode) ...
         assert dg.materialize(

@@ -50,6 +50,7 @@ from bench_assets_tests.helpers import (
     VENDOR_STAGES,
     make_home,
     materialize,
+    register_partitions,
     resources,
     vendor_key,
 )
@@ -218,7 +219,7 @@ def cycle(tmp_path_factory, sim):
     with synced_writes_dir(tmp_path_factory.mktemp("sentinels")) as tmp, probe_instance(tmp) as instance:
         home = make_home(tmp / "home", VENDORS, rows_per_stratum=6, edit=unpaced)
         make_home(home, OTHER_VENDORS, snapshot=OTHER, edit=unpaced)
-        instance.add_dynamic_partitions("snapshots", [SNAPSHOT, OTHER])
+        register_partitions(instance, [SNAPSHOT, OTHER])
         materialize(instance, home, sim.base_url, GOLDEN_STAGES, SNAPSHOT)
         for vendor in VENDORS:
             materialize(instance, home, sim.base_url, VENDOR_STAGES, vendor_key(vendor))
@@ -268,7 +269,7 @@ def test_a_tick_requests_one_run_keyed_by_snapshot_and_tick(tmp_path, sim):
         assets=[sentinel_pages, sentinel_probes], schedules=[schedule], resources=resources(home, sim.base_url)
     ).get_repository_def()
     with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
+        register_partitions(instance, [SNAPSHOT])
 
         def tick(at: datetime):
             context = dg.build_schedule_context(
@@ -396,7 +397,7 @@ def test_the_batched_catch_up_of_bench_demo_gives_the_same_probes(cycle, tmp_pat
     with synced_writes_dir(tmp_path) as tmp, probe_instance(tmp) as instance:
         home = make_home(tmp / "home", VENDORS, rows_per_stratum=6, edit=unpaced)
         make_home(home, OTHER_VENDORS, snapshot=OTHER, edit=unpaced)
-        instance.add_dynamic_partitions("snapshots", [SNAPSHOT, OTHER])
+        register_partitions(instance, [SNAPSHOT, OTHER])
         for snapshot in (SNAPSHOT, OTHER):
             publish(instance, home, sim.base_url, T0, snapshot=snapshot)
         runs = ProbeDaemon(resources(home, sim.base_url), instance, QUIET).catch_up(cycle.cycle.ticks)
@@ -505,7 +506,7 @@ def test_rescore_re_derives_ttr_from_the_archived_probe_responses(cycle, monkeyp
 def small(tmp_path, sim):
     with synced_writes_dir(tmp_path) as tmp, probe_instance(tmp) as instance:
         home = make_home(tmp / "home", ["exa", "serper"], edit=unpaced)
-        instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
+        register_partitions(instance, [SNAPSHOT])
         httpx.delete(f"{sim.base_url}/_sim/sentinels", timeout=5)  # the 30-day cycle's pages share these ids
         publish(instance, home, sim.base_url, T0)
         truth = {sentinel: page for (snapshot, sentinel), page in sim_truth(sim).items() if snapshot == SNAPSHOT}
@@ -602,7 +603,7 @@ def test_live_pages_are_deployed_then_probed_from_the_confirmed_publish_time(tmp
     deploy = tmp_path / "deploy"
     config = {"batch_id": "b1", "base_url": "https://sentinels.example.org", "deploy_dir": str(deploy)}
     instance = dg.DagsterInstance.ephemeral()
-    instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
+    register_partitions(instance, [SNAPSHOT])
     run = dg.materialize(
         [sentinel_pages],
         instance=instance,
@@ -631,7 +632,7 @@ def test_live_pages_are_deployed_then_probed_from_the_confirmed_publish_time(tmp
 def test_a_live_catch_up_run_of_an_old_tick_leaves_the_probe_to_the_latest_tick(tmp_path, sim):
     home = make_home(tmp_path, ["serper"], edit=lambda d: d.update(mode="live"))
     instance = dg.DagsterInstance.ephemeral()
-    instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
+    register_partitions(instance, [SNAPSHOT])
     old_tick = (datetime.now(UTC) - timedelta(days=1)).replace(minute=0, second=0, microsecond=0)
     result = dg.materialize(
         [sentinel_probes],

@@ -30,6 +30,7 @@ from bench_assets_tests.helpers import (
     check_evaluations,
     make_home,
     materialize,
+    register_partitions,
     run_whole_snapshot,
     vendor_key,
 )
@@ -320,7 +321,7 @@ def test_failed_verification_blocks_the_fetch(tmp_path, simulator):
     )
     dump_golden_rows([rows[0], bad, *rows[2:]], home / "data" / "private" / "golden" / "broken.jsonl")
     with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
+        register_partitions(instance, [SNAPSHOT])
         result = materialize(instance, home, simulator.base_url, GOLDEN_STAGES, SNAPSHOT, raise_on_error=False)
         checks = check_evaluations(result, "golden_verifications")
         assert [c.passed for c in checks] == [False]
@@ -341,7 +342,7 @@ def test_malformed_golden_file_writes_nothing(tmp_path, simulator):
     path.parent.mkdir(parents=True)
     path.write_text('{"id": "x-1"}\n')
     with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
+        register_partitions(instance, [SNAPSHOT])
         result = materialize(
             instance, home, simulator.base_url, ("snapshot_manifest", "golden_rows"), SNAPSHOT, raise_on_error=False
         )
@@ -370,7 +371,7 @@ def test_two_vendor_partitions_in_parallel_processes(tmp_path, simulator):
     home = make_home(tmp_path / "home", vendors)
     (tmp_path / "dagster").mkdir()
     with dg.instance_for_test(temp_dir=str(tmp_path / "dagster")) as instance:
-        instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
+        register_partitions(instance, [SNAPSHOT])
         materialize(instance, home, simulator.base_url, GOLDEN_STAGES, SNAPSHOT)
         env = {**__import__("os").environ, "DAGSTER_HOME": str(tmp_path / "dagster")}
         children = [

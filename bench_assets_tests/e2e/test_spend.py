@@ -23,10 +23,9 @@ import duckdb
 import httpx
 import pytest
 
-from bench_assets.adapters import get_adapter
+from bench_assets.adapters import available_adapters, get_adapter
 from bench_assets.adapters.base import VendorTask
 from bench_assets.cli import main as cli
-from bench_assets.defs.partitions import VENDORS
 from bench_assets.manifest import load_manifest
 from bench_assets_tests.helpers import (
     GOLDEN_STAGES,
@@ -34,10 +33,12 @@ from bench_assets_tests.helpers import (
     VENDOR_STAGES,
     make_home,
     materialize,
+    register_partitions,
     run_whole_snapshot,
     vendor_key,
 )
 
+VENDORS = sorted(available_adapters())  # every vendor there is
 ROWS_PER_STRATUM = 6
 USAGE_BILLED = {"jina"}  # bills usage (tokens) no one knows before the call
 # Bills whole credits for every fifth successful URL of a key (Tavily extract): the estimate is the
@@ -150,7 +151,7 @@ def test_spend_ceiling_stops_the_fetch_and_records_it(tmp_path, simulator, sim_l
 
     home = make_home(tmp_path, ["exa"], rows_per_stratum=ROWS_PER_STRATUM, edit=tighten)
     with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
+        register_partitions(instance, [SNAPSHOT])
         materialize(instance, home, simulator.base_url, GOLDEN_STAGES, SNAPSHOT)
         result = materialize(instance, home, simulator.base_url, VENDOR_STAGES, vendor_key("exa"))
         assert result.success

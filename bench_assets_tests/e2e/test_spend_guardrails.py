@@ -30,6 +30,7 @@ from bench_assets_tests.helpers import (
     VENDOR_STAGES,
     make_home,
     materialize,
+    register_partitions,
     vendor_key,
     warehouse_rows,
 )
@@ -41,7 +42,7 @@ ROWS_PER_STRATUM = 6
 def populated(tmp_path_factory, simulator):
     home = make_home(tmp_path_factory.mktemp("home"), ["brave", "tavily"], rows_per_stratum=ROWS_PER_STRATUM)
     with dg.instance_for_test(temp_dir=str(tmp_path_factory.mktemp("dagster"))) as instance:
-        instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
+        register_partitions(instance, [SNAPSHOT])
         materialize(instance, home, simulator.base_url, GOLDEN_STAGES, SNAPSHOT)
         materialize(instance, home, simulator.base_url, VENDOR_STAGES, vendor_key("brave"))
         yield home, instance, fingerprint(home)
@@ -135,7 +136,7 @@ def test_an_unpriced_unit_at_run_time_stops_the_partition_and_the_next_run_resum
     manifest_path = home / "data" / "snapshots" / SNAPSHOT / "manifest.yaml"
     archive = home / "data" / "warehouse" / "partitions" / SNAPSHOT / "exa.duckdb"
     with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
+        register_partitions(instance, [SNAPSHOT])
         materialize(instance, home, simulator.base_url, GOLDEN_STAGES, SNAPSHOT)
         result = materialize(instance, home, simulator.base_url, VENDOR_STAGES, vendor_key("exa"), raise_on_error=False)
         assert not result.success
@@ -182,7 +183,7 @@ def test_preflight_spend_counts_against_the_runs_ceiling(tmp_path, simulator, si
     monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "dagster_home"))
     monkeypatch.setenv("BENCH_SIMULATOR_URL", simulator.base_url)
     with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
+        register_partitions(instance, [SNAPSHOT])
         materialize(instance, home, simulator.base_url, GOLDEN_STAGES, SNAPSHOT)
         assert cli.main(["preflight", SNAPSHOT]) == 0, capsys.readouterr().err
         assert sum(b["usd"] for b in sim_logs.billing()) == pytest.approx(price)

@@ -40,6 +40,7 @@ from bench_assets_tests.helpers import (
     SNAPSHOT,
     make_home,
     materialize,
+    register_partitions,
     resources,
     run_whole_snapshot,
     vendor_key,
@@ -107,7 +108,7 @@ def custody(tmp_path_factory, simulator):
             materialize(instance, home, sim, names, key)
 
         def register(snapshot):
-            instance.add_dynamic_partitions("snapshots", [snapshot])
+            register_partitions(instance, [snapshot])
 
         apply_erratum(paths, warehouse_of(home), SNAPSHOT, "E1", run, lambda s, v: vendor_key(v, s), register)
         reply = home / "incoming-reply.txt"

@@ -22,6 +22,7 @@ from bench_assets_tests.helpers import (
     GOLDEN_STAGES,
     make_home,
     materialize,
+    register_partitions,
     run_whole_snapshot,
     warehouse_rows,
 )
@@ -98,7 +99,7 @@ def test_redrawing_reuses_the_archive(registry_run, simulator, sim_logs):
     home = registry_run
     before = warehouse_rows(home, "SELECT row_id FROM golden_rows ORDER BY row_id")
     with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
+        register_partitions(instance, [SNAPSHOT])
         materialize(instance, home, simulator.base_url, ("golden_rows",), SNAPSHOT)
     assert warehouse_rows(home, "SELECT row_id FROM golden_rows ORDER BY row_id") == before
     asked = [r for r in sim_logs.requests() if r["host"] in ("www.rfc-editor.org", "peps.python.org")]
@@ -138,7 +139,7 @@ def _golden(tmp_path, simulator, registries, faults=None):
     home = make_home(tmp_path, VENDORS, snapshot=SNAPSHOT, edit=registry_manifest(registries, mix=False))
     try:
         with dg.instance_for_test() as instance:
-            instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
+            register_partitions(instance, [SNAPSHOT])
             result = materialize(instance, home, simulator.base_url, GOLDEN_STAGES[:2], SNAPSHOT, raise_on_error=False)
     finally:
         httpx.post(f"{simulator.base_url}/_sim/faults", json={}, timeout=5)

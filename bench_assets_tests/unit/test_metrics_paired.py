@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.multitest import multipletests
@@ -70,8 +70,11 @@ def test_mcnemar_edges():
 # ##### HOLM
 
 
-@settings(max_examples=40, deadline=None)  # multipletests takes about 0.1 s a call
+@settings(max_examples=12, deadline=None)  # each statsmodels call is slow: a few drawn lists, and the edges
 @given(st.lists(st.floats(0.0, 1.0, allow_nan=False), max_size=70))
+@example([])
+@example([0.0, 1.0])
+@example([0.04] * 70)  # ties
 def test_holm_matches_statsmodels(p_values):
     ours = holm_adjust(p_values)
     if not p_values:

@@ -24,7 +24,7 @@ from bench_assets.defs.resources import BenchPaths, WarehouseResource
 from bench_assets.defs.sentinels import probe_schedule
 from bench_assets.defs.snapshots import snapshot_sensor
 from bench_assets.storage.warehouse import Warehouse
-from bench_assets_tests.helpers import SNAPSHOT, assets, make_home, resources
+from bench_assets_tests.helpers import SNAPSHOT, assets, make_home, register_partitions, resources
 
 OTHER = "web_search-2026-q4"
 T0 = datetime(2026, 7, 1, tzinfo=UTC)  # the sentinel pages' publish time
@@ -295,7 +295,7 @@ def sensor_tick(home: Path, instance: dg.DagsterInstance):
 def test_with_no_manifest_the_sensor_skips(tmp_path):
     with dg.instance_for_test() as instance:
         data = sensor_tick(tmp_path, instance)
-    assert data.skip_message == "no new snapshot manifest"
+    assert data.skip_message == "no new snapshot manifest or vendor"
     assert not data.run_requests and not data.dynamic_partitions_requests
 
 
@@ -306,9 +306,9 @@ def test_new_manifests_are_requested_together_and_registered_ones_left_alone(tmp
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
         data = sensor_tick(home, instance)
-    [request] = data.dynamic_partitions_requests
-    assert request.partitions_def_name == "snapshots"
-    assert list(request.partition_keys) == [OTHER, "web_search-2027-q1"]  # one request, in folder order
+    requests = {r.partitions_def_name: list(r.partition_keys) for r in data.dynamic_partitions_requests}
+    # one request per dimension; the snapshots in folder order, and the vendors the manifests configure
+    assert requests == {"snapshots": [OTHER, "web_search-2027-q1"], "vendors": ["exa"]}
     assert not data.run_requests  # registering runs nothing
 
 
@@ -320,7 +320,7 @@ def test_a_manifest_whose_id_is_not_its_folder_is_reported_not_registered(tmp_pa
     moved.parent.mkdir()
     moved.write_text(yaml.safe_dump(data, sort_keys=False))  # still says snapshot_id: web_search-2026-q3
     with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("snapshots", [SNAPSHOT])
+        register_partitions(instance, [SNAPSHOT], ["exa"])
         tick = sensor_tick(home, instance)
     assert not tick.dynamic_partitions_requests
     assert tick.skip_message.startswith("no new valid snapshot manifest; not registered: ")

@@ -1,4 +1,5 @@
-"""Registering snapshots: the sensor turns each new valid manifest into a `snapshots` partition."""
+"""Registering snapshots: the sensor turns each new valid manifest into a `snapshots` partition, and
+each vendor a manifest configures into a `vendors` partition."""
 
 from __future__ import annotations
 
@@ -37,8 +38,8 @@ def test_a_new_valid_manifest_is_registered_once_and_a_bad_one_when_fixed(tmp_pa
     sensor = snapshot_sensor(BenchPaths(root=str(home)))
     with dg.instance_for_test() as instance:
         first = tick(sensor, instance)
-        [request] = first.dynamic_partitions_requests
-        assert (request.partitions_def_name, list(request.partition_keys)) == ("snapshots", [SNAPSHOT])
+        requests = {r.partitions_def_name: list(r.partition_keys) for r in first.dynamic_partitions_requests}
+        assert requests == {"snapshots": [SNAPSHOT], "vendors": ["exa"]}  # the vendors its manifest configures
         assert not first.run_requests
         assert instance.get_dynamic_partitions("snapshots") == [SNAPSHOT]
 
@@ -52,4 +53,12 @@ def test_a_new_valid_manifest_is_registered_once_and_a_bad_one_when_fixed(tmp_pa
         third = tick(sensor, instance)
         assert [list(r.partition_keys) for r in third.dynamic_partitions_requests] == [[NEXT]]
         assert sorted(instance.get_dynamic_partitions("snapshots")) == [SNAPSHOT, NEXT]
-        assert tick(sensor, instance).skip_message == "no new snapshot manifest"
+        assert tick(sensor, instance).skip_message == "no new snapshot manifest or vendor"
+
+        # a vendor added to a registered snapshot's manifest becomes a partition at the next tick
+        make_home(home, ["exa", "brave"])
+        fourth = tick(sensor, instance)
+        assert [(r.partitions_def_name, list(r.partition_keys)) for r in fourth.dynamic_partitions_requests] == [
+            ("vendors", ["brave"])
+        ]
+        assert sorted(instance.get_dynamic_partitions("vendors")) == ["brave", "exa"]
