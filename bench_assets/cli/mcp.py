@@ -26,9 +26,7 @@ def add_mcp_command(sub: argparse._SubParsersAction) -> None:
         "published snapshot's files (data/publish/<snapshot>/). Example: bench mcp --http --port 8780",
     )
     where = mcp.add_mutually_exclusive_group()
-    where.add_argument(
-        "--snapshot", help="a snapshot published in the home (default: the newest under data/publish/)"
-    )
+    where.add_argument("--snapshot", help="a snapshot published in the home (default: the newest under data/publish/)")
     where.add_argument("--dir", help="a published snapshot folder anywhere, e.g. a downloaded copy")
     mcp.add_argument("--http", action="store_true", help="serve streamable HTTP at http://HOST:PORT/mcp, not stdio")
     mcp.add_argument("--host", default="127.0.0.1", help="with --http: the address to listen on (default 127.0.0.1)")

@@ -86,11 +86,11 @@ def _per_thousand(cost: Mapping[str, Any] | None) -> dict[str, Any] | None:
 
 
 def _overlaps(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
-    lows = [x.get("low") if x.get("low") is not None else x.get("value") for x in (a, b)]
-    highs = [x.get("high") if x.get("high") is not None else x.get("value") for x in (a, b)]
-    if None in lows or None in highs:
+    """Whether two figures' intervals share a point (a figure without an interval is its value)."""
+    ends = [(x.get("low", x.get("value")), x.get("high", x.get("value"))) for x in (a, b)]
+    if any(low is None or high is None for low, high in ends):
         return False
-    return max(lows) <= min(highs)
+    return max(float(low) for low, _ in ends) <= min(float(high) for _, high in ends)
 
 
 class PublishedSnapshot:
@@ -223,7 +223,10 @@ class PublishedSnapshot:
             candidates.sort(key=lambda c: (c[0].get("position") or 10_000, str(c[0]["vendor"])))
         else:
             candidates.sort(key=lambda c: (-c[1]["value"], c[0].get("position") or 10_000, str(c[0]["vendor"])))
-        answer["rule"] = {"name": "paired" if paired else "interval_overlap", "text": PAIRED_RULE if paired else OVERLAP_RULE}
+        answer["rule"] = {
+            "name": "paired" if paired else "interval_overlap",
+            "text": PAIRED_RULE if paired else OVERLAP_RULE,
+        }
         if paired:
             section = self.board.get("comparisons") or {}
             answer["rule"].update(
@@ -270,7 +273,11 @@ class PublishedSnapshot:
                 "task type it supports in the stratum (the rows differ between configurations). No paired comparison "
                 "and no cost is published per stratum: the cost shown and the budget are the whole snapshot's."
             )
-            return BASE_METRIC, lambda e: _figure(((e.get("breakdown") or {}).get("stratum") or {}).get(stratum), BASE_METRIC), False
+            return (
+                BASE_METRIC,
+                lambda e: _figure(((e.get("breakdown") or {}).get("stratum") or {}).get(stratum), BASE_METRIC),
+                False,
+            )
         if ranks_task_type:
             if not compared:
                 notes.append("no paired comparisons are published in this snapshot")
@@ -280,7 +287,11 @@ class PublishedSnapshot:
             f"ranked on breakdown.task_type.{task_type}.{BASE_METRIC}. No paired comparison and no cost is published "
             "per task type: the cost shown and the budget are the whole snapshot's."
         )
-        return BASE_METRIC, lambda e: _figure(((e.get("breakdown") or {}).get("task_type") or {}).get(task_type), BASE_METRIC), False
+        return (
+            BASE_METRIC,
+            lambda e: _figure(((e.get("breakdown") or {}).get("task_type") or {}).get(task_type), BASE_METRIC),
+            False,
+        )
 
     def _within_budget(
         self, candidates: list[tuple[dict[str, Any], dict[str, Any]]], budget: float, answer: dict[str, Any]
