@@ -22,6 +22,10 @@ PUBLIC_SPLIT = "public_split.jsonl"
 SNAPSHOT_FILES = ("leaderboard.json", "leaderboard.csv", "pairwise.csv", ROW_SCORES, "methodology.html", "index.html")
 COST_METRIC = "cost_per_correct_usd"
 BASE_METRIC = "correct_rate"
+# public_row_scores.csv columns that are names, kept as text; the others are typed (numbers, booleans)
+TEXT_COLUMNS = frozenset(
+    {"row_id", "stratum", "task_type", "vendor", "response_class", "fidelity_label", "answer_rule", "miss_reason"}
+)
 _SNAPSHOT_ORDER = re.compile(r"^(?P<family>.+)-(?P<year>20\d\d)-q(?P<quarter>[1-4])(?:-e(?P<erratum>\d+))?$")
 
 PAIRED_RULE = (
@@ -391,7 +395,8 @@ class PublishedSnapshot:
         if path.is_file():
             with path.open(newline="", encoding="utf-8") as f:
                 for r in csv.DictReader(f):
-                    rows.setdefault(r["row_id"], []).append({k: _typed(v) for k, v in r.items()})
+                    typed = {k: (v or None) if k in TEXT_COLUMNS else _typed(v) for k, v in r.items()}
+                    rows.setdefault(r["row_id"], []).append(typed)
         return rows
 
     @cached_property
