@@ -121,7 +121,7 @@ def test_unknown_questions_name_what_is_known(tmp_path):
         snapshot.recommend("images")
     with pytest.raises(QueryError, match=r"unknown vendor 'z'.*known: a, b, c"):
         snapshot.vendor_figures("z")
-    with pytest.raises(QueryError, match="publishes no public_row_scores.csv"):
+    with pytest.raises(QueryError, match=r"publishes no public_row_scores\.csv"):
         snapshot.row_verdicts("news-001-s")
 
 
