@@ -23,7 +23,9 @@ import pandas as pd
 
 from bench_assets.agent_ready.records import TrialRecord, agent_ready_summary, load_trial_records
 from bench_assets.aggregate import eligibility
+from bench_assets.aggregate.cohort import snapshot_cohort
 from bench_assets.aggregate.comparisons import comparisons_from_frame, vendor_comparisons
+from bench_assets.aggregate.descriptors import metric_descriptors
 from bench_assets.aggregate.figures import (
     FRESH_DAYS,
     FRESH_METRIC,
@@ -31,6 +33,7 @@ from bench_assets.aggregate.figures import (
     MISS_REASON_SCOPE,
     RANKING_SCOPE,
 )
+from bench_assets.aggregate.provenance import provenance_fields
 from bench_assets.fetch.classify import RESPONSE_CLASSES
 from bench_assets.fetch.versions import recorded_versions
 from bench_assets.manifest import Manifest
@@ -87,6 +90,9 @@ NOT_REACHED_METRICS = ["ttr_median_hours"]
 # rows whose golden page was under FRESH_DAYS days old at the fetch: `fresh_lt_30d.search`, absent
 # when the vendor has no such row).
 BREAKDOWN_SCOPES = ("task_type", "stratum", "cohort", "split", FRESH_SCOPE)
+# 3: metric descriptors (`metrics`), provenance (generated_at, content_hash, license, status,
+# disclaimer) and the cohort added
+SCHEMA_VERSION = 3
 # Positions: the correct rate over the task types every scored vendor supports
 # (`aggregate.shared_task_types`), so every vendor is compared on the same rows; the record's
 # `ranking` names the metric used, its task types and a note.
@@ -195,13 +201,17 @@ def build_leaderboard(
     comparisons: pd.DataFrame | None = None,
     versions: dict[str, Any] | None = None,
     public_comparisons: pd.DataFrame | None = None,
+    cohort: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The leaderboard as a plain JSON-ready dict (the schema of leaderboard.json). `agent_trials`
     are the snapshot's agent-ready trial records (each vendor's `agent_ready` summarizes its own);
     `comparisons` its `vendor_comparisons` rows, from which rank ranges, letters and the power
     statement follow (without them no vendor has a rank range); `versions` the recorded code,
     environment and input files (`fetch.versions`); `public_comparisons` the same pairs compared on
-    the public rows alone (`comparisons_public`: what a reader can re-derive from the evidence bundle)."""
+    the public rows alone (`comparisons_public`: what a reader can re-derive from the evidence bundle);
+    `cohort` what the figures were measured on (`aggregate.cohort`). The record also describes every
+    metric (`metrics`: `aggregate.descriptors`) and states its provenance (`aggregate.provenance`:
+    `status` as for a record not being published, `content_hash` null until its files are rendered)."""
     entries: list[dict[str, Any]] = []
     shared: list[str] | None = None
     all_types: set[str] = set()
@@ -287,10 +297,14 @@ def build_leaderboard(
         )
     entries.sort(key=lambda e: (e.get("position") or 10_000, e["vendor"]))
     return {
-        "schema_version": 2,
+        "schema_version": SCHEMA_VERSION,
         "snapshot_id": manifest.snapshot_id,
         "mode": manifest.mode,
         "title": manifest.title,
+        **provenance_fields(manifest, versions),
+        "cohort": cohort,
+        # what each metric key of the vendor entries is: definition, direction, unit, statistic, interval, null
+        "metrics": metric_descriptors(),
         "rank_metric": rank,
         "ranking": ranking,
         "comparisons": _comparisons_section(rank, ranking, paired) if paired else None,
@@ -519,4 +533,5 @@ def current_leaderboard(
         public_comparisons=public_comparisons_frame(
             warehouse.rows("row_scores", snapshot_id, split="public"), snapshot_id
         ),
+        cohort=snapshot_cohort(warehouse, manifest),
     )

@@ -180,9 +180,13 @@ def llms_txt(
         + " "
         + _comparisons_in_words(board),
         "",
+        *_provenance_lines(board),
+        "",
         "## Data",
         "",
-        "- [leaderboard.json](leaderboard.json): the record every page is rendered from. `vendors[]` has "
+        "- [leaderboard.json](leaderboard.json): the record every page is rendered from. `metrics[]` describes "
+        "every metric key of the vendor entries (below); `status`, `disclaimer`, `license`, `generated_at`, "
+        "`content_hash` and `cohort` say what the file is (above). `vendors[]` has "
         "`vendor`, `status` (`scored` / `excluded` / `not_run`) and `reason`, `position`, `rank_letters`, "
         "`rank_range{best, worst}`, `metrics{name: {value, n, low, high}}`, `breakdown{scope: {value: metrics}}`, "
         "`headline_eligible` and `reasons` (the vendor's ranking claim), `metric_eligibility{name: "
@@ -242,6 +246,8 @@ def llms_txt(
     for e in board["vendors"]:
         if e["status"] == "excluded":
             lines.append(f"- {e['vendor']}: excluded, never called or scored: {e.get('reason')}")
+    lines += ["", "## Metrics", ""]
+    lines += [_metric_line(d) for d in board.get("metrics") or []]
     lines += [
         "",
         "## Pages",
@@ -265,6 +271,40 @@ def llms_txt(
         f"{metrics.DEFAULT_CENSOR_AT_HOURS:g} h; null means not reached.",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _provenance_lines(board: Mapping[str, Any]) -> list[str]:
+    """What the file is, for an agent: status and disclaimer, license, when, the content hash, the cohort."""
+    lines = [
+        f"Status `{board.get('status')}`: {board.get('disclaimer')}",
+        f"License: {board.get('license')} ({board.get('license_url')}). Generated at "
+        f"{board.get('generated_at') or 'an unrecorded time (not a publication)'}; content hash "
+        f"`{board.get('content_hash')}` over every file here but leaderboard.json and llms.txt "
+        "(leaderboard.json `content_hash_method` says how to recompute it).",
+    ]
+    cohort = board.get("cohort")
+    if cohort:
+        dates = cohort["golden_pages_published"]
+        when = (
+            f"public rows' golden pages published {dates['first']} to {dates['last']} ({dates['dated_rows']} dated, "
+            f"{dates['undated_rows']} undated)"
+            if dates["first"]
+            else "no public row's golden page has a publication date"
+        )
+        lines.append(
+            f"Cohort: {cohort['cohort_size']} golden rows ({cohort['public_rows']} public, {cohort['holdout_rows']} "
+            f"holdout; holdout fraction {cohort['holdout_fraction']:g} per stratum), {when}. A row is "
+            f"{cohort['row']}."
+        )
+    return lines
+
+
+def _metric_line(d: Mapping[str, Any]) -> str:
+    """One metric descriptor in a line of llms.txt."""
+    return (
+        f"- `{d['key']}` ({d['label']}): {d['definition']}. {d['direction']}; unit {d['unit']}; statistic "
+        f"{d['statistic']}; interval: {d['interval']}; null: {d['null_means']} ({d['null_note']})."
+    )
 
 
 def _comparisons_in_words(board: Mapping[str, Any]) -> str:

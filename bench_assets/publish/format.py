@@ -17,6 +17,8 @@ from markdown_it import MarkdownIt
 from markupsafe import Markup
 from tabulate import tabulate
 
+from bench_assets.aggregate.descriptors import descriptor
+
 # Leaderboard columns in display order; a metric no vendor has (e.g. time-to-retrievability
 # before the first sentinel probes) is left out rather than shown as a column of dashes.
 LEADERBOARD_COLUMNS = [
@@ -53,39 +55,6 @@ KEY_FIGURES = [
     "latency_p50_ms",
     "ttr_median_hours",
 ]
-METRIC_LABELS: dict[str, tuple[str, str]] = {
-    "correct_rate": ("Correct", "the share of golden rows answered correctly, failures counted as not correct"),
-    "correct_rate_shared": (
-        "Correct (shared rows)",
-        "the correct rate over the task types every scored vendor supports: "
-        "the same rows for every vendor; sets the position, and the paired tests on those rows set rank ranges "
-        "and letters",
-    ),
-    "hit_at_1": ("hit@1", "share of search rows with a golden URL ranked first"),
-    "hit_at_3": ("hit@3", "share of search rows with a golden URL in the top 3"),
-    "hit_at_5": ("hit@5", "share of search rows with a golden URL in the top 5"),
-    "hit_at_10": ("hit@10", "share of search rows with a golden URL in the top 10"),
-    "fidelity_mean": ("Fidelity", "mean extraction fidelity (0–1) over extract rows"),
-    "answer_score_mean": ("Answer score", "mean per-cell rubric score (0, 0.5 or 1) over answer rows"),
-    "coverage": ("Coverage", "share of rows that got a usable (ok) response"),
-    "cost_per_correct_usd": (
-        "$ / correct",
-        "billed spend on the pinned plan ÷ correct answers; interval from the "
-        "correct rate's Wilson interval (the spend is exact)",
-    ),
-    "spend_usd": ("Spend", "billed spend on the pinned plan: a total of billed calls, exact (no interval)"),
-    "overfit_gap": ("Overfit gap", "public minus holdout accuracy (Newcombe 95 % interval)"),
-    "latency_p50_ms": (
-        "Latency p50",
-        "median latency of the final attempt; distribution-free order-statistic interval",
-    ),
-    "latency_p95_ms": (
-        "Latency p95",
-        "95th-percentile latency of the final attempt; distribution-free order-statistic interval",
-    ),
-    "ttr_median_hours": ("TTR median", "Kaplan–Meier median hours until a fresh sentinel page is returned"),
-    "ttr_probes": ("TTR probes", "sentinel probes made: every 6 h, per page until it is returned or 30 days old"),
-}
 CLASS_MEANINGS = {
     "ok": "a usable response with results",
     "empty": "a success status with no results",
@@ -248,11 +217,16 @@ def miss_reason_label(reason: Any) -> str:
 
 
 def metric_label(metric: str) -> str:
-    return METRIC_LABELS.get(metric, (metric.replace("_", " "), ""))[0]
+    """The metric's short label (`aggregate.descriptors`), e.g. "$ / correct"."""
+    d = descriptor(metric)
+    return d.label if d else metric.replace("_", " ")
 
 
 def metric_description(metric: str) -> str:
-    return METRIC_LABELS.get(metric, ("", metric))[1]
+    """The metric's definition with which way is better and its unit (`aggregate.descriptors`): the
+    title a column header or figure label shows on hover."""
+    d = descriptor(metric)
+    return d.tooltip if d else metric
 
 
 def docstring_html(doc: str) -> Markup:

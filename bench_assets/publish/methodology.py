@@ -11,7 +11,7 @@ from typing import Any
 from markupsafe import Markup
 
 from bench_assets import metrics
-from bench_assets.aggregate import comparisons, eligibility, leaderboard
+from bench_assets.aggregate import comparisons, eligibility, leaderboard, provenance
 from bench_assets.aggregate import figures as aggregate
 from bench_assets.fetch.classify import RESPONSE_CLASSES
 from bench_assets.manifest import Manifest
@@ -119,6 +119,11 @@ def methodology_context(manifest: Manifest) -> dict[str, Any]:
         # the rules a result names the golden document by, as leaderboard.json publishes them
         "identity": metrics.identity_rules(),
         "miss_reasons": [(code, MISS_REASON_LABELS.get(code, ""), meaning) for code, meaning in MISS_REASONS.items()],
+        # the license of the published data and how leaderboard.json's content hash is computed
+        "license": provenance.LICENSE,
+        "license_url": provenance.LICENSE_URL,
+        "license_note": provenance.LICENSE_NOTE,
+        "hash_method": provenance.HASH_METHOD,
     }
 
 

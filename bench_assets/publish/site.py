@@ -39,6 +39,7 @@ from markupsafe import Markup
 
 from bench_assets import metrics
 from bench_assets.aggregate import eligibility
+from bench_assets.aggregate.provenance import content_hash
 from bench_assets.manifest import Manifest
 from bench_assets.publish import charts
 from bench_assets.publish.drilldown import DrilldownRecords, row_verdict
@@ -49,6 +50,7 @@ from bench_assets.publish.files import (
     STATIC_FILES,
     TEMPLATES,
     PublicRowScores,
+    file_digest,
     leaderboard_csv,
     llms_txt,
     pairwise_csv,
@@ -164,6 +166,10 @@ class SiteSink(Protocol):
 
     def adopt(self, items: list[Any]) -> None: ...
 
+    def digests(self) -> dict[str, str]:
+        """Every file put so far (adopted parts included): path → SHA-256 of its bytes."""
+        ...
+
 
 class SiteFolder:
     """A folder the site is written into (made new: one already there is replaced); `written`
@@ -194,6 +200,9 @@ class SiteFolder:
 
     def adopt(self, items: list[Any]) -> None:
         self.written += items
+
+    def digests(self) -> dict[str, str]:
+        return {p.relative_to(self.out_dir).as_posix(): file_digest(p) for p in self.written}
 
 
 def _leaderboard_columns(board: Mapping[str, Any]) -> list[str]:
@@ -382,18 +391,23 @@ class _Site:
             evidence=evidence,
             active="data",
         )
-        sink.put("leaderboard.json", json.dumps(board, indent=2, sort_keys=True) + "\n")
         sink.put("leaderboard.schema.json", SCHEMA_FILE.read_text(encoding="utf-8"))
         sink.put("leaderboard.csv", leaderboard_csv(board))
         sink.put("pairwise.csv", pairwise_csv(board))
         sink.put("public_split.jsonl", "".join(json.dumps(r, sort_keys=True) + "\n" for r in inputs.public_rows))
         sink.put("errata.json", json.dumps(errata, indent=2) + "\n")
-        sink.put(
-            "llms.txt",
-            llms_txt(board, self.manifest, self.has_queries, self.extra, has_evidence=inputs.evidence is not None),
-        )
         for asset in STATIC_FILES:
             sink.put(asset, (TEMPLATES / asset).read_text(encoding="utf-8"))
+
+    def stated_files(self, sink: SiteSink, digests: Mapping[str, str]) -> None:
+        """The files that state the content hash of all the others (`aggregate.provenance`), put
+        last: leaderboard.json and llms.txt, from the record with its `content_hash`."""
+        board = {**self.board, "content_hash": content_hash(digests.items())}
+        sink.put("leaderboard.json", json.dumps(board, indent=2, sort_keys=True) + "\n")
+        sink.put(
+            "llms.txt",
+            llms_txt(board, self.manifest, self.has_queries, self.extra, has_evidence=self.inputs.evidence is not None),
+        )
 
     def listings(self, sink: SiteSink) -> None:
         """The public rows' listing, and `public_row_scores.csv` (every vendor's figures on each
@@ -464,6 +478,7 @@ def render_site(out: Path | SiteSink, inputs: SiteInputs) -> SiteSink:
 
     for taken in in_processes(parts, render, worker_count(len(parts), job_mib=SITE_PART_MIB), lambda p: p[0]):
         sink.adopt(taken)
+    site.stated_files(sink, sink.digests())
     return sink
 
 

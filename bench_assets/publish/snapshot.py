@@ -19,6 +19,7 @@ from typing import Any
 import pandas as pd
 
 from bench_assets.aggregate.leaderboard import current_leaderboard
+from bench_assets.aggregate.provenance import set_status
 from bench_assets.errors import HoldoutLeakError, NotReadyError
 from bench_assets.fetch.versions import environment_record, record_publication_versions
 from bench_assets.golden.store import load_golden_rows
@@ -62,6 +63,7 @@ def publication_inputs(
     split = warehouse.split(snapshot_id)
     # lifecycle and review gate first (a published snapshot is never re-rendered), then the inputs
     guard = PublicationGuard.begin(warehouse, manifest, board, rows, split)
+    set_status(board, manifest, guard.publish_as)  # the status leaderboard.json states, and its disclaimer
     leak_guard, needle_counts = private_needles(private_dir, manifest, warehouse, rows, split)
     build = build_snapshot(warehouse, manifest, rows, split, leak_guard, guard.commitment_key)
     stale = stale_vendors(warehouse.rows("row_scores", snapshot_id), build)

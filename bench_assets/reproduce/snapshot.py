@@ -49,6 +49,7 @@ from bench_assets.aggregate.leaderboard import (
     public_comparisons_frame,
     public_comparisons_section,
 )
+from bench_assets.aggregate.provenance import folder_content_hash
 from bench_assets.metrics import PairedCounts, compare_pairs, ranking_from_comparisons
 from bench_assets.publish.drilldown import vendor_row_verdicts
 from bench_assets.publish.files import leaderboard_csv, pairwise_csv, public_row_scores_csv
@@ -386,12 +387,29 @@ def compare_from_counts(folder: PublishedFolder, report: ReproduceReport) -> Non
 # ##### THE WHOLE FOLDER
 
 
+def compare_content_hash(folder: PublishedFolder, report: ReproduceReport) -> None:
+    """leaderboard.json's `content_hash` against the folder's other files as they are (`aggregate.provenance`)."""
+    stated = folder.board.get("content_hash")
+    if stated is None:
+        report.notes.append(
+            "leaderboard.json states no content_hash (schema before 3): the files are not checked as a whole"
+        )
+        return
+    found = folder_content_hash(folder.root)
+    if found != stated:
+        report.differences.append(
+            Difference("leaderboard.json", None, "content_hash (of every other file but llms.txt)", stated, found)
+        )
+    report.compared.append("content_hash over the folder's files")
+
+
 def reproduce_folder(root: Path, progress: bool = False) -> ReproduceReport:
     """Re-derive every public verdict and figure of the published folder `root` from its files
     alone and report every difference (see the module). `progress`: a progress bar on stderr."""
     folder = read_folder(root)
     report = ReproduceReport(Path(root), folder.snapshot_id, sorted(folder.vendors), len(folder.rows))
     report.differences += folder.integrity
+    compare_content_hash(folder, report)
     scores, _ = rederive_verdicts(folder, report, progress)
     compare_verdicts(folder, scores, report)
     digests = [v for v, e in folder.vendors.items() if e.level == "digests"]

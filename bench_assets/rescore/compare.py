@@ -391,6 +391,7 @@ class FileCheck:
     same: bool
     first: tuple[str | None, str, Any, Any] | None = None
     content: bytes | None = None
+    derived_sha256: str = ""  # the re-rendered bytes' SHA-256
 
 
 class SiteComparison:
@@ -420,6 +421,7 @@ class SiteComparison:
                 same,
                 first,
                 data if self.keep(rel) else None,
+                _sha256(data),
             )
         )
 
@@ -431,6 +433,9 @@ class SiteComparison:
 
     def adopt(self, items: list[Any]) -> None:
         self.checks += items
+
+    def digests(self) -> dict[str, str]:
+        return {c.rel: c.derived_sha256 for c in self.checks}
 
     @property
     def kept(self) -> dict[str, bytes]:

@@ -43,9 +43,11 @@ import pandas as pd
 from bench_assets.adapters import get_adapter
 from bench_assets.agent_ready.records import load_trial_records
 from bench_assets.aggregate import eligibility
+from bench_assets.aggregate.cohort import snapshot_cohort
 from bench_assets.aggregate.comparisons import COMPARISON_COLUMNS, vendor_comparisons
 from bench_assets.aggregate.figures import METRIC_COLUMNS, snapshot_fresh_rows, vendor_metrics
 from bench_assets.aggregate.leaderboard import build_leaderboard, public_comparisons_frame
+from bench_assets.aggregate.provenance import set_status
 from bench_assets.errors import BenchInputError
 from bench_assets.fetch.versions import environment_record, recorded_versions, version_warnings
 from bench_assets.golden.store import load_golden_rows
@@ -243,7 +245,11 @@ def rescore_snapshot(
         comparisons=comparisons,
         versions=recorded,
         public_comparisons=public_comparisons,
+        cohort=snapshot_cohort(warehouse, manifest),
     )
+    # the status it was published as: a snapshot now published was published as such, else as a draft
+    published = lifecycle.snapshot_status(warehouse, snapshot_id) == lifecycle.PUBLISHED
+    set_status(board, manifest, lifecycle.PUBLISHED if published else lifecycle.DRAFT)
     derived_board = json.loads(json.dumps(board))
     report.warnings += _version_warnings(recorded, environment_record(manifest, root, private))
 
@@ -298,7 +304,9 @@ def _compare_published(
     # a file whose text is the re-rendered text has the same figures: only others are read as JSON
     published_board = read_text(out_dir / "leaderboard.json")
     if published_board != kept.get("leaderboard.json"):
-        for path, a, b in compare_json("", json.loads(published_board), derived_board):
+        # as rendered: the record with the content hash of the re-rendered files
+        rendered = json.loads(kept["leaderboard.json"]) if "leaderboard.json" in kept else derived_board
+        for path, a, b in compare_json("", json.loads(published_board), rendered):
             vendor, item = vendor_in(path)
             found.append(Difference("leaderboard.json", vendor, item, a, b))
     found += compare_csv(

@@ -26,6 +26,7 @@ import pyarrow.parquet as pq
 import pytest
 from selectolax.lexbor import LexborHTMLParser
 
+from bench_assets.aggregate.provenance import folder_content_hash
 from bench_assets.cli import main as cli
 from bench_assets.golden.store import load_golden_rows
 from bench_assets.golden.verify import row_urls
@@ -286,7 +287,13 @@ def test_a_tampered_headline_figure_is_named_as_the_one_difference(
     assert code == 1 and any(d.startswith(expected) for d in found), (expected, found)
     if tamper == "holdout figure":  # every figure resting on it disagrees: the overall ones and the vendor file's copy
         return
-    assert lines[-1] == "1 difference", "\n".join(lines)
+    if tamper == "CSV figure":  # a file other than leaderboard.json changed: its content hash no longer holds
+        assert [d for d in found if "content_hash" in d] == [
+            d for d in found if d.startswith("leaderboard.json · vendor — · content_hash")
+        ]
+        assert len(found) == 2, "\n".join(lines)
+    else:  # leaderboard.json is not under its own hash
+        assert lines[-1] == "1 difference", "\n".join(lines)
     tally = next(line for line in lines if line.startswith("figures of leaderboard.json: "))
     assert tally.endswith(f" {0 if tamper == 'CSV figure' else 1} different"), tally
 
@@ -389,6 +396,8 @@ def test_a_live_snapshot_at_results_and_digests_levels_reproduces_and_names_what
             if a["body_sha256"]
         )
 
+    # as such a publication states it: the content hash over its files (leaderboard.json is not under it)
+    rewrite_board(folder, lambda b: b.update(content_hash=folder_content_hash(folder)))
     code, lines = run_reproduce(folder, tmp_path, monkeypatch, capsys)
     assert code == 0 and lines[-1] == "0 differences", "\n".join(lines)
     named = [line for line in lines if "vendor exa ·" in line and "digests only" in line]
