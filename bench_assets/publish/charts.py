@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import matplotlib
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Rectangle
@@ -34,23 +35,23 @@ MUTED = "#8a94a0"
 GRID = "#e4e7eb"
 ACCENT = "#1d4ed8"
 WARN = "#b42318"
-# Okabe–Ito plus darker tones: distinguishable for colour-blind readers, print well in grey.
-PALETTE = [
-    "#0072B2",
-    "#D55E00",
-    "#009E73",
-    "#CC79A7",
-    "#E69F00",
-    "#56B4E9",
-    "#000000",
-    "#8C564B",
-    "#7F3C8D",
-    "#11A579",
-    "#3969AC",
-    "#F2B701",
-    "#E73F74",
-    "#80BA5A",
-]
+# Okabe–Ito (Okabe & Ito 2008, "Color Universal Design"): eight colours told apart by colour-blind
+# readers. Beyond eight series the colours repeat with another line style and marker, so no two
+# series look alike whatever the reader's colour vision.
+PALETTE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442"]
+LINE_STYLES = ["-", "--", ":", "-."]
+MARKERS = ["o", "s", "^", "D"]
+
+
+def series_style(i: int) -> dict[str, Any]:
+    """The i-th series' colour, line style and marker: unique for 32 series."""
+    cycle = i // len(PALETTE)
+    return {
+        "color": PALETTE[i % len(PALETTE)],
+        "linestyle": LINE_STYLES[cycle % len(LINE_STYLES)],
+        "marker": MARKERS[cycle % len(MARKERS)],
+    }
+
 
 STYLE: dict[RcKeyType, Any] = {
     "svg.hashsalt": "bench",
@@ -237,22 +238,23 @@ def cost_accuracy_figure(board: Mapping[str, Any]) -> Figure | None:
                     zorder=2,
                 )
             ax.scatter([cost], [acc], s=36, color=color, edgecolor="white", linewidth=0.8, zorder=3)
-            ax.annotate(
-                name,
-                (cost, acc),
-                xytext=(6, 3),
-                textcoords="offset points",
-                fontsize=8.5,
-                color=INK if on_front else "#4b5563",
-                fontweight="bold" if on_front else "normal",
+        ax.set_ylim(
+            *_padded(
+                [p[3] if p[3] is not None else p[2] for p in points],
+                [p[4] if p[4] is not None else p[2] for p in points],
             )
+        )
         dollars = FuncFormatter(lambda x, _: f"${x:g}")
         ax.xaxis.set_major_formatter(dollars)
         # within about a decade there are few major ticks: label the minor ones too
-        ax.xaxis.set_minor_formatter(dollars if max(costs) / min(costs) < 12 else NullFormatter())
+        # (2, 3 and 5 of each decade only: the log scale crowds 6 to 9 into too little width to read)
+        sparse = FuncFormatter(
+            lambda x, _: f"${x:g}" if round(x / 10 ** math.floor(math.log10(x))) in (2, 3, 5) else ""
+        )
+        ax.xaxis.set_minor_formatter(sparse if max(costs) / min(costs) < 12 else NullFormatter())
         ax.yaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
         ax.set_xlabel("cost per correct answer (USD, billed on the pinned plan; log scale)")
-        ax.set_ylabel("correct rate")
+        ax.set_ylabel("overall correct rate (every task type)")
         ax.legend(
             handles=[
                 Line2D([], [], color=ACCENT, marker="o", linewidth=2, alpha=0.6, label="Pareto front"),
@@ -271,7 +273,51 @@ def cost_accuracy_figure(board: Mapping[str, Any]) -> Figure | None:
                 loc="left",
                 color=MUTED,
             )
-    return _stamp(fig, cost_accuracy_eligibility(board))
+        fig = _stamp(fig, cost_accuracy_eligibility(board))
+        # last: once every tick, label, legend and stamp is in place the layout no longer moves
+        _label_points(fig, ax, [(name, cost, acc, name in front) for name, cost, acc, _, _ in points])
+    return fig
+
+
+def _padded(lows: Sequence[float], highs: Sequence[float]) -> tuple[float, float]:
+    """Y limits of a rate axis holding every interval, with room above for labels, within [0, 1.05]."""
+    low, high = min(lows), max(highs)
+    pad = max(0.04, (high - low) * 0.12)
+    return max(0.0, low - pad), min(1.05, high + pad)
+
+
+def _label_points(fig: Figure, ax: Any, points: Sequence[tuple[str, float, float, bool]]) -> None:
+    """Name each point beside it, moving a label down or up in steps of its own height until it
+    overlaps no label already placed and covers no point (labels are placed from the highest point
+    down), with a thin line back to its point when it moved: no two labels ever overlap."""
+    renderer = FigureCanvasAgg(fig).get_renderer()  # text extents measured as drawn
+    fig.draw_without_rendering()  # the layout fixed, so display positions are final
+    placed: list[Any] = []
+    dots = [ax.transData.transform((x, y)) for _, x, y, _ in points]
+    for name, x, y, on_front in sorted(points, key=lambda p: (-p[2], p[1], p[0])):
+        style = {
+            "textcoords": "offset points",
+            "fontsize": 9,
+            "color": INK if on_front else "#4b5563",
+            "fontweight": "bold" if on_front else "normal",
+            "zorder": 4,
+        }
+        # labels do not move the axes when the figure is laid out again on saving
+        style["in_layout"] = False
+        text = ax.annotate(name, (x, y), xytext=(6, 3), **style)
+        step = text.get_window_extent(renderer).height * 72 / fig.dpi + 1
+        shift = 0.0
+        for k in range(1, 400):
+            box = text.get_window_extent(renderer)
+            if not any(box.overlaps(other) for other in placed) and not any(box.contains(*dot) for dot in dots):
+                break
+            shift = step * ((k + 1) // 2) * (-1 if k % 2 else 1)  # down, up, further down, further up
+            text.set_position((6, 3 + shift))
+        placed.append(box)  # the text's own box (an annotation's extent would include its line)
+        if shift:
+            text.remove()
+            arrow = {"arrowstyle": "-", "color": MUTED, "linewidth": 0.6, "shrinkA": 0, "shrinkB": 3}
+            ax.annotate(name, (x, y), xytext=(6, 3 + shift), arrowprops=arrow, **style)
 
 
 def overfit_gap_figure(board: Mapping[str, Any]) -> Figure | None:
@@ -358,15 +404,15 @@ def pairwise_figure(board: Mapping[str, Any]) -> Figure | None:
                     f"{d * 100:+.0f}" if round(d * 100) != 0 else "0",
                     ha="center",
                     va="center",
-                    fontsize=7.5,
-                    color="white" if strong else (INK if apart else MUTED),
+                    fontsize=10,
+                    color="white" if strong else (INK if apart else "#4b5563"),
                     fontweight="bold" if apart else "normal",
                 )
         ax.set_xlim(-0.5, size - 0.5)
         ax.set_ylim(size - 0.5, -0.5)
         ax.set_xticks(range(size), vendors, rotation=45, ha="right")
         ax.set_yticks(range(size), [f"{v} ({letters.get(v) or '–'})" for v in vendors])
-        ax.tick_params(length=0)
+        ax.tick_params(length=0, labelsize=10)
         ax.set_xlabel("column vendor")
         ax.set_ylabel("row vendor (letters)")
         ax.legend(
@@ -463,7 +509,8 @@ def km_figure(
         ax = fig.add_subplot()
         ax.axhline(0.5, color=MUTED, linestyle="--", linewidth=0.9)
         for i, (vendor, (durations, observed)) in enumerate(curves.items()):
-            color = PALETTE[i % len(PALETTE)]
+            style = series_style(i)
+            color = style["color"]
             curve = km_estimate(list(durations), list(observed), censor_at_hours=censor_at_hours)
             xs, ys = [0.0], [1.0]
             for t, s in zip(curve.times, curve.survival):
@@ -471,7 +518,18 @@ def km_figure(
                 ys.append(s)
             xs.append(censor_at_hours)
             ys.append(ys[-1])
-            ax.step(xs, ys, where="post", color=color, linewidth=1.6, label=vendor)
+            ax.step(
+                xs,
+                ys,
+                where="post",
+                color=color,
+                linestyle=style["linestyle"],
+                marker=style["marker"],
+                markevery=slice(1, len(xs) - 1),  # at each step, where curves part (they often share the end)
+                markersize=4,
+                linewidth=1.6,
+                label=vendor,
+            )
             censored = [
                 min(float(d), censor_at_hours)
                 for d, o in zip(durations, observed)
@@ -521,9 +579,11 @@ def site_charts(
         ),
         (
             "cost_vs_accuracy",
-            "Cost per correct answer against accuracy",
-            "Each vendor's correct rate (with 95 % interval) against its cost per correct answer on the "
-            "pinned plan; the line joins the Pareto front.",
+            "Cost per correct answer against the overall correct rate",
+            "Each vendor's overall correct rate (with 95 % interval: every row of every task type it supports, "
+            "the rows its cost per correct answer is counted over; not the ranking figure, which counts only the "
+            "task types every vendor supports) against its cost per correct answer on the pinned plan; the line "
+            "joins the Pareto front.",
             lambda: cost_accuracy_figure(board),
             cost_accuracy_eligibility(board),
         ),

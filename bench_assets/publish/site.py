@@ -41,7 +41,7 @@ from bench_assets import metrics
 from bench_assets.aggregate import eligibility
 from bench_assets.aggregate.provenance import content_hash
 from bench_assets.manifest import Manifest
-from bench_assets.publish import charts
+from bench_assets.publish import charts, summary
 from bench_assets.publish.drilldown import DrilldownRecords, row_verdict
 from bench_assets.publish.evidence import EvidenceBundle, evidence_schema
 from bench_assets.publish.files import (
@@ -351,6 +351,10 @@ class _Site:
             split_counts=dict(inputs.split_counts),
             has_queries=self.has_queries,
             agent=_agent_ready,
+            first=summary.first_place(board),
+            gaps=summary.gaps_to_next(board),
+            summary_cost=summary.SUMMARY_COST,
+            lower_is_better=summary.LOWER_IS_BETTER,
             active="leaderboard",
         )
         self.page(

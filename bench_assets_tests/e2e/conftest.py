@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import json
+import threading
 from datetime import UTC, datetime
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from types import SimpleNamespace
 
 import dagster as dg
@@ -11,6 +14,8 @@ import pytest
 
 from bench_assets.cli.sentinel_cycle import simulate_probe_cycle
 from bench_assets_tests.helpers import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
     GOLDEN_STAGES,
     RESULT_STAGES,
     SNAPSHOT,
@@ -18,6 +23,7 @@ from bench_assets_tests.helpers import (
     make_home,
     materialize,
     register_partitions,
+    require,
     resources,
     vendor_key,
 )
@@ -86,3 +92,33 @@ def published_site(tmp_path_factory, simulator):
             sentinel_pages=SITE_SENTINEL_PAGES,
             sentinel_ticks=len(cycle.ticks),
         )
+
+
+# ##### THE SITE IN A BROWSER (Debian's chromium, driven by Playwright, over HTTP)
+
+
+class QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def site_url(published_site):
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(published_site.out)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+    thread.join(timeout=5)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    require(CHROMIUM.exists(), "Debian's chromium (/usr/bin/chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()

@@ -128,8 +128,9 @@ def test_an_edited_figure_in_the_leaderboard_page_and_a_vendor_page_is_reported(
     with edited(out / "index.html", lambda t: cell.sub(r"\g<1>0.999<", t, count=1)):
         assert "0.999" in (out / "index.html").read_text()
         found = rescore(published_site)
+    # the first such cell on the page is the first screen's (table#summary)
     assert found == [
-        f"index.html · vendor {vendor} · text in table#leaderboard tr[data-vendor={vendor}] "
+        f"index.html · vendor {vendor} · text in table#summary tr[data-vendor={vendor}] "
         f"td[data-metric={rank}] (changed since publication): published '0.999', derived '{shown}'"
     ], found
 

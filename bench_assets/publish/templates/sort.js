@@ -8,14 +8,16 @@
   }
   document.querySelectorAll("table.sortable").forEach(function (table) {
     var headers = table.tHead ? table.tHead.rows[0].cells : [];
+    // Columns where smaller is better (cost, latency, time-to-retrievability) start ascending.
+    var ascendingFirst = (table.dataset.ascendingFirst || "").split(" ");
     Array.prototype.forEach.call(headers, function (th, col) {
       th.tabIndex = 0;
       th.setAttribute("role", "columnheader");
       function sort() {
-        // Numbers start descending (best first for most metrics); text starts ascending.
+        // The first click puts the best first: numbers descending unless smaller is better; text ascending.
         var numeric = th.dataset.type === "num";
         var current = th.getAttribute("aria-sort");
-        var asc = current ? current === "descending" : !numeric;
+        var asc = current ? current === "descending" : !numeric || ascendingFirst.indexOf(th.dataset.metric) !== -1;
         Array.prototype.forEach.call(headers, function (h) { h.removeAttribute("aria-sort"); });
         th.setAttribute("aria-sort", asc ? "ascending" : "descending");
         var body = table.tBodies[0];
