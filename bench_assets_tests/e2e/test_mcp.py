@@ -95,7 +95,11 @@ def test_an_agent_gets_a_verdict_over_stdio(published_site):
 
             answer = await structured(client, "recommend", {"task_type": FAMILY})
             check_recommendation(answer, out)
-            assert answer["metric_descriptors"] is None  # this snapshot publishes no `metrics` list
+            # the descriptors leaderboard.json publishes (its `metrics` list), for the figures returned
+            described = answer["metric_descriptors"]
+            assert {board["rank_metric"], "correct_rate", "cost_per_correct_usd"} <= set(described)
+            assert described["cost_per_correct_usd"]["direction"] == "lower_better"
+            assert described["correct_rate"]["direction"] == "higher_better"
 
             wrong = await error_text(client, "recommend", {"task_type": "image_search"})
             assert "unknown task_type 'image_search'" in wrong
@@ -149,20 +153,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_an_agent_gets_a_verdict_over_streamable_http_with_metric_descriptors(published_site, tmp_path):
+def test_an_agent_gets_a_verdict_over_streamable_http_from_a_folder_without_descriptors(published_site, tmp_path):
     copy = tmp_path / published_site.snapshot
     shutil.copytree(published_site.out, copy)
     board = board_of(copy)
-    # the descriptors issue 36 adds to leaderboard.json: passed through for the figures returned
-    board["metrics"] = [
-        {"key": key, "definition": f"definition of {key}", "direction": direction, "unit": unit}
-        for key, direction, unit in [
-            (board["rank_metric"], "higher_better", "share"),
-            ("correct_rate", "higher_better", "share"),
-            ("cost_per_correct_usd", "lower_better", "USD"),
-            ("latency_p50_ms", "lower_better", "ms"),
-        ]
-    ]
+    # a snapshot published before leaderboard.json described its metrics (schema < 3)
+    del board["metrics"]
     (copy / "leaderboard.json").write_text(json.dumps(board))
     port = free_port()
     base_url = "https://bench.example.org/web_search/"
@@ -184,15 +180,10 @@ def test_an_agent_gets_a_verdict_over_streamable_http_with_metric_descriptors(pu
             async with Client(url) as client:
                 answer = await structured(client, "recommend", {"task_type": FAMILY})
                 check_recommendation(answer, copy, links_under=base_url)
-                assert set(answer["metric_descriptors"]) == {
-                    board["rank_metric"],
-                    "correct_rate",
-                    "cost_per_correct_usd",
-                }
-                assert answer["metric_descriptors"]["cost_per_correct_usd"]["direction"] == "lower_better"
+                assert answer["metric_descriptors"] is None  # and the answer says where they are defined
                 vendor = published_site.vendors[0]
                 figures = await structured(client, "vendor_figures", {"vendor": vendor})
-                assert figures["metric_descriptors"]["latency_p50_ms"]["unit"] == "ms"
+                assert figures["metric_descriptors"] is None
 
         anyio.run(session)
     finally:
