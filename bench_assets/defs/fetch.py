@@ -3,6 +3,8 @@
 import dagster as dg
 import pandas as pd
 
+from bench_assets.aggregate.checks import Finding, fetch_completeness
+from bench_assets.defs.code_versions import check_result
 from bench_assets.defs.errors import reports_bench_errors
 from bench_assets.defs.golden import golden_verifications
 from bench_assets.defs.partitions import snapshot_and_vendor, snapshot_vendor_partitions_def
@@ -12,6 +14,8 @@ from bench_assets.fetch.partition import fetch_vendor_partition, unpriced_unit_e
 from bench_assets.fetch.versions import record_fetch_versions
 from bench_assets.storage.lifecycle import refuse_if_published
 
+FETCH_CHECK = "every_row_answered_or_classified"
+
 
 @dg.asset(
     partitions_def=snapshot_vendor_partitions_def,
@@ -19,6 +23,15 @@ from bench_assets.storage.lifecycle import refuse_if_published
     deps=[golden_verifications, query_split, decoy_queries],
     kinds={"duckdb"},
     tags={"bench/stage": "fetch"},
+    check_specs=[
+        dg.AssetCheckSpec(
+            FETCH_CHECK,
+            asset="vendor_responses",
+            description="Every row (query x capability) the partition had to send has exactly one final "
+            "archived attempt, an answer or a classified failure (timeout, connection error, not sent and why): "
+            "nothing dropped, nothing counted twice.",
+        )
+    ],
 )
 @reports_bench_errors
 def vendor_responses(
@@ -45,7 +58,8 @@ def vendor_responses(
             metadata={
                 "dagster/row_count": 0,
                 "status": f"excluded: {excluded[vendor]}" if vendor in excluded else "not configured in the manifest",
-            }
+            },
+            check_results=[check_result(FETCH_CHECK, Finding(True, "vendor not configured: no rows to send"))],
         )
     spec = manifest.vendors[vendor]
     done = fetch_vendor_partition(
@@ -62,7 +76,14 @@ def vendor_responses(
     rows = done.rows  # the archive, copied into the warehouse under the partition's lease
     versions = record_fetch_versions(warehouse, manifest, vendor, paths.home, paths.private, done.stats.sent)
     stats = done.stats
+    finals = warehouse.query_df(
+        "SELECT query_id, capability, http_status, transport_error FROM raw_responses "
+        "WHERE snapshot_id = ? AND vendor = ? AND final",
+        [snapshot_id, vendor],
+    )
+    completeness = fetch_completeness({(i.query_id, i.capability) for i in done.items}, finals)
     return dg.MaterializeResult(
+        check_results=[check_result(FETCH_CHECK, completeness)],
         metadata={
             "dagster/row_count": rows,
             "queries": len(done.items),
@@ -72,7 +93,15 @@ def vendor_responses(
             "taken_back_from_warehouse": done.seeded,
             "attempts_this_run": stats.attempts,
             "retries_this_run": stats.retries,
-            "spend_usd": round(stats.spend_usd, 6),
+            # what this run sent and was billed; the partition's archive (every run) beside it
+            "spend_this_run_usd": round(stats.spend_usd, 6),
+            "spend_in_archive_usd": round(stats.archive_spend_usd, 6),
+            **(
+                {"spend_note": f"nothing sent: all {stats.skipped_archived} rows already archived"}
+                if stats.sent == 0
+                else {}
+            ),
+            "not_ok_this_run": dg.MetadataValue.json({k: v for k, v in stats.final_by_class.items() if k != "ok"}),
             "spend_ceiling_stops": stats.ceiling_stops,
             "wall_seconds": round(stats.wall_seconds, 2),
             "final_status_counts": dg.MetadataValue.json(done.final_status_counts),
@@ -80,5 +109,5 @@ def vendor_responses(
             "endpoints": dg.MetadataValue.json(dict(spec.endpoints.items())),
             "plan": spec.plan,
             "code_commit": (versions or {}).get("code", {}).get("commit", "unchanged: nothing was sent"),
-        }
+        },
     )

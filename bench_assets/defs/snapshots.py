@@ -53,21 +53,22 @@ def snapshot_manifest(
     )
 
 
-def manifest_review(paths: BenchPaths, registered: set[str]) -> tuple[list[str], dict[str, str]]:
-    """The snapshots under `paths` whose manifest validates and that are not registered yet, and
-    the problems of those whose manifest does not (snapshot id -> the error, naming file and field)."""
-    new, problems = [], {}
+def manifest_review(paths: BenchPaths, registered: set[str]) -> tuple[list[str], dict[str, str], list[str]]:
+    """The snapshots under `paths` whose manifest validates and that are not registered yet (of a
+    simulated manifest: the sensor registers those), the problems of those whose manifest does not
+    (snapshot id -> the error, naming file and field), and the live ones left to `bench snapshot add`."""
+    new, problems, live = [], {}, []
     for path in sorted(paths.snapshots_dir.glob("*/manifest.yaml")):
         snapshot_id = path.parent.name
         if snapshot_id in registered:
             continue
         try:
-            load_manifest(path)  # its snapshot_id must also be its folder's name, the partition key
+            manifest = load_manifest(path)  # its snapshot_id must also be its folder's name, the partition key
         except BenchInputError as exc:
             problems[snapshot_id] = str(exc)
             continue
-        new.append(snapshot_id)
-    return new, problems
+        (live if manifest.mode == "live" else new).append(snapshot_id)
+    return new, problems, live
 
 
 def snapshot_sensor(paths: BenchPaths) -> dg.SensorDefinition:
@@ -78,23 +79,25 @@ def snapshot_sensor(paths: BenchPaths) -> dg.SensorDefinition:
         name="snapshot_manifests_sensor",
         minimum_interval_seconds=60,
         default_status=dg.DefaultSensorStatus.RUNNING,
-        description="Registers each new data/snapshots/<id>/manifest.yaml that validates as a `snapshots` "
-        "partition (as `bench snapshot add ID` does), so a snapshot appears in the UI's "
+        description="Registers each new simulated data/snapshots/<id>/manifest.yaml that validates as a "
+        "`snapshots` partition (as `bench snapshot add ID` does), so a snapshot appears in the UI's "
         "partition pickers. Registering runs nothing. A manifest that does not validate is "
-        "reported, file and field, and registered once fixed. Running by default.",
+        "reported, file and field, and registered once fixed. A live manifest is not registered here: "
+        "its partitions would be in every backfill of all partitions, and each costs money, so it "
+        "takes `bench snapshot add ID`. Running by default.",
     )
     def snapshot_manifests(context: dg.SensorEvaluationContext) -> dg.SensorResult | dg.SkipReason:
         registered = set(context.instance.get_dynamic_partitions(SNAPSHOTS_PARTITIONS_NAME))
-        new, problems = manifest_review(paths, registered)
+        new, problems, live = manifest_review(paths, registered)
         for snapshot_id, problem in problems.items():
             context.log.warning(f"{snapshot_id} not registered: {problem}")
         if not new:
-            reason = (
-                "no new snapshot manifest"
-                if not problems
-                else f"no new valid snapshot manifest; not registered: {'; '.join(problems.values())}"
-            )
-            return dg.SkipReason(reason)
+            reasons = ["no new snapshot manifest" if not problems else "no new valid snapshot manifest"]
+            if problems:
+                reasons.append(f"not registered: {'; '.join(problems.values())}")
+            if live:
+                reasons.append(f"live, registered by `bench snapshot add` only: {', '.join(live)}")
+            return dg.SkipReason("; ".join(reasons))
         return dg.SensorResult(dynamic_partitions_requests=[snapshots_partitions_def.build_add_request(new)])
 
     return snapshot_manifests
