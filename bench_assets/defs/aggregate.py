@@ -8,7 +8,8 @@ from bench_assets.aggregate.comparisons import snapshot_comparisons
 from bench_assets.aggregate.figures import snapshot_metrics
 from bench_assets.aggregate.leaderboard import current_leaderboard
 from bench_assets.defs.agent_ready import agent_trials
-from bench_assets.defs.code_versions import AGGREGATE_CODE_VERSION, check_result
+from bench_assets.defs.checks import check_result, partition_check
+from bench_assets.defs.code_versions import AGGREGATE_CODE_VERSION
 from bench_assets.defs.errors import reports_bench_errors
 from bench_assets.defs.partitions import snapshots_partitions_def
 from bench_assets.defs.resources import BenchPaths, WarehouseResource
@@ -27,9 +28,10 @@ LEADERBOARD_CHECK = "figures_within_bounds"
     tags={"bench/stage": "aggregate"},
     code_version=AGGREGATE_CODE_VERSION,
     check_specs=[
-        dg.AssetCheckSpec(
+        partition_check(
             LEADERBOARD_CHECK,
-            asset="vendor_leaderboard",
+            "vendor_leaderboard",
+            snapshots_partitions_def,
             description="Every share (correct rate, coverage, hit@k, mean fidelity and answer score) and its "
             "interval lie within [0, 1], and every 95 % interval contains its value.",
         )

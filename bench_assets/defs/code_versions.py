@@ -1,4 +1,4 @@
-"""Code versions of the assets whose logic changes figures, and the check results they share.
+"""Code versions of the assets whose logic changes figures.
 
 Dagster marks an asset stale when its `code_version` differs from the one its last materialization
 recorded, and everything downstream with it. A hand-bumped constant is forgotten; so each version is
@@ -18,10 +18,6 @@ import ast
 import hashlib
 from collections.abc import Iterable
 from pathlib import Path
-
-import dagster as dg
-
-from bench_assets.aggregate.checks import Finding
 
 PACKAGE = Path(__file__).resolve().parent.parent  # bench_assets/
 
@@ -59,15 +55,3 @@ def logic_digest(modules: Iterable[str], package: Path = PACKAGE) -> str:
 SCORING_CODE_VERSION = logic_digest(SCORING_MODULES)
 AGGREGATE_CODE_VERSION = logic_digest(AGGREGATE_MODULES)
 PUBLISH_CODE_VERSION = logic_digest(PUBLISH_MODULES)
-
-
-def check_result(name: str, finding: Finding) -> dg.AssetCheckResult:
-    """A finding of `aggregate.checks` as the result of the asset's check `name` (a failure is an
-    error: the figures or the evidence behind them are wrong)."""
-    return dg.AssetCheckResult(
-        check_name=name,
-        passed=finding.passed,
-        severity=dg.AssetCheckSeverity.ERROR,
-        description=finding.description,
-        metadata=finding.metadata,
-    )

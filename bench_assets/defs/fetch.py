@@ -4,7 +4,7 @@ import dagster as dg
 import pandas as pd
 
 from bench_assets.aggregate.checks import Finding, fetch_completeness
-from bench_assets.defs.code_versions import check_result
+from bench_assets.defs.checks import check_result, partition_check
 from bench_assets.defs.errors import reports_bench_errors
 from bench_assets.defs.golden import golden_verifications
 from bench_assets.defs.partitions import snapshot_and_vendor, snapshot_vendor_partitions_def
@@ -24,9 +24,10 @@ FETCH_CHECK = "every_row_answered_or_classified"
     kinds={"duckdb"},
     tags={"bench/stage": "fetch"},
     check_specs=[
-        dg.AssetCheckSpec(
+        partition_check(
             FETCH_CHECK,
-            asset="vendor_responses",
+            "vendor_responses",
+            snapshot_vendor_partitions_def,
             description="Every row (query x capability) the partition had to send has exactly one final "
             "archived attempt, an answer or a classified failure (timeout, connection error, not sent and why): "
             "nothing dropped, nothing counted twice.",

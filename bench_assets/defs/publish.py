@@ -9,6 +9,7 @@ import dagster as dg
 import pandas as pd
 
 from bench_assets.defs.aggregate import vendor_leaderboard
+from bench_assets.defs.checks import partition_check
 from bench_assets.defs.code_versions import PUBLISH_CODE_VERSION
 from bench_assets.defs.errors import reports_bench_errors
 from bench_assets.defs.partitions import snapshots_partitions_def
@@ -52,13 +53,14 @@ LEAK_CHECK = "no_holdout_in_published_files"
     tags={"bench/stage": "publish"},
     code_version=PUBLISH_CODE_VERSION,
     check_specs=[
-        dg.AssetCheckSpec(
+        partition_check(
             LEAK_CHECK,
-            asset="published_snapshot",
+            "published_snapshot",
+            snapshots_partitions_def,
             blocking=True,
             description="The leak guard (`split.leaks`) read every file to publish, in every spelling a reader "
             "would read as the same, and found no holdout, dead holdout or decoy id, query text or golden URL. "
-            "On a leak nothing is published, the step fails, and which rows only in the private store.",
+            "On a leak nothing is published and the step fails; which rows leaked is written to the private store only.",
         )
     ],
 )

@@ -4,7 +4,8 @@ import dagster as dg
 import pandas as pd
 
 from bench_assets.aggregate.checks import Finding, scores_completeness
-from bench_assets.defs.code_versions import SCORING_CODE_VERSION, check_result
+from bench_assets.defs.checks import check_result, partition_check
+from bench_assets.defs.code_versions import SCORING_CODE_VERSION
 from bench_assets.defs.errors import reports_bench_errors
 from bench_assets.defs.fetch import vendor_responses
 from bench_assets.defs.partitions import snapshot_and_vendor, snapshot_vendor_partitions_def
@@ -22,9 +23,10 @@ SCORES_CHECK = "every_row_scored_once"
     tags={"bench/stage": "score"},
     code_version=SCORING_CODE_VERSION,
     check_specs=[
-        dg.AssetCheckSpec(
+        partition_check(
             SCORES_CHECK,
-            asset="vendor_scores",
+            "vendor_scores",
+            snapshot_vendor_partitions_def,
             description="Every golden row of the snapshot has exactly one verdict for the vendor, in a known "
             "response class: none missing, none scored twice, none for a row that is not golden.",
         )
