@@ -17,11 +17,13 @@ from bench_assets.aggregate.checks import Finding
 
 
 def partition_check(
-    name: str, asset: str, partitions_def: dg.PartitionsDefinition, description: str, blocking: bool = False
+    name: str, asset: str, partitions_def: dg.PartitionsDefinition, description: str, blocking: bool = True
 ) -> dg.AssetCheckSpec:
-    """A check of `asset` per partition of `partitions_def` (the asset's own). Dagster 1.13 calls
-    partitioned checks a preview and warns each time the definitions load (in every process
-    of `make dev`); the warning is for this one call, and not shown."""
+    """A check of `asset` per partition of `partitions_def` (the asset's own), blocking: a failure
+    stops what depends on the asset in the same run (no scores of incomplete evidence, no
+    publication of a wrong figure). Dagster 1.13 calls partitioned checks a preview and warns
+    each time the definitions load (in every process of `make dev`); the warning is for this one
+    call, and not shown."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", dg.PreviewWarning)
         return dg.AssetCheckSpec(

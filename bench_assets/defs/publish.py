@@ -57,7 +57,6 @@ LEAK_CHECK = "no_holdout_in_published_files"
             LEAK_CHECK,
             "published_snapshot",
             snapshots_partitions_def,
-            blocking=True,
             description="The leak guard (`split.leaks`) read every file to publish, in every spelling a reader "
             "would read as the same, and found no holdout, dead holdout or decoy id, query text or golden URL. "
             "On a leak nothing is published and the step fails; which rows leaked is written to the private store only.",
