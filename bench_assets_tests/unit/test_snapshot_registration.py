@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import shutil
+
 import dagster as dg
 import yaml
 
 from bench_assets.definitions import defs as location_defs
 from bench_assets.defs.resources import BenchPaths
 from bench_assets.defs.snapshots import snapshot_sensor
-from bench_assets_tests.helpers import SNAPSHOT, make_home
+from bench_assets_tests.helpers import REPO, SNAPSHOT, make_home
 
 NEXT = "web_search-2026-q4"
 
@@ -53,3 +55,19 @@ def test_a_new_valid_manifest_is_registered_once_and_a_bad_one_when_fixed(tmp_pa
         assert [list(r.partition_keys) for r in third.dynamic_partitions_requests] == [[NEXT]]
         assert sorted(instance.get_dynamic_partitions("snapshots")) == [SNAPSHOT, NEXT]
         assert tick(sensor, instance).skip_message == "no new snapshot manifest"
+
+
+def test_a_live_manifest_is_left_to_bench_snapshot_add(tmp_path):
+    """The repository ships a live manifest beside the demo's: the sensor registering it put a
+    second partition on every asset after the demo ("1 of 2 partitions"), and any backfill of all
+    partitions would try to pay for it. Only the operator registers a live snapshot."""
+    home = make_home(tmp_path, ["exa"])
+    live = "registry_search-2026-q4"
+    shutil.copytree(REPO / "data" / "snapshots" / live, home / "data" / "snapshots" / live)
+    sensor = snapshot_sensor(BenchPaths(root=str(home)))
+    with dg.instance_for_test() as instance:
+        first = tick(sensor, instance)
+        assert [list(r.partition_keys) for r in first.dynamic_partitions_requests] == [[SNAPSHOT]]
+        second = tick(sensor, instance)
+        assert second.skip_message == f"no new snapshot manifest; live, registered by `bench snapshot add` only: {live}"
+        assert instance.get_dynamic_partitions("snapshots") == [SNAPSHOT]
