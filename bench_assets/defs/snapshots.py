@@ -57,7 +57,9 @@ def manifest_review(paths: BenchPaths, registered: set[str]) -> tuple[list[str],
     """The snapshots under `paths` whose manifest validates and that are not registered yet (of a
     simulated manifest: the sensor registers those), the problems of those whose manifest does not
     (snapshot id -> the error, naming file and field), and the live ones left to `bench snapshot add`."""
-    new, problems, live = [], {}, []
+    new: list[str] = []
+    live: list[str] = []
+    problems: dict[str, str] = {}
     for path in sorted(paths.snapshots_dir.glob("*/manifest.yaml")):
         snapshot_id = path.parent.name
         if snapshot_id in registered:
