@@ -46,7 +46,9 @@ def vendor_responses(
     headers, body, latency and time of every attempt. Archived per response in the partition's own
     DuckDB file, then loaded into the warehouse; a re-run never pays twice for a response it has.
     A run that sends requests records the code, Python, package and adapter versions and the input
-    files' SHA-256 it ran with (`fetch_versions`)."""
+    files' SHA-256 it ran with (`fetch_versions`). It logs its progress as it goes (rows done of the
+    rows to send, this run's spend, answers not ok by class) and reports this run's spend, not the
+    archive's."""
     snapshot_id, vendor = snapshot_and_vendor(context)
     manifest = paths.manifest(snapshot_id)
     warehouse = duckdb.warehouse()

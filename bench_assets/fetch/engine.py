@@ -30,6 +30,8 @@ not sent (`classify.unpriced_stop`, classified `quota`), and a re-run once the p
 those calls (and nothing else again).
 
 Spend counts every attempt the vendor bills, retries included (`SpendLedger`, `archived_spend`).
+The ceiling counts the archive's earlier attempts too; what a run reports as its spend
+(`FetchStats.spend_usd`, its progress lines: `fetch.progress`) is only what its own attempts billed.
 
 Requests go through an `httpx.AsyncClient` whose transport is aiohttp's (`httpx_aiohttp`, the
 transport the OpenAI SDK offers for the same reason): the same client, request and response

@@ -963,8 +963,8 @@ def test_a_site_rendered_side_by_side_is_the_site_rendered_in_one_process(publis
 
 
 def test_materialize_all_sends_no_review_packet_and_freezes_nothing(published_site, simulator):
-    """ "Materialize all" runs review_packets without config: it sends nothing, freezes nothing and
-    says how to; only `freeze: true` (bench review send, the launchpad) sends the packets."""
+    """Run without config, as "Materialize all" runs it, review_packets sends nothing, freezes
+    nothing and says how to; only `freeze: true` (bench review send, the launchpad) sends them."""
     home, snapshot = published_site.home, published_site.snapshot
     result = materialize(published_site.instance, home, simulator.base_url, ("review_packets",), snapshot)
     assert result.success
