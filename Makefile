@@ -38,10 +38,10 @@ typecheck: setup  ## mypy (strict on bench_assets/metrics)
 
 check: lint typecheck test  ## everything CI runs
 
-dev: setup  ## Dagster UI + daemon on 127.0.0.1:3000 with a persistent home
+dev: setup  ## Dagster UI + daemon on 127.0.0.1:3000 with a persistent home; Ctrl-C or SIGTERM stops it
 	mkdir -p $(DAGSTER_HOME) && cp dagster.yaml $(DAGSTER_HOME)/dagster.yaml
 	$(BIN)/bench snapshot add web_search-2026-q3
-	$(BIN)/dagster dev -h 127.0.0.1 -p 3000 -w workspace.yaml
+	exec $(BIN)/python -m bench_assets.cli.dev --host 127.0.0.1 --port 3000 --workspace workspace.yaml
 
 simulator: setup  ## the vendor simulator alone
 	$(BIN)/bench simulator --port 8765

@@ -95,13 +95,14 @@ def assets(*names: str) -> list:
     return unbound_assets(*names)
 
 
-def materialize(instance, home: Path, sim_url: str, names, partition_key, raise_on_error=True):
+def materialize(instance, home: Path, sim_url: str, names, partition_key, raise_on_error=True, run_config=None):
     return dg.materialize(
         assets(*names),
         instance=instance,
         partition_key=partition_key,
         resources=resources(home, sim_url),
         raise_on_error=raise_on_error,
+        run_config=run_config,
     )
 
 

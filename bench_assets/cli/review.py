@@ -13,6 +13,7 @@ import dagster as dg
 from bench_assets.aggregate.leaderboard import current_leaderboard
 from bench_assets.cli.runs import bench_resources, ensure_dagster_home, materialize, register_snapshot
 from bench_assets.defs.resources import BenchPaths
+from bench_assets.defs.review import FREEZE_CONFIG
 from bench_assets.golden.store import load_golden_rows
 from bench_assets.publish.errata import apply_erratum
 from bench_assets.publish.replies import file_reply
@@ -31,12 +32,13 @@ def _paths_and_warehouse() -> tuple[BenchPaths, Warehouse]:
 
 def _materializer(
     launched_by: str,
-) -> tuple[Callable[[tuple[str, ...], Any], None], Callable[[str, str], dg.MultiPartitionKey], Callable[[str], object]]:
-    """(materialize(names, partition_key), vendor_key, register) on the persistent Dagster instance."""
+) -> tuple[Callable[..., None], Callable[[str, str], dg.MultiPartitionKey], Callable[[str], object]]:
+    """(materialize(names, partition_key, run_config=None), vendor_key, register) on the persistent
+    Dagster instance."""
     ensure_dagster_home()
 
-    def run(names: tuple[str, ...], partition_key: Any) -> None:
-        result = materialize(names, partition_key, launched_by)
+    def run(names: tuple[str, ...], partition_key: Any, run_config: dict[str, Any] | None = None) -> None:
+        result = materialize(names, partition_key, launched_by, run_config)
         if not result.success:
             failure = next((e for e in result.all_events if e.event_type_value == "STEP_FAILURE"), None)
             error = failure.step_failure_data.error if failure else None
@@ -65,7 +67,7 @@ def cmd_review_send(args: argparse.Namespace) -> int:
     the packets go out (that is the review period), so it is shown, not returned: sending succeeded."""
     materialize, _, register = _materializer("bench review send")
     register(args.snapshot)
-    materialize(("review_packets",), args.snapshot)
+    materialize(("review_packets",), args.snapshot, FREEZE_CONFIG)  # sending is the decision to freeze
     cmd_review_status(args)
     return 0
 

@@ -57,9 +57,13 @@ def bench_resources() -> dict[str, Any]:
 
 
 def materialize(
-    names: tuple[str, ...], partition_key: str | dg.MultiPartitionKey, launched_by: str
+    names: tuple[str, ...],
+    partition_key: str | dg.MultiPartitionKey,
+    launched_by: str,
+    run_config: dict[str, Any] | None = None,
 ) -> dg.ExecuteInProcessResult:
-    """Materialize `names` for one partition on the persistent instance, as a run the UI shows."""
+    """Materialize `names` for one partition on the persistent instance, as a run the UI shows;
+    `run_config`: the assets' config (`review_packets` needs `freeze: true` to send anything)."""
     return dg.materialize(
         unbound_assets(*names),
         instance=dg.DagsterInstance.get(),
@@ -67,7 +71,7 @@ def materialize(
         resources=bench_resources(),
         raise_on_error=False,
         tags={"bench/launched_by": launched_by},
-        run_config=QUIET,
+        run_config={**QUIET, **(run_config or {})},
     )
 
 

@@ -3,16 +3,21 @@ comparisons that decide which vendors differ."""
 
 import dagster as dg
 
+from bench_assets.aggregate.checks import figure_bounds
 from bench_assets.aggregate.comparisons import snapshot_comparisons
 from bench_assets.aggregate.figures import snapshot_metrics
 from bench_assets.aggregate.leaderboard import current_leaderboard
 from bench_assets.defs.agent_ready import agent_trials
+from bench_assets.defs.checks import check_result, partition_check
+from bench_assets.defs.code_versions import AGGREGATE_CODE_VERSION
 from bench_assets.defs.errors import reports_bench_errors
 from bench_assets.defs.partitions import snapshots_partitions_def
 from bench_assets.defs.resources import BenchPaths, WarehouseResource
 from bench_assets.defs.score import vendor_scores
 from bench_assets.defs.sentinels import sentinel_probes
 from bench_assets.publish.format import leaderboard_markdown
+
+LEADERBOARD_CHECK = "figures_within_bounds"
 
 
 @dg.asset(
@@ -21,6 +26,16 @@ from bench_assets.publish.format import leaderboard_markdown
     deps=[vendor_scores, sentinel_probes, agent_trials],
     kinds={"duckdb"},
     tags={"bench/stage": "aggregate"},
+    code_version=AGGREGATE_CODE_VERSION,
+    check_specs=[
+        partition_check(
+            LEADERBOARD_CHECK,
+            "vendor_leaderboard",
+            snapshots_partitions_def,
+            description="Every share (correct rate, coverage, hit@k, mean fidelity and answer score) and its "
+            "interval lie within [0, 1], and every 95 % interval contains its value.",
+        )
+    ],
 )
 @reports_bench_errors
 def vendor_leaderboard(
@@ -41,6 +56,7 @@ def vendor_leaderboard(
     board = current_leaderboard(warehouse, manifest)
     scored = [e for e in board["vendors"] if e["status"] == "scored"]
     return dg.MaterializeResult(
+        check_results=[check_result(LEADERBOARD_CHECK, figure_bounds(metrics))],
         metadata={
             "dagster/row_count": len(metrics),
             "vendors_scored": len(scored),
@@ -55,5 +71,5 @@ def vendor_leaderboard(
                 for e in scored
                 if e["metrics"].get("correct_rate", {}).get("value") is not None
             },
-        }
+        },
     )

@@ -8,7 +8,8 @@ its step with that message as a `dg.Failure`, its details as metadata, and no st
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+import inspect
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 import dagster as dg
@@ -24,7 +25,19 @@ def as_failure(exc: BenchError) -> dg.Failure:
 
 
 def reports_bench_errors(fn: F) -> F:
-    """Turn a BenchError raised by the asset (or anything it calls) into a dg.Failure."""
+    """Turn a BenchError raised by the asset (or anything it calls) into a dg.Failure; an asset that
+    yields its results (a check result before its failure) is wrapped as a generator."""
+
+    if inspect.isgeneratorfunction(fn):
+
+        @functools.wraps(fn)
+        def generator(*args: Any, **kwargs: Any) -> Iterator[Any]:
+            try:
+                yield from fn(*args, **kwargs)
+            except BenchError as exc:
+                raise as_failure(exc) from None
+
+        return generator  # type: ignore[return-value]
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:

@@ -1,7 +1,10 @@
 """Vendor review: the packets that freeze a snapshot before publication, and next quarter's rotation plan."""
 
+from collections.abc import Iterator
+
 import dagster as dg
 import pandas as pd
+from pydantic import Field
 
 from bench_assets.aggregate.leaderboard import current_leaderboard
 from bench_assets.defs.aggregate import vendor_leaderboard
@@ -18,23 +21,51 @@ def _md(df: pd.DataFrame, empty: str) -> dg.MetadataValue:
     return dg.MetadataValue.md(df.to_markdown(index=False) if len(df) else empty)
 
 
-@dg.asset(partitions_def=snapshots_partitions_def, group_name="review", deps=[vendor_leaderboard], kinds={"json"})
+FREEZE_CONFIG = {"ops": {"review_packets": {"config": {"freeze": True}}}}
+
+
+class ReviewPacketsConfig(dg.Config):
+    """Sending the packets freezes the snapshot, so it is never a side effect of "Materialize all"."""
+
+    freeze: bool = Field(
+        default=False,
+        description="true: send the packets and freeze the snapshot (draft → frozen). Left false, as "
+        '"Materialize all" leaves it, the step sends nothing, freezes nothing and says so.',
+    )
+
+
+@dg.asset(
+    partitions_def=snapshots_partitions_def,
+    group_name="review",
+    deps=[vendor_leaderboard],
+    kinds={"json"},
+    output_required=False,  # without `freeze: true` nothing is sent, and nothing is materialized
+)
 @reports_bench_errors
 def review_packets(
-    context: dg.AssetExecutionContext, paths: BenchPaths, duckdb: WarehouseResource
-) -> dg.MaterializeResult:
+    context: dg.AssetExecutionContext, config: ReviewPacketsConfig, paths: BenchPaths, duckdb: WarehouseResource
+) -> Iterator[dg.MaterializeResult]:
     """One review packet per vendor, written to the private store with the date it is sent: the
     vendor's public rows, its raw responses and scores on them, its plan, and only aggregates for
-    the holdout. Writing them freezes the snapshot (draft → frozen); publication then waits until
-    every vendor has had its packet for `review.business_days` US business days. A packet whose
-    content did not change keeps its original date; a changed one is sent again and its clock restarts."""
+    the holdout. Writing them freezes the snapshot (draft → frozen), so it runs only with the
+    config `freeze: true` (`bench review send`, or the launchpad); "Materialize all" leaves it
+    alone. Publication then waits until every vendor has had its packet for `review.business_days`
+    US business days. A packet whose content did not change keeps its original date; a changed one
+    is sent again and its clock restarts."""
     snapshot_id = context.partition_key
     warehouse = duckdb.warehouse()
     lifecycle.refuse_if_published(warehouse, snapshot_id, "review_packets")
+    if not config.freeze:
+        context.log.warning(
+            f"review_packets: nothing sent, {snapshot_id} not frozen. Sending the packets freezes the snapshot; "
+            "launch it with the config `freeze: true` (bench review send, or the launchpad: "
+            "ops: {review_packets: {config: {freeze: true}}})"
+        )
+        return
     manifest = paths.manifest(snapshot_id)
     sent = send_packets(warehouse, manifest, current_leaderboard(warehouse, manifest), paths.private, today())
     df = sent.records
-    return dg.MaterializeResult(
+    yield dg.MaterializeResult(
         metadata={
             "dagster/row_count": len(df),
             "status": lifecycle.FROZEN,

@@ -3,11 +3,16 @@
 import dagster as dg
 import pandas as pd
 
+from bench_assets.aggregate.checks import Finding, scores_completeness
+from bench_assets.defs.checks import check_result, partition_check
+from bench_assets.defs.code_versions import SCORING_CODE_VERSION
 from bench_assets.defs.errors import reports_bench_errors
 from bench_assets.defs.fetch import vendor_responses
 from bench_assets.defs.partitions import snapshot_and_vendor, snapshot_vendor_partitions_def
 from bench_assets.defs.resources import BenchPaths, WarehouseResource
 from bench_assets.score.partition import score_vendor_partition
+
+SCORES_CHECK = "every_row_scored_once"
 
 
 @dg.asset(
@@ -16,6 +21,16 @@ from bench_assets.score.partition import score_vendor_partition
     deps=[vendor_responses],
     kinds={"duckdb"},
     tags={"bench/stage": "score"},
+    code_version=SCORING_CODE_VERSION,
+    check_specs=[
+        partition_check(
+            SCORES_CHECK,
+            "vendor_scores",
+            snapshot_vendor_partitions_def,
+            description="Every golden row of the snapshot has exactly one verdict for the vendor, in a known "
+            "response class: none missing, none scored twice, none for a row that is not golden.",
+        )
+    ],
 )
 @reports_bench_errors
 def vendor_scores(
@@ -32,13 +47,18 @@ def vendor_scores(
     if vendor not in manifest.vendors:
         for table in ("row_scores", "response_results"):
             warehouse.replace_rows(table, pd.DataFrame(), where)
-        return dg.MaterializeResult(metadata={"status": "not scored: vendor not configured", "dagster/row_count": 0})
+        return dg.MaterializeResult(
+            metadata={"status": "not scored: vendor not configured", "dagster/row_count": 0},
+            check_results=[check_result(SCORES_CHECK, Finding(True, "vendor not configured: nothing to score"))],
+        )
     scores, results = score_vendor_partition(warehouse, manifest, vendor)
     warehouse.replace_rows("row_scores", scores, where)
     warehouse.replace_rows("response_results", results, where)
     supported = scores[scores["response_class"] != "unsupported"]
     answers = supported.loc[supported["task_type"] == "answer", "answer_score"].astype(float)
+    golden = warehouse.rows("golden_rows", snapshot_id, columns=["row_id"])["row_id"]
     return dg.MaterializeResult(
+        check_results=[check_result(SCORES_CHECK, scores_completeness(golden, scores))],
         metadata={
             "dagster/row_count": len(scores),
             "results_rows": len(results),
@@ -50,5 +70,5 @@ def vendor_scores(
             ),
             "spend_usd": round(float(scores["billed_usd"].sum()), 6),
             **({"answer_score_mean": round(float(answers.mean()), 3)} if len(answers) else {}),
-        }
+        },
     )

@@ -53,10 +53,13 @@ def snapshot_manifest(
     )
 
 
-def manifest_review(paths: BenchPaths) -> tuple[dict[str, list[str]], dict[str, str]]:
-    """The snapshots under `paths` whose manifest validates, with the vendors each configures, and
-    the problems of those whose manifest does not (snapshot id -> the error, naming file and field)."""
-    valid, problems = {}, {}
+def manifest_review(paths: BenchPaths) -> tuple[dict[str, list[str]], dict[str, str], list[str]]:
+    """The simulated snapshots under `paths` whose manifest validates, with the vendors each
+    configures (the sensor registers those); the problems of those whose manifest does not
+    (snapshot id -> the error, naming file and field); and the live ones, left to `bench snapshot add`."""
+    valid: dict[str, list[str]] = {}
+    problems: dict[str, str] = {}
+    live: list[str] = []
     for path in sorted(paths.snapshots_dir.glob("*/manifest.yaml")):
         snapshot_id = path.parent.name
         try:
@@ -64,8 +67,11 @@ def manifest_review(paths: BenchPaths) -> tuple[dict[str, list[str]], dict[str, 
         except BenchInputError as exc:
             problems[snapshot_id] = str(exc)
             continue
-        valid[snapshot_id] = sorted(manifest.vendors)
-    return valid, problems
+        if manifest.mode == "live":
+            live.append(snapshot_id)
+        else:
+            valid[snapshot_id] = sorted(manifest.vendors)
+    return valid, problems, live
 
 
 def snapshot_sensor(paths: BenchPaths) -> dg.SensorDefinition:
@@ -76,28 +82,30 @@ def snapshot_sensor(paths: BenchPaths) -> dg.SensorDefinition:
         name="snapshot_manifests_sensor",
         minimum_interval_seconds=60,
         default_status=dg.DefaultSensorStatus.RUNNING,
-        description="Registers each new data/snapshots/<id>/manifest.yaml that validates as a `snapshots` "
-        "partition, and each vendor a manifest configures as a `vendors` partition (as `bench "
+        description="Registers each new simulated data/snapshots/<id>/manifest.yaml that validates as a "
+        "`snapshots` partition, and each vendor it configures as a `vendors` partition (as `bench "
         "snapshot add ID` does), so they appear in the UI's partition pickers. Registering runs "
-        "nothing. A manifest that does not validate is reported, file and field, and registered "
-        "once fixed. Running by default.",
+        "nothing. A manifest that does not validate is reported, file and field, and registered once "
+        "fixed. A live manifest is not registered here: its partitions would be in every backfill of "
+        "all partitions, and each costs money, so it takes `bench snapshot add ID`. Running by default.",
     )
     def snapshot_manifests(context: dg.SensorEvaluationContext) -> dg.SensorResult | dg.SkipReason:
-        valid, problems = manifest_review(paths)
+        valid, problems, live = manifest_review(paths)
         registered = set(context.instance.get_dynamic_partitions(SNAPSHOTS_PARTITIONS_NAME))
         # an unregistered snapshot's broken manifest is news; a registered one's is the operator's edit
         problems = {s: p for s, p in problems.items() if s not in registered}
+        live = [s for s in live if s not in registered]
         for snapshot_id, problem in problems.items():
             context.log.warning(f"{snapshot_id} not registered: {problem}")
         vendors = [v for snapshot_vendors in valid.values() for v in snapshot_vendors]
         missing = missing_partitions(context.instance, valid, vendors)
         if not missing:
-            reason = (
-                "no new snapshot manifest or vendor"
-                if not problems
-                else f"no new valid snapshot manifest; not registered: {'; '.join(problems.values())}"
-            )
-            return dg.SkipReason(reason)
+            reasons = ["no new snapshot manifest or vendor" if not problems else "no new valid snapshot manifest"]
+            if problems:
+                reasons.append(f"not registered: {'; '.join(problems.values())}")
+            if live:
+                reasons.append(f"live, registered by `bench snapshot add` only: {', '.join(live)}")
+            return dg.SkipReason("; ".join(reasons))
         return dg.SensorResult(
             dynamic_partitions_requests=[
                 dg.AddDynamicPartitionsRequest(partitions_def_name=name, partition_keys=keys)

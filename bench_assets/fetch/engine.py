@@ -30,6 +30,8 @@ not sent (`classify.unpriced_stop`, classified `quota`), and a re-run once the p
 those calls (and nothing else again).
 
 Spend counts every attempt the vendor bills, retries included (`SpendLedger`, `archived_spend`).
+The ceiling counts the archive's earlier attempts too; what a run reports as its spend
+(`FetchStats.spend_usd`, its progress lines: `fetch.progress`) is only what its own attempts billed.
 
 Requests go through an `httpx.AsyncClient` whose transport is aiohttp's (`httpx_aiohttp`, the
 transport the OpenAI SDK offers for the same reason): the same client, request and response
@@ -62,8 +64,15 @@ from httpx_aiohttp import AiohttpTransport
 from tenacity import AsyncRetrying, RetryCallState, retry_if_result, stop_after_attempt, wait_exponential_jitter
 
 from bench_assets.adapters.base import Adapter, Capability, VendorTask, pages_envelope, scrub_secrets
-from bench_assets.fetch.classify import RETRYABLE_STATUSES, SPEND_CEILING_REACHED, UNPRICED_UNIT_STOP, unpriced_stop
+from bench_assets.fetch.classify import (
+    RETRYABLE_STATUSES,
+    SPEND_CEILING_REACHED,
+    UNPRICED_UNIT_STOP,
+    classify_response,
+    unpriced_stop,
+)
 from bench_assets.fetch.pacing import VendorPacer
+from bench_assets.fetch.progress import FetchProgress
 from bench_assets.fetch.spend import SpendLedger, ledger_of, read_attempt
 from bench_assets.storage.archive import PartitionArchive
 
@@ -106,7 +115,9 @@ class FetchStats:
     attempts: int = 0
     retries: int = 0
     final_by_status: dict[str, int] = field(default_factory=dict)
-    spend_usd: float = 0.0
+    final_by_class: dict[str, int] = field(default_factory=dict)  # this run's final answers by response class
+    spend_usd: float = 0.0  # what this run's attempts were billed (not the archive's earlier attempts)
+    archive_spend_usd: float = 0.0  # the partition's archive after this run: every attempt of every run
     ceiling_stops: int = 0
     # Units a response was billed in that the manifest does not price: the first stops the fetch (its
     # spend could no longer be known), and every query not yet sent is archived as not sent.
@@ -389,6 +400,16 @@ async def fetch_partition(
     todo = [i for i in items if (i.query_id, i.capability) not in settled]
     stats.skipped_archived = len(items) - len(todo)
     ledger = ledger_of(adapter, settings.prices_usd, archived)
+    # this run's spend is what the ledger adds from here on (the archive's attempts count for the ceiling)
+    attempts_before, running_before = len(ledger.entries), ledger.running_usd
+    progress = FetchProgress(archive.vendor, len(todo), stats.skipped_archived, log)
+    progress.start()
+
+    def row_done(response_class: str) -> None:
+        stats.final_by_class[response_class] = stats.final_by_class.get(response_class, 0) + 1
+        progress.retries = stats.retries
+        progress.row_done(response_class, ledger.running_usd - running_before)
+
     pacer = VendorPacer(
         archive.vendor, settings.rate_limits_per_second, settings.vendor_rate_per_second, settings.pacing_dir
     )
@@ -464,6 +485,7 @@ async def fetch_partition(
                                 "final": True,
                             }
                         )
+                        row_done("quota")  # not sent: the ceiling or an unpriced unit (`classify_response`)
                         return _Outcome(False, None, None)
                     at = datetime.now(UTC)
                     t0 = time.perf_counter()
@@ -510,6 +532,11 @@ async def fetch_partition(
             if final:
                 key = str(got.status) if got.error is None else (got.error or "error").split(":")[0]
                 stats.final_by_status[key] = stats.final_by_status.get(key, 0) + 1
+                row_done(
+                    classify_response(
+                        adapter, item.capability, got.status, got.headers, got.body, got.error, parsed=reading.parsed
+                    ).response_class
+                )
             else:
                 stats.retries += 1
             return _Outcome(not final, retry_after, got.status)
@@ -532,12 +559,14 @@ async def fetch_partition(
             await asyncio.gather(*(run(i) for i in todo))
         finally:
             pacer.close()
-    stats.spend_usd = ledger.total()
+    priced = ledger.per_attempt()  # priced again at the end: an unreadable body is priced like its peers
+    stats.spend_usd = float(sum(priced[attempts_before:]))
+    stats.archive_spend_usd = float(sum(priced))
     stats.wall_seconds = time.monotonic() - started
     stats.cpu_seconds = time.process_time() - cpu_started
+    progress.retries = stats.retries
     log(
-        f"fetched {stats.sent} queries ({stats.attempts} attempts, {stats.retries} retries), "
-        f"{stats.skipped_archived} already archived, spend ${stats.spend_usd:.4f}"
+        progress.end_line(stats.sent, stats.attempts, stats.spend_usd, stats.archive_spend_usd)
         + (
             f"; stopped: billed in {', '.join(sorted(stats.unpriced_units))}, which the manifest does not price "
             f"({stats.unpriced_stops} calls not sent)"

@@ -24,6 +24,7 @@ import yaml
 from selectolax.lexbor import LexborHTMLParser
 
 from bench_assets.defs.resources import BenchPaths
+from bench_assets.defs.review import FREEZE_CONFIG
 from bench_assets.manifest import load_manifest
 from bench_assets.publish.errata import apply_erratum, copy_rows
 from bench_assets.publish.guard import version_problems
@@ -96,7 +97,7 @@ def lifecycle(tmp_path_factory, simulator):
         seen.draft_republished = materialize(instance, home, sim, RESULT_STAGES[1:], SNAPSHOT).success
 
         with fixed_today(SENT):
-            materialize(instance, home, sim, ("review_packets",), SNAPSHOT)
+            materialize(instance, home, sim, ("review_packets",), SNAPSHOT, run_config=FREEZE_CONFIG)
         seen.frozen_status = status(home)
         with fixed_today(BEFORE_HOLIDAY_GAP):
             early = materialize(instance, home, sim, RESULT_STAGES[1:], SNAPSHOT, raise_on_error=False)

@@ -31,6 +31,7 @@ import yaml
 
 from bench_assets.cli.main import main
 from bench_assets.defs.resources import vendor_keys_from_env
+from bench_assets.defs.review import FREEZE_CONFIG
 from bench_assets.fetch.preflight import DEFAULT_QUERY
 from bench_assets.split.leaks import parquet_readings
 from bench_assets_tests.e2e.test_secrets import all_text_in_duckdb, date_packets_back
@@ -169,6 +170,7 @@ def test_a_key_echoed_by_the_vendor_in_its_wire_form_reaches_no_store_log_or_pub
             instance=instance,
             partition_key=SNAPSHOT,
             resources=resources,
+            run_config=FREEZE_CONFIG,
         ).success
         date_packets_back(
             home / "data" / "warehouse" / "bench.duckdb", SNAPSHOT, data.get("review", {}).get("business_days", 10)

@@ -37,6 +37,7 @@ import yaml
 from bench_assets.adapters import available_adapters, get_adapter
 from bench_assets.adapters.base import VendorTask, scrub_secrets
 from bench_assets.defs.resources import BenchPaths, VendorGateway, VendorKeys, vendor_keys_from_env
+from bench_assets.defs.review import FREEZE_CONFIG
 from bench_assets.errors import BenchInputError
 from bench_assets.fetch.engine import FetchItem, FetchSettings, fetch_partition
 from bench_assets.review.business_days import add_business_days, business_days_between
@@ -173,6 +174,7 @@ def test_live_keys_never_reach_storage_logs_or_published_files(tmp_path, monkeyp
             instance=instance,
             partition_key=SNAPSHOT,
             resources=resources,
+            run_config=FREEZE_CONFIG,
         ).success
         sent_on = date_packets_back(
             home / "data" / "warehouse" / "bench.duckdb", SNAPSHOT, data.get("review", {}).get("business_days", 10)

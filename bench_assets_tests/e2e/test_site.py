@@ -38,7 +38,7 @@ from bench_assets.rescore.compare import SiteComparison
 from bench_assets.rescore.snapshot import rescore_snapshot
 from bench_assets.runtime import processes as workers
 from bench_assets.split.leaks import LeakGuard
-from bench_assets_tests.helpers import REPO, RESULT_STAGES, materialize
+from bench_assets_tests.helpers import REPO, RESULT_STAGES, check_evaluations, materialize, warehouse_rows
 
 # ##### HELPERS
 
@@ -488,6 +488,11 @@ def test_a_reply_quoting_a_holdout_query_stops_publication(published_site, simul
     assert not result.success
     failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
     assert "holdout leak" in failure.event_specific_data.error.message
+    # the leak guard's check fails for the snapshot's partition, with the guard's counts (no row named)
+    [check] = check_evaluations(result, "published_snapshot")
+    assert (check.check_name, check.passed, check.partition) == ("no_holdout_in_published_files", False, snapshot)
+    assert "holdout leak" in check.description and "replies/exa.md" in check.metadata["leaks"].value
+    assert holdout["id"] not in check.description + check.metadata["leaks"].value
     assert not (published_site.out / "replies" / "exa.md").exists()
     assert (published_site.out / "index.html").read_bytes() == before  # the published snapshot is untouched
 
@@ -955,3 +960,17 @@ def test_a_site_rendered_side_by_side_is_the_site_rendered_in_one_process(publis
     render(inputs, comparison)
     assert sorted(c.rel for c in comparison.checks) == sorted(files(one))
     assert all(c.same for c in comparison.checks)
+
+
+def test_materialize_all_sends_no_review_packet_and_freezes_nothing(published_site, simulator):
+    """Run without config, as "Materialize all" runs it, review_packets sends nothing, freezes
+    nothing and says how to; only `freeze: true` (bench review send, the launchpad) sends them."""
+    home, snapshot = published_site.home, published_site.snapshot
+    result = materialize(published_site.instance, home, simulator.base_url, ("review_packets",), snapshot)
+    assert result.success
+    assert not result.get_asset_materialization_events()
+    said = [e.user_message for e in published_site.instance.all_logs(result.run_id) if e.user_message]
+    assert any("nothing sent" in m and "freeze: true" in m for m in said), said
+    assert warehouse_rows(home, "SELECT status FROM snapshots WHERE snapshot_id = ?", [snapshot]) == [("draft",)]
+    assert warehouse_rows(home, "SELECT count(*) FROM review_packets WHERE snapshot_id = ?", [snapshot]) == [(0,)]
+    assert not (home / "data" / "private" / "review" / snapshot).exists()

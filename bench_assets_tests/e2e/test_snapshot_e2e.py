@@ -401,3 +401,85 @@ def test_two_vendor_partitions_in_parallel_processes(tmp_path, simulator):
         )
         == 0
     )
+
+
+# ##### WHAT THE OPERATOR SEES: PROGRESS, THIS RUN'S SPEND, CHECKS
+
+
+def run_messages(instance, asset: str, partition: str) -> list[tuple[str, list[str]]]:
+    """(run id, its log messages) of each run that materialized `asset` for `partition`, oldest first."""
+    out = []
+    for run in reversed(instance.get_runs(filters=dg.RunsFilter(tags={"dagster/partition": partition}))):
+        events = instance.all_logs(run.run_id)
+        if any(
+            e.dagster_event
+            and e.dagster_event.event_type_value == "ASSET_MATERIALIZATION"
+            and e.dagster_event.asset_key == dg.AssetKey(asset)
+            for e in events
+        ):
+            out.append((run.run_id, [e.user_message for e in events if e.user_message]))
+    return out
+
+
+def fetch_metadata(instance, run_id: str) -> dict:
+    [event] = instance.all_logs(run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION)[:1]
+    materialization = event.dagster_event.step_materialization_data.materialization
+    assert materialization.asset_key == dg.AssetKey("vendor_responses")
+    return {k: v.value for k, v in materialization.metadata.items()}
+
+
+def test_a_fetch_logs_progress_as_it_goes_and_reports_this_runs_spend(snapshot_run, simulator):
+    """A live fetch runs for tens of minutes: the run's log shows rows done of the rows to send,
+    the spend so far and the answers that were not ok, by class, as it goes; its last line and its
+    metadata say what this run was billed. A re-run that sends nothing says $0 and why."""
+    home, instance = snapshot_run
+    partition = f"{SNAPSHOT}|brave"
+    [(first_run, messages), *_] = run_messages(instance, "vendor_responses", partition)
+    progress = [m for m in messages if m.startswith("brave: ") and " rows sent (" in m]
+    assert len(progress) >= 5, messages  # a line at every tenth of the rows
+    done = [int(m.split(": ")[1].split("/")[0]) for m in progress]
+    total = int(progress[0].split("/")[1].split(" ")[0])
+    assert done == sorted(done) and done[-1] < total
+    spends = [float(m.split("spend this run $")[1].split(",")[0]) for m in progress]
+    assert spends == sorted(spends) and spends[-1] > 0
+    assert all("not ok by class: " in m for m in progress)
+    first = fetch_metadata(instance, first_run)
+    [end] = [m for m in messages if m.startswith(f"brave: sent {total} rows")]
+    assert f"spend this run ${first['spend_this_run_usd']:.4f}" in end
+    # a fresh archive: this run's spend is all the archive holds
+    assert first["spend_this_run_usd"] == first["spend_in_archive_usd"] > spends[-1] * 0.5
+
+    materialize(instance, home, simulator.base_url, ("vendor_responses",), vendor_key("brave"))
+    last_run, messages = run_messages(instance, "vendor_responses", partition)[-1]
+    again = fetch_metadata(instance, last_run)
+    assert again["sent_this_run"] == 0 and again["spend_this_run_usd"] == 0.0
+    assert again["spend_in_archive_usd"] == pytest.approx(first["spend_in_archive_usd"])
+    archived = again["reused_from_archive"]
+    assert archived == total and again["spend_note"] == f"nothing sent: all {archived} rows already archived"
+    [end] = [m for m in messages if m.startswith("brave: sent nothing")]
+    assert f"all {archived} rows already archived" in end
+    assert "spend this run $0.0000" in end
+    assert not [m for m in messages if " rows sent (" in m]  # nothing to send, no progress lines
+
+
+def test_every_check_ran_on_every_partition_and_passed(snapshot_run):
+    """The checks on fetch, scores, the leaderboard and publication, each scoped to the partition it
+    checked (snapshot x vendor for fetch and scores)."""
+    _, instance = snapshot_run
+    evaluations = [
+        e.dagster_event.event_specific_data
+        for run in instance.get_runs()
+        for e in instance.all_logs(run.run_id, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION)
+    ]
+    seen = {(c.asset_key.to_user_string(), c.check_name, c.partition) for c in evaluations}
+    for vendor in VENDORS:
+        assert ("vendor_responses", "every_row_answered_or_classified", f"{SNAPSHOT}|{vendor}") in seen
+        assert ("vendor_scores", "every_row_scored_once", f"{SNAPSHOT}|{vendor}") in seen
+    assert ("vendor_leaderboard", "figures_within_bounds", SNAPSHOT) in seen
+    assert ("published_snapshot", "no_holdout_in_published_files", SNAPSHOT) in seen
+    failed = [(c.asset_key, c.check_name, c.description) for c in evaluations if not c.passed]
+    assert not failed, failed
+    scores = next(c for c in evaluations if c.check_name == "every_row_scored_once" and c.partition.endswith("|exa"))
+    assert scores.metadata["golden_rows"].value == scores.metadata["scores"].value == 90
+    bounds = next(c for c in evaluations if c.check_name == "figures_within_bounds")
+    assert bounds.metadata["shares"].value > 0 and bounds.metadata["intervals"].value > 0

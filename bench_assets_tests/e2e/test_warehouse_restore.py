@@ -31,6 +31,7 @@ import yaml
 from bench_assets.cli.main import main
 from bench_assets.cli.sentinel_cycle import simulate_probe_cycle
 from bench_assets.defs.resources import BenchPaths
+from bench_assets.defs.review import FREEZE_CONFIG
 from bench_assets.publish.errata import apply_erratum
 from bench_assets.publish.replies import file_reply
 from bench_assets.review.business_days import fixed_today
@@ -88,7 +89,7 @@ def custody(tmp_path_factory, simulator):
         assert cycle.summary["failed_runs"] == 0
         materialize(instance, home, sim, ("agent_trials", "vendor_leaderboard"), SNAPSHOT)
         with fixed_today(SENT):
-            materialize(instance, home, sim, ("review_packets",), SNAPSHOT)
+            materialize(instance, home, sim, ("review_packets",), SNAPSHOT, run_config=FREEZE_CONFIG)
         with fixed_today(OPENS):
             materialize(instance, home, sim, RESULT_STAGES[1:], SNAPSHOT)
         erratum = {

@@ -1,7 +1,7 @@
 """The code location's asset graph, held to a committed snapshot (unit/snapshots/asset_graph.json).
 
 Every asset of `bench_assets.definitions.defs()` with its group, partitions, upstream assets (and
-how their partitions map), kinds, tags and checks; every job with its assets and partitions;
+how their partitions map), kinds, tags, whether it has a code version, and checks; every job with its assets and partitions;
 every schedule and sensor. A change to any of them fails this test with a line diff of the
 snapshot, so a change to the graph is a decision that shows in review, never a side effect.
 
@@ -58,6 +58,8 @@ def graph_of(location: dg.Definitions) -> dict:
             },
             "kinds": sorted(spec.kinds),
             "tags": {k: v for k, v in sorted(spec.tags.items()) if not k.startswith("dagster/kind/")},
+            # a digest of the code behind the figures (defs/code_versions.py): whether there is one, not its value
+            "code_version": "logic digest" if spec.code_version else None,
             "checks": {
                 check.name: {"blocking": graph.get_check_spec(check).blocking}
                 for check in sorted(graph.get_check_keys_for_assets({spec.key}), key=lambda c: c.name)

@@ -3,13 +3,15 @@ each vendor a manifest configures into a `vendors` partition."""
 
 from __future__ import annotations
 
+import shutil
+
 import dagster as dg
 import yaml
 
 from bench_assets.definitions import defs as location_defs
 from bench_assets.defs.resources import BenchPaths
 from bench_assets.defs.snapshots import snapshot_sensor
-from bench_assets_tests.helpers import SNAPSHOT, make_home
+from bench_assets_tests.helpers import REPO, SNAPSHOT, make_home
 
 NEXT = "web_search-2026-q4"
 
@@ -62,3 +64,23 @@ def test_a_new_valid_manifest_is_registered_once_and_a_bad_one_when_fixed(tmp_pa
             ("vendors", ["brave"])
         ]
         assert sorted(instance.get_dynamic_partitions("vendors")) == ["brave", "exa"]
+
+
+def test_a_live_manifest_is_left_to_bench_snapshot_add(tmp_path):
+    """The repository ships a live manifest beside the demo's: the sensor registering it put a
+    second partition on every asset after the demo ("1 of 2 partitions"), and any backfill of all
+    partitions would try to pay for it. Only the operator registers a live snapshot."""
+    home = make_home(tmp_path, ["exa"])
+    live = "registry_search-2026-q4"
+    shutil.copytree(REPO / "data" / "snapshots" / live, home / "data" / "snapshots" / live)
+    sensor = snapshot_sensor(BenchPaths(root=str(home)))
+    with dg.instance_for_test() as instance:
+        first = tick(sensor, instance)
+        requests = {r.partitions_def_name: list(r.partition_keys) for r in first.dynamic_partitions_requests}
+        assert requests == {"snapshots": [SNAPSHOT], "vendors": ["exa"]}  # not the live manifest's vendors
+        second = tick(sensor, instance)
+        assert (
+            second.skip_message
+            == f"no new snapshot manifest or vendor; live, registered by `bench snapshot add` only: {live}"
+        )
+        assert instance.get_dynamic_partitions("snapshots") == [SNAPSHOT]
