@@ -135,6 +135,11 @@ def public_split_path(snapshots_dir: Path, snapshot_id: str) -> Path:
     return snapshots_dir / snapshot_id / "public_split.jsonl"
 
 
+def holdout_file(private_dir: Path, snapshot_id: str) -> Path:
+    """The snapshot's holdout rows, whole, in the private store (never in git, never published)."""
+    return private_dir / "holdout" / f"{snapshot_id}.jsonl"
+
+
 def export_split(
     rows: list[GoldenRow], split: Mapping[str, str], snapshots_dir: Path, private_dir: Path, snapshot_id: str
 ) -> Path:
@@ -142,7 +147,7 @@ def export_split(
     private store (never in git, never published). Returns the public file."""
     public_path = public_split_path(snapshots_dir, snapshot_id)
     public_path.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in public_split_records(rows, split)))
-    holdout_path = private_dir / "holdout" / f"{snapshot_id}.jsonl"
+    holdout_path = holdout_file(private_dir, snapshot_id)
     holdout_path.parent.mkdir(parents=True, exist_ok=True)
     holdout_path.write_text("".join(r.model_dump_json() + "\n" for r in rows if split[r.id] == "holdout"))
     return public_path

@@ -26,7 +26,8 @@ from bench_assets.cli import main as cli
 from bench_assets.golden.planted import reserve_rows, reserve_size
 from bench_assets.golden.rows import dump_golden_rows, load_golden_file
 from bench_assets.manifest import load_manifest
-from bench_assets_tests.helpers import GOLDEN_STAGES, SNAPSHOT, make_home, materialize, warehouse_rows
+from bench_assets.publish.inputs import private_terms
+from bench_assets_tests.helpers import GOLDEN_STAGES, SNAPSHOT, make_home, materialize, warehouse_of, warehouse_rows
 
 Q4 = "web_search-2026-q4"
 Q5 = "web_search-2027-q1"
@@ -114,6 +115,15 @@ def test_custody_holds_across_quarters(cycle):
     assert q4_decoys and not {d.id for d in q4_decoys} & golden_ids
     assert {d.id for d in q4_decoys} - {d.id for d in q3_decoys}  # the new cohort's, drawn afresh
     assert not public_file_ids(home, Q4) & {d.id for d in q4_decoys}
+    # publication's leak guard of Q4 holds every Q3 holdout row, the retired ones whole
+    q4_rows = load_golden_file(private / "golden" / f"{Q4}.jsonl")
+    manifest = load_manifest(home / "data" / "snapshots" / Q4 / "manifest.yaml")
+    terms, counts = private_terms(private, manifest, warehouse_of(home), q4_rows, q4_split)
+    guarded = {t["row_id"]: t for t in terms}
+    assert held_q3 <= set(guarded)
+    retired_held = held_q3 - set(q4_split)
+    assert retired_held and counts["earlier_quarters_holdout_rows"] == len(retired_held)
+    assert all(guarded[r]["request_text"] and guarded[r]["golden_urls"] for r in retired_held)
 
 
 def test_a_retired_row_never_returns_and_a_short_pool_is_refused_naming_the_stratum(cycle, capsys):
