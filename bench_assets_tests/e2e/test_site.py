@@ -33,6 +33,7 @@ from bench_assets.publish import format as publish_format
 from bench_assets.publish import methodology as publish_methodology
 from bench_assets.publish import site as publish_site
 from bench_assets.publish.format import format_interval, format_number
+from bench_assets.publish.quarters import write_quarters_index
 from bench_assets.publish.site import SiteInputs
 from bench_assets.rescore.compare import SiteComparison
 from bench_assets.rescore.snapshot import rescore_snapshot
@@ -702,6 +703,7 @@ def test_links_out_are_citations_but_nothing_loads_from_off_the_machine(publishe
     }
     manifest = load_manifest(published_site.home / "data" / "snapshots" / published_site.snapshot / "manifest.yaml")
     SiteInputs(board, manifest, [], []).render(tmp_path / "site")
+    write_quarters_index(tmp_path)  # a published folder sits beside the index of quarters its pages link
     found = site_links(tmp_path / "site")
     assert sorted(found["external"]) == sorted(
         [
