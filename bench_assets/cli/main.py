@@ -18,6 +18,7 @@ from dotenv import load_dotenv
 
 from bench_assets.cli.home import bench_home, warehouse_file
 from bench_assets.cli.mcp import add_mcp_command
+from bench_assets.cli.quarter import add_quarter_commands
 from bench_assets.cli.run_lock import snapshot_run
 from bench_assets.errors import BenchError, BenchInputError
 from bench_assets.manifest import SNAPSHOT_ID_PATTERN
@@ -140,6 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
     remove.set_defaults(command="snapshot:cmd_snapshot_remove", holds="snapshot_id")
     add_integrity_commands(sub)  # errata, review, rotation
     add_mcp_command(sub)
+    add_quarter_commands(sub, snapshot_arg)  # quarter next (bench_assets/cli/quarter.py)
     warehouse = sub.add_parser("warehouse", help="the central warehouse: restore it after a loss, or check it")
     warehouse_sub = warehouse.add_subparsers(dest="warehouse_command", required=True)
     restore = warehouse_sub.add_parser(

@@ -52,8 +52,13 @@ snapshot_golden_job = dg.define_asset_job(
 snapshot_results_job = dg.define_asset_job(
     "snapshot_results_job", selection=RESULT_ASSETS, partitions_def=snapshots_partitions_def
 )
+# The quarterly cycle: launched on the quarter drawn from, it writes the next quarter's manifest
+# and golden set for review and adds the next snapshot partition.
+quarter_cycle_job = dg.define_asset_job(
+    "quarter_cycle_job", selection=["next_quarter"], partitions_def=snapshots_partitions_def
+)
 
 
 @dg.definitions
 def defs() -> dg.Definitions:
-    return dg.Definitions(jobs=[snapshot_golden_job, snapshot_results_job])
+    return dg.Definitions(jobs=[snapshot_golden_job, snapshot_results_job, quarter_cycle_job])

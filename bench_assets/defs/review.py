@@ -1,4 +1,5 @@
-"""Vendor review: the packets that freeze a snapshot before publication, and next quarter's rotation plan."""
+"""Vendor review: the packets that freeze a snapshot before publication, next quarter's rotation
+plan, and the next quarter drawn from it."""
 
 from collections.abc import Iterator
 
@@ -13,6 +14,7 @@ from bench_assets.defs.partitions import snapshots_partitions_def
 from bench_assets.defs.resources import BenchPaths, WarehouseResource
 from bench_assets.review.business_days import today
 from bench_assets.review.packets import send_packets
+from bench_assets.review.quarter import draw_next_quarter
 from bench_assets.review.rotation import plan_next_quarter
 from bench_assets.storage import lifecycle
 
@@ -115,5 +117,31 @@ def rotation_plan(
             "strata": _md(strata, "no scores yet"),
             "replacements": len(plan.replacements),
             "new_cohort": dg.MetadataValue.md(new_cohort.to_markdown() if len(new_cohort) else "no replacements"),
+        }
+    )
+
+
+@dg.asset(partitions_def=snapshots_partitions_def, group_name="review", deps=[vendor_leaderboard], kinds={"yaml"})
+@reports_bench_errors
+def next_quarter(
+    context: dg.AssetExecutionContext, paths: BenchPaths, duckdb: WarehouseResource
+) -> dg.MaterializeResult:
+    """The quarter after this snapshot, drawn in one step (`review.quarter`): the rotation planned
+    by the one planner (25 % of each cohort, biased toward saturated strata) and applied, the
+    replacements drawn with their content from the candidate pool, the next golden set written to
+    the private store and the next manifest (vendors, plans and prices carried over) written for
+    review; the next snapshot is added as a partition. Refuses, naming each stratum and its
+    shortfall, when the pool cannot replace what the plan retires."""
+    drawn = draw_next_quarter(duckdb.warehouse(), paths.snapshots_dir, paths.private, context.partition_key, today())
+    context.instance.add_dynamic_partitions(snapshots_partitions_def.name or "snapshots", [drawn.snapshot_id])
+    return dg.MaterializeResult(
+        metadata={
+            "next_snapshot": drawn.snapshot_id,
+            "manifest": dg.MetadataValue.path(str(drawn.manifest_path)),
+            "plan_file": dg.MetadataValue.path(str(drawn.plan_path)),
+            "carried_over": drawn.carried_over,
+            "new_rows": drawn.new_rows,
+            "biased_by_scores": drawn.scored,
+            "rotation_by_stratum": _md(pd.DataFrame(drawn.by_stratum), "no rows"),
         }
     )

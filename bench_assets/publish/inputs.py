@@ -27,7 +27,9 @@ from bench_assets.publish.errata import load_published_errata
 from bench_assets.publish.evidence import bundle_of
 from bench_assets.publish.replies import REPLY_SUFFIXES
 from bench_assets.publish.site import Reply, SiteInputs
+from bench_assets.review.rotation import family_snapshots
 from bench_assets.sentinels.ttr import AS_OF_METRIC, ttr_figures
+from bench_assets.split.assign import holdout_file
 from bench_assets.split.decoys import recorded_decoys
 from bench_assets.split.leaks import LeakGuard
 
@@ -94,8 +96,9 @@ def ttr_observations(
 def private_terms(
     private_dir: Path, manifest: Manifest, warehouse: Any, rows: list[GoldenRow], split: Mapping[str, str]
 ) -> tuple[list[dict[str, Any]], dict[str, int]]:
-    """What must never be published, besides the decoys: every holdout row of the snapshot, and
-    every holdout row that died and was replaced (no longer in the golden set, still private).
+    """What must never be published, besides the decoys: every holdout row of the snapshot, every
+    holdout row that died and was replaced (no longer in the golden set, still private), and every
+    row an earlier quarter of the benchmark held out (`earlier_quarters_holdout`).
     Returns the terms and their counts."""
 
     def term(r: GoldenRow) -> dict[str, Any]:
@@ -124,11 +127,47 @@ def private_terms(
         terms.append(
             term(kept[row_id]) if row_id in kept else {"row_id": row_id, "request_text": None, "golden_urls": []}
         )
+    held_here = {r.id for r in rows if split.get(r.id) == "holdout"} | dead_ids
+    earlier = earlier_quarters_holdout(private_dir, warehouse, manifest.snapshot_id, held_here)
+    terms += earlier
     return terms, {
-        "holdout_rows": len(terms) - len(dead_ids),
+        "holdout_rows": len(terms) - len(dead_ids) - len(earlier),
         "dead_holdout_rows": len(dead_ids),
         "dead_holdout_rows_unreadable": len(dead_ids - set(kept)),
+        "earlier_quarters_holdout_rows": len(earlier),
     }
+
+
+def earlier_quarters_holdout(
+    private_dir: Path, warehouse: Any, snapshot_id: str, held_here: set[str]
+) -> list[dict[str, Any]]:
+    """Custody across quarters: the terms of every row an earlier quarter of the benchmark held
+    out (retired since, or carried over), besides those this snapshot holds out itself, read
+    whole from each quarter's private holdout file (by id alone if it cannot be read)."""
+    terms: dict[str, dict[str, Any]] = {}
+    for other in family_snapshots(warehouse, snapshot_id):
+        if other == snapshot_id:
+            continue
+        held = (
+            set(
+                warehouse.query_df(
+                    "SELECT row_id FROM query_split WHERE snapshot_id = ? AND split = 'holdout'", [other]
+                )["row_id"]
+            )
+            - held_here
+        )
+        try:
+            whole = {r.id: r for r in load_golden_file(holdout_file(private_dir, other)) if r.id in held}
+        except (BenchInputError, OSError):
+            whole = {}
+        for row_id in sorted(held - set(terms)):
+            row = whole.get(row_id)
+            terms[row_id] = (
+                {"row_id": row.id, "request_text": row.request_text, "golden_urls": row_urls(row)}
+                if row
+                else {"row_id": row_id, "request_text": None, "golden_urls": []}
+            )
+    return list(terms.values())
 
 
 def private_needles(

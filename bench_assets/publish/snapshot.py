@@ -28,6 +28,7 @@ from bench_assets.publish.build import build_snapshot, stale_vendors
 from bench_assets.publish.files import file_digest
 from bench_assets.publish.guard import PublicationGuard
 from bench_assets.publish.inputs import private_needles, site_inputs, ttr_as_of
+from bench_assets.publish.quarters import write_quarters_index
 from bench_assets.publish.site import SiteInputs
 from bench_assets.runtime import in_processes, worker_count
 from bench_assets.sentinels.ttr import sentinel_tables
@@ -155,6 +156,7 @@ def publish_snapshot(
     )
     record_publication_versions(warehouse, snapshot_id, versions)
     guard.finish()
+    write_quarters_index(publish_dir)  # the index above the snapshot folders lists this one too
     return Publication(
         out_dir,
         files,

@@ -17,7 +17,9 @@ Rotation keeps the holdout's share (30 % of every cohort is private):
 Each retired group is replaced by a candidate group of its own stratum.
 
 The plan is a file for review (it names holdout rows, so it lives in the private store); nothing
-is rewritten until an operator applies it to the next quarter's golden set.
+is rewritten until the operator applies it (`bench quarter next`, `review.quarter`). The pool of
+replacements leaves out every row the benchmark ever used in any quarter (golden rows retired or
+not, decoys): a retired row never returns, so a retired holdout row is never published.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import math
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import date
@@ -38,7 +41,7 @@ from bench_assets.golden.pools import load_pool
 from bench_assets.golden.rows import GoldenRow, split_groups
 from bench_assets.golden.store import load_golden_rows
 from bench_assets.manifest import Manifest
-from bench_assets.split.assign import assign_split, split_key
+from bench_assets.split.assign import assign_split, snapshot_family, split_key
 from bench_assets.storage.warehouse import Warehouse
 
 RETIRE_SHARE = 0.25
@@ -181,11 +184,57 @@ def plan_rotation(
     return RotationPlan(retire=retire, replacements=replacements, cohorts=cohorts, saturation=saturation)
 
 
+def quarter_of(snapshot_id: str) -> tuple[int, int]:
+    """(year, quarter) of a snapshot id (`web_search-2026-q3-e1` -> (2026, 3)); (0, 0) without one."""
+    match = re.search(r"-(20[0-9]{2})-q([1-4])", snapshot_id)
+    return (int(match.group(1)), int(match.group(2))) if match else (0, 0)
+
+
+def family_snapshots(warehouse: Warehouse, snapshot_id: str) -> list[str]:
+    """The benchmark's snapshots (versions too) of `snapshot_id`'s quarter and before that the
+    warehouse holds rows of: what is planned from a quarter never depends on quarters drawn after it."""
+    family = snapshot_family(snapshot_id)
+    ids = warehouse.query_df(
+        "SELECT DISTINCT snapshot_id FROM golden_rows WHERE snapshot_id LIKE ? ESCAPE '\\'",
+        [family.replace("_", "\\_") + "-20%"],
+    )["snapshot_id"]
+    return sorted(str(i) for i in ids if quarter_of(str(i)) <= quarter_of(snapshot_id))
+
+
+def family_row_ids(warehouse: Warehouse, snapshot_id: str) -> frozenset[str]:
+    """Every row id the benchmark used up to `snapshot_id`'s quarter: golden rows (retired ones
+    too), dead rows and their replacements, decoys."""
+    snapshots = family_snapshots(warehouse, snapshot_id) or [snapshot_id]
+    marks = ", ".join("?" * len(snapshots))
+    ids: set[str] = set()
+    for sql in (
+        f"SELECT row_id FROM golden_rows WHERE snapshot_id IN ({marks})",
+        f"SELECT row_id FROM dead_rows WHERE snapshot_id IN ({marks})",
+        f"SELECT replacement_row_id AS row_id FROM dead_rows WHERE snapshot_id IN ({marks}) "
+        "AND replacement_row_id IS NOT NULL",
+        f"SELECT row_id FROM decoy_queries WHERE snapshot_id IN ({marks})",
+    ):
+        ids.update(str(x) for x in warehouse.query_df(sql, snapshots)["row_id"])
+    return frozenset(ids)
+
+
+def family_history(warehouse: Warehouse, snapshot_id: str) -> list[GoldenRow]:
+    """The golden rows of the benchmark's earlier quarters (each row once), so a pool drawn for
+    `snapshot_id` leaves out their pages and questions too, not only their ids."""
+    seen: dict[str, GoldenRow] = {}
+    for other in family_snapshots(warehouse, snapshot_id):
+        if other != snapshot_id:
+            for row in load_golden_rows(warehouse, other):
+                seen.setdefault(row.id, row)
+    return list(seen.values())
+
+
 def plan_next_quarter(
-    warehouse: Warehouse, manifest: Manifest, private_dir: Path, on: date
+    warehouse: Warehouse, manifest: Manifest, private_dir: Path, on: date, applied_to: str | None = None
 ) -> tuple[RotationPlan, Path]:
     """Plan next quarter's rotation of the snapshot and write it, for review, to the private store
-    (it names holdout rows). Nothing is rewritten until an operator applies it."""
+    (it names holdout rows). Nothing is rewritten here: `bench quarter next` (`review.quarter`)
+    applies it to the next snapshot (`applied_to`, recorded in the plan)."""
     snapshot_id = manifest.snapshot_id
     rows = load_golden_rows(warehouse, snapshot_id)
     split = warehouse.split(snapshot_id)
@@ -194,7 +243,10 @@ def plan_next_quarter(
         "SELECT replacement_row_id FROM dead_rows WHERE snapshot_id = ? AND replacement_row_id IS NOT NULL",
         [snapshot_id],
     )["replacement_row_id"]
-    candidates = load_pool(manifest, manifest.candidates, "candidate", private_dir, rows)
+    # a row the benchmark ever used (a golden row of any of its quarters, retired or not, or a
+    # decoy) never comes back as a replacement: a retired holdout row drawn again could be published
+    history = family_history(warehouse, snapshot_id)
+    candidates = load_pool(manifest, manifest.candidates, "candidate", private_dir, rows + history)
     key = split_key(manifest.split.key_env, manifest.mode)
     saturation = saturation_by_stratum(scores)
     plan = plan_rotation(
@@ -204,7 +256,7 @@ def plan_next_quarter(
         candidates,
         key,
         snapshot_id,
-        used_candidates=frozenset(used),
+        used_candidates=frozenset(used) | family_row_ids(warehouse, snapshot_id),
         public_share=manifest.split.public_share,
     )
     record = {
@@ -221,7 +273,11 @@ def plan_next_quarter(
         "cohorts": plan.cohorts,
         "retire": plan.retire,
         "replacements": plan.replacements,
-        "note": "A plan for review. Nothing is rewritten: apply it to the next snapshot's golden set by hand.",
+        "note": (
+            f"Applied to {applied_to} by `bench quarter next` (its golden set and manifest, for review)."
+            if applied_to
+            else "A plan for review. Nothing is rewritten: `bench quarter next` applies it to the next quarter."
+        ),
     }
     path = private_dir / "rotation" / f"{snapshot_id}.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -47,27 +47,31 @@ def split_key(env_name: str, mode: str) -> bytes:
 def assign_split(
     rows: list[GoldenRow], key: bytes, public_share: float = 0.7, recorded: Mapping[str, str] | None = None
 ) -> dict[str, str]:
-    """Return row id -> 'public' | 'holdout' with round((1 - public_share) * groups) holdout groups per stratum.
+    """Return row id -> 'public' | 'holdout' with round((1 - public_share) * groups) holdout groups
+    within every stratum of every cohort.
 
     `recorded`: sides already given out (row id -> side), which never change: once a snapshot's
     split is recorded, a public row may have been published and a holdout row sent as holdout.
     A row without a recorded side joins the side of a recorded row of its group (holdout if its
     group spans both, so no public row names a holdout page); whole new groups fill each stratum
-    toward its holdout share in the keyed order. With nothing recorded this is the plain keyed split.
+    of their cohort toward its holdout share in the keyed order. With nothing recorded this is the plain keyed split.
     """
     recorded = {r: s for r, s in (recorded or {}).items() if s in ("public", "holdout")}
     groups = split_groups(rows)
-    stratum_of_group: dict[str, str] = {}
+    bucket_of_group: dict[str, tuple[str, str]] = {}
     sides_of_group: dict[str, set[str]] = {}
     for row in rows:
-        stratum_of_group.setdefault(groups[row.id], row.stratum)
+        bucket_of_group.setdefault(groups[row.id], (row.stratum, row.cohort))
         if row.id in recorded:
             sides_of_group.setdefault(groups[row.id], set()).add(recorded[row.id])
     group_side = {gid: ("holdout" if "holdout" in sides else "public") for gid, sides in sides_of_group.items()}
-    by_stratum: dict[str, list[str]] = {}
-    for gid, stratum in stratum_of_group.items():
-        by_stratum.setdefault(stratum, []).append(gid)
-    for stratum, gids in by_stratum.items():
+    # the holdout share holds within every stratum of every cohort ("30 % of every cohort is
+    # private"): a new quarter's cohort is split on its own, as the rotation plan split it, not
+    # topped up to whatever share the carried-over rows of its stratum happen to have
+    by_bucket: dict[tuple[str, str], list[str]] = {}
+    for gid, bucket in bucket_of_group.items():
+        by_bucket.setdefault(bucket, []).append(gid)
+    for (stratum, _cohort), gids in by_bucket.items():
         fresh = sorted(
             (g for g in gids if g not in group_side),
             key=lambda g: hmac.new(key, f"{stratum}\x1f{g}".encode(), hashlib.sha256).hexdigest(),
@@ -131,6 +135,11 @@ def public_split_path(snapshots_dir: Path, snapshot_id: str) -> Path:
     return snapshots_dir / snapshot_id / "public_split.jsonl"
 
 
+def holdout_file(private_dir: Path, snapshot_id: str) -> Path:
+    """The snapshot's holdout rows, whole, in the private store (never in git, never published)."""
+    return private_dir / "holdout" / f"{snapshot_id}.jsonl"
+
+
 def export_split(
     rows: list[GoldenRow], split: Mapping[str, str], snapshots_dir: Path, private_dir: Path, snapshot_id: str
 ) -> Path:
@@ -138,7 +147,7 @@ def export_split(
     private store (never in git, never published). Returns the public file."""
     public_path = public_split_path(snapshots_dir, snapshot_id)
     public_path.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in public_split_records(rows, split)))
-    holdout_path = private_dir / "holdout" / f"{snapshot_id}.jsonl"
+    holdout_path = holdout_file(private_dir, snapshot_id)
     holdout_path.parent.mkdir(parents=True, exist_ok=True)
     holdout_path.write_text("".join(r.model_dump_json() + "\n" for r in rows if split[r.id] == "holdout"))
     return public_path

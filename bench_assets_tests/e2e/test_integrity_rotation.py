@@ -83,8 +83,11 @@ def assert_the_holdout_keeps_its_share(rows, split, plan, candidates_by_id):
         assert all(len(s) == 1 for s in sides.values()), stratum
         held = sum(1 for s in sides.values() if s == {"holdout"})
         assert held == round(0.3 * len(sides)), (stratum, held, len(sides))
-    share = sum(s == "holdout" for s in side.values()) / len(side)
-    assert abs(share - 0.3) <= 0.05, share
+    # over the whole cohort, the share is 30 % to the per-stratum rounding (half a page a stratum):
+    # a stratum the bias barely touched brings one or two pages, rounded to 0 or 1 held out
+    held_pages = sum(1 for sides in pages.values() for s in sides.values() if s == {"holdout"})
+    all_pages = sum(len(sides) for sides in pages.values())
+    assert abs(held_pages - 0.3 * all_pages) <= 0.5 * len(pages), (held_pages, all_pages)
 
 
 def test_without_saturation_differences_the_draw_is_proportional_and_keyed():

@@ -33,6 +33,7 @@ from bench_assets.publish import format as publish_format
 from bench_assets.publish import methodology as publish_methodology
 from bench_assets.publish import site as publish_site
 from bench_assets.publish.format import format_interval, format_number
+from bench_assets.publish.quarters import write_quarters_index
 from bench_assets.publish.site import SiteInputs
 from bench_assets.rescore.compare import SiteComparison
 from bench_assets.rescore.snapshot import rescore_snapshot
@@ -707,6 +708,7 @@ def test_links_out_are_citations_but_nothing_loads_from_off_the_machine(publishe
     }
     manifest = load_manifest(published_site.home / "data" / "snapshots" / published_site.snapshot / "manifest.yaml")
     SiteInputs(board, manifest, [], []).render(tmp_path / "site")
+    write_quarters_index(tmp_path)  # a published folder sits beside the index of quarters its pages link
     found = site_links(tmp_path / "site")
     assert sorted(found["external"]) == sorted(
         [
@@ -904,6 +906,7 @@ def test_long_listings_are_split_into_pages_that_list_every_row_once(published_s
     monkeypatch.setattr(publish_site, "ROWS_PER_PAGE", 7)
     out = tmp_path / "paged"
     render(captured[0], out)
+    write_quarters_index(tmp_path)  # beside the index of quarters its pages link, as published
     public = {q["row_id"] for q in captured[0].queries}
     assert len(public) > 7
 
