@@ -10,8 +10,9 @@ from pydantic import Field
 from bench_assets.aggregate.leaderboard import current_leaderboard
 from bench_assets.defs.aggregate import vendor_leaderboard
 from bench_assets.defs.errors import reports_bench_errors
-from bench_assets.defs.partitions import snapshots_partitions_def
+from bench_assets.defs.partitions import register_snapshot_partitions, snapshots_partitions_def
 from bench_assets.defs.resources import BenchPaths, WarehouseResource
+from bench_assets.manifest import load_manifest
 from bench_assets.review.business_days import today
 from bench_assets.review.packets import send_packets
 from bench_assets.review.quarter import draw_next_quarter
@@ -130,10 +131,11 @@ def next_quarter(
     by the one planner (25 % of each cohort, biased toward saturated strata) and applied, the
     replacements drawn with their content from the candidate pool, the next golden set written to
     the private store and the next manifest (vendors, plans and prices carried over) written for
-    review; the next snapshot is added as a partition. Refuses, naming each stratum and its
+    review; the next snapshot and its vendors are added as partitions. Refuses, naming each stratum and its
     shortfall, when the pool cannot replace what the plan retires."""
     drawn = draw_next_quarter(duckdb.warehouse(), paths.snapshots_dir, paths.private, context.partition_key, today())
-    context.instance.add_dynamic_partitions(snapshots_partitions_def.name or "snapshots", [drawn.snapshot_id])
+    manifest = load_manifest(drawn.manifest_path)
+    register_snapshot_partitions(context.instance, drawn.snapshot_id, manifest.vendors)
     return dg.MaterializeResult(
         metadata={
             "next_snapshot": drawn.snapshot_id,
