@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import argparse
 import functools
+from concurrent.futures import Future, as_completed
 import json
 import os
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import dagster as dg
 
+from bench_assets.cli.help import fit
 from bench_assets.cli.home import bench_home
 from bench_assets.cli.main import env_positive_int
+from bench_assets.cli.progress import bar, say, shown_path, step
 from bench_assets.cli.runs import (
     QUIET,
     bench_resources,
@@ -33,6 +37,15 @@ from bench_assets.simulator.server import start_simulator
 # the probe schedule, running in real time under `make dev`, finds nothing of it due.
 DEMO_SENTINELS_PUBLISHED_AT = "2026-07-01T00:00:00+00:00"
 DEMO_SENTINELS = 10  # pages in the batch (each costs a probe per vendor and tick until found)
+SENTINELS = "sentinels"  # the sentinel cycle's line among the vendor partitions'
+GOLDEN_STAGES = (
+    "snapshot_manifest",
+    "golden_rows",
+    "golden_verifications",
+    "query_split",
+    "dead_golden_rows",
+    "decoy_queries",
+)
 
 
 def run_sentinel_cycle(snapshot_id: str) -> tuple[bool, float, str]:
@@ -62,47 +75,54 @@ def run_snapshot(snapshot_id: str, workers: int = 2, vendors_done: Callable[[], 
     """Materialize a whole snapshot through Dagster: golden stages, vendor partitions in parallel
     processes (and, simulated, a 30-day sentinel cycle beside them), agent trials, then aggregates
     and publication; `vendors_done` is called once nothing more is asked of the vendors (before the
-    aggregates). Returns the published leaderboard."""
-    ensure_dagster_home()
-    manifest = load_manifest(bench_home() / "data" / "snapshots" / snapshot_id / "manifest.yaml")
-    register_snapshot(snapshot_id)
+    aggregates). Each step is shown as it starts and ends (`cli.progress`), each vendor partition
+    as it finishes. Returns the published leaderboard."""
+    with step(f"Dagster instance ({shown_path(Path(ensure_dagster_home()))}), snapshot partition"):
+        manifest = load_manifest(bench_home() / "data" / "snapshots" / snapshot_id / "manifest.yaml")
+        register_snapshot(snapshot_id)
     # The simulated sentinel cycle needs no golden row: it runs in its own process beside the rest.
     with spawned_pool(1) as sentinels:
         cycle = sentinels.submit(run_sentinel_cycle, snapshot_id) if manifest.mode == "simulated" else None
-        materialize_snapshot_stage(
-            snapshot_id,
-            (
-                "snapshot_manifest",
-                "golden_rows",
-                "golden_verifications",
-                "query_split",
-                "dead_golden_rows",
-                "decoy_queries",
-            ),
-        )
+        with step(f"golden stages ({', '.join(GOLDEN_STAGES)})"):
+            materialize_snapshot_stage(snapshot_id, GOLDEN_STAGES)
         vendors = sorted(manifest.vendors)
-        failures = []
-        with spawned_pool(workers) as pool:
-            for vendor, ok, seconds, why in pool.map(
-                materialize_vendor_partition, [snapshot_id] * len(vendors), vendors
-            ):
-                print(f"  {vendor:<11} {'ok' if ok else 'FAILED'} in {seconds:.1f}s", flush=True)
+        with (
+            step(f"{len(vendors)} vendor partitions, {min(workers, len(vendors))} at a time (fetch and scoring)"),
+            spawned_pool(workers) as pool,
+        ):
+            running = {pool.submit(materialize_vendor_partition, snapshot_id, v): v for v in vendors}
+            if cycle is not None:
+                running[cycle] = SENTINELS
+            failures = vendor_partitions_finished(running)
+        if failures:
+            raise SystemExit(fit("vendor partitions failed (their runs are in the Dagster UI):\n" + "\n".join(failures)))
+    with step("agent trials"):
+        materialize_snapshot_stage(snapshot_id, ("agent_trials",))
+    vendors_done()
+    with step("leaderboard and site (vendor_leaderboard, published_snapshot)"):
+        materialize_snapshot_stage(snapshot_id, ("vendor_leaderboard", "published_snapshot"))
+    return json.loads((bench_home() / "data" / "publish" / snapshot_id / "leaderboard.json").read_text())
+
+
+def vendor_partitions_finished(running: dict[Future, str]) -> list[str]:
+    """A line per vendor partition (and the sentinel cycle) as it finishes, whatever the order,
+    with a bar over them; returns what failed and why (a failed sentinel cycle ends the demo)."""
+    failures = []
+    with bar(len(running), "vendor partitions", "partition") as progress:
+        for done, future in enumerate(as_completed(running), start=1):
+            of = f"({done} of {len(running)})"
+            if running[future] == SENTINELS:
+                ok, seconds, summary = future.result()
+                say(f"  {SENTINELS:<11} {'ok' if ok else 'FAILED'} in {seconds:.1f}s {of}: simulated 30 days, {summary}")
+                if not ok:
+                    raise SystemExit(fit(f"the simulated sentinel cycle failed: {summary}"))
+            else:
+                vendor, ok, seconds, why = future.result()
+                say(f"  {vendor:<11} {'ok' if ok else 'FAILED'} in {seconds:.1f}s {of}")
                 if not ok:
                     failures.append(f"{vendor}: {why}")
-        if failures:
-            raise SystemExit("vendor partitions failed (their runs are in the Dagster UI):\n" + "\n".join(failures))
-        if cycle is not None:
-            ok, seconds, summary = cycle.result()
-            print(
-                f"  {'sentinels':<11} {'ok' if ok else 'FAILED'} in {seconds:.1f}s: simulated 30 days, {summary}",
-                flush=True,
-            )
-            if not ok:
-                raise SystemExit(f"the simulated sentinel cycle failed: {summary}")
-    materialize_snapshot_stage(snapshot_id, ("agent_trials",))
-    vendors_done()
-    materialize_snapshot_stage(snapshot_id, ("vendor_leaderboard", "published_snapshot"))
-    return json.loads((bench_home() / "data" / "publish" / snapshot_id / "leaderboard.json").read_text())
+            progress.update()
+    return failures
 
 
 def ttr(metrics: dict[str, Any]) -> str:
@@ -161,9 +181,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
     workers = args.workers or env_positive_int("BENCH_WORKERS", machine_workers())
     sim = None
     if not os.environ.get("BENCH_SIMULATOR_URL"):
-        sim = start_simulator()
+        with step("starting the simulator"):
+            sim = start_simulator()
         os.environ["BENCH_SIMULATOR_URL"] = sim.base_url
-        print(f"simulator on {sim.base_url} (pid {sim.pid})", flush=True)
+        say(f"simulator on {sim.base_url} (pid {sim.pid})")
 
     def stop_simulator() -> None:
         # its corpus and index are let go before the aggregates and the site take their memory
@@ -177,7 +198,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
         stop_simulator()
     print_leaderboard(board)
     print_comparisons(board)
-    site = bench_home() / "data" / "publish" / args.snapshot / "index.html"
-    print(f"\nsite: {site}\nDagster runs: DAGSTER_HOME={os.environ['DAGSTER_HOME']} (open with `make dev`)")
+    site = shown_path(bench_home() / "data" / "publish" / args.snapshot / "index.html")
+    dagster_home = shown_path(Path(os.environ["DAGSTER_HOME"]))
+    print(fit(f"\nsite: {site}\nDagster runs: DAGSTER_HOME={dagster_home} (open with `make dev`)"))
     print(f"demo finished in {time.monotonic() - started:.1f}s")
     return 0
