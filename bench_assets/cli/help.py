@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import shutil
+import sys
 import textwrap
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, NoReturn
@@ -71,7 +72,7 @@ class BenchParser(argparse.ArgumentParser):
         return super().add_subparsers(**kwargs)
 
     def error(self, message: str) -> NoReturn:
-        self.print_usage()
+        self.print_usage(sys.stderr)
         self.exit(2, fit(f"{self.prog}: error: {message}") + "\n")
 
 
