@@ -100,8 +100,10 @@ def test_a_path_is_shown_relative_to_where_the_user_is(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.chdir(tmp_path / "..")
     assert shown_path(tmp_path / "home" / "site" / "index.html").endswith("home/site/index.html")
-    monkeypatch.chdir("/")
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
     assert shown_path(tmp_path / "home" / "x") == "~/x"
+    assert shown_path(Path("/usr/lib")) == "/usr/lib"
 
 
 @pytest.mark.parametrize("forced, shown", [("1", True), ("0", False), ("", False)])
