@@ -90,7 +90,7 @@ def run_snapshot(snapshot_id: str, workers: int = 2, vendors_done: Callable[[], 
         with (
             step(
                 f"{len(vendors)} vendor partitions (fetch, scoring), {min(workers, len(vendors))} at a time"
-                + (", beside the simulated sentinel cycle" if cycle is not None else "")
+                + (" beside the sentinel cycle" if cycle is not None else "")
             ),
             spawned_pool(workers) as pool,
         ):
