@@ -97,7 +97,7 @@ def shows_its_steps_within_100_columns(out: str) -> None:
         "leaderboard and site",
     ], started
     for step in started:
-        assert any(line.startswith(f"{step}: done in ") for line in unwrapped(out).splitlines()), step
+        assert any(line.startswith(f"{step}: done in ") for line in lines), step
     finished = [line.split() for line in lines if re.match(r"  \w+ +ok in [\d.]+s \(\d+ of 3\)", line)]
     assert sorted(f[0] for f in finished) == ["brave", "exa", "sentinels"], lines
     assert [f[4] for f in finished] == ["(1", "(2", "(3"]  # counted as they finish, whatever the vendor
