@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import dagster as dg
@@ -156,3 +157,9 @@ def write_trials(directory: Path, trials) -> Path:
 def check_evaluations(result, asset: str) -> list:
     """The asset check evaluations of one asset in a run's result (golden_rows carries its own registry check)."""
     return [c for c in result.get_asset_check_evaluations() if c.asset_key == dg.AssetKey(asset)]
+
+
+def unwrapped(printed: str) -> str:
+    """What a `bench` command printed, each message whole again: the CLI wraps its messages at 100
+    columns, continuation lines indented; they are joined back to their line."""
+    return re.sub(r"\n +", " ", printed)

@@ -8,12 +8,16 @@ import json
 import os
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, as_completed
+from pathlib import Path
 from typing import Any
 
 import dagster as dg
 
+from bench_assets.cli.help import fit
 from bench_assets.cli.home import bench_home
 from bench_assets.cli.main import env_positive_int
+from bench_assets.cli.progress import bar, say, shown_path, step
 from bench_assets.cli.runs import (
     QUIET,
     bench_resources,
@@ -33,6 +37,15 @@ from bench_assets.simulator.server import start_simulator
 # the probe schedule, running in real time under `make dev`, finds nothing of it due.
 DEMO_SENTINELS_PUBLISHED_AT = "2026-07-01T00:00:00+00:00"
 DEMO_SENTINELS = 10  # pages in the batch (each costs a probe per vendor and tick until found)
+SENTINELS = "sentinels"  # the sentinel cycle's line among the vendor partitions'
+GOLDEN_STAGES = (
+    "snapshot_manifest",
+    "golden_rows",
+    "golden_verifications",
+    "query_split",
+    "dead_golden_rows",
+    "decoy_queries",
+)
 
 
 def run_sentinel_cycle(snapshot_id: str) -> tuple[bool, float, str]:
@@ -62,47 +75,64 @@ def run_snapshot(snapshot_id: str, workers: int = 2, vendors_done: Callable[[], 
     """Materialize a whole snapshot through Dagster: golden stages, vendor partitions in parallel
     processes (and, simulated, a 30-day sentinel cycle beside them), agent trials, then aggregates
     and publication; `vendors_done` is called once nothing more is asked of the vendors (before the
-    aggregates). Returns the published leaderboard."""
-    ensure_dagster_home()
-    manifest = load_manifest(bench_home() / "data" / "snapshots" / snapshot_id / "manifest.yaml")
-    register_snapshot(snapshot_id)
+    aggregates). Each step is shown as it starts and ends (`cli.progress`), each vendor partition
+    as it finishes. Returns the published leaderboard."""
+    with step("Dagster instance and snapshot partition"):
+        say(f"  DAGSTER_HOME={shown_path(Path(ensure_dagster_home()))}")
+        manifest = load_manifest(bench_home() / "data" / "snapshots" / snapshot_id / "manifest.yaml")
+        register_snapshot(snapshot_id)
     # The simulated sentinel cycle needs no golden row: it runs in its own process beside the rest.
     with spawned_pool(1) as sentinels:
         cycle = sentinels.submit(run_sentinel_cycle, snapshot_id) if manifest.mode == "simulated" else None
-        materialize_snapshot_stage(
-            snapshot_id,
-            (
-                "snapshot_manifest",
-                "golden_rows",
-                "golden_verifications",
-                "query_split",
-                "dead_golden_rows",
-                "decoy_queries",
-            ),
-        )
+        with step(f"golden stages ({GOLDEN_STAGES[0]} … {GOLDEN_STAGES[-1]})"):
+            materialize_snapshot_stage(snapshot_id, GOLDEN_STAGES)
         vendors = sorted(manifest.vendors)
-        failures = []
-        with spawned_pool(workers) as pool:
-            for vendor, ok, seconds, why in pool.map(
-                materialize_vendor_partition, [snapshot_id] * len(vendors), vendors
-            ):
-                print(f"  {vendor:<11} {'ok' if ok else 'FAILED'} in {seconds:.1f}s", flush=True)
+        with (
+            step(
+                f"{len(vendors)} vendor partitions (fetch, scoring), {min(workers, len(vendors))} at a time"
+                + (" beside the sentinel cycle" if cycle is not None else "")
+            ),
+            spawned_pool(workers) as pool,
+        ):
+            running: dict[Future[Any], str] = {
+                pool.submit(materialize_vendor_partition, snapshot_id, v): v for v in vendors
+            }
+            if cycle is not None:
+                running[cycle] = SENTINELS
+            failures = vendor_partitions_finished(running)
+        if failures:
+            raise SystemExit(
+                fit("vendor partitions failed (their runs are in the Dagster UI):\n" + "\n".join(failures))
+            )
+    with step("agent trials"):
+        materialize_snapshot_stage(snapshot_id, ("agent_trials",))
+    vendors_done()
+    with step("leaderboard and site"):
+        materialize_snapshot_stage(snapshot_id, ("vendor_leaderboard", "published_snapshot"))
+    return json.loads((bench_home() / "data" / "publish" / snapshot_id / "leaderboard.json").read_text())
+
+
+def vendor_partitions_finished(running: dict[Future[Any], str]) -> list[str]:
+    """A line per vendor partition (and the sentinel cycle) as it finishes, whatever the order,
+    with a bar over them; returns what failed and why (a failed sentinel cycle ends the demo)."""
+    failures = []
+    with bar(len(running), "vendor partitions", "partition") as progress:
+        for done, future in enumerate(as_completed(running), start=1):
+            of = f"({done} of {len(running)})"
+            if running[future] == SENTINELS:
+                ok, seconds, summary = future.result()
+                say(
+                    f"  {SENTINELS:<11} {'ok' if ok else 'FAILED'} in {seconds:.1f}s {of}: simulated 30 days, {summary}"
+                )
+                if not ok:
+                    raise SystemExit(fit(f"the simulated sentinel cycle failed: {summary}"))
+            else:
+                vendor, ok, seconds, why = future.result()
+                say(f"  {vendor:<11} {'ok' if ok else 'FAILED'} in {seconds:.1f}s {of}")
                 if not ok:
                     failures.append(f"{vendor}: {why}")
-        if failures:
-            raise SystemExit("vendor partitions failed (their runs are in the Dagster UI):\n" + "\n".join(failures))
-        if cycle is not None:
-            ok, seconds, summary = cycle.result()
-            print(
-                f"  {'sentinels':<11} {'ok' if ok else 'FAILED'} in {seconds:.1f}s: simulated 30 days, {summary}",
-                flush=True,
-            )
-            if not ok:
-                raise SystemExit(f"the simulated sentinel cycle failed: {summary}")
-    materialize_snapshot_stage(snapshot_id, ("agent_trials",))
-    vendors_done()
-    materialize_snapshot_stage(snapshot_id, ("vendor_leaderboard", "published_snapshot"))
-    return json.loads((bench_home() / "data" / "publish" / snapshot_id / "leaderboard.json").read_text())
+            progress.update()
+    return failures
 
 
 def ttr(metrics: dict[str, Any]) -> str:
@@ -118,29 +148,57 @@ def _figure(metrics: dict[str, Any], name: str, fmt: str = "{:.3f}") -> str:
     return "—" if x is None else fmt.format(x)
 
 
+def agent_ready(entry: dict[str, Any]) -> str:
+    """The agent-ready verdict as the table shows it: yes, no, or — without a trial."""
+    agent = entry.get("agent_ready") or {}
+    return "—" if not agent else "yes" if agent.get("ready") else "no"
+
+
+def not_agent_ready(board: dict[str, Any]) -> str:
+    """Why the vendors that are not agent-ready are not, grouped by the trial's outcome (the
+    method, date and evidence of each trial are on the site)."""
+    why: dict[str, list[str]] = {}
+    for e in board["vendors"]:
+        agent = e.get("agent_ready") or {}
+        if agent and not agent.get("ready"):
+            why.setdefault(agent.get("outcome") or "no outcome", []).append(e["vendor"])
+    return "not agent-ready: " + "; ".join(f"{o} ({', '.join(vs)})" for o, vs in sorted(why.items())) if why else ""
+
+
 def print_leaderboard(board: dict[str, Any]) -> None:
+    """The leaderboard as a table within `WIDTH` columns: position, letters, rank range, the ranking
+    figure and the overall correct rate with their n, hit@10, fidelity, cost per correct answer,
+    the time-to-retrievability median and agent-ready, then why vendors are not agent-ready
+    (hit@1, the trials and the rest are on the site)."""
     print(
-        f"\nLeaderboard {board['snapshot_id']} (mode {board['mode']}; "
-        f"{'headline' if board['headline_eligible'] else 'illustrative, not headline-eligible'})"
+        fit(
+            f"\nLeaderboard {board['snapshot_id']} (mode {board['mode']}; "
+            f"{'headline' if board['headline_eligible'] else 'illustrative, not headline-eligible'})"
+        )
     )
     rank = board.get("rank_metric", "correct_rate")
+    note = (board.get("ranking") or {}).get("note")
+    if note:
+        print(fit(note))
     header = (
-        f"{'#':>2} {'letters':<7} {'ranks':>5}  {'vendor':<11} {'ranked':>7} {'n':>4} {'correct':>8} {'n':>4}  {'hit@1':>6} "
-        f"{'hit@10':>6} {'fidelity':>8} {'$/correct':>9} {'TTR h':>11}  agent-ready"
+        f"{'#':>2} {'letters':<7} {'ranks':>5} {'vendor':<10} {'ranked':>6} {'n':>4} {'correct':>7} {'n':>4} "
+        f"{'hit@10':>6} {'fidel.':>6} {'$/correct':>9} {'TTR h':>11} agent-ready"
     )
-    print(((board.get("ranking") or {}).get("note") or "") + "\n" + header)
-    print("-" * len(header))
+    print(header + "\n" + "-" * len(header))
     for e in board["vendors"]:
         if e["status"] != "scored":
-            print(f"{'':>2} {'':<7} {'':>5}  {e['vendor']:<11} {e['status']}: {e.get('reason')}")
+            print(fit(f"{'':>2} {'':<7} {'':>5} {e['vendor']:<10} {e['status']}: {e.get('reason')}", indent=" " * 19))
             continue
         m = e["metrics"]
         v = functools.partial(_figure, m)
         print(
-            f"{e['position']:>2} {e.get('rank_letters') or '—':<7} {format_rank_range(e):>5}  {e['vendor']:<11} {v(rank):>7} {m[rank]['n']:>4} "
-            f"{v('correct_rate'):>8} {m['correct_rate']['n']:>4}  {v('hit_at_1'):>6} {v('hit_at_10'):>6} "
-            f"{v('fidelity_mean'):>8} {v('cost_per_correct_usd', '${:.4f}'):>9} {ttr(m):>11}  {(e.get('agent_ready') or {}).get('label', '—')}"
+            f"{e['position']:>2} {e.get('rank_letters') or '—':<7} {format_rank_range(e):>5} {e['vendor']:<10} "
+            f"{v(rank):>6} {m[rank]['n']:>4} {v('correct_rate'):>7} {m['correct_rate']['n']:>4} "
+            f"{v('hit_at_10'):>6} {v('fidelity_mean'):>6} {v('cost_per_correct_usd', '${:.4f}'):>9} {ttr(m):>11} "
+            f"{agent_ready(e)}"
         )
+    if not_agent_ready(board):
+        print(fit(not_agent_ready(board)))
 
 
 def print_comparisons(board: dict[str, Any]) -> None:
@@ -150,9 +208,9 @@ def print_comparisons(board: dict[str, Any]) -> None:
         print("\nNo paired comparison: no vendor has letters or a rank range.")
         return
     told = [p for p in section["pairs"] if p.get("better")]
-    print(f"\n{LETTERS_NOTE}\n{len(told)} of {len(section['pairs'])} pairs told apart.")
+    print(fit(f"\n{LETTERS_NOTE}\n{len(told)} of {len(section['pairs'])} pairs told apart."))
     if board.get("power"):
-        print(board["power"]["note"])
+        print(fit(board["power"]["note"]))
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -161,9 +219,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
     workers = args.workers or env_positive_int("BENCH_WORKERS", machine_workers())
     sim = None
     if not os.environ.get("BENCH_SIMULATOR_URL"):
-        sim = start_simulator()
+        with step("starting the simulator"):
+            sim = start_simulator()
         os.environ["BENCH_SIMULATOR_URL"] = sim.base_url
-        print(f"simulator on {sim.base_url} (pid {sim.pid})", flush=True)
+        say(f"simulator on {sim.base_url} (pid {sim.pid})")
 
     def stop_simulator() -> None:
         # its corpus and index are let go before the aggregates and the site take their memory
@@ -177,7 +236,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
         stop_simulator()
     print_leaderboard(board)
     print_comparisons(board)
-    site = bench_home() / "data" / "publish" / args.snapshot / "index.html"
-    print(f"\nsite: {site}\nDagster runs: DAGSTER_HOME={os.environ['DAGSTER_HOME']} (open with `make dev`)")
+    site = shown_path(bench_home() / "data" / "publish" / args.snapshot / "index.html")
+    dagster_home = shown_path(Path(os.environ["DAGSTER_HOME"]))
+    print(fit(f"\nsite: {site}\nDagster runs: DAGSTER_HOME={dagster_home} (open with `make dev`)"))
     print(f"demo finished in {time.monotonic() - started:.1f}s")
     return 0

@@ -16,14 +16,17 @@ from pathlib import Path
 
 from dotenv import load_dotenv
 
+from bench_assets.cli.help import BenchParser, fit, package_version
 from bench_assets.cli.home import bench_home, warehouse_file
 from bench_assets.cli.mcp import add_mcp_command
+from bench_assets.cli.progress import shown_path, step
 from bench_assets.cli.quarter import add_quarter_commands
 from bench_assets.cli.run_lock import snapshot_run
 from bench_assets.errors import BenchError, BenchInputError
 from bench_assets.manifest import SNAPSHOT_ID_PATTERN
 
 DEMO_SNAPSHOT = "web_search-2026-q3"
+LONG_RUNNING = ("demo:cmd_demo", "snapshot:cmd_rescore")  # their steps are shown (`cli.progress`)
 
 
 def snapshot_id_arg(text: str) -> str:
@@ -42,7 +45,7 @@ def snapshot_arg(text: str) -> str:
     if not (snapshots / text / "manifest.yaml").exists():
         known = sorted(p.parent.name for p in snapshots.glob("*/manifest.yaml"))
         raise argparse.ArgumentTypeError(
-            f"unknown snapshot {text!r}: no {snapshots / text / 'manifest.yaml'} (known: {', '.join(known) or 'none'})"
+            f"unknown snapshot {text!r}: no {shown_path(snapshots / text / 'manifest.yaml')} (known: {', '.join(known) or 'none'})"
         )
     return text
 
@@ -75,7 +78,8 @@ def env_positive_int(name: str, default: int) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="bench", description="Reproducible benchmark of web-search APIs.")
+    parser = BenchParser(prog="bench")  # every command's description and examples: cli.help
+    parser.add_argument("--version", action="version", version=f"bench {package_version()}")
     sub = parser.add_subparsers(dest="command_name", required=True)
     demo = sub.add_parser("demo", help="run a whole snapshot on the embedded simulator and print the leaderboard")
     demo.add_argument("--snapshot", type=snapshot_arg, default=DEMO_SNAPSHOT)
@@ -171,7 +175,10 @@ def run_command(args: argparse.Namespace) -> int:
     module, function = args.command.split(":")
     holds = getattr(args, "holds", None)
     with snapshot_run(warehouse_file(), getattr(args, holds), command_name(args)) if holds else nullcontext():
-        return int(getattr(importlib.import_module(f"bench_assets.cli.{module}"), function)(args))
+        # the import takes seconds (Dagster, the pipeline): a long command says so at once
+        with step(f"{command_name(args)}: loading the pipeline") if args.command in LONG_RUNNING else nullcontext():
+            run = getattr(importlib.import_module(f"bench_assets.cli.{module}"), function)
+        return int(run(args))
 
 
 def command_name(args: argparse.Namespace) -> str:
@@ -236,10 +243,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return run_command(args)
     except BenchInputError as exc:
-        print(f"bench: bad input:\n{exc}", file=sys.stderr)
+        print(fit(f"bench: bad input:\n{exc}"), file=sys.stderr)
         return 2
     except BenchError as exc:
-        print(f"bench: {exc}", file=sys.stderr)
+        print(fit(f"bench: {exc}"), file=sys.stderr)
         return 1
 
 

@@ -10,7 +10,9 @@ from pathlib import Path
 import dagster as dg
 
 from bench_assets.adapters.base import Capability
+from bench_assets.cli.help import fit
 from bench_assets.cli.home import bench_home
+from bench_assets.cli.progress import step, tracked
 from bench_assets.cli.runs import bench_resources, ensure_dagster_home, register_snapshot
 from bench_assets.defs.partitions import SNAPSHOTS_PARTITIONS_NAME
 from bench_assets.errors import BenchInputError
@@ -29,8 +31,8 @@ def cmd_rescore(args: argparse.Namespace) -> int:
     resources["paths"].pull()  # the published site, beyond one machine ($BENCH_FILES_URL)
     warehouse = resources["duckdb"].warehouse()
     warehouse.require(f"bench rescore {args.snapshot}")  # never re-derive against a warehouse created empty
-    report = rescore_snapshot(bench_home(), args.snapshot, warehouse)
-    print(report.summary())
+    report = rescore_snapshot(bench_home(), args.snapshot, warehouse, step=step, track=tracked)
+    print(fit(report.summary()))
     return 0 if not report.differences else 1
 
 

@@ -31,6 +31,7 @@ from bench_assets.publish.evidence import VendorFiles, vendor_files
 from bench_assets.publish.guard import VendorIntegrity, vendor_integrity
 from bench_assets.runtime import collector_paused, give_back_memory, in_processes, worker_count
 from bench_assets.runtime.packed import PackedEntries
+from bench_assets.runtime.progress import Track, untracked
 from bench_assets.score.partition import SCORE_COLUMNS, SCORE_DTYPES, read_archive, score_rows
 from bench_assets.split.leaks import LeakGuard
 from bench_assets.storage.warehouse import Warehouse
@@ -124,9 +125,11 @@ def build_snapshot(
     split: dict[str, str],
     guard: LeakGuard,
     commitment_key: bytes | None = None,
+    track: Track = untracked,
 ) -> SnapshotBuild:
     """Every vendor's build from its own archive, side by side in processes of their own
-    (`runtime.in_processes`, `runtime.worker_count` at once), the heaviest archives first."""
+    (`runtime.in_processes`, `runtime.worker_count` at once), the heaviest archives first;
+    `track` follows the builds as they come."""
     snapshot_id = manifest.snapshot_id
 
     def build(vendor: str) -> VendorBuild | None:
@@ -137,7 +140,9 @@ def build_snapshot(
 
     vendors = sorted(manifest.vendors)
     sizes = warehouse.public_body_chars(snapshot_id)
-    built = in_processes(vendors, build, worker_count(len(vendors)), lambda v: sizes.get(v, 0))
+    built = track(
+        in_processes(vendors, build, worker_count(len(vendors)), lambda v: sizes.get(v, 0)), len(vendors), "vendors"
+    )
     return SnapshotBuild(manifest, rows, split, [b for b in built if b is not None])
 
 

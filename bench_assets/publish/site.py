@@ -79,6 +79,7 @@ from bench_assets.publish.format import (
 from bench_assets.publish.methodology import known_limitations, methodology_context
 from bench_assets.runtime import collector_paused, in_processes, worker_count
 from bench_assets.runtime.packed import CHUNK_ROWS
+from bench_assets.runtime.progress import Track, untracked
 from bench_assets.score.miss_reasons import MISS_REASONS, miss_code
 from bench_assets.split.leaks import text_encoding
 
@@ -464,11 +465,12 @@ class _Site:
         sink.put(f"vendors/{vendor}.json", vendor_json(self.board, e, verdicts))
 
 
-def render_site(out: Path | SiteSink, inputs: SiteInputs) -> SiteSink:
+def render_site(out: Path | SiteSink, inputs: SiteInputs, track: Track = untracked) -> SiteSink:
     """Render every published file of the snapshot into `out` (a folder, made new: `SiteFolder`;
     or any other `SiteSink`, e.g. rescore's comparison with the published files); returns the
     sink. The site's parts are rendered side by side (`runtime.in_processes`, the costliest first),
-    each into a fresh sink the first one adopts: the same files whichever process rendered them."""
+    each into a fresh sink the first one adopts: the same files whichever process rendered them.
+    `track` follows the parts as they are adopted."""
     sink = SiteFolder(out) if isinstance(out, Path) else out
     site = _Site(inputs)
     parts = site.parts()
@@ -480,7 +482,8 @@ def render_site(out: Path | SiteSink, inputs: SiteInputs) -> SiteSink:
             part[1](mine)
         return mine.taken()
 
-    for taken in in_processes(parts, render, worker_count(len(parts), job_mib=SITE_PART_MIB), lambda p: p[0]):
+    rendered = in_processes(parts, render, worker_count(len(parts), job_mib=SITE_PART_MIB), lambda p: p[0])
+    for taken in track(rendered, len(parts), "site parts"):
         sink.adopt(taken)
     site.stated_files(sink, sink.digests())
     return sink
@@ -530,5 +533,5 @@ class SiteInputs:
     extra_files: dict[str, str] = field(default_factory=dict)
     evidence: EvidenceBundle | None = None
 
-    def render(self, out: Path | SiteSink) -> SiteSink:
-        return render_site(out, self)
+    def render(self, out: Path | SiteSink, track: Track = untracked) -> SiteSink:
+        return render_site(out, self, track)

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import csv
 import io
+import shutil
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -143,7 +144,14 @@ def rederive_verdicts(
     weights = {k: float(v) for k, v in folder.index["fidelity_weights"].items()}
     done: list[VendorVerdicts] = []
     total = len(folder.rows) * len(folder.vendors)
-    with tqdm(total=total, unit="row", desc="reproduce", disable=not progress, leave=False) as bar:
+    with tqdm(
+        total=total,
+        unit="row",
+        desc="reproduce",
+        disable=not progress,
+        leave=False,
+        ncols=min(shutil.get_terminal_size().columns, 100),
+    ) as bar:
         for vendor, evidence in folder.vendors.items():  # one vendor's bundle in memory at a time
             bar.set_postfix_str(vendor)
             done.append(

@@ -72,6 +72,7 @@ from bench_assets.rescore.compare import (
     vendor_in,
 )
 from bench_assets.runtime import ForkedJob
+from bench_assets.runtime.progress import Step, Track, unannounced, untracked
 from bench_assets.score.partition import SCORE_COLUMNS
 from bench_assets.sentinels.probes import rederive_outcomes
 from bench_assets.sentinels.ttr import AS_OF_METRIC, snapshot_ttr_metrics
@@ -184,11 +185,15 @@ def rescore_snapshot(
     *,
     lake_url: str | None = None,
     private_dir: str | Path | None = None,
+    step: Step = unannounced,
+    track: Track = untracked,
 ) -> RescoreReport:
     """Re-derive the snapshot's row scores, aggregates and published files from its archive and
     report every difference from what is stored and published. Reads only (each re-rendered file is
     compared as it is rendered, none is written); calls no vendor. `private_dir` defaults to
-    $BENCH_PRIVATE_DIR, else data/private (where the publication found the dead holdout rows and the decoys)."""
+    $BENCH_PRIVATE_DIR, else data/private (where the publication found the dead holdout rows and the decoys).
+    `step` is entered around each stage and `track` follows the vendors and the site's parts (the
+    command line shows them)."""
     manifest = load_manifest(root / "data" / "snapshots" / snapshot_id / "manifest.yaml")
     if warehouse is None:
         warehouse = Warehouse(root / "data" / "warehouse" / "bench.duckdb", lake_url=lake_url)
@@ -200,12 +205,14 @@ def rescore_snapshot(
     out_dir = root / "data" / "publish" / snapshot_id
     published_path = out_dir / "leaderboard.json"
     report = RescoreReport(snapshot_id)
-    # every vendor built from its archive exactly as publication builds it (`publish.build`)
-    leak_guard, _ = private_needles(private, manifest, warehouse, rows, split)
-    key, note = commitment_key(manifest)
+    with step(f"reading the archive of {snapshot_id} (golden rows, split, leak guard)"):
+        leak_guard, _ = private_needles(private, manifest, warehouse, rows, split)
+        key, note = commitment_key(manifest)
     if note is not None:
         report.notes.append(note)
-    build = build_snapshot(warehouse, manifest, rows, split, leak_guard, key)
+    # every vendor built from its archive exactly as publication builds it (`publish.build`)
+    with step(f"re-scoring {len(manifest.vendors)} vendors from their archived responses"):
+        build = build_snapshot(warehouse, manifest, rows, split, leak_guard, key, track)
     scores = build.scores
     report.vendors = [b.vendor for b in build.vendors]
     report.rows_rescored = len(scores)
@@ -224,7 +231,7 @@ def rescore_snapshot(
 
     # The warehouse: every row's verdict compared, and the pairwise comparisons derived, in a forked
     # child (`runtime.ForkedJob`) while the metrics are derived here; then the board.
-    with ForkedJob(row_scores_compared) as compared:
+    with step("aggregates, pairwise comparisons, row verdicts compared"), ForkedJob(row_scores_compared) as compared:
         fresh = snapshot_fresh_rows(warehouse, snapshot_id)
         metrics = vendor_metrics(snapshot_id, scores, fresh) if len(scores) else pd.DataFrame(columns=METRIC_COLUMNS)
         complete = {v for v, n in scores.groupby("vendor").size().items() if n == len(rows)} if len(scores) else set()
@@ -277,10 +284,11 @@ def rescore_snapshot(
         return report
     # The whole site, rendered again from the re-derived record as publication renders it; each
     # file is compared with the published one as it is rendered (nothing is written).
-    inputs = derived_site_inputs(root, warehouse, manifest, derived_board, build, metrics, pages, probes, key)
-    site = SiteComparison(out_dir, _compared_by_figure)
-    inputs.render(site)
-    report.differences += _compare_published(out_dir, site, derived_board, warehouse, snapshot_id, report)
+    with step("re-rendering the site and comparing every published file"):
+        inputs = derived_site_inputs(root, warehouse, manifest, derived_board, build, metrics, pages, probes, key)
+        site = SiteComparison(out_dir, _compared_by_figure)
+        inputs.render(site, track)
+        report.differences += _compare_published(out_dir, site, derived_board, warehouse, snapshot_id, report)
     return report
 
 

@@ -6,6 +6,7 @@ snapshot in the same home runs beside it and finishes too."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from bench_assets_tests.helpers import REPO, SNAPSHOT, make_home, warehouse_rows
+from bench_assets_tests.helpers import REPO, SNAPSHOT, make_home, unwrapped, warehouse_rows
 
 OTHER = "web_search-2026-q4"
 BENCH = str(Path(sys.executable).parent / "bench")
@@ -53,7 +54,7 @@ def test_a_second_demo_of_the_same_snapshot_stops_at_once_and_another_snapshot_r
         second = subprocess.run(demo(home), cwd=home, env=env, capture_output=True, text=True, timeout=120)
         assert time.monotonic() - started < 60  # at once: the time to start Python and read the lock
         assert second.returncode == 1, second.stdout + second.stderr
-        lines = second.stderr.strip().splitlines()
+        lines = unwrapped(second.stderr).strip().splitlines()  # one message, wrapped at 100 columns
         assert len(lines) == 1, second.stderr
         assert f"by pid {first.pid} (bench demo, started 20" in lines[0] and SNAPSHOT in lines[0], lines[0]
         assert "Traceback" not in second.stdout + second.stderr and "simulator on" not in second.stdout
@@ -70,9 +71,36 @@ def test_a_second_demo_of_the_same_snapshot_stops_at_once_and_another_snapshot_r
         out = logs[name].read_text()
         assert proc is not None and proc.returncode == 0, out[-4000:]
         assert "Traceback" not in out and "Conflicting lock" not in out, out[-4000:]
+    shows_its_steps_within_100_columns(logs["first"].read_text())
     for snapshot in (SNAPSHOT, OTHER):
         assert (home / "data" / "publish" / snapshot / "leaderboard.json").exists()
         rows = warehouse_rows(home, "SELECT count(*) FROM golden_rows WHERE snapshot_id = ?", [snapshot])[0][0]
         scored = warehouse_rows(home, "SELECT count(*) FROM row_scores WHERE snapshot_id = ?", [snapshot])[0][0]
         assert rows > 0 and scored == 2 * rows  # both vendors scored every row, once
     assert not holder.exists()  # released when the run ended
+
+
+def shows_its_steps_within_100_columns(out: str) -> None:
+    """What the demo printed (stdout and stderr, not a terminal): a line as each step starts and
+    ends, from the first moment (before Dagster is imported), each vendor partition as it finishes
+    counted in finishing order, no progress bar (no terminal), and no line past 100 columns."""
+    lines = out.splitlines()
+    assert lines[0] == "bench demo: loading the pipeline …", lines[:3]
+    started = [line.removesuffix(" …") for line in lines if line.endswith(" …")]
+    assert [s.split(" (")[0].split(",")[0] for s in started] == [
+        "bench demo: loading the pipeline",
+        "starting the simulator",
+        "Dagster instance and snapshot partition",
+        "golden stages",
+        "2 vendor partitions",
+        "agent trials",
+        "leaderboard and site",
+    ], started
+    for step in started:
+        assert any(line.startswith(f"{step}: done in ") for line in lines), step
+    finished = [line.split() for line in lines if re.match(r"  \w+ +ok in [\d.]+s \(\d+ of 3\)", line)]
+    assert sorted(f[0] for f in finished) == ["brave", "exa", "sentinels"], lines
+    assert [f[4] for f in finished] == ["(1", "(2", "(3"]  # counted as they finish, whatever the vendor
+    assert "\r" not in out and "it/s" not in out  # no bar without a terminal
+    assert [line for line in lines if len(line) > 100] == []
+    assert "Leaderboard web_search-2026-q3" in out and "site: data/publish/web_search-2026-q3/index.html" in out

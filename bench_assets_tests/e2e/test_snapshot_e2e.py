@@ -156,10 +156,21 @@ def test_rescore_reproduces_published_figures_without_network(snapshot_run, simu
         offline.delenv("BENCH_WAREHOUSE", raising=False)
         offline.delenv("BENCH_LAKE_URL", raising=False)
         report = rescore_snapshot(home, SNAPSHOT)
+        capsys.readouterr()
+        offline.setenv("BENCH_PROGRESS", "1")  # the bars, as on a terminal
         exit_code = bench(["rescore", SNAPSHOT])  # the `bench rescore` command itself
     assert attempts == []  # nothing tried and swallowed the refusal either
     assert requests_seen() == before  # the simulator heard nothing: no vendor was called
-    assert exit_code == 0, capsys.readouterr().out
+    printed = capsys.readouterr()
+    assert exit_code == 0, printed.out
+    # its stages on stderr as they start and end, bars over the vendors and the site's parts; the
+    # report on stdout; no line past 100 columns
+    steps = [line for line in printed.err.splitlines() if ": done in " in line]
+    assert [line.split(" ")[0] for line in steps] == ["bench", "reading", "re-scoring", "aggregates,", "re-rendering"]
+    assert "vendors:   0%|" in printed.err and "site parts:   0%|" in printed.err
+    assert printed.out.startswith(f"rescored {SNAPSHOT}: ") and "no differences" in printed.out
+    shown = printed.out.splitlines() + [part for line in printed.err.splitlines() for part in line.split("\r")]
+    assert [line for line in shown if len(line) > 100] == []
     assert report.differences == [], report.summary()
     assert report.rows_rescored == 90 * len(VENDORS)
     assert set(report.surfaces) >= {

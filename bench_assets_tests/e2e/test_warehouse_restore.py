@@ -44,6 +44,7 @@ from bench_assets_tests.helpers import (
     register_partitions,
     resources,
     run_whole_snapshot,
+    unwrapped,
     vendor_key,
     warehouse_of,
 )
@@ -73,7 +74,7 @@ def bench(home: Path, capsys, *argv: str) -> tuple[int, str]:
         else:
             os.environ["BENCH_HOME"] = before
     out = capsys.readouterr()
-    return code, out.out + out.err
+    return code, unwrapped(out.out + out.err)
 
 
 @pytest.fixture(scope="module")

@@ -102,11 +102,11 @@ def help_text(args: tuple[str, ...]) -> str:
 def commands(path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], str]]:
     """Every command the parser runs (`("review", "send")`, ...) with its help text."""
     text = help_text(path)
-    usage = text.split("\n\n")[0]
-    choices = re.search(r"\{([\w,-]+)\}", usage)
-    if not choices:
+    if "COMMAND ..." not in text.split("\n\n")[0]:
         return [(path, text)]
-    return [c for name in choices.group(1).split(",") for c in commands((*path, name))]
+    # the sub-commands, listed under COMMAND one per line, four spaces in
+    names = re.findall(r"(?m)^ {4}([a-z][\w-]*)(?: |$)", text.split("\n  COMMAND\n", 1)[-1].split("\n\n")[0])
+    return [c for name in names for c in commands((*path, name))]
 
 
 def test_the_command_reference_documents_every_command_and_option():
