@@ -207,6 +207,31 @@ Write next quarter's rotation plan (retirements and replacements) to
 data/private/rotation/SNAPSHOT.yaml for review. Nothing is rewritten.""",
         _examples("bench rotation plan web_search-2026-q3"),
     ),
+    "bench quarter": (
+        "The quarterly cycle: draw the next quarter's snapshot from the last one.",
+        _examples("bench quarter next web_search-2026-q3"),
+    ),
+    "bench quarter next": (
+        """\
+Draw the next quarter from SNAPSHOT in one step: retire about 25 % of each cohort (more where
+the vendors' scores saturated), draw the replacements with their content from the candidate
+pool, write the next golden set (private) and manifest (for review), and register the next
+snapshot. Refuses, naming each stratum and its shortfall, when a pool falls short. Reference:
+docs/quarters.md.""",
+        _examples("bench quarter next web_search-2026-q3    # writes web_search-2026-q4"),
+    ),
+    "bench mcp": (
+        """\
+An MCP server over one published snapshot's files (data/publish/<snapshot>/), never the
+warehouse or the holdout: the tools recommend, vendor_figures and row_verdicts, on stdio (what
+a desktop client launches) or on streamable HTTP at http://HOST:PORT/mcp. Reference:
+docs/mcp.md.""",
+        _examples(
+            "bench mcp                                  # stdio, the newest published snapshot",
+            "bench mcp --snapshot web_search-2026-q3 --http --port 8780",
+            "bench mcp --dir ./downloaded/web_search-2026-q3",
+        ),
+    ),
     "bench warehouse": (
         "The central warehouse: restore it after a loss, or check it against what a restore rebuilds.",
         _examples("bench warehouse check", "bench warehouse restore"),

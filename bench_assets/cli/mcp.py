@@ -22,8 +22,6 @@ def add_mcp_command(sub: argparse._SubParsersAction) -> None:
     mcp = sub.add_parser(
         "mcp",
         help="serve a published snapshot's verdicts to agents over MCP (stdio, or streamable HTTP with --http)",
-        description="An MCP server with the tools recommend, vendor_figures and row_verdicts, reading only a "
-        "published snapshot's files (data/publish/<snapshot>/). Example: bench mcp --http --port 8780",
     )
     where = mcp.add_mutually_exclusive_group()
     where.add_argument("--snapshot", help="a snapshot published in the home (default: the newest under data/publish/)")

@@ -12,9 +12,7 @@ def add_quarter_commands(sub: argparse._SubParsersAction, snapshot_arg) -> None:
     quarter_sub = quarter.add_subparsers(dest="quarter_command", required=True)
     nxt = quarter_sub.add_parser(
         "next",
-        help="draw the next quarter from SNAPSHOT: rotate 25 %% of each cohort (more where scores saturated), "
-        "draw the replacements with their content from the candidate pool, write the next golden set "
-        "(private) and manifest (for review) and add its partition; refuses when a pool falls short",
+        help="draw the next quarter from SNAPSHOT (rotation, replacements, next manifest); refuses when a pool falls short",
     )
     nxt.add_argument("snapshot", type=snapshot_arg, help="the quarter drawn from, e.g. web_search-2026-q3")
     nxt.set_defaults(command="quarter:cmd_quarter_next", holds="snapshot")
