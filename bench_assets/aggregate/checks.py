@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from bench_assets.fetch.classify import RESPONSE_CLASSES
+from bench_assets.fetch.classify import RESPONSE_CLASSES, UNPRICED_UNIT_STOP
 
 # Figures that are shares of rows (or means of scores in [0, 1]): each value and bound within [0, 1].
 SHARE_METRICS = frozenset(
@@ -32,12 +32,25 @@ class Finding:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
+def without_superseded_stops(finals: pd.DataFrame) -> pd.DataFrame:
+    """`finals` without the markers of calls an unpriced unit stopped that a later run then sent:
+    the archive is append-only, so such a marker stays final beside the answer that replaced it
+    (`fetch.engine.stopped_for_unpriced`). Needs `attempt`; without it, `finals` as they are."""
+    if finals.empty or "attempt" not in finals:
+        return finals
+    stop = finals["transport_error"].fillna("").astype(str).str.startswith(UNPRICED_UNIT_STOP)
+    last = finals.groupby(["query_id", "capability"])["attempt"].transform("max")
+    return finals[~(stop & (finals["attempt"] < last))]
+
+
 def fetch_completeness(items: Iterable[tuple[str, str]], finals: pd.DataFrame) -> Finding:
     """Every (query, capability) the partition had to send has exactly one final archived attempt,
     and each is either an answer (an HTTP status) or a classified failure (a transport error, a
     call not sent and why): nothing dropped, nothing counted twice. `finals`: the partition's final
-    attempts (query_id, capability, http_status, transport_error)."""
+    attempts (query_id, capability, http_status, transport_error, and attempt to tell a stopped
+    call that was sent later: `without_superseded_stops`)."""
     wanted = set(items)
+    finals = without_superseded_stops(finals)
     got = Counter(zip(finals["query_id"], finals["capability"])) if len(finals) else Counter()
     missing = len(wanted - set(got))
     twice = sum(1 for n in got.values() if n > 1)

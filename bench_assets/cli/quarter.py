@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 
+from bench_assets.cli.help import fit
+
 
 def add_quarter_commands(sub: argparse._SubParsersAction, snapshot_arg) -> None:
     """`bench quarter next`: its parser (main.py calls this, so its lines stay here)."""
@@ -26,15 +28,15 @@ def cmd_quarter_next(args: argparse.Namespace) -> int:
     register_snapshot(args.snapshot)
     result = materialize(("next_quarter",), args.snapshot, "bench quarter next")
     if not result.success:
-        print(f"bench: the next quarter was not drawn from {args.snapshot}:\n{why_it_failed(result)}")
+        print(fit(f"bench: the next quarter was not drawn from {args.snapshot}:\n{why_it_failed(result)}"))
         return 1
     meta = {k: v.value for k, v in result.asset_materializations_for_node("next_quarter")[0].metadata.items()}
     nxt = meta["next_snapshot"]
-    print(f"{nxt} drawn from {args.snapshot}: {meta['carried_over']} rows carried over, {meta['new_rows']} new")
+    print(fit(f"{nxt} drawn from {args.snapshot}: {meta['carried_over']} rows carried over, {meta['new_rows']} new"))
     if not meta["biased_by_scores"]:
-        print(f"  ({args.snapshot} has no scores yet: the rotation was not biased toward saturated strata)")
-    print(meta["rotation_by_stratum"])
-    print(f"review the manifest (vendors, plans, prices carried over): {meta['manifest']}")
-    print(f"the rotation plan (private: it names holdout rows): {meta['plan_file']}")
-    print(f"then run it: bench demo --snapshot {nxt} (simulated), or materialize partition {nxt} in the UI")
+        print(fit(f"  ({args.snapshot} has no scores yet: the rotation was not biased toward saturated strata)"))
+    print(fit(meta["rotation_by_stratum"]))
+    print(fit(f"review the manifest (vendors, plans, prices carried over): {meta['manifest']}"))
+    print(fit(f"the rotation plan (private: it names holdout rows): {meta['plan_file']}"))
+    print(fit(f"then run it: bench demo --snapshot {nxt} (simulated), or materialize partition {nxt} in the UI"))
     return 0

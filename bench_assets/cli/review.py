@@ -11,6 +11,7 @@ from typing import Any
 import dagster as dg
 
 from bench_assets.aggregate.leaderboard import current_leaderboard
+from bench_assets.cli.help import fit
 from bench_assets.cli.runs import bench_resources, ensure_dagster_home, materialize, register_snapshot
 from bench_assets.defs.resources import BenchPaths
 from bench_assets.defs.review import FREEZE_CONFIG
@@ -54,10 +55,12 @@ def _materializer(
 def cmd_errata_apply(args: argparse.Namespace) -> int:
     materialize, vendor_key, register = _materializer("bench errata apply")
     entry = apply_erratum(*_paths_and_warehouse(), args.snapshot, args.erratum_id, materialize, vendor_key, register)
-    print(entry["summary"])
+    print(fit(entry["summary"]))
     print(
-        f"published {entry['version']} (corrects {entry['corrects']}, which is kept unchanged): "
-        f"data/publish/{entry['version']}/errata.json"
+        fit(
+            f"published {entry['version']} (corrects {entry['corrects']}, which is kept unchanged): "
+            f"data/publish/{entry['version']}/errata.json"
+        )
     )
     return 0
 
@@ -77,7 +80,7 @@ def cmd_review_status(args: argparse.Namespace) -> int:
     manifest = paths.manifest(args.snapshot)
     status = snapshot_status(warehouse, args.snapshot)
     on = date.fromisoformat(args.on) if getattr(args, "on", None) else today()
-    print(f"{args.snapshot}: {status} ({manifest.mode} mode)")
+    print(fit(f"{args.snapshot}: {status} ({manifest.mode} mode)"))
     if status != "frozen":
         return 0
     gate = evaluate_review_gate(
@@ -90,10 +93,12 @@ def cmd_review_status(args: argparse.Namespace) -> int:
     )
     for vendor, v in gate.vendors.items():
         print(
-            f"  {vendor:<11} sent {v['sent_on']}  {v['business_days_elapsed']:>2}/{manifest.review.business_days} "
-            f"business days  publishable from {v['opens_on']}"
+            fit(
+                f"  {vendor:<11} sent {v['sent_on']}  {v['business_days_elapsed']:>2}/{manifest.review.business_days} "
+                f"business days  publishable from {v['opens_on']}"
+            )
         )
-    print(gate.summary())
+    print(fit(gate.summary()))
     return 0 if gate.passed else 1
 
 
@@ -107,11 +112,13 @@ def cmd_review_reply(args: argparse.Namespace) -> int:
 
     received = date.fromisoformat(args.received_on) if args.received_on else today()
     done = file_reply(*_paths_and_warehouse(), args.snapshot, args.vendor, Path(args.file), received, materializer)
-    print(f"stored {args.vendor}'s reply verbatim: {done['path']} (received {received}, sha256 {done['sha256']})")
+    print(fit(f"stored {args.vendor}'s reply verbatim: {done['path']} (received {received}, sha256 {done['sha256']})"))
     if done["new_version"]:
         print(
-            f"{args.snapshot} is published: published the reply as {done['version']} (supersedes "
-            f"{done['corrects']}, which is kept unchanged): data/publish/{done['version']}/replies/"
+            fit(
+                f"{args.snapshot} is published: published the reply as {done['version']} (supersedes "
+                f"{done['corrects']}, which is kept unchanged): data/publish/{done['version']}/replies/"
+            )
         )
     return 0
 
@@ -122,5 +129,5 @@ def cmd_rotation_plan(args: argparse.Namespace) -> int:
     materialize(("rotation_plan",), args.snapshot)
     paths, _ = _paths_and_warehouse()
     plan = paths.private / "rotation" / f"{args.snapshot}.yaml"
-    print(f"rotation plan for the next quarter (review it; nothing is rewritten): {plan}")
+    print(fit(f"rotation plan for the next quarter (review it; nothing is rewritten): {plan}"))
     return 0

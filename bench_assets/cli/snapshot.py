@@ -77,8 +77,10 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     )
     if planned:  # before the registries are fetched: the draw sizes the manifest asks for
         print(
-            f"{args.snapshot}: registries not fetched yet; counting the rows the manifest draws "
-            f"({sum(planned.values())} calls: {planned}) and decoys for a {1 - manifest.split.public_share:.0%} holdout"
+            fit(
+                f"{args.snapshot}: registries not fetched yet; counting the rows the manifest draws "
+                f"({sum(planned.values())} calls: {planned}) and decoys for a {1 - manifest.split.public_share:.0%} holdout"
+            )
         )
         decoys = {cap: planned[cap] + decoys.get(cap, 0) for cap in planned}
     estimates = estimate_spend(manifest, rows, extra_calls=decoys)
@@ -98,8 +100,10 @@ def cmd_estimate(args: argparse.Namespace) -> int:
         )
         return 0
     print(
-        f"expected billed spend of {args.snapshot} ({manifest.mode} mode, {len(rows)} golden rows and "
-        f"{sum(decoys.values())} decoy calls), before anything is called:"
+        fit(
+            f"expected billed spend of {args.snapshot} ({manifest.mode} mode, {len(rows)} golden rows and "
+            f"{sum(decoys.values())} decoy calls), before anything is called:"
+        )
     )
     print(format_estimates(estimates))
     return 0
@@ -114,7 +118,7 @@ def cmd_snapshot_add(args: argparse.Namespace) -> int:
     ensure_dagster_home()
     added = register_snapshot(args.snapshot_id)
     what = ", ".join(added) if added else "nothing new (the snapshot and its vendors were registered)"
-    print(f"registered {args.snapshot_id!r} in {os.environ['DAGSTER_HOME']}: {what}")
+    print(fit(f"registered {args.snapshot_id!r} in {os.environ['DAGSTER_HOME']}: {what}"))
     return 0
 
 
@@ -143,6 +147,8 @@ def cmd_snapshot_remove(args: argparse.Namespace) -> int:
         )
     if registered:
         instance.delete_dynamic_partition(SNAPSHOTS_PARTITIONS_NAME, snapshot_id)
-    print(removal.summary())
-    print(f"unregistered snapshot partition {snapshot_id!r}" if registered else f"{snapshot_id!r} was not registered")
+    print(fit(removal.summary()))
+    print(
+        fit(f"unregistered snapshot partition {snapshot_id!r}" if registered else f"{snapshot_id!r} was not registered")
+    )
     return 0

@@ -80,7 +80,7 @@ def vendor_responses(
     versions = record_fetch_versions(warehouse, manifest, vendor, paths.home, paths.private, done.stats.sent)
     stats = done.stats
     finals = warehouse.query_df(
-        "SELECT query_id, capability, http_status, transport_error FROM raw_responses "
+        "SELECT query_id, capability, attempt, http_status, transport_error FROM raw_responses "
         "WHERE snapshot_id = ? AND vendor = ? AND final",
         [snapshot_id, vendor],
     )

@@ -30,6 +30,7 @@ from bench_assets_tests.helpers import (
     make_home,
     materialize,
     register_partitions,
+    unwrapped,
     vendor_key,
 )
 
@@ -300,7 +301,7 @@ def test_a_bad_errata_yaml_is_named_by_bench_errata_apply_and_changes_nothing(
     finally:
         path.unlink()
     assert code == 2
-    err = capsys.readouterr().err
+    err = unwrapped(capsys.readouterr().err)
     assert str(path) in err and expected in err, err
     assert fingerprint(home) == before
 

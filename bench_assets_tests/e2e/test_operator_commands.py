@@ -37,6 +37,7 @@ from bench_assets_tests.helpers import (
     materialize,
     register_partitions,
     resources,
+    unwrapped,
     vendor_key,
     warehouse_rows,
 )
@@ -184,7 +185,7 @@ def test_a_published_snapshot_is_never_removed(two_snapshots, simulator, capsys)
     before = fingerprint(home)
     capsys.readouterr()  # what the materializations above logged
     assert cli.main(["snapshot", "remove", SNAPSHOT]) == 1
-    err = capsys.readouterr().err
+    err = unwrapped(capsys.readouterr().err)
     assert f"snapshot {SNAPSHOT} is published and immutable, so it is kept as it is" in err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert fingerprint(home) == before

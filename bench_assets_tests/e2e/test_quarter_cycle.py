@@ -27,7 +27,15 @@ from bench_assets.golden.planted import reserve_rows, reserve_size
 from bench_assets.golden.rows import dump_golden_rows, load_golden_file
 from bench_assets.manifest import load_manifest
 from bench_assets.publish.inputs import private_terms
-from bench_assets_tests.helpers import GOLDEN_STAGES, SNAPSHOT, make_home, materialize, warehouse_of, warehouse_rows
+from bench_assets_tests.helpers import (
+    GOLDEN_STAGES,
+    SNAPSHOT,
+    make_home,
+    materialize,
+    unwrapped,
+    warehouse_of,
+    warehouse_rows,
+)
 
 Q4 = "web_search-2026-q4"
 Q5 = "web_search-2027-q1"
@@ -144,7 +152,7 @@ def test_a_retired_row_never_returns_and_a_short_pool_is_refused_naming_the_stra
         data["candidates"] = {"source": "file", "path": "pools/retired.jsonl"}
         manifest_path.write_text(yaml.safe_dump(data, sort_keys=False))
         assert cli.main(["quarter", "next", Q4]) == 1
-        out = capsys.readouterr().out
+        out = unwrapped(capsys.readouterr().out)
         assert f"nothing of {Q5} was written" in out, out
         supplied = {
             m.group(1): int(m.group(2)) for m in re.finditer(r"stratum (\w+): .*? supplies only (\d+) unused", out)

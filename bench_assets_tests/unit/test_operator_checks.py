@@ -10,6 +10,7 @@ import pandas as pd
 from bench_assets.aggregate.checks import fetch_completeness, figure_bounds, scores_completeness
 from bench_assets.definitions import defs
 from bench_assets.defs import code_versions
+from bench_assets.fetch.classify import UNPRICED_UNIT_STOP
 from bench_assets.fetch.progress import FetchProgress
 
 # ##### checks: a passing and a failing case each
@@ -31,6 +32,27 @@ def test_fetch_completeness_passes_answered_and_classified_rows_only():
     assert not twice.passed and twice.metadata["more_than_one_final"] == 1
     blank = fetch_completeness(items, finals([*good.values.tolist()[:2], ("q3", "extract", None, None)]))
     assert not blank.passed and blank.metadata["neither_status_nor_error"] == 1
+
+
+def test_a_call_stopped_for_an_unpriced_unit_and_sent_later_counts_once():
+    """The archive keeps the stop marker (final when written) beside the answer a later run got."""
+    items = {("q1", "search"), ("q2", "search")}
+    rows = pd.DataFrame(
+        [
+            ("q1", "search", 1, 200, None),
+            ("q2", "search", 1, None, f"{UNPRICED_UNIT_STOP}: usd"),
+            ("q2", "search", 2, 200, None),
+        ],
+        columns=["query_id", "capability", "attempt", "http_status", "transport_error"],
+    )
+    found = fetch_completeness(items, rows)
+    assert found.passed and found.metadata["answered"] == 2, found.description
+    # a stop marker not followed by an answer is the row's final word (a classified failure)
+    stopped = fetch_completeness(items, rows.iloc[:2])
+    assert stopped.passed and stopped.metadata["classified_failures"] == 1
+    # two answers are still one too many
+    twice = fetch_completeness(items, pd.concat([rows, rows.iloc[2:]]))
+    assert not twice.passed and twice.metadata["more_than_one_final"] == 1
 
 
 def test_scores_completeness_wants_each_golden_row_once_in_a_known_class():
