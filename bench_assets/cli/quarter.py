@@ -35,7 +35,7 @@ def cmd_quarter_next(args: argparse.Namespace) -> int:
     print(fit(f"{nxt} drawn from {args.snapshot}: {meta['carried_over']} rows carried over, {meta['new_rows']} new"))
     if not meta["biased_by_scores"]:
         print(fit(f"  ({args.snapshot} has no scores yet: the rotation was not biased toward saturated strata)"))
-    print(fit(meta["rotation_by_stratum"]))
+    print(fit(str(meta["rotation_by_stratum"])))
     print(fit(f"review the manifest (vendors, plans, prices carried over): {meta['manifest']}"))
     print(fit(f"the rotation plan (private: it names holdout rows): {meta['plan_file']}"))
     print(fit(f"then run it: bench demo --snapshot {nxt} (simulated), or materialize partition {nxt} in the UI"))
