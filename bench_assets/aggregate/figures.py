@@ -43,8 +43,8 @@ from bench_assets.metrics import (
     bounded_mean_interval,
     cost_per_correct_interval,
     overfit_gap,
-    usd_per_thousand_correct,
     percentile_interval,
+    usd_per_thousand_correct,
     wilson_interval,
 )
 from bench_assets.score.miss_reasons import count_miss_reasons

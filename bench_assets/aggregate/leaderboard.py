@@ -27,7 +27,6 @@ from bench_assets.aggregate import eligibility
 from bench_assets.aggregate.cohort import snapshot_cohort
 from bench_assets.aggregate.comparisons import comparisons_from_frame, vendor_comparisons
 from bench_assets.aggregate.descriptors import metric_descriptors
-from bench_assets.aggregate.frontier import FRONTIER_NOTE, mark_pareto_optimal
 from bench_assets.aggregate.figures import (
     FRESH_DAYS,
     FRESH_METRIC,
@@ -35,6 +34,7 @@ from bench_assets.aggregate.figures import (
     MISS_REASON_SCOPE,
     RANKING_SCOPE,
 )
+from bench_assets.aggregate.frontier import FRONTIER_NOTE, mark_pareto_optimal
 from bench_assets.aggregate.provenance import provenance_fields
 from bench_assets.fetch.classify import RESPONSE_CLASSES
 from bench_assets.fetch.versions import recorded_versions

@@ -129,7 +129,6 @@ __all__ = [
     "contains_phrase",
     "cost_per_correct",
     "cost_per_correct_interval",
-    "usd_per_thousand_correct",
     "document_key",
     "explain_cell",
     "extraction_fidelity",
@@ -167,5 +166,6 @@ __all__ = [
     "score_cell",
     "score_exact",
     "score_numeric",
+    "usd_per_thousand_correct",
     "wilson_interval",
 ]

@@ -27,10 +27,10 @@ __all__ = [
     "cost_per_correct",
     "cost_per_correct_interval",
     "newcombe_interval",
-    "usd_per_thousand_correct",
     "overfit_gap",
     "percentile",
     "percentile_interval",
+    "usd_per_thousand_correct",
     "wilson_interval",
 ]
 

@@ -31,7 +31,7 @@ def test_dollars_per_thousand_correct_is_undefined_at_zero_correct_and_zero_when
         usd_per_thousand_correct(Interval(-1.0, 0.0, 1.0))
 
 
-def P(name: str, cost: float, quality: float) -> FrontierPoint:  # noqa: N802
+def P(name: str, cost: float, quality: float) -> FrontierPoint:
     return FrontierPoint(name, cost, quality)
 
 
