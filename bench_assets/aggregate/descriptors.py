@@ -139,6 +139,19 @@ DESCRIPTORS: tuple[MetricDescriptor, ...] = (
         "null when no row is correct: undefined, never 0",
     ),
     MetricDescriptor(
+        "usd_per_1000_correct",
+        "$ / 1,000 correct",
+        "billed spend on the pinned plan per 1,000 correct answers: 1,000 × cost per correct; the cost axis of the "
+        "frontier (pareto_optimal)",
+        "lower_better",
+        "USD",
+        "ratio",
+        "the cost per correct interval times 1,000: the correct rate's Wilson 95 % interval carried through, the "
+        "spend held exact (metrics.usd_per_thousand_correct)",
+        "undefined",
+        "null when no row is correct: undefined, never 0",
+    ),
+    MetricDescriptor(
         "spend_usd",
         "Spend",
         "billed spend on the pinned plan: a total of billed calls",

@@ -8,7 +8,8 @@ Every figure's `n` is the rows behind it: the vendor's rows other than `unsuppor
 included, counted as not correct), the search rows for hit@k, the extract rows for fidelity,
 the rows with a recorded latency for the latency percentiles. Intervals are 95 %: Wilson for
 proportions (correct rate, coverage, hit@k), Newcombe for the overfit gap, the Wilson bounds of
-the correct rate carried through to cost per correct (`cost_per_correct_interval`), and the
+the correct rate carried through to cost per correct (`cost_per_correct_interval`) and to dollars
+per 1,000 correct (`usd_per_thousand_correct`, the same interval times 1,000), and the
 order-statistic interval for latency p50/p95 (`percentile_interval`). Every mean of values
 bounded in [0, 1] (mean fidelity over extract rows, the mean answer score over answer rows;
 failures score 0 and stay in n) has one interval, the Wilson interval with the Bernoulli
@@ -43,6 +44,7 @@ from bench_assets.metrics import (
     cost_per_correct_interval,
     overfit_gap,
     percentile_interval,
+    usd_per_thousand_correct,
     wilson_interval,
 )
 from bench_assets.score.miss_reasons import count_miss_reasons
@@ -120,7 +122,8 @@ def _scope_metrics(rows: list, snapshot: str, vendor: str, scope: str, value: st
 
 
 def _spend_metrics(rows: list, snapshot: str, vendor: str, scope: str, value: str, scored: pd.DataFrame) -> None:
-    """Billed spend (exact), cost per correct with its interval, latency p50 and p95 of the rows."""
+    """Billed spend (exact), cost per correct and $ per 1,000 correct with their intervals, latency
+    p50 and p95 of the rows."""
     n = len(scored)
     correct = int(scored["correct"].fillna(False).sum())
     spend = float(scored["billed_usd"].fillna(0.0).sum())
@@ -128,6 +131,8 @@ def _spend_metrics(rows: list, snapshot: str, vendor: str, scope: str, value: st
     rows.append([snapshot, vendor, scope, value, "spend_usd", spend, n, spend, spend])
     cpc = cost_per_correct_interval(spend, correct, n)
     rows.append([snapshot, vendor, scope, value, "cost_per_correct_usd", cpc.value, n, cpc.low, cpc.high])
+    per_k = usd_per_thousand_correct(cpc)
+    rows.append([snapshot, vendor, scope, value, "usd_per_1000_correct", per_k.value, n, per_k.low, per_k.high])
     latencies = scored["latency_ms"].dropna().astype(float).tolist()
     for q in (50, 95):
         lat = percentile_interval(latencies, q)

@@ -10,7 +10,8 @@ differ is decided by paired tests on the rows every vendor answered (`aggregate.
 found better and worse than it) and `rank_letters` (vendors sharing a letter cannot be told
 apart), and the record carries every pair's test (`comparisons`) and the smallest difference the
 snapshot could detect (`power`). `versions` holds the code, environment and input files the
-snapshot was fetched and published with. `miss_reasons` counts, per vendor, the reason each row it
+snapshot was fetched and published with. Each entry's `pareto_optimal` says whether it is on the
+cost–quality frontier (`aggregate.frontier`: ranking figure against $ per 1,000 correct). `miss_reasons` counts, per vendor, the reason each row it
 did not get right was missed (`score.miss_reasons`).
 """
 
@@ -33,6 +34,7 @@ from bench_assets.aggregate.figures import (
     MISS_REASON_SCOPE,
     RANKING_SCOPE,
 )
+from bench_assets.aggregate.frontier import FRONTIER_NOTE, mark_pareto_optimal
 from bench_assets.aggregate.provenance import provenance_fields
 from bench_assets.fetch.classify import RESPONSE_CLASSES
 from bench_assets.fetch.versions import recorded_versions
@@ -59,6 +61,7 @@ HEADLINE_METRICS = [
     "answer_score_mean",
     "coverage",
     "cost_per_correct_usd",
+    "usd_per_1000_correct",
     "spend_usd",
     "overfit_gap",
     "latency_p50_ms",
@@ -80,6 +83,7 @@ PUBLIC_METRICS = [
     "answer_score_mean",
     "spend_usd",
     "cost_per_correct_usd",
+    "usd_per_1000_correct",
     "latency_p50_ms",
     "latency_p95_ms",
 ]
@@ -296,6 +300,8 @@ def build_leaderboard(
             }
         )
     entries.sort(key=lambda e: (e.get("position") or 10_000, e["vendor"]))
+    # on the ranking figure and $ per 1,000 correct, point estimates as published (aggregate.frontier)
+    mark_pareto_optimal(entries, rank)
     return {
         "schema_version": SCHEMA_VERSION,
         "snapshot_id": manifest.snapshot_id,
@@ -312,6 +318,7 @@ def build_leaderboard(
         if public_comparisons is not None
         else None,
         "power": power_section(paired.power) if paired and paired.power else None,
+        "frontier": {"cost_metric": "usd_per_1000_correct", "quality_metric": rank, "note": FRONTIER_NOTE},
         "k_values": manifest.k_values,
         "headline_eligible": any(e["headline_eligible"] for e in entries),
         "vendors": entries,

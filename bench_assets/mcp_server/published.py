@@ -21,6 +21,8 @@ ROW_SCORES = "public_row_scores.csv"
 PUBLIC_SPLIT = "public_split.jsonl"
 SNAPSHOT_FILES = ("leaderboard.json", "leaderboard.csv", "pairwise.csv", ROW_SCORES, "methodology.html", "index.html")
 COST_METRIC = "cost_per_correct_usd"
+# the published $ per 1,000 correct (metrics.usd_per_thousand_correct): what a budget is compared with
+PER_1K_METRIC = "usd_per_1000_correct"
 BASE_METRIC = "correct_rate"
 # public_row_scores.csv columns that are names, kept as text; the others are typed (numbers, booleans)
 TEXT_COLUMNS = frozenset(
@@ -82,11 +84,15 @@ def _figure(metrics: Mapping[str, Any] | None, key: str) -> dict[str, Any] | Non
     return {"metric": key, **figure} if isinstance(figure, Mapping) else None
 
 
-def _per_thousand(cost: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    if not cost:
-        return None
+def _per_thousand(metrics: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The entry's published $ per 1,000 correct, as leaderboard.json states it. A record published
+    before that figure existed has only the cost per correct: then 1000 x it, and the answer says so."""
+    published = _figure(metrics, PER_1K_METRIC)
+    if published is not None or not (metrics or {}).get(COST_METRIC):
+        return published
+    cost = (metrics or {})[COST_METRIC]
     scale = {k: (None if cost.get(k) is None else round(1000 * cost[k], 6)) for k in ("value", "low", "high")}
-    return {"metric": "usd_per_1k_correct", **scale, "derived_from": f"1000 x {COST_METRIC}"}
+    return {"metric": PER_1K_METRIC, **scale, "n": cost.get("n"), "derived_from": f"1000 x {COST_METRIC}"}
 
 
 def _overlaps(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
@@ -251,7 +257,7 @@ class PublishedSnapshot:
         answer.update(best=best_entry["vendor"], configurations=chosen, evidence=self._links(SNAPSHOT_FILES))
         if not answer["notes"]:
             del answer["notes"]
-        return self._with_descriptors(answer, [metric, BASE_METRIC, COST_METRIC])
+        return self._with_descriptors(answer, [metric, BASE_METRIC, COST_METRIC, PER_1K_METRIC])
 
     def _scope(
         self, task_type: str, stratum: str | None, strata: list[str], notes: list[str]
@@ -302,7 +308,7 @@ class PublishedSnapshot:
     ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
         kept, over, no_cost = [], [], []
         for e, f in candidates:
-            per_1k = _per_thousand(_figure(e.get("metrics"), COST_METRIC))
+            per_1k = _per_thousand(e.get("metrics"))
             if not per_1k or per_1k["value"] is None:
                 no_cost.append(str(e["vendor"]))
             elif per_1k["value"] > budget:
@@ -312,7 +318,7 @@ class PublishedSnapshot:
         answer["over_budget"] = over
         answer["no_cost_per_correct"] = no_cost  # no correct answer: cost per correct undefined, never 0
         answer["notes"].append(
-            f"budget: kept the configurations whose $ per 1,000 correct (1000 x {COST_METRIC}, its published value) "
+            f"budget: kept the configurations whose $ per 1,000 correct (its published value, {PER_1K_METRIC}) "
             f"is at most {budget}; the best is then the best of those"
         )
         return kept
@@ -351,7 +357,7 @@ class PublishedSnapshot:
             "figure": figure,
             "correct_rate": _figure(e.get("metrics"), BASE_METRIC),
             "cost_per_correct_usd": cost,
-            "usd_per_1k_correct": _per_thousand(cost),
+            "usd_per_1k_correct": _per_thousand(e.get("metrics")),
             "position": e.get("position"),
             "rank_range": e.get("rank_range"),
             "rank_letters": e.get("rank_letters"),

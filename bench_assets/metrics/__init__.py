@@ -7,7 +7,7 @@ extraction fidelity (:func:`extraction_fidelity`), answer scoring (:func:`score_
 :func:`score_numeric`, :func:`answer_in_text`, :func:`score_cell`, the cell reader
 :func:`read_cell_answer` and :func:`rubric_mean_interval`), intervals and summary
 statistics (:func:`wilson_interval`, :func:`bounded_mean_interval`, :func:`overfit_gap`,
-:func:`cost_per_correct`, :func:`cost_per_correct_interval`, :func:`percentile`,
+:func:`cost_per_correct`, :func:`cost_per_correct_interval`, :func:`usd_per_thousand_correct`, :func:`percentile`,
 :func:`percentile_interval`), paired comparisons of vendors on the same rows
 (:func:`paired_counts`, :func:`mcnemar_exact_p`, :func:`holm_adjust`,
 :func:`paired_difference_interval`, :func:`compare_pairs`, :func:`paired_rank_ranges`,
@@ -74,6 +74,7 @@ from .stats import (
     overfit_gap,
     percentile,
     percentile_interval,
+    usd_per_thousand_correct,
     wilson_interval,
 )
 from .survival import (
@@ -165,5 +166,6 @@ __all__ = [
     "score_cell",
     "score_exact",
     "score_numeric",
+    "usd_per_thousand_correct",
     "wilson_interval",
 ]

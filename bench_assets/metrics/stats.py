@@ -30,6 +30,7 @@ __all__ = [
     "overfit_gap",
     "percentile",
     "percentile_interval",
+    "usd_per_thousand_correct",
     "wilson_interval",
 ]
 
@@ -226,6 +227,30 @@ def cost_per_correct_interval(spend: float, correct: int, n: int, confidence: fl
     amount = float(spend)
     n = _count("n", n)
     return Interval(value, amount / (n * rate.high), amount / (n * rate.low))
+
+
+CORRECT_PER_BLOCK = 1000
+
+
+def usd_per_thousand_correct(cost_per_correct: Interval) -> Interval:
+    """Dollars per 1,000 correct answers: the cost per correct interval
+    (:func:`cost_per_correct_interval`) scaled by 1,000, the unit buyers compare plans in.
+
+    Definition: ``value = 1000 · spend / correct``, ``low = 1000 · cpc.low``,
+    ``high = 1000 · cpc.high``: scaling by a positive constant keeps the interval's coverage, so
+    the interval is still the correct rate's Wilson interval carried through with the spend held
+    exact. Undefined (all three ``None``) exactly when the cost per correct is (zero correct); a
+    bound that is ``None`` stays ``None``. A negative or non-finite figure raises.
+    """
+    scaled = []
+    for name in ("value", "low", "high"):
+        x = getattr(cost_per_correct, name)
+        if x is not None and not (math.isfinite(x) and x >= 0):
+            raise ValueError(f"cost per correct {name} must be a finite amount >= 0, got {x!r}")
+        scaled.append(None if x is None else x * CORRECT_PER_BLOCK)
+    if scaled[0] is None:
+        return _UNDEFINED
+    return Interval(*scaled)
 
 
 def percentile(values: Iterable[float], q: float) -> float | None:

@@ -279,6 +279,139 @@ def cost_accuracy_figure(board: Mapping[str, Any]) -> Figure | None:
     return fig
 
 
+FRONTIER_COST = "usd_per_1000_correct"
+# Okabe–Ito: the optimal configurations in blue, filled diamonds; the dominated in orange, hollow
+# circles; told apart by shape as well as colour.
+OPTIMAL_COLOUR, DOMINATED_COLOUR = PALETTE[0], PALETTE[4]
+
+
+def frontier_eligibility(board: Mapping[str, Any]) -> tuple[bool, list[str]]:
+    rank = board.get("rank_metric") or "correct_rate"
+    return figures_eligibility(
+        board,
+        [
+            (e["vendor"], m, None)
+            for e in _scored(board)
+            if _value(e, FRONTIER_COST) and _value(e, rank)
+            for m in (rank, FRONTIER_COST)
+        ],
+    )
+
+
+def _span(value: float, low: float | None, high: float | None) -> tuple[float, float] | None:
+    """An error bar's lengths below and above the value (None: no interval to draw)."""
+    if low is None or high is None:
+        return None
+    return max(0.0, value - low), max(0.0, high - value)
+
+
+def frontier_figure(board: Mapping[str, Any]) -> Figure | None:
+    """The ranking figure against $ per 1,000 correct (log scale), each configuration a point with
+    its 95 % interval in both directions; the Pareto-optimal ones (each entry's `pareto_optimal`,
+    `aggregate.frontier`) joined by a step line and marked. A free configuration (cost 0) cannot sit
+    on a log axis and one without a cost (no correct answer) has no point: both are named above the
+    plot."""
+    rank = board.get("rank_metric") or "correct_rate"
+    points = []
+    free, undefined = [], []
+    for e in _scored(board):
+        cost, quality = _value(e, FRONTIER_COST), _value(e, rank)
+        if not quality:
+            continue
+        if not cost:
+            undefined.append(e["vendor"])
+        elif cost["value"] <= 0:
+            free.append(e["vendor"])
+        else:
+            points.append((e["vendor"], cost, quality, bool(e.get("pareto_optimal"))))
+    if not points:
+        return None
+    with matplotlib.rc_context(STYLE):
+        fig = _new_figure(7.2, 4.6)
+        ax = fig.add_subplot()
+        ax.set_xscale("log")
+        lows = [c["low"] if c.get("low") else c["value"] for _, c, _, _ in points]
+        highs = [c["high"] if c.get("high") else c["value"] for _, c, _, _ in points]
+        # fixed limits holding every interval: autoscaling a log axis collapses with one point
+        ax.set_xlim(min(lows) / 1.6, max(highs) * 1.6)
+        ax.autoscale(enable=False, axis="x")
+        front = sorted((c["value"], -q["value"], name) for name, c, q, on in points if on)
+        by_name = {name: (c, q) for name, c, q, _ in points}
+        if front:
+            fx = [by_name[n][0]["value"] for _, _, n in front]
+            fy = [by_name[n][1]["value"] for _, _, n in front]
+            # the best reachable at each budget: flat until the next optimal configuration
+            ax.step(
+                [*fx, ax.get_xlim()[1]],
+                [*fy, fy[-1]],
+                where="post",
+                color=OPTIMAL_COLOUR,
+                alpha=0.45,
+                linewidth=2,
+                zorder=1,
+            )
+        for _, cost, quality, on in points:
+            colour = OPTIMAL_COLOUR if on else DOMINATED_COLOUR
+            xerr = _span(cost["value"], cost.get("low"), cost.get("high"))
+            yerr = _span(quality["value"], quality.get("low"), quality.get("high"))
+            ax.errorbar(
+                [cost["value"]],
+                [quality["value"]],
+                xerr=[[xerr[0]], [xerr[1]]] if xerr else None,
+                yerr=[[yerr[0]], [yerr[1]]] if yerr else None,
+                fmt="none",
+                ecolor=colour,
+                elinewidth=1,
+                capsize=2.5,
+                alpha=0.7,
+                zorder=2,
+            )
+            ax.scatter(
+                [cost["value"]],
+                [quality["value"]],
+                s=44 if on else 34,
+                marker="D" if on else "o",
+                facecolor=colour if on else "white",
+                edgecolor=colour,
+                linewidth=1.4,
+                zorder=3,
+            )
+        ax.set_ylim(
+            *_padded(
+                [q["low"] if q.get("low") is not None else q["value"] for _, _, q, _ in points],
+                [q["high"] if q.get("high") is not None else q["value"] for _, _, q, _ in points],
+            )
+        )
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"${x:,g}"))
+        sparse = FuncFormatter(lambda x, _: f"${x:,g}" if round(x / 10 ** math.floor(math.log10(x))) in (2, 5) else "")
+        span = ax.get_xlim()[1] / ax.get_xlim()[0]
+        ax.xaxis.set_minor_formatter(sparse if span < 30 else NullFormatter())
+        ax.yaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
+        ax.set_xlabel("$ per 1,000 correct answers (billed on the pinned plan; log scale)")
+        ax.set_ylabel("ranking figure (correct rate, shared rows)" if rank == "correct_rate_shared" else rank)
+        ax.legend(
+            handles=[
+                Line2D([], [], color=OPTIMAL_COLOUR, marker="D", linewidth=2, alpha=0.8, label="Pareto-optimal"),
+                Line2D(
+                    [], [], color=DOMINATED_COLOUR, marker="o", markerfacecolor="white", linewidth=0, label="dominated"
+                ),
+                Line2D([], [], color=INK, marker="+", linewidth=0, markersize=10, label="95 % intervals"),
+            ],
+            loc="lower right",
+            fontsize=8,
+        )
+        notes = []
+        if free:
+            notes.append("free (cost 0, off the log axis): " + ", ".join(free))
+        if undefined:
+            notes.append("no cost (zero correct): " + ", ".join(undefined))
+        if notes:
+            ax.set_title("; ".join(notes), fontsize=8, fontweight="normal", loc="left", color=MUTED)
+        fig = _stamp(fig, frontier_eligibility(board))
+        _label_points(fig, ax, [(name, c["value"], q["value"], on) for name, c, q, on in points])
+    return fig
+
+
 def _padded(lows: Sequence[float], highs: Sequence[float]) -> tuple[float, float]:
     """Y limits of a rate axis holding every interval, with room above for labels, within [0, 1.05]."""
     low, high = min(lows), max(highs)
@@ -576,6 +709,18 @@ def site_charts(
             "publication; median where a curve crosses 50 %.",
             lambda: km_figure(observations, board=board),
             ttr_eligibility(board, [v for v, obs in sorted(observations.items()) if len(obs[0])]),
+        ),
+        (
+            "frontier",
+            "Cost against quality: the frontier",
+            "Each configuration's ranking figure (with its 95 % interval) against its dollars per 1,000 correct answers "
+            "on the pinned plan (with its 95 % interval; log scale). Filled blue diamonds are Pareto-optimal: no other "
+            "configuration is at most as dear and at least as good, strictly better in one; the step line joins them "
+            "and reads as the best ranking figure reachable at each budget. Hollow orange circles are dominated. Point "
+            "estimates decide the frontier: overlapping intervals and shared letters mean the data may not tell two "
+            "points apart.",
+            lambda: frontier_figure(board),
+            frontier_eligibility(board),
         ),
         (
             "cost_vs_accuracy",

@@ -189,7 +189,9 @@ def llms_txt(
         "`content_hash` and `cohort` say what the file is (above). `vendors[]` has "
         "`vendor`, `status` (`scored` / `excluded` / `not_run`) and `reason`, `position`, `rank_letters`, "
         "`rank_range{best, worst}`, `metrics{name: {value, n, low, high}}`, `breakdown{scope: {value: metrics}}`, "
-        "`headline_eligible` and `reasons` (the vendor's ranking claim), `metric_eligibility{name: "
+        "`pareto_optimal` (on the cost–quality frontier: ranking figure against `usd_per_1000_correct`; "
+        "`frontier.note` states the rule), `headline_eligible` and `reasons` (the vendor's ranking claim), "
+        "`metric_eligibility{name: "
         "{headline_eligible, reasons}}` and `breakdown_eligibility` (each figure by its own n). `comparisons.pairs[]` "
         "is every pair's paired test, `power` the smallest difference the snapshot could detect, `versions` the "
         "code, Python, packages, adapters and input files' SHA-256 it was fetched and published with.",

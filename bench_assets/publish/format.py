@@ -29,6 +29,7 @@ LEADERBOARD_COLUMNS = [
     "fidelity_mean",
     "coverage",
     "cost_per_correct_usd",
+    "usd_per_1000_correct",
     "overfit_gap",
     "latency_p50_ms",
     "ttr_median_hours",
@@ -52,6 +53,7 @@ KEY_FIGURES = [
     "answer_score_mean",
     "coverage",
     "cost_per_correct_usd",
+    "usd_per_1000_correct",
     "latency_p50_ms",
     "ttr_median_hours",
 ]
@@ -94,6 +96,8 @@ def format_number(metric: str, x: float | None) -> str:
     """A number in its metric's unit: `$0.0042`, `48 ms`, `12.5 h`, `+0.036`, `0.929`."""
     if x is None:
         return "—"
+    if metric == "usd_per_1000_correct":
+        return f"${x:,.2f}"
     if metric.endswith("_usd"):
         return f"${x:.4f}"
     if metric.endswith("_ms"):
@@ -250,6 +254,7 @@ MARKDOWN_COLUMNS = [
     "hit_at_10",
     "fidelity_mean",
     "cost_per_correct_usd",
+    "usd_per_1000_correct",
     "overfit_gap",
     "ttr_median_hours",
 ]

@@ -11,7 +11,7 @@ from typing import Any
 from markupsafe import Markup
 
 from bench_assets import metrics
-from bench_assets.aggregate import comparisons, eligibility, leaderboard, provenance
+from bench_assets.aggregate import comparisons, eligibility, frontier, leaderboard, provenance
 from bench_assets.aggregate import figures as aggregate
 from bench_assets.fetch.classify import RESPONSE_CLASSES
 from bench_assets.manifest import Manifest
@@ -34,6 +34,7 @@ DEFINITIONS = [
     "newcombe_interval",
     "cost_per_correct",
     "cost_per_correct_interval",
+    "usd_per_thousand_correct",
     "percentile",
     "percentile_interval",
     "paired_counts",
@@ -114,6 +115,7 @@ def methodology_context(manifest: Manifest) -> dict[str, Any]:
         "aggregation": docstring_html(aggregate.__doc__ or ""),
         "ranking": docstring_html(aggregate.shared_task_types.__doc__ or ""),
         "comparisons": docstring_html(comparisons.__doc__ or ""),
+        "frontier": docstring_html(frontier.__doc__ or ""),
         "paired": docstring_html(paired_stats.__doc__ or ""),
         "classes": [(c, CLASS_MEANINGS.get(c, "")) for c in RESPONSE_CLASSES],
         # the rules a result names the golden document by, as leaderboard.json publishes them

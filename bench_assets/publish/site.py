@@ -39,6 +39,7 @@ from markupsafe import Markup
 
 from bench_assets import metrics
 from bench_assets.aggregate import eligibility
+from bench_assets.aggregate.frontier import board_bands
 from bench_assets.aggregate.provenance import content_hash
 from bench_assets.manifest import Manifest
 from bench_assets.publish import charts, summary
@@ -355,6 +356,7 @@ class _Site:
             first=summary.first_place(board),
             gaps=summary.gaps_to_next(board),
             summary_cost=summary.SUMMARY_COST,
+            budget_bands=board_bands(board),
             lower_is_better=summary.LOWER_IS_BETTER,
             active="leaderboard",
         )

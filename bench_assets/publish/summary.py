@@ -11,7 +11,13 @@ from typing import Any
 # The cost shown beside the ranking figure on the first screen.
 SUMMARY_COST = "cost_per_correct_usd"
 # Columns where a smaller figure is better: a reader's first click on their heading puts the best first.
-LOWER_IS_BETTER = ("cost_per_correct_usd", "latency_p50_ms", "latency_p95_ms", "ttr_median_hours")
+LOWER_IS_BETTER = (
+    "cost_per_correct_usd",
+    "usd_per_1000_correct",
+    "latency_p50_ms",
+    "latency_p95_ms",
+    "ttr_median_hours",
+)
 
 
 def _pair_from(pair: Mapping[str, Any], vendor: str) -> dict[str, Any]:

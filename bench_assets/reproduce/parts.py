@@ -12,6 +12,7 @@ metric's name (`kind_of`), so a new scope or group of figures is checked without
 - a total (billed spend): exact, `low = high = value`; totals and n add up;
 - the cost per correct: `metrics.cost_per_correct_interval(spend, correct, n)` from the same
   rows' spend and correct rate;
+- dollars per 1,000 correct: `metrics.usd_per_thousand_correct` of that cost per correct;
 - the overfit gap: `metrics.overfit_gap` of the public and holdout correct rates;
 - a percentile (latency): only its n adds up; the value is not made of its parts' values.
 
@@ -26,18 +27,34 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from bench_assets.metrics import Interval, cost_per_correct_interval, mean_interval, overfit_gap, wilson_interval
+from bench_assets.metrics import (
+    Interval,
+    cost_per_correct_interval,
+    mean_interval,
+    overfit_gap,
+    usd_per_thousand_correct,
+    wilson_interval,
+)
 
 ROUNDING = 5e-7  # a published figure is rounded to 6 decimals
 SLACK = 1e-9  # floating point, beyond the rounding
 FIELDS = ("value", "low", "high")
 
-PROPORTION, MEAN, TOTAL, COST, GAP, PERCENTILE = "proportion", "mean", "total", "cost", "gap", "percentile"
+PROPORTION, MEAN, TOTAL, COST, PER_THOUSAND, GAP, PERCENTILE = (
+    "proportion",
+    "mean",
+    "total",
+    "cost",
+    "per_thousand",
+    "gap",
+    "percentile",
+)
 _KINDS = (
     (re.compile(r"^(correct_rate(_shared)?|coverage|hit_at_\d+)$"), PROPORTION),
     (re.compile(r"^[a-z_]+_mean$"), MEAN),
     (re.compile(r"^spend_usd$"), TOTAL),
     (re.compile(r"^cost_per_correct_usd$"), COST),
+    (re.compile(r"^usd_per_1000_correct$"), PER_THOUSAND),
     (re.compile(r"^overfit_gap$"), GAP),
     (re.compile(r"^latency_p\d+_ms$"), PERCENTILE),
 )
@@ -120,10 +137,10 @@ def total(low: float, high: float, n: int) -> Expected:
     return Expected(n, {name: (max(0.0, low), high) for name in FIELDS})
 
 
-def cost(spend: tuple[float, float], correct: int, n: int) -> Expected:
-    return Expected.between(
-        n, cost_per_correct_interval(max(0.0, spend[0]), correct, n), cost_per_correct_interval(spend[1], correct, n)
-    )
+def cost(spend: tuple[float, float], correct: int, n: int, scale: bool = False) -> Expected:
+    """Cost per correct from the spend's range (`scale`: per 1,000 correct, `usd_per_thousand_correct`)."""
+    ends = [cost_per_correct_interval(max(0.0, spend[0]), correct, n), cost_per_correct_interval(spend[1], correct, n)]
+    return Expected.between(n, *(usd_per_thousand_correct(iv) if scale else iv for iv in ends))
 
 
 def _defined(figure: Mapping[str, Any] | None) -> bool:
@@ -173,13 +190,13 @@ def sum_of_parts(metric: str, parts: list[Mapping[str, Mapping[str, Any]]]) -> E
     if kind == TOTAL:
         spent = _total_range(figures)
         return None if spent is None else total(*spent)
-    if kind == COST:
+    if kind in (COST, PER_THOUSAND):
         spent = _total_range(p[SPEND] for p in parts if p.get(SPEND))
         correct = sum_of_parts(CORRECT, parts)
         if spent is None or correct is None or correct.ranges["value"] is None:
             return None
         k = round(correct.ranges["value"][0] * correct.n)
-        return cost((spent[0], spent[1]), k, correct.n)
+        return cost((spent[0], spent[1]), k, correct.n, scale=kind == PER_THOUSAND)
     return None
 
 
@@ -215,6 +232,6 @@ def own_consistency(metric: str, figure: Mapping[str, Any], group: Mapping[str, 
         return mean(*_ends(figure, n), n)
     if kind == TOTAL and figure.get("value") is not None:
         return total(*_ends(figure), n)
-    if kind == COST:
-        return sum_of_parts(COST, [group])
+    if kind in (COST, PER_THOUSAND):
+        return sum_of_parts(metric, [group])
     return None

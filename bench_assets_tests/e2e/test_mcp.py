@@ -68,7 +68,9 @@ def check_recommendation(answer: dict, folder: Path, links_under: str = "") -> N
         rank = metrics[board["rank_metric"]]
         assert {k: c["figure"][k] for k in ("value", "n", "low", "high")} == rank
         cost = metrics["cost_per_correct_usd"]
-        assert abs(c["usd_per_1k_correct"]["value"] - 1000 * cost["value"]) < 1e-6
+        # the published figure, read as published: 1000 x the cost per correct within the rounding
+        assert {k: c["usd_per_1k_correct"][k] for k in ("value", "n", "low", "high")} == metrics["usd_per_1000_correct"]
+        assert abs(c["usd_per_1k_correct"]["value"] - 1000 * cost["value"]) < 1e-3
         assert c["usd_per_1k_correct"]["low"] <= c["usd_per_1k_correct"]["value"] <= c["usd_per_1k_correct"]["high"]
         if c["vendor"] != best:
             diff = c["comparison_with_best"]["difference_vs_best"]

@@ -17,16 +17,15 @@ def fig(value, low, high, n=100):
     return {"value": value, "low": low, "high": high, "n": n}
 
 
-def entry(vendor, position, rate, cost, strata=None):
+def entry(vendor, position, rate, cost, strata=None, per_1k=True):
+    metrics = {"correct_rate_shared": rate, "correct_rate": rate, "cost_per_correct_usd": cost}
+    if per_1k:  # as published: 1000 x the cost per correct, rounded on its own
+        metrics["usd_per_1000_correct"] = {k: (v * 1000 if k != "n" else v) for k, v in cost.items()}
     return {
         "vendor": vendor,
         "status": "scored",
         "position": position,
-        "metrics": {
-            "correct_rate_shared": rate,
-            "correct_rate": rate,
-            "cost_per_correct_usd": cost,
-        },
+        "metrics": metrics,
         "breakdown": {"stratum": strata or {}, "task_type": {"search": {"correct_rate": rate}}},
         "headline_eligible": True,
         "reasons": [],
@@ -75,11 +74,11 @@ def test_the_paired_rule_lists_what_the_best_is_not_told_apart_from(tmp_path):
     b = answer["configurations"][1]
     assert b["comparison_with_best"]["difference_vs_best"] == {"value": -0.02, "low": -0.06, "high": 0.01}
     assert b["usd_per_1k_correct"] == {
-        "metric": "usd_per_1k_correct",
+        "metric": "usd_per_1000_correct",
         "value": 2.0,
         "low": 2.0,
         "high": 3.0,
-        "derived_from": "1000 x cost_per_correct_usd",
+        "n": 100,
     }
     # only files that exist are linked
     assert answer["configurations"][0]["evidence"] == ["vendors/a.html"] and b["evidence"] == []
@@ -95,6 +94,25 @@ def test_a_budget_keeps_the_affordable_and_ranks_among_them(tmp_path):
     assert nothing["configurations"] == [] and nothing["best"] is None
     with pytest.raises(QueryError, match="positive number"):
         snapshot.recommend("web_search", budget_usd_per_1k=0)
+
+
+def test_the_budget_is_held_against_the_published_figure_not_one_computed_from_the_cost(tmp_path):
+    board = json.loads(json.dumps(BOARD))
+    # published 4.9 though 1000 x cost per correct is 10: the published figure decides
+    board["vendors"][0]["metrics"]["usd_per_1000_correct"] = fig(4.9, 4.5, 5.4)
+    answer = PublishedSnapshot(published(tmp_path, board)).recommend("web_search", budget_usd_per_1k=5)
+    assert answer["best"] == "a" and answer["over_budget"] == []
+    assert answer["configurations"][0]["usd_per_1k_correct"]["value"] == 4.9
+    assert any("usd_per_1000_correct" in note for note in answer["notes"])
+
+
+def test_a_record_published_before_the_figure_falls_back_to_1000_times_the_cost_and_says_so(tmp_path):
+    board = json.loads(json.dumps(BOARD))
+    for e in board["vendors"]:
+        del e["metrics"]["usd_per_1000_correct"]
+    answer = PublishedSnapshot(published(tmp_path, board)).recommend("web_search", budget_usd_per_1k=5)
+    assert answer["over_budget"] == [{"vendor": "a", "usd_per_1k_correct": 10.0}]
+    assert answer["configurations"][0]["usd_per_1k_correct"]["derived_from"] == "1000 x cost_per_correct_usd"
 
 
 def test_a_stratum_ranks_on_its_published_figure_by_interval_overlap_and_says_so(tmp_path):
