@@ -45,7 +45,11 @@ class KeenableAdapter(Adapter):
     def error_class(self, status: int, body: Any) -> str:
         if status == 400:
             # docs.keenable.ai/authentication: 400 is a malformed API key.
-            detail = " ".join(str(body.get(k) or "") for k in ("message", "error", "detail")) if isinstance(body, dict) else ""
+            detail = (
+                " ".join(str(body.get(k) or "") for k in ("message", "error", "detail"))
+                if isinstance(body, dict)
+                else ""
+            )
             return "auth" if "key" in detail.lower() else "bad_request"
         return super().error_class(status, body)  # 401/403 auth, 402 credits, 429 rate limit (the SDK's labels)
 

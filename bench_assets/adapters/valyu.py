@@ -50,14 +50,18 @@ class ValyuAdapter(Adapter):
         items = body["results"]
         if not isinstance(items, list):
             raise TypeError("results is not a list")
-        results = results_from(items, snippet_key="description", content_key="content", published_key="publication_date")
+        results = results_from(
+            items, snippet_key="description", content_key="content", published_key="publication_date"
+        )
         charge = body.get("total_deduction_dollars")
         if isinstance(charge, (int, float)) and not isinstance(charge, bool):
             billed = {"usd": float(charge)}
         else:  # no stated charge: one web retrieval per result returned
             billed = {"result.search": float(len(items))}
         tx_id = body.get("tx_id")
-        return ParsedResponse(results=results, billed_units=billed, request_id=tx_id if isinstance(tx_id, str) else None)
+        return ParsedResponse(
+            results=results, billed_units=billed, request_id=tx_id if isinstance(tx_id, str) else None
+        )
 
     def expected_units(self, task: VendorTask, options: dict[str, Any]) -> dict[str, float]:
         return {"result.search": float(max(1, min(task.num_results, 20)))}

@@ -66,7 +66,9 @@ def test_wrong_key_is_classed_auth_and_billed_nothing(simulator, sim_logs):
 def test_malformed_api_key_400_is_auth_and_other_400s_are_bad_request():
     body = json.dumps({"message": "Malformed API key"})
     assert ADAPTER.parse(VendorTask("search", "q"), 400, {}, body).error_class == "auth"
-    assert ADAPTER.parse(VendorTask("search", "q"), 400, {}, json.dumps({"message": "bad"})).error_class == "bad_request"
+    assert (
+        ADAPTER.parse(VendorTask("search", "q"), 400, {}, json.dumps({"message": "bad"})).error_class == "bad_request"
+    )
 
 
 def test_malformed_request_is_refused_and_billed_nothing(simulator, sim_logs):

@@ -58,7 +58,7 @@ def test_wrong_key_is_classed_auth_and_billed_nothing(simulator, sim_logs):
 def test_malformed_request_gets_a_400_classed_bad_request(simulator, sim_logs, body):
     url = simulated_url(MANIFEST_DEFAULTS["endpoints"]["search"], simulator.base_url)
     resp = httpx.post(url, json=body, headers={"x-api-key": sim_key(VENDOR)}, timeout=10)
-    assert resp.status_code == 400 and resp.json()["success"] is False
+    assert resp.status_code == 400 and resp.json()["error"] == "validation_failed" and resp.json()["errors"]
     assert ADAPTER.parse(VendorTask("search", "x"), 400, dict(resp.headers), resp.text).error_class == "bad_request"
     assert sim_logs.billing() == []
 

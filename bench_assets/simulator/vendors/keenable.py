@@ -73,6 +73,10 @@ async def fetch(sim: Simulator, req: SimRequest) -> Response:
 
 def routes(sim: Simulator) -> list[VendorRoute]:
     return [
-        VendorRoute(VENDOR, HOST, "POST", "/v1/search", search, auth_header="x-api-key", alt_auth=(("authorization", "Bearer"),)),
-        VendorRoute(VENDOR, HOST, "GET", "/v1/fetch", fetch, auth_header="x-api-key", alt_auth=(("authorization", "Bearer"),)),
+        VendorRoute(
+            VENDOR, HOST, "POST", "/v1/search", search, auth_header="x-api-key", alt_auth=(("authorization", "Bearer"),)
+        ),
+        VendorRoute(
+            VENDOR, HOST, "GET", "/v1/fetch", fetch, auth_header="x-api-key", alt_auth=(("authorization", "Bearer"),)
+        ),
     ]

@@ -14,12 +14,21 @@ SEARCH_TYPES = ("all", "web", "proprietary", "news")
 USD_PER_WEB_RESULT = 0.0015
 
 
-def _error(status: int, message: str, tx_id: str | None = None) -> Response:
-    # The SDK reads `error`, else `message` (valyu-py valyu/_errors.py); failed calls carry success: false.
-    body: dict = {"success": False, "error": message}
-    if tx_id:
-        body["tx_id"] = tx_id
-    return JSONResponse(body, status_code=status)
+def _error(status: int, message: str) -> Response:
+    # The SDK reads `error`, else `message` (valyu-py valyu/_errors.py); (?) the shape of these is not documented.
+    return JSONResponse({"success": False, "error": message}, status_code=status)
+
+
+def _invalid(key: str, message: str) -> Response:
+    # The validation error body valyu-py's tests/test_error_message.py records: an `errors` array naming each field.
+    return JSONResponse(
+        {
+            "error": "validation_failed",
+            "message": "1 validation error",
+            "errors": [{"code": "invalid_param", "key": key, "message": message}],
+        },
+        status_code=400,
+    )
 
 
 def unauthorized(req: SimRequest) -> Response:
@@ -41,29 +50,31 @@ def error_response(status: int, message: str) -> Response:
 
 
 async def search(sim: Simulator, req: SimRequest) -> Response:
-    tx_id = f"tx_{sim.request_id(VENDOR)}"
     body = req.json()
     if not isinstance(body, dict):
-        return _error(400, "Request body must be a JSON object", tx_id)
+        return _invalid("body", "Request body must be a JSON object")
     query = body.get("query")
     if not isinstance(query, str) or not query.strip():
-        return _error(400, "query is required", tx_id)
+        return _invalid("query", 'Required parameter "query" is missing')
     search_type = body.get("search_type", "all")
     if search_type not in SEARCH_TYPES:
-        return _error(400, f"search_type must be one of: {', '.join(SEARCH_TYPES)}", tx_id)
+        return _invalid("search_type", f"search_type must be one of: {', '.join(SEARCH_TYPES)}")
     n = body.get("max_num_results", 10)
     if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= 20:
-        return _error(400, "max_num_results must be an integer between 1 and 20", tx_id)
+        return _invalid("max_num_results", "max_num_results must be an integer between 1 and 20")
     threshold = body.get("relevance_threshold", 0.5)
     if not isinstance(threshold, (int, float)) or not 0 <= threshold <= 1:
-        return _error(400, "relevance_threshold must be between 0 and 1", tx_id)
+        return _invalid("relevance_threshold", "relevance_threshold must be between 0 and 1")
+    tx_id = f"tx_{sim.request_id(VENDOR)}"
     hits = sim.search(VENDOR, query, n)
-    results = []
+    results: list[dict] = []
+    characters = 0
     for rank, hit in enumerate(hits, start=1):
         score = round(max(0.0, 1.0 - 0.05 * (rank - 1)), 4)
         if score < threshold:  # results scored below the threshold are dropped (and not billed)
             break
         content = sim.extract(VENDOR, hit.page)
+        characters += len(content)
         results.append(
             {
                 "id": sim.result_url(VENDOR, hit.page),
@@ -91,7 +102,7 @@ async def search(sim: Simulator, req: SimRequest) -> Response:
         "results": results,
         "results_by_source": {"web": len(results), "proprietary": 0},
         "total_deduction_dollars": usd,
-        "total_characters": sum(r["length"] for r in results),
+        "total_characters": characters,
     }
     return JSONResponse(out)
 
