@@ -55,9 +55,11 @@ class KeenableAdapter(Adapter):
 
 
 MANIFEST_DEFAULTS = {
-    "plan": "API key (no per-request price published: see data/pricing/keenable.md)",
+    "plan": "API key, paid use ($1 per 1,000 calls as independent boards report it; no price page: see data/pricing/keenable.md)",
     "endpoints": {"search": "https://api.keenable.ai/v1/search", "extract": "https://api.keenable.ai/v1/fetch"},
-    "prices_usd": {"request.search": 0.0, "request.extract": 0.0},
+    # (?) Keenable publishes no price list; $1 per 1,000 searches is what independent boards paid
+    # (data/pricing/keenable.md); fetch is assumed to cost the same.
+    "prices_usd": {"request.search": 0.001, "request.extract": 0.001},
     "rate_limit_per_second": 10,  # docs.keenable.ai/authentication: 10 per second without a key; (?) keyed per organization
     "concurrency": 4,
     "key_env": "KEENABLE_API_KEY",

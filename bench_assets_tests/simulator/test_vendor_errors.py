@@ -146,8 +146,7 @@ def sim(sim_control):
 
 # Tavily charges extract credits whole, every fifth URL of a key (its own test covers it): most
 # single extracts cost nothing, so "a balance worth one call" does not apply to them.
-# Keenable publishes no per-call price (data/pricing/keenable.md): its calls cost nothing to draw.
-PRICED_PER_CALL = [c for c in CALLS if c != ("tavily", "extract") and c[0] != "keenable"]
+PRICED_PER_CALL = [c for c in CALLS if c != ("tavily", "extract")]
 
 
 @pytest.mark.parametrize("vendor, capability", PRICED_PER_CALL)
