@@ -40,7 +40,14 @@ from bench_assets.rescore.compare import SiteComparison
 from bench_assets.rescore.snapshot import rescore_snapshot
 from bench_assets.runtime import processes as workers
 from bench_assets.split.leaks import LeakGuard
-from bench_assets_tests.helpers import DEMO_MANIFEST, REPO, RESULT_STAGES, check_evaluations, materialize, warehouse_rows
+from bench_assets_tests.helpers import (
+    DEMO_MANIFEST,
+    REPO,
+    RESULT_STAGES,
+    check_evaluations,
+    materialize,
+    warehouse_rows,
+)
 
 # ##### HELPERS
 
