@@ -163,9 +163,10 @@ EXCLUDED = [
         "reason_code": "no_programmatic_endpoint",
         "reason": "The Bing Search APIs, which returned ranked results, were retired on 2025-08-11; Microsoft "
         "points to Grounding with Bing Search instead (listed above).",
-        "evidence": "Retirement on 11 August 2025 announced on Azure Updates, as reported by tudonoticias.com.br "
-        "(2025-05-19) and tutitech.jp (citing WIRED), read 2026-11-29 (3p: Microsoft's own notice is not "
-        "in the pages we hold).",
+        "evidence": "Retirement on 11 August 2025 announced on Azure Updates, as reported by "
+        "tudonoticias.com.br/noticias/2025/05/19/microsoft-encerra-api-do-bing-e-recomenda-ia-como-substituta "
+        "and tutitech.jp/microsoft-desativa-apis-do-bing-e-muda-foco-para-ia (citing WIRED), read 2026-11-29 "
+        "(3p: Microsoft's own notice is not in the pages we hold).",
         "decided_by": "bench maintainers",
     },
     {
