@@ -312,7 +312,14 @@ class Exclusion(_Strict):
     """A vendor that is listed with its reason and never called or scored."""
 
     vendor: str = Field(min_length=1)
-    reason_code: Literal["no_programmatic_endpoint", "terms_prohibit_evaluation", "no_capability", "other"]
+    reason_code: Literal[
+        "no_programmatic_endpoint",
+        "terms_prohibit_evaluation",
+        "no_capability",
+        "closed_to_new_customers",  # an account cannot be opened, so a run cannot be repeated
+        "no_ranked_results",  # answers with generated text, never a ranked result list to score
+        "other",
+    ]
     reason: str = Field(min_length=1)
     evidence: str = Field(min_length=1)
     decided_by: str = "bench maintainers"

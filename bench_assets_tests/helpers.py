@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import importlib
 import os
 import re
 from pathlib import Path
@@ -65,11 +67,36 @@ def warehouse_rows(home: Path, sql: str, params=()) -> list[tuple]:
         con.close()
 
 
+def vendor_entry_from_defaults(vendor: str) -> dict:
+    """The manifest entry of an adapter the demo manifest does not run (Keenable, Valyu): its
+    module's MANIFEST_DEFAULTS, the demo's ceilings, and its archived pricing file, as
+    scripts/write_demo_manifest.py would pin it."""
+    cls = available_adapters()[vendor]
+    pricing = REPO / "data" / "pricing" / f"{vendor}.md"
+    return {
+        "adapter": vendor,
+        "adapter_version": cls.version,
+        **importlib.import_module(cls.__module__).MANIFEST_DEFAULTS,
+        "spend_ceiling_usd": 25.0,
+        "timeout_seconds": 30,
+        "max_attempts": 4,
+        "pricing_source": {
+            "file": str(pricing.relative_to(REPO)),
+            "sha256": hashlib.sha256(pricing.read_bytes()).hexdigest(),
+            "archived_on": "2026-11-29",
+        },
+    }
+
+
 def make_home(tmp: Path, vendors: list[str], rows_per_stratum: int = 15, snapshot: str = SNAPSHOT, edit=None) -> Path:
-    """A bench home under tmp with the demo manifest cut down to `vendors` and fast pacing."""
+    """A bench home under tmp with the demo manifest cut down to `vendors` (a vendor the demo does
+    not run pinned from its adapter's defaults) and fast pacing."""
     data = yaml.safe_load(DEMO_MANIFEST.read_text())
     data["snapshot_id"] = snapshot
-    data["vendors"] = {v: {**data["vendors"][v], "rate_limit_per_second": 200, "concurrency": 8} for v in vendors}
+    data["vendors"] = {
+        v: {**(data["vendors"].get(v) or vendor_entry_from_defaults(v)), "rate_limit_per_second": 200, "concurrency": 8}
+        for v in vendors
+    }
     data["golden"]["rows_per_stratum"] = rows_per_stratum
     if edit:
         edit(data)

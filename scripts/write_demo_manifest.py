@@ -122,6 +122,71 @@ DEMO_OVERRIDES = {
     },
 }
 
+# Services agents use that cannot be scored: listed in every snapshot with the reason and a cited
+# source (the exclusions page and exclusions.json/csv), never silently absent.
+EXCLUDED = [
+    {
+        "vendor": "google_ai_mode",
+        "reason_code": "no_programmatic_endpoint",
+        "reason": "No public API for AI Mode results; only the consumer web UI.",
+        "evidence": "No endpoint in Google's developer documentation as of 2026-06-01.",
+        "decided_by": "bench maintainers",
+    },
+    {
+        "vendor": "google_programmable_search",
+        "reason_code": "closed_to_new_customers",
+        "reason": "Google's Custom Search JSON API (Programmable Search Engine results) is closed to new "
+        "customers and ends for existing ones on 2027-01-01: no new account can run it, so a snapshot "
+        "could not be reproduced.",
+        "evidence": "developers.google.com/custom-search/v1/overview: 'The Custom Search JSON API is closed to "
+        "new customers' and 'Existing Custom Search JSON API customers have until January 1, 2027 to "
+        "transition to an alternative solution' (as quoted by apiserpent.com/blog/google-custom-search-api-"
+        "shutdown-migration and blog.expertrec.com/google-custom-search-json-api-simplified, read "
+        "2026-11-29); the Site Restricted JSON API was discontinued on 2025-01-08 "
+        "(developers.google.com/custom-search/v1/site_restricted_api).",
+        "decided_by": "bench maintainers",
+    },
+    {
+        "vendor": "bing_grounding",
+        "reason_code": "no_ranked_results",
+        "reason": "Grounding with Bing Search (Azure AI Foundry Agent Service) returns an agent's answer with "
+        "citations, never the search results: there is no ranked list to score.",
+        "evidence": "learn.microsoft.com/en-us/azure/ai-foundry/agents/how-to/tools/bing-grounding: "
+        "'Developers and end users don't have access to raw content returned from Grounding with Bing "
+        "Search. The model response, however, includes citations with links to the websites used to "
+        "generate the response, and a link to the Bing query used for the search', to be displayed 'in the "
+        "exact form provided by Microsoft' (read 2026-11-29).",
+        "decided_by": "bench maintainers",
+    },
+    {
+        "vendor": "bing_web_search_api",
+        "reason_code": "no_programmatic_endpoint",
+        "reason": "The Bing Search APIs, which returned ranked results, were retired on 2025-08-11; Microsoft "
+        "points to Grounding with Bing Search instead (listed above).",
+        "evidence": "Retirement on 11 August 2025 announced on Azure Updates, as reported by "
+        "tudonoticias.com.br/noticias/2025/05/19/microsoft-encerra-api-do-bing-e-recomenda-ia-como-substituta "
+        "and tutitech.jp/microsoft-desativa-apis-do-bing-e-muda-foco-para-ia (citing WIRED), read 2026-11-29 "
+        "(3p: Microsoft's own notice is not in the pages we hold).",
+        "decided_by": "bench maintainers",
+    },
+    {
+        "vendor": "gemini_grounding",
+        "reason_code": "no_ranked_results",
+        "reason": "Grounding with Google Search in the Gemini API returns a generated answer with grounding "
+        "metadata (the queries it ran, the sources it cites), not a ranked result list; its terms require "
+        "the Search Suggestions shown as provided, with no other search results alongside.",
+        "evidence": "ai.google.dev/gemini-api/docs/grounding/search-suggestions: the response includes "
+        "'content: LLM generated response' and 'webSearchQueries'; 'Don't: ... Display any other search "
+        "results or suggestions alongside the Search Suggestion or associated grounded LLM response' (read "
+        "2026-11-29).",
+        "decided_by": "bench maintainers",
+    },
+]
+
+# Adapters with their own contract tests that the demo does not run (issue 34): the demo's run
+# time and its saved pages stay as they were. A live manifest may pin them.
+NOT_IN_DEMO = {"keenable", "valyu"}
+
 HEADER = """\
 # Snapshot manifest: everything this snapshot pins before any vendor is called.
 # Simulated mode: every vendor is the local simulator, so nothing here is headline-eligible.
@@ -132,6 +197,8 @@ HEADER = """\
 def main() -> None:
     vendors = {}
     for name, cls in sorted(available_adapters().items()):
+        if name in NOT_IN_DEMO:
+            continue
         defaults = importlib.import_module(cls.__module__).MANIFEST_DEFAULTS
         vendors[name] = {
             "adapter": name,
@@ -163,15 +230,7 @@ def main() -> None:
             "noise": 0.10,
         },
         "vendors": vendors,
-        "excluded": [
-            {
-                "vendor": "google_ai_mode",
-                "reason_code": "no_programmatic_endpoint",
-                "reason": "No public API for AI Mode results; only the consumer web UI.",
-                "evidence": "No endpoint in Google's developer documentation as of 2026-06-01.",
-                "decided_by": "bench maintainers",
-            }
-        ],
+        "excluded": EXCLUDED,
     }
     text = yaml.safe_dump(manifest, sort_keys=False, width=110)
     for vendor, (price, _) in ASSUMED_PRICES.items():  # say so beside the price itself

@@ -57,4 +57,8 @@ PROFILES: dict[str, VendorProfile] = {
         0.76, 0.90, 20, keeps_tables=False, usd_per_request={"search": 0.005, "extract": 0.001}, ttr_lag_hours=100
     ),
     "kagi": VendorProfile(0.87, 0.89, 25, url_style="www", usd_per_request={"search": 0.012}, ttr_lag_hours=12),
+    # Keenable: its own index (no count parameter, ten results); price as independent boards report it.
+    "keenable": VendorProfile(0.84, 0.86, 20, usd_per_request={"search": 0.001, "extract": 0.001}, ttr_lag_hours=48),
+    # Valyu: full page text with every result; billed per result (web $0.0015), see vendors/valyu.py.
+    "valyu": VendorProfile(0.82, 0.90, 60, usd_per_request={"search": 0.015}, ttr_lag_hours=72),
 }

@@ -73,6 +73,8 @@ KEYS = {
     "parallel": "par-PLANTED-0b5d7e2a9c3f",
     "linkup": "lnk-PLANTED-9e3a1c6f4d0b",
     "perplexity": "pplx-PLANTED-4c8b2f7e0a1d",
+    "keenable": "keen_PLANTED-5b1e8d3f7a2c",
+    "valyu": "val_PLANTED-8f2a6c0d4e9b",
 }
 SPLIT_KEY = "split-PLANTED-0c4e9a7b31d5"
 

@@ -22,6 +22,7 @@ from pathlib import Path
 import dagster as dg
 import jsonschema
 import pytest
+import yaml
 from selectolax.lexbor import LexborHTMLParser as HTMLParser
 
 from bench_assets import metrics
@@ -39,7 +40,14 @@ from bench_assets.rescore.compare import SiteComparison
 from bench_assets.rescore.snapshot import rescore_snapshot
 from bench_assets.runtime import processes as workers
 from bench_assets.split.leaks import LeakGuard
-from bench_assets_tests.helpers import REPO, RESULT_STAGES, check_evaluations, materialize, warehouse_rows
+from bench_assets_tests.helpers import (
+    DEMO_MANIFEST,
+    REPO,
+    RESULT_STAGES,
+    check_evaluations,
+    materialize,
+    warehouse_rows,
+)
 
 # ##### HELPERS
 
@@ -181,6 +189,38 @@ def test_leaderboard_json_validates_against_its_published_schema(published_site)
     broken = copy.deepcopy(board)
     broken["mode"] = "prod"
     assert not validator.is_valid(broken)
+
+
+def test_services_that_cannot_be_scored_are_published_with_their_reason_and_source(published_site):
+    """The demo manifest's exclusions (issue 34: Google Programmable Search closed to new customers,
+    Bing and Gemini grounding returning no ranked results, …) reach the page, exclusions.json and
+    exclusions.csv, each with its reason code and the cited source its evidence names."""
+    out = published_site.out
+    demo = {e["vendor"]: e for e in yaml.safe_load(DEMO_MANIFEST.read_text())["excluded"]}
+    assert {"google_programmable_search", "bing_grounding", "gemini_grounding"} <= set(demo)
+    assert demo["google_programmable_search"]["reason_code"] == "closed_to_new_customers"
+    assert {demo[v]["reason_code"] for v in ("bing_grounding", "gemini_grounding")} == {"no_ranked_results"}
+    page = html(out / "exclusions.html")
+    ledger = {
+        e["vendor"]: e
+        for e in json.loads((out / "exclusions.json").read_text())["exclusions"]
+        if e["scope"] == "vendor"
+    }
+    rows = {
+        r["vendor"]: r
+        for r in csv.DictReader(io.StringIO((out / "exclusions.csv").read_text()))
+        if r["scope"] == "vendor"
+    }
+    for vendor, e in demo.items():
+        assert re.search(r"\b[a-z0-9.-]+\.(com|dev|ai|br|jp)/", e["evidence"]) or vendor == "google_ai_mode", vendor
+        row = page.css_first(f"tr#{vendor}")
+        assert row is not None and e["reason"] in row.text() and e["evidence"] in row.text(), vendor
+        for published in (ledger[vendor], rows[vendor]):
+            assert (published["reason_code"], published["reason"], published["evidence"]) == (
+                e["reason_code"],
+                e["reason"],
+                e["evidence"],
+            )
 
 
 def test_excluded_vendors_errata_and_reply_are_shown(published_site):

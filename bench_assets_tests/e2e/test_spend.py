@@ -41,6 +41,7 @@ from bench_assets_tests.helpers import (
 VENDORS = sorted(available_adapters())  # every vendor there is
 ROWS_PER_STRATUM = 6
 USAGE_BILLED = {"jina"}  # bills usage (tokens) no one knows before the call
+RESULT_BILLED = {"valyu"}  # bills each result returned: the estimate (a full page) is the most it bills
 # Bills whole credits for every fifth successful URL of a key (Tavily extract): the estimate is the
 # per-URL average, so the bill is within one block of it, wherever the key's count stood.
 AMORTISED = {"tavily": 1 * 0.008}
@@ -112,6 +113,10 @@ def test_the_estimate_made_before_the_run_is_what_the_simulated_vendors_bill(bil
         if vendor in AMORTISED:
             assert est["caveat"] and "fifth" in est["caveat"]
             assert abs(billed[vendor] - est["usd"]) <= AMORTISED[vendor] + 1e-9, (vendor, billed[vendor], est["usd"])
+            continue
+        if vendor in RESULT_BILLED:
+            assert est["caveat"] and "result" in est["caveat"]
+            assert 0 < billed[vendor] <= est["usd"] + 1e-9, (vendor, billed[vendor], est["usd"])
             continue
         assert est["caveat"] is None
         assert billed[vendor] == pytest.approx(est["usd"], rel=1e-9, abs=1e-9), (vendor, billed[vendor], est["usd"])

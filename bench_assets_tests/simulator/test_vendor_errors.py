@@ -12,6 +12,7 @@ as `quota` evidence after one attempt instead of retrying what no retry can fix.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 from functools import lru_cache
 from pathlib import Path
@@ -36,6 +37,10 @@ from bench_assets_tests.simulator.vendor_contract import sdk_base_url
 
 SPEC = yaml.safe_load(DEMO_MANIFEST.read_text())["vendors"]
 VENDORS = sorted(PROFILES)
+# A simulated vendor the demo does not run is called as its adapter's MANIFEST_DEFAULTS pin it.
+for _vendor in VENDORS:
+    if _vendor not in SPEC:
+        SPEC[_vendor] = importlib.import_module(f"bench_assets.adapters.{_vendor}").MANIFEST_DEFAULTS
 CALLS = [(v, cap) for v in VENDORS for cap in sorted(SPEC[v]["endpoints"])]
 
 # Each vendor's documented out-of-credit answer: HTTP status, and what its body says.
@@ -52,13 +57,24 @@ OUT_OF_CREDIT = {
     "parallel": (402, lambda b: b["type"] == "error" and b["error"]["ref_id"]),
     "youcom": (402, lambda b: b["error"] == "payment_required"),
     "kagi": (400, lambda b: b["data"] is None and b["error"][0]["code"] == 101),
+    "valyu": (402, lambda b: b == {"message": "Insufficient credits"}),
+    "keenable": (402, lambda b: bool(b["message"])),
 }
 
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "vendors"
 # (vendor, status, class) with no recorded body: SerpApi's recorded server error is a 503; Brave's
 # out-of-quota 429 and its 5xx bodies are not published (fixtures/vendors/brave/SOURCES.md).
-NO_FIXTURE = {("serpapi", 500, "server"), ("brave", 429, "quota"), ("brave", 500, "server")}
+# Valyu publishes no 429 or 5xx body; Keenable no 402 or 5xx body (their SOURCES.md).
+NO_FIXTURE = {
+    ("serpapi", 500, "server"),
+    ("brave", 429, "quota"),
+    ("brave", 500, "server"),
+    ("valyu", 429, "rate_limited"),
+    ("valyu", 500, "server"),
+    ("keenable", 402, "quota"),
+    ("keenable", 500, "server"),
+}
 
 
 def conforms(sent, documented) -> bool:
@@ -283,7 +299,7 @@ SDKS = {
     "parallel": _sdk_parallel,
     "youcom": _sdk_youcom,
     "kagi": _sdk_kagi,
-}  # Brave, Serper and Jina have no official Python SDK
+}  # Brave, Serper and Jina have no official Python SDK; Valyu's and Keenable's are not installed
 
 
 @pytest.mark.parametrize("vendor", sorted(SDKS))
