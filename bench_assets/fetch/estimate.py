@@ -48,7 +48,7 @@ def estimate_spend(
     for vendor, spec in sorted(manifest.vendors.items()):
         adapter = get_adapter(spec.adapter)
         est = VendorEstimate(
-            vendor, spec.plan, ceiling_usd=spec.spend_ceiling_usd, caveat=adapter.estimate_caveat(dict(spec.options))
+            vendor, spec.plan, ceiling_usd=spec.spend_ceiling_usd, caveat=adapter.estimate_caveat(dict(spec.request_options))
         )
         calls: dict[Capability, int] = {}
         for row in rows:
@@ -59,7 +59,7 @@ def estimate_spend(
             if cap in adapter.capabilities:
                 calls[cap] = calls.get(cap, 0) + n
         for cap, n in calls.items():
-            per_call = adapter.expected_units(VendorTask(cap, "", manifest.results_per_query), dict(spec.options))
+            per_call = adapter.expected_units(VendorTask(cap, "", manifest.results_per_query), dict(spec.request_options))
             for unit, count in per_call.items():
                 est.units[unit] = est.units.get(unit, 0.0) + count * n
         est.calls = calls
