@@ -569,7 +569,9 @@ class Manifest(_Strict):
         seen: dict[tuple[str, str | None], str] = {}
         for name, spec in sorted(self.vendors.items()):
             provider, _, mode = name.partition(".")
-            default = available_adapters()[spec.adapter].default_mode() if spec.adapter in available_adapters() else None
+            default = (
+                available_adapters()[spec.adapter].default_mode() if spec.adapter in available_adapters() else None
+            )
             if provider != spec.adapter:
                 continue  # `_vendors_runnable` names it
             if mode and mode != spec.mode:

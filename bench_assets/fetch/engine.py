@@ -414,7 +414,10 @@ async def fetch_partition(
         progress.row_done(response_class, ledger.running_usd - running_before)
 
     pacer = VendorPacer(
-        settings.pacing_key or archive.vendor, settings.rate_limits_per_second, settings.vendor_rate_per_second, settings.pacing_dir
+        settings.pacing_key or archive.vendor,
+        settings.rate_limits_per_second,
+        settings.vendor_rate_per_second,
+        settings.pacing_dir,
     )
     paused_until: dict[str, float] = {}
     semaphore = asyncio.Semaphore(settings.concurrency)

@@ -67,7 +67,9 @@ def estimate_spend(
             if cap in adapter.capabilities:
                 calls[cap] = calls.get(cap, 0) + n
         for cap, n in calls.items():
-            per_call = adapter.expected_units(VendorTask(cap, "", manifest.results_per_query), dict(spec.request_options))
+            per_call = adapter.expected_units(
+                VendorTask(cap, "", manifest.results_per_query), dict(spec.request_options)
+            )
             for unit, count in per_call.items():
                 est.units[unit] = est.units.get(unit, 0.0) + count * n
         est.calls = calls
@@ -87,7 +89,11 @@ def format_estimates(estimates: list[VendorEstimate]) -> str:
     for e in estimates:
         calls = " + ".join(f"{n} {cap}" for cap, n in sorted(e.calls.items()))
         ceiling = "—" if e.ceiling_usd is None else f"${e.ceiling_usd:.2f}"
-        shared = f" (with the other configurations of {e.provider}: ${e.provider_usd:.4f})" if e.provider_usd != e.usd else ""
+        shared = (
+            f" (with the other configurations of {e.provider}: ${e.provider_usd:.4f})"
+            if e.provider_usd != e.usd
+            else ""
+        )
         flag = "" if e.within_ceiling else f"  EXCEEDS CEILING{shared}: the fetch will stop there"
         unpriced = f"  (no price for {', '.join(e.unpriced_units)})" if e.unpriced_units else ""
         lines.append(

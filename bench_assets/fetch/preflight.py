@@ -442,7 +442,9 @@ def preflight_snapshot(
 
     async def provider_in_turn(names: list[str]) -> list[VendorPreflight]:
         # Configurations of one provider share its spend ceiling: each call sees what the others billed.
-        return [await _preflight_vendor(warehouse, manifest, v, url, key_for, recheck, query, extract_url) for v in names]
+        return [
+            await _preflight_vendor(warehouse, manifest, v, url, key_for, recheck, query, extract_url) for v in names
+        ]
 
     async def run_all() -> list[VendorPreflight]:
         by_provider: dict[str, list[str]] = {}

@@ -70,15 +70,21 @@ MODE_PROFILES: dict[str, dict[str, VendorProfile]] = {
         # lite: Exa's cache only, never a live fetch ($4 per 1k, exa.ai/changelog)
         "lite": replace(PROFILES["exa"], quality=0.80, coverage=0.90, latency_ms=15, usd_per_request={"search": 0.004}),
         # deep: multi-step research ($12 per 1k, exa.ai/docs/changelog/pricing-update)
-        "deep": replace(PROFILES["exa"], quality=0.95, coverage=0.98, latency_ms=120, usd_per_request={"search": 0.012}),
+        "deep": replace(
+            PROFILES["exa"], quality=0.95, coverage=0.98, latency_ms=120, usd_per_request={"search": 0.012}
+        ),
     },
     "tavily": {
         # advanced: 2 credits ($0.016 at pay-as-you-go), "more relevant content snippets"
-        "advanced": replace(PROFILES["tavily"], quality=0.90, coverage=0.95, latency_ms=60, usd_per_request={"search": 0.016}),
+        "advanced": replace(
+            PROFILES["tavily"], quality=0.90, coverage=0.95, latency_ms=60, usd_per_request={"search": 0.016}
+        ),
     },
     "linkup": {
         # deep: "continues to search iteratively", $0.05 a searchResults call
-        "deep": replace(PROFILES["linkup"], quality=0.93, coverage=0.97, latency_ms=150, usd_per_request={"search": 0.05}),
+        "deep": replace(
+            PROFILES["linkup"], quality=0.93, coverage=0.97, latency_ms=150, usd_per_request={"search": 0.05}
+        ),
     },
 }
 

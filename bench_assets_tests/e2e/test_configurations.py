@@ -41,7 +41,11 @@ DEEP_PRICE = 0.012  # Exa Deep, $12 per 1,000 requests (data/pricing/exa.md)
 
 def add_deep(data: dict) -> None:
     exa = data["vendors"]["exa"]
-    data["vendors"]["exa.deep"] = {**exa, "mode": "deep", "prices_usd": {**exa["prices_usd"], "request.search": DEEP_PRICE}}
+    data["vendors"]["exa.deep"] = {
+        **exa,
+        "mode": "deep",
+        "prices_usd": {**exa["prices_usd"], "request.search": DEEP_PRICE},
+    }
 
 
 def manifest_path(home):

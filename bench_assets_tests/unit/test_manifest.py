@@ -150,11 +150,31 @@ def test_a_configuration_is_a_provider_in_a_documented_mode(tmp_path):
 @pytest.mark.parametrize(
     ("name", "fields", "field", "words"),
     [
-        ("exa.deep", {"mode": "deepest"}, "vendors.exa.deep.mode", "not a mode of exa (its documented modes: auto, lite"),
+        (
+            "exa.deep",
+            {"mode": "deepest"},
+            "vendors.exa.deep.mode",
+            "not a mode of exa (its documented modes: auto, lite",
+        ),
         ("exa.deep", {"mode": "lite"}, "vendors.exa.deep.mode", "names mode 'deep', but its entry runs mode 'lite'"),
-        ("exa.deep", {"mode": "deep", "options": {"type": "auto"}}, "vendors.exa.deep.options.type", "contradicts mode 'deep'"),
-        ("exa.deep", {"mode": "deep", "spend_ceiling_usd": 99.0}, "vendors.exa.deep.spend_ceiling_usd", "share its account"),
-        ("exa.deep", {"mode": "deep", "rate_limit_per_second": 500}, "vendors.exa.deep.rate_limit_per_second", "share its account"),
+        (
+            "exa.deep",
+            {"mode": "deep", "options": {"type": "auto"}},
+            "vendors.exa.deep.options.type",
+            "contradicts mode 'deep'",
+        ),
+        (
+            "exa.deep",
+            {"mode": "deep", "spend_ceiling_usd": 99.0},
+            "vendors.exa.deep.spend_ceiling_usd",
+            "share its account",
+        ),
+        (
+            "exa.deep",
+            {"mode": "deep", "rate_limit_per_second": 500},
+            "vendors.exa.deep.rate_limit_per_second",
+            "share its account",
+        ),
         ("exa.auto", {"mode": "auto"}, "vendors.exa.auto", "the same configuration as 'exa'"),
         ("exa.Deep", {"mode": "deep"}, "vendors", "must be a provider"),
     ],
