@@ -85,7 +85,8 @@ def estimate_spend(
 
 
 def format_estimates(estimates: list[VendorEstimate]) -> str:
-    lines = [f"{'vendor':<11} {'calls':>22} {'expected USD':>13} {'ceiling':>9}  plan"]
+    width = max([11, *(len(e.vendor) for e in estimates)])  # configuration ids (`tavily.advanced`) run long
+    lines = [f"{'vendor':<{width}} {'calls':>22} {'expected USD':>13} {'ceiling':>9}  plan"]
     for e in estimates:
         calls = " + ".join(f"{n} {cap}" for cap, n in sorted(e.calls.items()))
         ceiling = "—" if e.ceiling_usd is None else f"${e.ceiling_usd:.2f}"
@@ -97,8 +98,8 @@ def format_estimates(estimates: list[VendorEstimate]) -> str:
         flag = "" if e.within_ceiling else f"  EXCEEDS CEILING{shared}: the fetch will stop there"
         unpriced = f"  (no price for {', '.join(e.unpriced_units)})" if e.unpriced_units else ""
         lines.append(
-            f"{e.vendor:<11} {calls:>22} {'$' + format(e.usd, '.4f'):>13} {ceiling:>9}  {e.plan}{flag}{unpriced}"
+            f"{e.vendor:<{width}} {calls:>22} {'$' + format(e.usd, '.4f'):>13} {ceiling:>9}  {e.plan}{flag}{unpriced}"
         )
-    lines.append(f"{'total':<11} {'':>22} {'$' + format(sum(e.usd for e in estimates), '.4f'):>13}")
+    lines.append(f"{'total':<{width}} {'':>22} {'$' + format(sum(e.usd for e in estimates), '.4f'):>13}")
     lines += [f"{e.vendor}: {e.caveat}" for e in estimates if e.caveat]
     return "\n".join(lines)
