@@ -134,10 +134,21 @@ class TermsSource(_Strict):
     archived_on: str
 
 
-class VendorSpec(_Strict):
-    """How one vendor is called and billed in this snapshot."""
+# A configuration id: the provider (its adapter) alone for its default mode, `<provider>.<mode>` for another.
+CONFIGURATION_ID_PATTERN = r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)?$"
+# What configurations of one provider share: its account, so its rate limits, key and spend ceiling.
+PROVIDER_SHARED_FIELDS = ("rate_limit_per_second", "capability_rate_limits", "key_env", "spend_ceiling_usd")
 
-    adapter: str = Field(min_length=1)
+
+class VendorSpec(_Strict):
+    """How one endpoint configuration is called and billed in this snapshot: a provider (`adapter`)
+    in one of its documented modes (`mode`), with its endpoints, plan, prices and limits."""
+
+    adapter: str = Field(min_length=1, description="the provider: the adapter that speaks its API")
+    mode: str | None = Field(
+        default=None,
+        description="the provider's documented mode (search type, depth, processor); default: the adapter's first",
+    )
     adapter_version: str = "1"
     plan: str = Field(min_length=1, description="the plan every number is billed on")
     endpoints: dict[Literal["search", "extract"], str] = Field(min_length=1)
@@ -207,13 +218,60 @@ class VendorSpec(_Strict):
     @model_validator(mode="before")
     @classmethod
     def _default_key_env(cls, data: object) -> object:
-        """Without a `key_env`, the key is read from the adapter's usual variable."""
+        """Without a `key_env`, the key is read from the adapter's usual variable; without a `mode`,
+        the configuration runs the adapter's default mode."""
         if not isinstance(data, dict):
             return data
         adapter = data.get("adapter")
-        if isinstance(adapter, str) and adapter in available_adapters() and data.get("key_env") is None:
-            return {**data, "key_env": default_key_env(adapter)}
+        if isinstance(adapter, str) and adapter in available_adapters():
+            if data.get("key_env") is None:
+                data = {**data, "key_env": default_key_env(adapter)}
+            if data.get("mode") is None:
+                data = {**data, "mode": available_adapters()[adapter].default_mode()}
         return data
+
+    @model_validator(mode="after")
+    def _documented_mode(self) -> VendorSpec:
+        """The mode is one the provider documents (the adapter's `modes`), and `options` do not
+        contradict the parameters that make it (a deep configuration sending a basic request would
+        be billed and published as deep)."""
+        modes = available_adapters()[self.adapter].modes
+        problems: list[tuple[tuple[str, ...], str]] = []
+        if self.mode not in modes:
+            problems.append(
+                (
+                    ("mode",),
+                    f"{self.mode!r} is not a mode of {self.adapter} (its documented modes: {', '.join(modes)})"
+                    f"{nearest(str(self.mode), list(modes))}",
+                )
+            )
+        else:
+            for key, value in modes[self.mode].items():
+                if key in self.options and self.options[key] != value:
+                    problems.append(
+                        (
+                            ("options", key),
+                            f"{key}={self.options[key]!r} contradicts mode {self.mode!r} ({key}={value!r}): "
+                            "name the mode that sends it instead",
+                        )
+                    )
+        if problems:
+            raise ValidationError.from_exception_data(
+                type(self).__name__,
+                [InitErrorDetails(type=PydanticCustomError("mode", m), loc=loc, input=None) for loc, m in problems],
+            )
+        return self
+
+    @property
+    def provider(self) -> str:
+        """The provider this configuration calls: its account, limits and spend ceiling are shared
+        by every configuration of it."""
+        return self.adapter
+
+    @property
+    def request_options(self) -> dict[str, object]:
+        """What the adapter builds the request from: the mode's documented parameters, then `options`."""
+        return {**available_adapters()[self.adapter].modes.get(str(self.mode), {}), **self.options}
 
     @field_validator("adapter")
     @classmethod
@@ -498,9 +556,69 @@ class Manifest(_Strict):
     @classmethod
     def _vendor_names(cls, vendors: dict[str, VendorSpec]) -> dict[str, VendorSpec]:
         for name in vendors:
-            if not name.replace("_", "").isalnum() or not name.islower():
-                raise ValueError(f"vendor name {name!r} must be lower-case letters, digits or '_'")
+            if not re.match(CONFIGURATION_ID_PATTERN, name):
+                raise ValueError(
+                    f"configuration id {name!r} must be a provider (lower-case letters, digits or '_'), "
+                    "optionally followed by '.' and its mode, like exa or exa.deep"
+                )
         return vendors
+
+    def configurations_of(self, provider: str) -> list[str]:
+        """The configuration ids of one provider in this manifest (they share its account)."""
+        return sorted(name for name, spec in self.vendors.items() if spec.provider == provider)
+
+    @model_validator(mode="after")
+    def _configurations_named_and_shared(self) -> Manifest:
+        """A configuration id names its provider and mode: `<adapter>` runs the adapter's default
+        mode, `<adapter>.<mode>` that mode; no configuration appears twice. Configurations of one
+        provider share its account: they must pin the same rate limits, key and spend ceiling."""
+        problems: list[tuple[tuple[str, ...], str]] = []
+        seen: dict[tuple[str, str | None], str] = {}
+        for name, spec in sorted(self.vendors.items()):
+            provider, _, mode = name.partition(".")
+            default = (
+                available_adapters()[spec.adapter].default_mode() if spec.adapter in available_adapters() else None
+            )
+            if provider != spec.adapter:
+                continue  # `_vendors_runnable` names it
+            if mode and mode != spec.mode:
+                problems.append(
+                    (("vendors", name, "mode"), f"{name!r} names mode {mode!r}, but its entry runs mode {spec.mode!r}")
+                )
+            elif not mode and spec.mode != default:
+                problems.append(
+                    (
+                        ("vendors", name, "mode"),
+                        f"{name!r} is {provider}'s default mode ({default!r}); name a configuration of mode "
+                        f"{spec.mode!r} {provider}.{spec.mode}",
+                    )
+                )
+            key = (spec.adapter, spec.mode)
+            if key in seen and spec.options == self.vendors[seen[key]].options:
+                problems.append((("vendors", name), f"{name!r} is the same configuration as {seen[key]!r}"))
+            seen.setdefault(key, name)
+        for provider in sorted({spec.provider for spec in self.vendors.values()}):
+            names = self.configurations_of(provider)
+            first = self.vendors[names[0]]
+            for name in names[1:]:
+                for field in PROVIDER_SHARED_FIELDS:
+                    if getattr(self.vendors[name], field) != getattr(first, field):
+                        problems.append(
+                            (
+                                ("vendors", name, field),
+                                f"differs from {names[0]}'s: configurations of {provider} share its account, so "
+                                f"{field} is the provider's ({getattr(first, field)!r}), the same in each",
+                            )
+                        )
+        if problems:
+            raise ValidationError.from_exception_data(
+                type(self).__name__,
+                [
+                    InitErrorDetails(type=PydanticCustomError("configuration", m), loc=loc, input=None)
+                    for loc, m in problems
+                ],
+            )
+        return self
 
     @model_validator(mode="after")
     def _vendors_runnable(self) -> Manifest:
@@ -519,7 +637,21 @@ class Manifest(_Strict):
                 input=name,
             )
             for name in sorted(self.vendors)
-            if name not in known
+            if name.partition(".")[0] not in known
+        ]
+        problems += [
+            InitErrorDetails(
+                type=PydanticCustomError(
+                    "unknown_vendor",
+                    "'{vendor}' is a configuration of {provider}, but its adapter is '{adapter}': a configuration "
+                    "id starts with its provider's adapter",
+                    {"vendor": name, "provider": name.partition(".")[0], "adapter": spec.adapter},
+                ),
+                loc=("vendors", name, "adapter"),
+                input=spec.adapter,
+            )
+            for name, spec in sorted(self.vendors.items())
+            if name.partition(".")[0] in known and name.partition(".")[0] != spec.adapter
         ]
         if self.mode == "live":
             problems += [

@@ -145,6 +145,17 @@ class Adapter:
         "extract": frozenset({"request.extract"}),
     }
 
+    # The modes the vendor documents for its search (depth, type, processor, ...): each mode's name
+    # and the request parameters that make it, read by `build` from its options (a manifest entry's
+    # `options` come on top, `manifest.VendorSpec.request_options`). The first mode is the default,
+    # the one a configuration named by the provider alone (`exa`) runs; its parameters are what
+    # `build` sends when no option says otherwise. A mode's price is the manifest's (`prices_usd`).
+    modes: ClassVar[dict[str, dict[str, Any]]] = {"default": {}}
+
+    @classmethod
+    def default_mode(cls) -> str:
+        return next(iter(cls.modes))
+
     def billable_units(self, capabilities: Iterable[Capability]) -> frozenset[str]:
         """The units calls of `capabilities` (those this adapter has) can be billed in."""
         units: frozenset[str] = frozenset()

@@ -35,6 +35,15 @@ class ExaAdapter(Adapter):
         "extract": frozenset({"usd", "page.text"}),
     }
 
+    # Exa's search types (exa.ai/changelog, read 2026-11-29: "The search types we recommend are now
+    # lite, auto, and deep"; data/pricing/exa.md): auto is the default ($7 per 1k), lite the
+    # low-cost one served from Exa's cache ($4 per 1k), deep the multi-step research mode ($12 per 1k).
+    modes: ClassVar[dict[str, dict[str, Any]]] = {
+        "auto": {"type": "auto"},
+        "lite": {"type": "lite"},
+        "deep": {"type": "deep"},
+    }
+
     def build(self, task: VendorTask, endpoint: str, api_key: str, options: dict[str, Any]) -> HttpRequest:
         headers = {"x-api-key": api_key, "Content-Type": "application/json", "Accept": "application/json"}
         if task.capability == "search":

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from bench_assets.adapters.base import Adapter, HttpRequest, NormalizedResult, ParsedResponse, VendorTask, results_from
 
 _QUOTA_CODES = ("INSUFFICIENT_FUNDS_CREDITS", "EXCEED_BUDGET_LIMIT")
 _RATE_CODES = ("TOO_MANY_REQUESTS", "TASKS_QUEUE_LIMIT_EXCEEDED")
 _NOT_FOUND_CODES = ("FETCH_TARGET_NOT_FOUND", "FETCH_ERROR", "FETCH_TARGET_UNREACHABLE")
-_SAME_PRICE_DEPTHS = ("flash", "fast", "standard")  # (?) flash is listed on the pricing page only
+_DEPTHS = ("flash", "fast", "standard", "deep")  # (?) flash is listed on its changelog and pricing page only
 
 
 def _code(body: Any) -> str:
@@ -21,6 +21,15 @@ class LinkupAdapter(Adapter):
     name = "linkup"
     capabilities = frozenset({"search", "extract"})
 
+    # Linkup's search depths (docs.linkup.so/pages/get-started/concepts and .../platform/pricing.md,
+    # read 2026-11-29; data/pricing/linkup.md): standard, the default, $0.005 a searchResults call;
+    # deep, which "continues to search iteratively", $0.05. The response does not say which depth
+    # ran, so each depth is its own configuration, priced by its manifest entry.
+    modes: ClassVar[dict[str, dict[str, Any]]] = {
+        "standard": {"depth": "standard"},
+        "deep": {"depth": "deep"},
+    }
+
     def build(self, task: VendorTask, endpoint: str, api_key: str, options: dict[str, Any]) -> HttpRequest:
         headers = {
             "Authorization": f"Bearer {api_key}",
@@ -29,10 +38,8 @@ class LinkupAdapter(Adapter):
         }
         if task.capability == "search":
             depth = options.get("depth", "standard")
-            if depth not in _SAME_PRICE_DEPTHS:
-                # A deep search costs 10x and the response does not say which depth ran, so the
-                # billed units could not be read back from it: benchmark deep as its own adapter version.
-                raise ValueError(f"linkup adapter bills depth in {_SAME_PRICE_DEPTHS}, not {depth!r}")
+            if depth not in _DEPTHS:
+                raise ValueError(f"linkup documents the depths {', '.join(_DEPTHS)}, not {depth!r}")
             body: dict[str, Any] = {
                 "q": task.text,
                 "depth": depth,

@@ -24,6 +24,13 @@ class TavilyAdapter(Adapter):
         "extract": frozenset({"credit"}),
     }
 
+    # Tavily's search depths (docs.tavily.com/documentation/api-credits, read 2026-11-29; data/pricing/
+    # tavily.md): basic, the default, 1 credit; advanced, "more relevant content snippets", 2 credits.
+    modes: ClassVar[dict[str, dict[str, Any]]] = {
+        "basic": {"search_depth": "basic"},
+        "advanced": {"search_depth": "advanced"},
+    }
+
     def build(self, task: VendorTask, endpoint: str, api_key: str, options: dict[str, Any]) -> HttpRequest:
         headers = {"Authorization": f"Bearer {api_key}", "Content-Type": "application/json"}
         if task.capability == "search":

@@ -599,7 +599,7 @@ def snapshot_trials(
         records += load_hand_entered(hand_entered, manifest.snapshot_id, vendors)
     if manifest.mode == "simulated" and sim_base:
         probes = {
-            v: SearchProbe(spec.adapter, spec.endpoints["search"], dict(spec.options))
+            v: SearchProbe(spec.adapter, spec.endpoints["search"], dict(spec.request_options))
             for v, spec in manifest.vendors.items()
             if "search" in spec.endpoints
         }

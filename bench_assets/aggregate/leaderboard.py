@@ -96,7 +96,8 @@ NOT_REACHED_METRICS = ["ttr_median_hours"]
 BREAKDOWN_SCOPES = ("task_type", "stratum", "cohort", "split", FRESH_SCOPE)
 # 3: metric descriptors (`metrics`), provenance (generated_at, content_hash, license, status,
 # disclaimer) and the cohort added
-SCHEMA_VERSION = 3
+# 4: one entry per endpoint configuration, each naming its `provider` and `mode`
+SCHEMA_VERSION = 4
 # Positions: the correct rate over the task types every scored vendor supports
 # (`aggregate.shared_task_types`), so every vendor is compared on the same rows; the record's
 # `ranking` names the metric used, its task types and a note.
@@ -247,6 +248,8 @@ def build_leaderboard(
         entries.append(
             {
                 "vendor": vendor,
+                "provider": spec.provider,
+                "mode": spec.mode,
                 "status": status,
                 "reason": None if overall else "no scores yet",
                 "adapter": spec.adapter,
@@ -290,6 +293,8 @@ def build_leaderboard(
         entries.append(
             {
                 "vendor": excluded.vendor,
+                "provider": excluded.vendor.partition(".")[0],
+                "mode": excluded.vendor.partition(".")[2] or None,
                 "status": "excluded",
                 "reason": excluded.reason,
                 "reason_code": excluded.reason_code,
@@ -470,6 +475,8 @@ def leaderboard_rows(board: dict[str, Any]) -> list[dict[str, Any]]:
         ranks = e.get("rank_range") or {}
         row: dict[str, Any] = {
             "vendor": e["vendor"],
+            "provider": e.get("provider"),
+            "mode": e.get("mode"),
             "status": e["status"],
             "position": e.get("position"),
             "rank_letters": e.get("rank_letters"),

@@ -210,9 +210,10 @@ class VendorGateway(dg.ConfigurableResource):
         """The key a vendor is called with: in live mode the one in `key_env` (the manifest's
         `vendors.<vendor>.key_env`; default: the vendor's usual variable), refused with the
         variable named (never the value) when it is missing or would not travel as it is."""
+        provider = vendor.partition(".")[0]  # a configuration (`exa.deep`) uses its provider's account
         if mode != "live":
-            return sim_key(vendor)
-        env = key_env or default_key_env(vendor)
+            return sim_key(provider)
+        env = key_env or default_key_env(provider)
         key = keys.key_in(env)
         if not key:
             raise BenchInputError(

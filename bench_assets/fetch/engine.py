@@ -106,6 +106,9 @@ class FetchSettings:
     pacing_dir: Path | str | None = (
         None  # the vendor's shared log: a directory or a Redis URL (None: this process only)
     )
+    # The account the shared log is kept under: the provider, so its configurations share its limit
+    # (None: the partition's own name).
+    pacing_key: str | None = None
 
 
 @dataclass
@@ -411,7 +414,10 @@ async def fetch_partition(
         progress.row_done(response_class, ledger.running_usd - running_before)
 
     pacer = VendorPacer(
-        archive.vendor, settings.rate_limits_per_second, settings.vendor_rate_per_second, settings.pacing_dir
+        settings.pacing_key or archive.vendor,
+        settings.rate_limits_per_second,
+        settings.vendor_rate_per_second,
+        settings.pacing_dir,
     )
     paused_until: dict[str, float] = {}
     semaphore = asyncio.Semaphore(settings.concurrency)

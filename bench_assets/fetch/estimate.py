@@ -30,10 +30,14 @@ class VendorEstimate:
     ceiling_usd: float | None = None
     unpriced_units: list[str] = field(default_factory=list)
     caveat: str | None = None  # what the figure assumes, when the vendor bills usage unknown in advance
+    provider: str = ""
+    # The expected spend of every configuration of the provider together: the spend ceiling is the provider's.
+    provider_usd: float | None = None
 
     @property
     def within_ceiling(self) -> bool:
-        return self.ceiling_usd is None or self.usd <= self.ceiling_usd
+        spend = self.usd if self.provider_usd is None else self.provider_usd
+        return self.ceiling_usd is None or spend <= self.ceiling_usd
 
     def as_json(self) -> dict[str, Any]:
         """The estimate as `bench estimate --json` prints it."""
@@ -48,7 +52,11 @@ def estimate_spend(
     for vendor, spec in sorted(manifest.vendors.items()):
         adapter = get_adapter(spec.adapter)
         est = VendorEstimate(
-            vendor, spec.plan, ceiling_usd=spec.spend_ceiling_usd, caveat=adapter.estimate_caveat(dict(spec.options))
+            vendor,
+            spec.plan,
+            ceiling_usd=spec.spend_ceiling_usd,
+            caveat=adapter.estimate_caveat(dict(spec.request_options)),
+            provider=spec.provider,
         )
         calls: dict[Capability, int] = {}
         for row in rows:
@@ -59,26 +67,39 @@ def estimate_spend(
             if cap in adapter.capabilities:
                 calls[cap] = calls.get(cap, 0) + n
         for cap, n in calls.items():
-            per_call = adapter.expected_units(VendorTask(cap, "", manifest.results_per_query), dict(spec.options))
+            per_call = adapter.expected_units(
+                VendorTask(cap, "", manifest.results_per_query), dict(spec.request_options)
+            )
             for unit, count in per_call.items():
                 est.units[unit] = est.units.get(unit, 0.0) + count * n
         est.calls = calls
         est.unpriced_units = sorted(u for u in est.units if u not in spec.prices_usd)
         est.usd = sum(spec.prices_usd.get(u, 0.0) * c for u, c in est.units.items())
         out.append(est)
+    by_provider: dict[str, float] = {}
+    for est in out:
+        by_provider[est.provider] = by_provider.get(est.provider, 0.0) + est.usd
+    for est in out:
+        est.provider_usd = by_provider[est.provider]
     return out
 
 
 def format_estimates(estimates: list[VendorEstimate]) -> str:
-    lines = [f"{'vendor':<11} {'calls':>22} {'expected USD':>13} {'ceiling':>9}  plan"]
+    width = max([11, *(len(e.vendor) for e in estimates)])  # configuration ids (`tavily.advanced`) run long
+    lines = [f"{'vendor':<{width}} {'calls':>22} {'expected USD':>13} {'ceiling':>9}  plan"]
     for e in estimates:
         calls = " + ".join(f"{n} {cap}" for cap, n in sorted(e.calls.items()))
         ceiling = "—" if e.ceiling_usd is None else f"${e.ceiling_usd:.2f}"
-        flag = "" if e.within_ceiling else "  EXCEEDS CEILING: the fetch will stop there"
+        shared = (
+            f" (with the other configurations of {e.provider}: ${e.provider_usd:.4f})"
+            if e.provider_usd != e.usd
+            else ""
+        )
+        flag = "" if e.within_ceiling else f"  EXCEEDS CEILING{shared}: the fetch will stop there"
         unpriced = f"  (no price for {', '.join(e.unpriced_units)})" if e.unpriced_units else ""
         lines.append(
-            f"{e.vendor:<11} {calls:>22} {'$' + format(e.usd, '.4f'):>13} {ceiling:>9}  {e.plan}{flag}{unpriced}"
+            f"{e.vendor:<{width}} {calls:>22} {'$' + format(e.usd, '.4f'):>13} {ceiling:>9}  {e.plan}{flag}{unpriced}"
         )
-    lines.append(f"{'total':<11} {'':>22} {'$' + format(sum(e.usd for e in estimates), '.4f'):>13}")
+    lines.append(f"{'total':<{width}} {'':>22} {'$' + format(sum(e.usd for e in estimates), '.4f'):>13}")
     lines += [f"{e.vendor}: {e.caveat}" for e in estimates if e.caveat]
     return "\n".join(lines)

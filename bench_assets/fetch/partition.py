@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from bench_assets.errors import BenchInputError
 from bench_assets.fetch.engine import FetchItem, FetchSettings, FetchStats, fetch_partition
 from bench_assets.fetch.plan import fetch_settings, interleaved_items
 from bench_assets.fetch.preflight import preflight_spend
+from bench_assets.fetch.spend import archived_spend
 from bench_assets.golden.store import load_golden_rows
 from bench_assets.golden.verify import require_verified
 from bench_assets.manifest import Manifest, field_line
@@ -59,6 +61,24 @@ class PartitionFetch:
     seeded: int = 0
 
 
+def provider_spend_elsewhere(warehouse: Warehouse, manifest: Manifest, vendor: str) -> float:
+    """USD the other configurations of `vendor`'s provider billed in this snapshot (their preflight
+    calls and their fetched responses in the warehouse): the spend ceiling is the provider's, so a
+    configuration's fetch may spend only what its siblings left."""
+    provider = manifest.vendors[vendor].provider
+    spent = 0.0
+    for sibling in manifest.configurations_of(provider):
+        if sibling == vendor:
+            continue
+        spec = manifest.vendors[sibling]
+        adapter = get_adapter(spec.adapter)
+        spent += preflight_spend(warehouse, manifest.snapshot_id, sibling, adapter, spec.prices_usd)
+        raw = warehouse.rows("raw_responses", manifest.snapshot_id, sibling, order_by="query_id, capability, attempt")
+        if len(raw):
+            spent += float(archived_spend(adapter, spec.prices_usd, raw).sum())
+    return spent
+
+
 def fetch_vendor_partition(
     warehouse: Warehouse,
     manifest: Manifest,
@@ -97,14 +117,27 @@ def fetch_vendor_partition(
         snapshot_id,
         vendor,
     )
-    # one ceiling for the snapshot: what the vendor's preflight calls billed is taken off it
-    spent_before = preflight_spend(warehouse, snapshot_id, vendor, adapter, spec.prices_usd)
-    settings = fetch_settings(spec, url, api_key, warehouse.pacing_store, spent_before=spent_before)
-    if spent_before and spec.spend_ceiling_usd is not None:
-        log(f"preflight spent ${spent_before:.4f} of the ${spec.spend_ceiling_usd} ceiling")
+    siblings = len(manifest.configurations_of(spec.provider)) > 1
     lake = warehouse.lake
+    # Configurations of one provider share its spend ceiling: they fetch one at a time (they share
+    # its rate limit too, so little is lost), each after reading what the others billed.
+    provider_turn = (
+        warehouse.partition_lease(snapshot_id, f"@{spec.provider}")
+        if siblings and spec.spend_ceiling_usd is not None
+        else nullcontext()
+    )
     # one fetch of the partition at a time, on whichever machine (a second delivery waits, then pays nothing)
-    with warehouse.partition_lease(snapshot_id, vendor):
+    with provider_turn, warehouse.partition_lease(snapshot_id, vendor):
+        # one ceiling for the snapshot and the provider: what its preflight calls and its other
+        # configurations billed is taken off it
+        spent_before = preflight_spend(warehouse, snapshot_id, vendor, adapter, spec.prices_usd)
+        elsewhere = provider_spend_elsewhere(warehouse, manifest, vendor) if siblings else 0.0
+        settings = fetch_settings(spec, url, api_key, warehouse.pacing_store, spent_before=spent_before + elsewhere)
+        if spent_before and spec.spend_ceiling_usd is not None:
+            log(f"preflight spent ${spent_before:.4f} of the ${spec.spend_ceiling_usd} ceiling")
+        if elsewhere and spec.spend_ceiling_usd is not None:
+            others = ", ".join(v for v in manifest.configurations_of(spec.provider) if v != vendor)
+            log(f"{others} spent ${elsewhere:.4f} of {spec.provider}'s ${spec.spend_ceiling_usd} ceiling")
         archive = PartitionArchive(
             warehouse.partition_file(snapshot_id, vendor),
             snapshot_id,

@@ -52,8 +52,10 @@ def fetch_settings(
     capabilities: Iterable[str] | None = None,
     spent_before: float = 0.0,
 ) -> FetchSettings:
-    """The fetch engine's settings for a vendor's manifest entry: its endpoints (through `url`, the
-    real host or the simulator), key, options, limits, retries and prices. `capabilities` narrows
+    """The fetch engine's settings for a configuration's manifest entry: its endpoints (through `url`,
+    the real host or the simulator), key, its mode's request options, limits, retries and prices. The
+    account-wide limit is paced under the provider's name, so every configuration of one provider
+    (`exa`, `exa.deep`) shares it. `capabilities` narrows
     the endpoints (a sentinel probe only searches); `spent_before` is what earlier runs of the same
     ledger spent, taken off the spend ceiling."""
     caps = [c for c in spec.endpoints if capabilities is None or c in set(capabilities)]
@@ -61,7 +63,7 @@ def fetch_settings(
     return FetchSettings(
         endpoints={cap: url(spec.endpoints[cap]) for cap in caps},
         api_key=api_key,
-        options=dict(spec.options),
+        options=dict(spec.request_options),
         rate_limits_per_second={cap: spec.rate_limit(cap) for cap in caps},
         concurrency=spec.concurrency,
         timeout_seconds=spec.timeout_seconds,
@@ -73,4 +75,5 @@ def fetch_settings(
         retry_after_max=spec.retry_after_max_seconds,
         vendor_rate_per_second=spec.rate_limit_per_second,
         pacing_dir=pacing_dir,
+        pacing_key=spec.provider,
     )

@@ -154,7 +154,7 @@ def cheapest_call(spec: VendorSpec, adapter: Adapter, query: str, url: str) -> P
     for capability in ("search", "extract"):
         if capability in spec.endpoints and capability in adapter.capabilities:
             text = query if capability == "search" else url
-            units = adapter.expected_units(VendorTask(capability, text, 1), dict(spec.options))
+            units = adapter.expected_units(VendorTask(capability, text, 1), dict(spec.request_options))
             calls.append(PreflightCall(capability, text, priced_usd(units, spec.prices_usd)))
     if not calls:
         raise BenchInputError("manifest", [(None, "endpoints", f"{adapter.name} has no endpoint its adapter can call")])
@@ -376,6 +376,7 @@ async def _preflight_vendor(
             if report.problem is None:
                 return report
         spent = float(archived_spend(adapter, spec.prices_usd, earlier).sum()) if len(earlier) else 0.0
+        spent += _sibling_preflight_spend(archive, manifest, vendor)  # the ceiling is the provider's
         ceiling = spec.spend_ceiling_usd
         if ceiling is not None and spent + call.expected_usd > ceiling + 1e-12:
             return VendorPreflight(
@@ -395,6 +396,24 @@ async def _preflight_vendor(
         return read_preflight(vendor, adapter, spec, attempts[attempts["query_id"] == query_id], (key,))
     finally:
         archive.close()
+
+
+def _sibling_preflight_spend(archive: PartitionArchive, manifest: Manifest, vendor: str) -> float:
+    """USD the preflight calls of the other configurations of `vendor`'s provider billed: the spend
+    ceiling is the provider's, shared by its configurations (read through the archive's connection)."""
+    provider = manifest.vendors[vendor].provider
+    spent = 0.0
+    for sibling in manifest.configurations_of(provider):
+        if sibling == vendor:
+            continue
+        raw = archive.con.execute(
+            "SELECT * FROM raw_responses WHERE snapshot_id = ? AND vendor = ? ORDER BY query_id, capability, attempt",
+            [archive.snapshot_id, sibling],
+        ).df()
+        if len(raw):
+            spec = manifest.vendors[sibling]
+            spent += float(archived_spend(get_adapter(spec.adapter), spec.prices_usd, raw).sum())
+    return spent
 
 
 def preflight_snapshot(
@@ -421,11 +440,18 @@ def preflight_snapshot(
             ],
         )
 
+    async def provider_in_turn(names: list[str]) -> list[VendorPreflight]:
+        # Configurations of one provider share its spend ceiling: each call sees what the others billed.
+        return [
+            await _preflight_vendor(warehouse, manifest, v, url, key_for, recheck, query, extract_url) for v in names
+        ]
+
     async def run_all() -> list[VendorPreflight]:
-        return list(
-            await asyncio.gather(
-                *(_preflight_vendor(warehouse, manifest, v, url, key_for, recheck, query, extract_url) for v in chosen)
-            )
-        )
+        by_provider: dict[str, list[str]] = {}
+        for v in chosen:
+            by_provider.setdefault(manifest.vendors[v].provider, []).append(v)
+        done = await asyncio.gather(*(provider_in_turn(names) for names in by_provider.values()))
+        reports = {r.vendor: r for group in done for r in group}
+        return [reports[v] for v in chosen]
 
     return PreflightReport(manifest.snapshot_id, manifest.mode, asyncio.run(run_all()))

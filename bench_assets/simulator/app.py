@@ -61,7 +61,7 @@ from bench_assets.simulator.fresh_pages import SentinelRegistry, SimClock
 from bench_assets.simulator.fresh_pages import routes as sentinel_routes
 from bench_assets.simulator.index import Hit, SearchIndex, extract_page, styled_url, unit_hash
 from bench_assets.simulator.logs import DEFAULT_LOG_LIMIT, LOG_LIMIT_ENV, BoundedLog
-from bench_assets.simulator.profiles import PROFILES, VendorProfile
+from bench_assets.simulator.profiles import PROFILES, VendorProfile, mode_profile
 from bench_assets.simulator.registry_site import RegistrySite, registry_file
 from bench_assets.simulator.request import SimRequest
 from bench_assets.simulator.signup import SignupService
@@ -220,11 +220,22 @@ class Simulator:
     def profile(self, vendor: str) -> VendorProfile:
         return self.profiles[vendor]
 
-    def search(self, vendor: str, query: str, n: int) -> list[Hit]:
+    def mode_profile(self, vendor: str, mode: str | None) -> VendorProfile:
+        """The vendor's behaviour in one of its documented modes (deeper: slower, better, dearer)."""
+        return mode_profile(vendor, mode, self.profiles)
+
+    def search(self, vendor: str, query: str, n: int, mode: str | None = None) -> list[Hit]:
         # Sentinel pages this vendor has indexed by the simulator's clock compete with the corpus.
-        extra = self.sentinels.searchable(vendor, self.profiles[vendor], query, self.clock.now())
-        extra += self.registries.searchable(vendor, self.profiles[vendor], query)
-        return self.index.search(query, vendor, self.profiles[vendor], max(0, min(n, 100)), extra_pages=extra)
+        profile = self.mode_profile(vendor, mode)
+        extra = self.sentinels.searchable(vendor, profile, query, self.clock.now())
+        extra += self.registries.searchable(vendor, profile, query)
+        return self.index.search(query, vendor, profile, max(0, min(n, 100)), extra_pages=extra)
+
+    async def mode_delay(self, vendor: str, mode: str | None, key: str) -> None:
+        """What a slower mode adds to the vendor's latency (already waited by `delay`)."""
+        extra = (self.mode_profile(vendor, mode).latency_ms - self.profiles[vendor].latency_ms) * self.latency_scale
+        if extra > 0:
+            await asyncio.sleep(extra * (0.5 + unit_hash(vendor, "latency", mode or "", key)) / 1000.0)
 
     def result_url(self, vendor: str, page: Page) -> str:
         # A registry page comes back under whichever of the registry's URL forms this vendor indexed.

@@ -6,7 +6,7 @@ world, not the benchmark: the benchmark's own pins (plans, prices, limits) are i
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 
 @dataclass(frozen=True)
@@ -62,3 +62,38 @@ PROFILES: dict[str, VendorProfile] = {
     # Valyu: full page text with every result; billed per result (web $0.0015), see vendors/valyu.py.
     "valyu": VendorProfile(0.82, 0.90, 60, usd_per_request={"search": 0.015}, ttr_lag_hours=72),
 }
+
+
+# Each documented mode of a vendor behaves as its own service: a deeper mode searches longer, finds
+# more and ranks better, and costs what the vendor's pricing says (data/pricing/<vendor>.md). The
+# mode named by the request's own parameter (Exa's `type`, Tavily's `search_depth`, Linkup's
+# `depth`); a mode not listed here behaves as the vendor's profile. Coverage and ranking noise are
+# drawn per vendor, so a deeper mode's index holds every page the shallower one does.
+MODE_PROFILES: dict[str, dict[str, VendorProfile]] = {
+    "exa": {
+        # lite: Exa's cache only, never a live fetch ($4 per 1k, exa.ai/changelog)
+        "lite": replace(PROFILES["exa"], quality=0.80, coverage=0.90, latency_ms=15, usd_per_request={"search": 0.004}),
+        # deep: multi-step research ($12 per 1k, exa.ai/docs/changelog/pricing-update)
+        "deep": replace(
+            PROFILES["exa"], quality=0.95, coverage=0.98, latency_ms=120, usd_per_request={"search": 0.012}
+        ),
+    },
+    "tavily": {
+        # advanced: 2 credits ($0.016 at pay-as-you-go), "more relevant content snippets"
+        "advanced": replace(
+            PROFILES["tavily"], quality=0.90, coverage=0.95, latency_ms=60, usd_per_request={"search": 0.016}
+        ),
+    },
+    "linkup": {
+        # deep: "continues to search iteratively", $0.05 a searchResults call
+        "deep": replace(
+            PROFILES["linkup"], quality=0.93, coverage=0.97, latency_ms=150, usd_per_request={"search": 0.05}
+        ),
+    },
+}
+
+
+def mode_profile(vendor: str, mode: str | None, profiles: dict[str, VendorProfile] | None = None) -> VendorProfile:
+    """How `vendor` behaves in `mode` (its own profile for a mode without one)."""
+    base = (profiles or PROFILES)[vendor]
+    return MODE_PROFILES.get(vendor, {}).get(mode or "", base)

@@ -67,9 +67,15 @@ def test_an_empty_search_is_an_empty_result_not_an_error(simulator, sim_logs):
     assert sim_logs.billing() == []
 
 
-def test_deep_search_is_refused_because_its_price_cannot_be_read_back():
+def test_deep_is_its_own_mode_and_an_undocumented_depth_is_refused():
+    # The response does not say which depth ran: deep is a configuration of its own (`linkup.deep`),
+    # priced by its manifest entry ($0.05, data/pricing/linkup.md), never a request option of `linkup`.
+    endpoint = "https://api.linkup.so/v1/search"
+    deep = ADAPTER.build(VendorTask("search", "q"), endpoint, "k", ADAPTER.modes["deep"])
+    assert deep.json_body["depth"] == "deep"
+    assert ADAPTER.build(VendorTask("search", "q"), endpoint, "k", {}).json_body["depth"] == "standard"
     with pytest.raises(ValueError):
-        ADAPTER.build(VendorTask("search", "q"), "https://api.linkup.so/v1/search", "k", {"depth": "deep"})
+        ADAPTER.build(VendorTask("search", "q"), endpoint, "k", {"depth": "deeper"})
 
 
 def test_official_sdk_reads_the_simulator_and_agrees_with_our_adapter(simulator, monkeypatch):

@@ -128,3 +128,71 @@ def test_key_env_defaults_to_the_adapters_usual_variable_and_can_be_renamed():
     manifest = parse_manifest(yaml.safe_dump(data), "m.yaml")
     assert manifest.vendors["youcom"].key_env == "YDC_API_KEY"
     assert manifest.vendors["exa"].key_env == "EXA_TEAM_B_KEY"
+
+
+def with_configuration(name: str, **fields) -> dict:
+    data = demo_data()
+    base = data["vendors"][name.partition(".")[0]]
+    data["vendors"][name] = {**base, **fields}
+    return data
+
+
+def test_a_configuration_is_a_provider_in_a_documented_mode(tmp_path):
+    prices = {"usd": 1.0, "request.search": 0.012, "result.extra": 0.001, "page.text": 0.001}
+    data = with_configuration("exa.deep", mode="deep", prices_usd=prices)
+    manifest = load_manifest(write(tmp_path, data))
+    deep, default = manifest.vendors["exa.deep"], manifest.vendors["exa"]
+    assert (deep.provider, deep.mode, default.provider, default.mode) == ("exa", "deep", "exa", "auto")
+    assert deep.request_options["type"] == "deep" and default.request_options["type"] == "auto"
+    assert manifest.configurations_of("exa") == ["exa", "exa.deep"]
+
+
+@pytest.mark.parametrize(
+    ("name", "fields", "field", "words"),
+    [
+        (
+            "exa.deep",
+            {"mode": "deepest"},
+            "vendors.exa.deep.mode",
+            "not a mode of exa (its documented modes: auto, lite",
+        ),
+        ("exa.deep", {"mode": "lite"}, "vendors.exa.deep.mode", "names mode 'deep', but its entry runs mode 'lite'"),
+        (
+            "exa.deep",
+            {"mode": "deep", "options": {"type": "auto"}},
+            "vendors.exa.deep.options.type",
+            "contradicts mode 'deep'",
+        ),
+        (
+            "exa.deep",
+            {"mode": "deep", "spend_ceiling_usd": 99.0},
+            "vendors.exa.deep.spend_ceiling_usd",
+            "share its account",
+        ),
+        (
+            "exa.deep",
+            {"mode": "deep", "rate_limit_per_second": 500},
+            "vendors.exa.deep.rate_limit_per_second",
+            "share its account",
+        ),
+        ("exa.auto", {"mode": "auto"}, "vendors.exa.auto", "the same configuration as 'exa'"),
+        ("exa.Deep", {"mode": "deep"}, "vendors", "must be a provider"),
+    ],
+)
+def test_a_configuration_that_does_not_say_what_it_runs_is_named_with_its_line(tmp_path, name, fields, field, words):
+    data = with_configuration(name, **fields)
+    path = write(tmp_path, data)
+    with pytest.raises(BenchInputError) as info:
+        load_manifest(path)
+    (line,) = [ln for ln, f, message in info.value.problems if f == field and words in message]
+    # the line of the entry's field, or of the entry itself where the field is not written
+    text = path.read_text().splitlines()[line - 1].strip()
+    assert text.startswith((field.rsplit(".", 1)[-1] + ":", name.rsplit(".", 1)[-1], f"{name}:", "vendors:")), text
+
+
+def test_a_provider_named_entry_runs_its_default_mode(tmp_path):
+    data = demo_data()
+    data["vendors"]["exa"]["mode"] = "deep"
+    with pytest.raises(BenchInputError) as info:
+        load_manifest(write(tmp_path, data))
+    assert any("name a configuration of mode 'deep' exa.deep" in m for _, _, m in info.value.problems)

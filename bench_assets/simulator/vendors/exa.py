@@ -16,6 +16,9 @@ CONTENT_USD = 0.001  # a /contents page, per content type
 EXTRA_RESULT_USD = 0.001  # a search result beyond the 10 included
 SEARCH_RESULTS_INCLUDED = 10
 BEARER = (("authorization", "Bearer"),)
+# `type` on /search: the OpenAPI spec's enum (exa-labs/openapi-spec, 2026-04) and lite, added since
+# (exa.ai/changelog: "lite is a new search type ... $4 / 1k requests with up to 10 results").
+SEARCH_TYPES = ("auto", "neural", "fast", "instant", "lite", "deep-lite", "deep", "deep-reasoning")
 
 
 def unauthorized(req: SimRequest) -> Response:
@@ -82,7 +85,11 @@ async def search(sim: Simulator, req: SimRequest) -> Response:
     if not isinstance(n, int) or n < 1 or n > 100:
         return _bad_request(request_id, "numResults must be between 1 and 100")
     contents = body.get("contents") or {}
-    hits = sim.search(VENDOR, body["query"], n)
+    search_type = body.get("type") or "auto"
+    if search_type not in SEARCH_TYPES:
+        return _bad_request(request_id, f"type must be one of {', '.join(SEARCH_TYPES)}")
+    await sim.mode_delay(VENDOR, search_type, body["query"])
+    hits = sim.search(VENDOR, body["query"], n, mode=search_type)
     results = []
     for hit in hits:
         text = _text(sim, hit.page, contents.get("text"))
@@ -90,8 +97,8 @@ async def search(sim: Simulator, req: SimRequest) -> Response:
         results.append(_result(sim, hit.page, text, hit.snippet if contents.get("highlights") else None, hit.score))
     # The search price includes text and highlights: the contents cost nothing more.
     extra = max(0, len(results) - SEARCH_RESULTS_INCLUDED)
-    resolved = body.get("type") if body.get("type") in ("deep", "deep-reasoning") else "neural"
-    total = round(sim.profile(VENDOR).usd_per_request["search"] + EXTRA_RESULT_USD * extra, 6)
+    resolved = search_type if search_type in ("deep", "deep-reasoning", "deep-lite", "lite") else "neural"
+    total = round(sim.mode_profile(VENDOR, search_type).usd_per_request["search"] + EXTRA_RESULT_USD * extra, 6)
     sim.bill(VENDOR, "search", request_id, usd=total)
     return JSONResponse(
         {

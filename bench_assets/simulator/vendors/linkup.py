@@ -65,10 +65,11 @@ async def search(sim: Simulator, req: SimRequest) -> Response:
     n = body.get("maxResults", 10)
     if not isinstance(n, int) or isinstance(n, bool) or n < 1:
         return _invalid("maxResults", "maxResults must be a positive integer")
-    hits = sim.search(VENDOR, q, n)
+    await sim.mode_delay(VENDOR, depth, q)
+    hits = sim.search(VENDOR, q, n, mode=depth)
     if not hits:  # Linkup answers an empty search with 400 SEARCH_QUERY_NO_RESULT (not billed)
         return _error(400, "SEARCH_QUERY_NO_RESULT", "The query did not yield any result")
-    usd = DEEP_SEARCH_USD if depth == "deep" else sim.profile(VENDOR).usd_per_request["search"]
+    usd = DEEP_SEARCH_USD if depth == "deep" else sim.mode_profile(VENDOR, depth).usd_per_request["search"]
     if output_type == "sourcedAnswer":
         usd += ANSWER_EXTRA_USD
     unit = "request.search_deep" if depth == "deep" else "request.search"

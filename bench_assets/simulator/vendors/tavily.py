@@ -76,7 +76,8 @@ async def search(sim: Simulator, req: SimRequest) -> Response:
     raw = body.get("include_raw_content")
     request_id = sim.request_id(VENDOR)
     results = []
-    for hit in sim.search(VENDOR, query, n):
+    await sim.mode_delay(VENDOR, depth, query)
+    for hit in sim.search(VENDOR, query, n, mode=depth):
         item = {
             "url": sim.result_url(VENDOR, hit.page),
             "title": hit.page.title,

@@ -1,0 +1,151 @@
+"""Endpoint configurations: two modes of one provider (Exa's auto and deep) in one snapshot,
+materialized through Dagster against the simulator, as an operator runs them.
+
+Each mode is its own partition, request, price and leaderboard entry, and the paired tests
+compare the two like any other pair; the provider's account is one: its rate limit is paced under
+one name and its spend ceiling caps what both configurations spend together. This runs its own
+small snapshot (the shared `published_site` has one configuration per provider, and a shared
+ceiling can only be seen stopping a second configuration's fetch).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+
+import dagster as dg
+import duckdb
+import pytest
+import yaml
+
+from bench_assets.adapters import get_adapter
+from bench_assets.cli import main as cli
+from bench_assets.fetch.classify import SPEND_CEILING_REACHED
+from bench_assets.fetch.spend import archived_spend
+from bench_assets.manifest import load_manifest
+from bench_assets_tests.helpers import (
+    GOLDEN_STAGES,
+    RESULT_STAGES,
+    SNAPSHOT,
+    VENDOR_STAGES,
+    make_home,
+    materialize,
+    register_partitions,
+    vendor_key,
+)
+
+CONFIGURATIONS = ["exa", "exa.deep"]
+DEEP_PRICE = 0.012  # Exa Deep, $12 per 1,000 requests (data/pricing/exa.md)
+
+
+def add_deep(data: dict) -> None:
+    exa = data["vendors"]["exa"]
+    data["vendors"]["exa.deep"] = {
+        **exa,
+        "mode": "deep",
+        "prices_usd": {**exa["prices_usd"], "request.search": DEEP_PRICE},
+    }
+
+
+def manifest_path(home):
+    return home / "data" / "snapshots" / SNAPSHOT / "manifest.yaml"
+
+
+def set_ceiling(home, usd: float) -> None:
+    data = yaml.safe_load(manifest_path(home).read_text())
+    for name in CONFIGURATIONS:
+        data["vendors"][name]["spend_ceiling_usd"] = usd
+    manifest_path(home).write_text(yaml.safe_dump(data, sort_keys=False))
+
+
+def bench_estimate(home) -> dict:
+    out = io.StringIO()
+    with pytest.MonkeyPatch.context() as env, contextlib.redirect_stdout(out):
+        env.setenv("BENCH_HOME", str(home))
+        env.delenv("BENCH_PRIVATE_DIR", raising=False)
+        cli.main(["estimate", SNAPSHOT, "--json"])
+    return json.loads(out.getvalue())
+
+
+@pytest.fixture(scope="module")
+def mode_ladder(tmp_path_factory, simulator):
+    home = make_home(tmp_path_factory.mktemp("modes"), ["exa"], rows_per_stratum=5, edit=add_deep)
+    estimate = {e["vendor"]: e for e in bench_estimate(home)["vendors"]}
+    # A ceiling each configuration would keep to alone, but not both together: exa's whole fetch and
+    # half of exa.deep's.
+    ceiling = round(estimate["exa"]["usd"] + estimate["exa.deep"]["usd"] / 2, 4)
+    set_ceiling(home, ceiling)
+    with dg.instance_for_test() as instance:
+        register_partitions(instance, [SNAPSHOT], CONFIGURATIONS)
+        materialize(instance, home, simulator.base_url, GOLDEN_STAGES, SNAPSHOT)
+        for name in CONFIGURATIONS:
+            materialize(instance, home, simulator.base_url, VENDOR_STAGES, vendor_key(name))
+        materialize(instance, home, simulator.base_url, RESULT_STAGES, SNAPSHOT)
+    return home, ceiling, bench_estimate(home)
+
+
+def raw_of(home, vendor: str):
+    con = duckdb.connect(str(home / "data" / "warehouse" / "bench.duckdb"), read_only=True)
+    try:
+        return con.execute(
+            "SELECT * FROM raw_responses WHERE snapshot_id = ? AND vendor = ? ORDER BY query_id, capability, attempt",
+            [SNAPSHOT, vendor],
+        ).df()
+    finally:
+        con.close()
+
+
+def test_each_configuration_sends_its_modes_request_and_is_billed_its_price(mode_ladder):
+    home, _, _ = mode_ladder
+    for name, search_type, price in (("exa", "auto", 0.007), ("exa.deep", "deep", DEEP_PRICE)):
+        raw = raw_of(home, name)
+        searches = raw[(raw["capability"] == "search") & raw["http_status"].eq(200)]
+        assert len(searches), name
+        bodies = [json.loads(r)["json"] for r in searches["request_json"]]
+        assert {b["type"] for b in bodies} == {search_type}, name
+        # the simulator's Exa states its charge (costDollars.total): the mode's own price
+        costs = {round(json.loads(b)["costDollars"]["total"], 6) for b in searches["body"]}
+        assert costs == {price}, name
+
+
+def test_configurations_of_one_provider_share_its_spend_ceiling(mode_ladder):
+    home, ceiling, estimate = mode_ladder
+    manifest = load_manifest(manifest_path(home))
+    spent = {}
+    for name in CONFIGURATIONS:
+        spec = manifest.vendors[name]
+        spent[name] = float(archived_spend(get_adapter(spec.adapter), spec.prices_usd, raw_of(home, name)).sum())
+    # exa ran first and whole; exa.deep had only what exa left, and stopped there (recorded, not sent)
+    deep = raw_of(home, "exa.deep")
+    assert (deep["transport_error"] == SPEND_CEILING_REACHED).sum() > 0
+    assert (raw_of(home, "exa")["transport_error"] == SPEND_CEILING_REACHED).sum() == 0
+    in_flight = manifest.vendors["exa.deep"].concurrency * DEEP_PRICE  # calls already sent when it was reached
+    assert spent["exa"] + spent["exa.deep"] <= ceiling + in_flight + 1e-9
+    # Alone, each would have kept to it: the estimate flags the provider, not a configuration
+    by_vendor = {e["vendor"]: e for e in estimate["vendors"]}
+    assert all(by_vendor[n]["usd"] <= ceiling for n in CONFIGURATIONS)
+    assert all(not by_vendor[n]["within_ceiling"] and by_vendor[n]["provider"] == "exa" for n in CONFIGURATIONS)
+
+
+def test_configurations_of_one_provider_are_paced_as_one_account(mode_ladder):
+    home, _, _ = mode_ladder
+    logs = sorted(p.name for p in (home / "data" / "warehouse").rglob("*.sqlite"))
+    assert "exa.sqlite" in logs and "exa.deep.sqlite" not in logs, logs
+
+
+def test_the_leaderboard_has_an_entry_per_configuration_naming_provider_and_mode(mode_ladder):
+    home, _, _ = mode_ladder
+    out = home / "data" / "publish" / SNAPSHOT
+    board = json.loads((out / "leaderboard.json").read_text())
+    assert board["schema_version"] == 4
+    entries = {e["vendor"]: e for e in board["vendors"] if e["status"] != "excluded"}
+    assert {v: (e["provider"], e["mode"]) for v, e in entries.items()} == {
+        "exa": ("exa", "auto"),
+        "exa.deep": ("exa", "deep"),
+    }
+    # the mode ladder is compared like any pair: a paired test between the two configurations
+    pairs = [{c["vendor_a"], c["vendor_b"]} for c in board["comparisons"]["pairs"]]
+    assert set(CONFIGURATIONS) in pairs, board["comparisons"]
+    csv_head = (out / "leaderboard.csv").read_text().splitlines()[0].split(",")
+    assert csv_head[:3] == ["vendor", "provider", "mode"]
