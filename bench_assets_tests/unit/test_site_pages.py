@@ -59,6 +59,9 @@ def _entry(vendor: str, **fields: Any) -> dict[str, Any]:
         "miss_reason": None,
         "evidence_level": "text",
         "body_sha256": "ab" * 32,
+        "request_json": '{"query": "q <1> & 2", "api_key": "<redacted>"}',
+        "body": None,
+        "body_withheld": None,
         "results": RESULTS,
     }
     return {**entry, **fields}
@@ -84,7 +87,7 @@ FIELDS = [
     {"field": "numeric_facts", "score": 0.0, "weight": 0.3, "items": []},
 ]
 ENTRIES = [
-    _entry("alpha"),
+    _entry("alpha", evidence_level="raw", body='{"results": [{"url": "https://a.test/", "title": "</pre><script>x</script>"}]}'),
     _entry("beta", response_class="unsupported", correct=None, first_hit_rank=None, fidelity=None, answer_score=None),
     _entry(
         "gamma",
@@ -109,6 +112,7 @@ ENTRIES = [
     _entry(
         "delta",
         evidence_level="digests",
+        body_withheld="not published: the vendor's terms allow digests",
         fidelity_fields=FIELDS[2:],
         answer_ranks=[1, 3],
         answer_reading={**READING, "sentence": None},
@@ -137,7 +141,13 @@ ENTRIES = [
     _entry(
         "eta", answer_reading={**READING, "kind": "precise", "value": 874, "sentence": "874 grams", "withheld": False}
     ),
-    _entry("theta", correct=False, first_hit_rank=None, miss_reason="extract_fields:title,anchor_phrases"),
+    _entry(
+        "theta",
+        correct=False,
+        first_hit_rank=None,
+        miss_reason="extract_fields:title,anchor_phrases",
+        body_withheld="names a holdout row, decoy or dead holdout row (its id, query or golden URL)",
+    ),
 ]
 CASES = {"every-kind": ENTRIES, "one": ENTRIES[:1], "failed": ENTRIES[2:3], "none": []}
 
