@@ -17,7 +17,13 @@ from urllib.parse import urlencode
 from markupsafe import Markup
 
 # the URL parameter per listed field, as filter.js reads them (`data-<name>` on each listed row)
-FILTERS = {"task_type": "task", "stratum": "stratum", "response_class": "class", "verdict": "verdict", "miss_reason": "miss"}
+FILTERS = {
+    "task_type": "task",
+    "stratum": "stratum",
+    "response_class": "class",
+    "verdict": "verdict",
+    "miss_reason": "miss",
+}
 
 # metrics over one task type's rows; the others not named here count every row of the vendor
 _METRIC_TASK = {"fidelity_mean": "extract", "answer_score_mean": "answer"}

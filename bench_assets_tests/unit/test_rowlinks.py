@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from bench_assets.publish.rowlinks import linked, rows_href, rows_query
 
-BOARD = {"ranking": {"metric": "correct_rate_shared", "base_metric": "correct_rate", "task_types": ["search", "answer"]}}
+BOARD = {
+    "ranking": {"metric": "correct_rate_shared", "base_metric": "correct_rate", "task_types": ["search", "answer"]}
+}
 
 
 def test_a_metric_over_one_task_type_filters_its_rows_to_it() -> None:
