@@ -236,6 +236,13 @@ def test_a_figure_cell_leads_to_only_its_rows_and_a_row_to_its_raw_response(publ
     assert final["body"], final  # a simulated snapshot publishes its bodies whole
     assert page.locator(f"#{vendor}-raw pre.raw-request").inner_text() == final["request_json"]
     assert page.locator(f"#{vendor}-raw pre.raw-response").inner_text() == final["body"][:20_000]
+
+    # a figure over every row (the correct rate's card) opens every row
+    page.goto(f"{site_url}vendors/{vendor}.html", wait_until="networkidle")
+    assert page.locator("#public-rows-list").get_attribute("open") is None
+    page.locator('#key-figures [data-metric="correct_rate"] a.rows').click()
+    assert page.locator("#public-rows-list").get_attribute("open") is not None
+    assert len(visible_rows(page)) == len(verdicts)
     page.close()
     assert watch.problems == []
 

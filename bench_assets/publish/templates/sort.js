@@ -110,11 +110,15 @@
     holder.parentNode.insertBefore(form, holder);
     holder.parentNode.insertBefore(status, holder);
     apply(false);
-    if (params.toString()) {
+    // a figure's link opens the rows: with a filter, or to the rows themselves
+    function reveal(initial) {
+      if (!(initial && params.toString()) && location.hash !== "#public-rows") return;
       var details = table.closest("details");
-      if (details) details.open = true;
       var target = location.hash && document.getElementById(location.hash.slice(1));
+      if (details) details.open = true;
       if (target) target.scrollIntoView();
     }
+    reveal(true);
+    window.addEventListener("hashchange", function () { reveal(false); });
   });
 })();
