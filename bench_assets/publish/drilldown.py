@@ -28,6 +28,7 @@ import pandas as pd
 from bench_assets.golden.rows import GoldenRow
 from bench_assets.manifest import Manifest
 from bench_assets.metrics import FidelityScore, extraction_fidelity, normalize_text, normalize_url
+from bench_assets.publish.evidence import WITHHELD_PRIVATE, body_reveals
 from bench_assets.publish.files import PUBLIC_ROW_SCORE_COLUMNS
 from bench_assets.runtime.packed import CHUNK_ROWS, PackedEntries
 from bench_assets.score.partition import VERDICT_COLUMNS, ArchiveReading, ScoredRows
@@ -81,6 +82,10 @@ class Reveals(Protocol):
     """What decides whether a result may be shown (the publication's `split.leaks.LeakGuard`)."""
 
     def reveals(self, *texts: str | None, url: str | None = None) -> bool: ...
+
+    def holds_any(self, texts: Iterable[str]) -> bool: ...
+
+    def __bool__(self) -> bool: ...
 
 
 def _task_summary(row: GoldenRow) -> dict[str, Any]:
@@ -159,6 +164,8 @@ def _results_by_row(results: pd.DataFrame) -> dict[str, list[Any]]:
 class _FinalBody(NamedTuple):
     digest: Any  # the SHA-256 of the body of the last archived public attempt
     has_body: bool  # whether the vendor sent one (a transport error has none)
+    request: str | None  # the request as sent, secrets redacted (published at every level)
+    body: str | None
 
 
 def _final_bodies(archive: ArchiveReading, public_ids: set[str]) -> dict[tuple[str, str], _FinalBody]:
@@ -170,9 +177,23 @@ def _final_bodies(archive: ArchiveReading, public_ids: set[str]) -> dict[tuple[s
         return {}
     last = public.sort_values("attempt").groupby(["query_id", "capability"], as_index=False).tail(1)
     return {
-        (q, c): _FinalBody(plain(d), isinstance(b, str))
-        for q, c, d, b in zip(last["query_id"], last["capability"], last["body_sha256"], last["body"])
+        (q, c): _FinalBody(plain(d), isinstance(b, str), plain(r), b if isinstance(b, str) else None)
+        for q, c, d, b, r in zip(
+            last["query_id"], last["capability"], last["body_sha256"], last["body"], last["request_json"]
+        )
     }
+
+
+def _published_body(final: _FinalBody | None, level: str, guard: Reveals) -> tuple[str | None, str | None]:
+    """The final body as a row's page shows it, and why not where it is not shown: the bundle's
+    rule (`evidence.read_vendor_evidence`): at `raw` only, never one that names a private row."""
+    if final is None or final.body is None:
+        return None, None
+    if body_reveals(guard, final.body):
+        return None, WITHHELD_PRIVATE
+    if level != "raw":
+        return None, f"not published: the vendor's terms allow {level}"
+    return final.body, None
 
 
 def vendor_entries(
@@ -213,6 +234,8 @@ def vendor_entries(
         cap = "extract" if row.task_type == "extract" else "search"
         final = finals.get((row.id, cap))
         entry["body_sha256"] = final.digest if final is not None else None
+        entry["request_json"] = final.request if final is not None else None
+        entry["body"], entry["body_withheld"] = _published_body(final, level, guard)
         entry["error_detail"] = _published_detail(shared, entry, final is not None and final.has_body, level)
         got = archive.evidence.get(row.id)
         answered = got is not None and entry["response_class"] == "ok"

@@ -31,11 +31,11 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pandas as pd
 import pyarrow as pa
@@ -260,7 +260,15 @@ def url_digest(url: str) -> str | None:
     return url_forms(url)[1]
 
 
-def _body_reveals(guard: LeakGuard, body: str | None) -> bool:
+class HoldsAny(Protocol):
+    """What reads a body for a private row (the publication's `split.leaks.LeakGuard`)."""
+
+    def __bool__(self) -> bool: ...
+
+    def holds_any(self, texts: Iterable[str]) -> bool: ...
+
+
+def body_reveals(guard: HoldsAny, body: str | None) -> bool:
     """Whether a body names a private row, read as a reader reads it (JSON strings decoded)."""
     if not body or not guard:
         return False
@@ -368,7 +376,7 @@ def read_vendor_evidence(
         rec = dict(zip(_ATTEMPT_FIELDS, values))
         body = rec["body"] if isinstance(rec["body"], str) else None
         row = by_id[rec["query_id"]]
-        private = _body_reveals(guard, body)
+        private = body_reveals(guard, body)
         if final:
             listed = _result_records(vendor, row, evidence[row.id], level, manifest.answer_k, guard, private)
             counts["results_withheld_private"] += sum(1 for x in listed if x["withheld"])

@@ -78,6 +78,7 @@ from bench_assets.publish.format import (
     verdict_in_context,
 )
 from bench_assets.publish.methodology import known_limitations, methodology_context
+from bench_assets.publish.rowlinks import linked, rows_href
 from bench_assets.runtime import collector_paused, in_processes, worker_count
 from bench_assets.runtime.packed import CHUNK_ROWS
 from bench_assets.runtime.progress import Track, untracked
@@ -90,6 +91,8 @@ ROWS_PER_PAGE = 500
 # What rendering a part of the site holds at most (a chunk of rows' records and pages), for how
 # many parts go at once (`runtime.worker_count`).
 SITE_PART_MIB = 300
+# The most of a raw response body a row's page shows; the evidence bundle holds it whole.
+RAW_BODY_CHARS = 20_000
 
 
 class Pager(NamedTuple):
@@ -142,6 +145,9 @@ def _environment() -> Environment:
         external=external_href,
         missed=miss_reason_label,
         miss_code=miss_code,
+        rows_href=rows_href,
+        raw_body_chars=RAW_BODY_CHARS,
+        linked=linked,
         miss_meanings=MISS_REASONS,
         correct_threshold=metrics.CORRECT_THRESHOLD,
         aggregate_min_n=eligibility.AGGREGATE_MIN_N,

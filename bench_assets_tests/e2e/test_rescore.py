@@ -124,7 +124,10 @@ def test_an_edited_figure_in_the_leaderboard_page_and_a_vendor_page_is_reported(
     entry = next(e for e in board["vendors"] if e["status"] == "scored")
     vendor, rank = entry["vendor"], board["rank_metric"]
     shown = f"{entry['metrics'][rank]['value']:.3f}"
-    cell = re.compile(rf'(<tr data-vendor="{vendor}".*?data-metric="{rank}"><span class="v">){re.escape(shown)}<', re.S)
+    linked = '(?:<a class="rows" href="[^"]*">)?'  # a figure links to the rows behind it
+    cell = re.compile(
+        rf'(<tr data-vendor="{vendor}".*?data-metric="{rank}"><span class="v">{linked}){re.escape(shown)}<', re.S
+    )
     with edited(out / "index.html", lambda t: cell.sub(r"\g<1>0.999<", t, count=1)):
         assert "0.999" in (out / "index.html").read_text()
         found = rescore(published_site)
@@ -135,7 +138,9 @@ def test_an_edited_figure_in_the_leaderboard_page_and_a_vendor_page_is_reported(
     ], found
 
     hit = f"{entry['metrics']['hit_at_1']['value']:.3f}"
-    card = re.compile(rf'(data-metric="hit_at_1"><span class="k"[^>]*>[^<]*</span><span class="v">){re.escape(hit)}<')
+    card = re.compile(
+        rf'(data-metric="hit_at_1"><span class="k"[^>]*>[^<]*</span>{linked}<span class="v">){re.escape(hit)}<'
+    )
     page = out / "vendors" / f"{vendor}.html"
     with edited(page, lambda t: card.sub(r"\g<1>0.111<", t, count=1)):
         found = rescore(published_site)

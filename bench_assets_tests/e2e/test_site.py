@@ -673,7 +673,7 @@ def site_links(out: Path) -> dict[str, list[str]]:
         for node in tree.css("a[href]"):
             ref = node.attributes["href"]
             if is_local(ref):
-                target = ref.split("#")[0]
+                target = ref.split("#")[0].split("?")[0]  # a row listing's filter is in its query
                 if target and not (path.parent / target).resolve().exists():
                     found["broken"].append(f"{where} -> {ref}")
             elif ref.startswith(("https://", "http://")):

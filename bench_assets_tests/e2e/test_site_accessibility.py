@@ -73,11 +73,15 @@ def test_every_page_type_has_no_serious_axe_violation_and_fits_a_phone(
     # the fixture publishes each of these; a type that went missing would go unchecked
     assert {*FRONT_PAGES, "queries listing", "vendor", "reply"} <= set(types), types
     assert {"query (search)", "query (answer)", "query (extract)"} <= set(types), types
+    # a vendor's rows as a figure's link opens them: filtered, with the filter's form
+    types["vendor (filtered rows)"] = types["vendor"] + "?task=search&verdict=correct#public-rows"
     report, problems = [], []
     for name, viewport in VIEWPORTS.items():
         page = browser.new_page(viewport=viewport)
         for kind, rel in types.items():
             page.goto(site_url + rel, wait_until="networkidle")
+            # what is one click away is checked too: every column, the rows, the raw responses
+            page.evaluate("document.querySelectorAll('details').forEach(d => { d.open = true; })")
             width = page.evaluate("document.documentElement.scrollWidth")
             if width > viewport["width"]:
                 problems.append(f"{name} {rel}: the page is {width} px wide in a {viewport['width']} px window")
@@ -87,7 +91,7 @@ def test_every_page_type_has_no_serious_axe_violation_and_fits_a_phone(
                 targets = "; ".join(str(n["target"]) for n in v["nodes"][:3])
                 problems.append(f"{name} {rel}: {v['id']} ({v['impact']}) on {len(v['nodes'])} nodes: {targets}")
             report.append(
-                f"{name:7} {kind:16} {rel:28} width {width:4} axe serious/critical nodes: "
+                f"{name:7} {kind:22} {rel:28} width {width:4} axe serious/critical nodes: "
                 f"{sum(len(v['nodes']) for v in blocking)}"
             )
         page.close()

@@ -176,3 +176,81 @@ def test_reader_sorts_the_leaderboard_follows_links_and_sees_the_charts(
         record_property(f"screenshot_{path.stem}", str(path))
     with capsys.disabled():
         print("\nscreenshots:\n" + "\n".join(f"  {p}" for p in shots))
+
+
+def visible_rows(page) -> list[dict[str, str]]:
+    """The vendor's listed rows a reader sees: each row's fields as the listing carries them."""
+    return page.eval_on_selector_all(
+        "table#rows tbody tr",
+        "rows => rows.filter(r => !r.hidden).map(r => ({row_id: r.cells[0].innerText, ...r.dataset}))",
+    )
+
+
+def test_a_figure_cell_leads_to_only_its_rows_and_a_row_to_its_raw_response(published_site, site_url, browser):
+    """Click a vendor's hit@1 on the leaderboard: its page lists only its public search rows; a
+    stratum's figure, then the verdict filter, narrow them further; a row leads to its page, where
+    the final attempt's redacted request and (a simulated snapshot publishes bodies whole) the
+    response body, as the evidence bundle holds it, are shown. Without script every row shows."""
+    import pyarrow.parquet as pq
+
+    board = json.loads((published_site.out / "leaderboard.json").read_text())
+    vendor = next(e["vendor"] for e in board["vendors"] if e["status"] == "scored" and "hit_at_1" in e["metrics"])
+    verdicts = json.loads((published_site.out / "vendors" / f"{vendor}.json").read_text())["public_rows"]
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    watch = PageWatch(page, site_url)
+
+    page.goto(site_url + "index.html", wait_until="networkidle")
+    page.locator("#all-columns > summary").click()
+    page.locator(f'#leaderboard tr[data-vendor="{vendor}"] td[data-metric="hit_at_1"] a.rows').click()
+    page.wait_for_load_state("networkidle")
+    assert page.url == f"{site_url}vendors/{vendor}.html?task=search#public-rows"
+    assert page.locator("#public-rows-list").get_attribute("open") is not None  # opened for the reader
+    shown = visible_rows(page)
+    search_rows = sorted(v["row_id"] for v in verdicts if v["task_type"] == "search")
+    assert search_rows and sorted(r["row_id"] for r in shown) == search_rows
+    status = page.locator(".row-filter-status").inner_text()
+    assert status.startswith(f"{len(search_rows)} of {len(verdicts)} rows"), status
+
+    # a stratum's figure in the breakdown: that stratum's rows only
+    stratum = next(v["stratum"] for v in verdicts if v["task_type"] == "search")
+    cell = page.locator(f'#breakdown-stratum tr[data-scope-value="{stratum}"] td[data-metric="correct_rate"] a.rows')
+    cell.click()
+    page.wait_for_load_state("networkidle")
+    shown = visible_rows(page)
+    assert sorted(r["row_id"] for r in shown) == sorted(v["row_id"] for v in verdicts if v["stratum"] == stratum)
+    # narrowed by verdict through the form, the URL following
+    page.get_by_label("Verdict").select_option("correct")
+    shown = visible_rows(page)
+    expected = sorted(v["row_id"] for v in verdicts if v["stratum"] == stratum and v["correct"])
+    assert sorted(r["row_id"] for r in shown) == expected and expected
+    assert "verdict=correct" in page.url and all(r["verdict"] == "correct" for r in shown)
+
+    # a row to its raw response
+    row_id = shown[0]["row_id"]
+    page.locator("table#rows tbody tr:not([hidden]) a").first.click()
+    page.wait_for_load_state("networkidle")
+    assert page.url == f"{site_url}queries/{row_id}.html#{vendor}"
+    page.locator(f"#{vendor}-raw > summary").click()
+    attempts = pq.read_table(published_site.out / "evidence" / "attempts" / f"{vendor}.parquet").to_pylist()
+    final = next(a for a in attempts if a["row_id"] == row_id and a["final"])
+    assert final["body"], final  # a simulated snapshot publishes its bodies whole
+    assert page.locator(f"#{vendor}-raw pre.raw-request").inner_text() == final["request_json"]
+    assert page.locator(f"#{vendor}-raw pre.raw-response").inner_text() == final["body"][:20_000]
+
+    # a figure over every row (the correct rate's card) opens every row
+    page.goto(f"{site_url}vendors/{vendor}.html", wait_until="networkidle")
+    assert page.locator("#public-rows-list").get_attribute("open") is None
+    page.locator('#key-figures [data-metric="correct_rate"] a.rows').click()
+    assert page.locator("#public-rows-list").get_attribute("open") is not None
+    assert len(visible_rows(page)) == len(verdicts)
+    page.close()
+    assert watch.problems == []
+
+    # without script, the filtered link shows every row (and no form)
+    context = browser.new_context(java_script_enabled=False)
+    plain_page = context.new_page()
+    plain_page.goto(f"{site_url}vendors/{vendor}.html?task=search#public-rows")
+    hidden = plain_page.eval_on_selector_all("table#rows tbody tr", "rows => rows.filter(r => r.hidden).length")
+    assert plain_page.locator("table#rows tbody tr").count() == len(verdicts) and hidden == 0
+    assert plain_page.locator("form.row-filter").count() == 0
+    context.close()

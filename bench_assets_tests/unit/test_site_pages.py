@@ -8,6 +8,7 @@ commit the pages with it."""
 
 from __future__ import annotations
 
+import html
 import os
 from pathlib import Path
 from typing import Any
@@ -59,6 +60,9 @@ def _entry(vendor: str, **fields: Any) -> dict[str, Any]:
         "miss_reason": None,
         "evidence_level": "text",
         "body_sha256": "ab" * 32,
+        "request_json": '{"query": "q <1> & 2", "api_key": "<redacted>"}',
+        "body": None,
+        "body_withheld": None,
         "results": RESULTS,
     }
     return {**entry, **fields}
@@ -84,7 +88,11 @@ FIELDS = [
     {"field": "numeric_facts", "score": 0.0, "weight": 0.3, "items": []},
 ]
 ENTRIES = [
-    _entry("alpha"),
+    _entry(
+        "alpha",
+        evidence_level="raw",
+        body='{"results": [{"url": "https://a.test/", "title": "</pre><script>x</script>"}]}',
+    ),
     _entry("beta", response_class="unsupported", correct=None, first_hit_rank=None, fidelity=None, answer_score=None),
     _entry(
         "gamma",
@@ -109,6 +117,7 @@ ENTRIES = [
     _entry(
         "delta",
         evidence_level="digests",
+        body_withheld="not published: the vendor's terms allow digests",
         fidelity_fields=FIELDS[2:],
         answer_ranks=[1, 3],
         answer_reading={**READING, "sentence": None},
@@ -137,7 +146,13 @@ ENTRIES = [
     _entry(
         "eta", answer_reading={**READING, "kind": "precise", "value": 874, "sentence": "874 grams", "withheld": False}
     ),
-    _entry("theta", correct=False, first_hit_rank=None, miss_reason="extract_fields:title,anchor_phrases"),
+    _entry(
+        "theta",
+        correct=False,
+        first_hit_rank=None,
+        miss_reason="extract_fields:title,anchor_phrases",
+        body_withheld="names a holdout row, decoy or dead holdout row (its id, query or golden URL)",
+    ),
 ]
 CASES = {"every-kind": ENTRIES, "one": ENTRIES[:1], "failed": ENTRIES[2:3], "none": []}
 
@@ -232,3 +247,14 @@ def test_a_vendors_listing_of_the_rest_of_its_rows_is_the_saved_page() -> None:
         "vendor_rows.html.j2", e={"vendor": "exa"}, listed=LISTED[3:], pager=pager, board=_board("live"), active=""
     )
     _matches_saved("vendor-rows.html", page)
+
+
+def test_a_long_raw_body_is_shown_in_part_and_said_so() -> None:
+    from bench_assets.publish.site import RAW_BODY_CHARS
+
+    body = '{"text": "' + "é" * RAW_BODY_CHARS + '"}'
+    entry = _entry("alpha", evidence_level="raw", body=body)
+    page = _render("query.html.j2", q=_record("search", [entry]), board=_board("simulated"), active="")
+    shown = page.split('<pre class="raw-response" tabindex="0">', 1)[1].split("</pre>", 1)[0]
+    assert html.unescape(shown) == body[:RAW_BODY_CHARS]
+    assert f"its first {RAW_BODY_CHARS} of {len(body)} characters (the whole body is in the evidence bundle)" in page

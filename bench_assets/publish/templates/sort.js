@@ -51,4 +51,74 @@
       });
     });
   });
+  // A vendor's row listing, filtered by its URL (?task=search&stratum=news&class=timeout&verdict=incorrect&miss=...)
+  // as a figure's link sets it (publish/rowlinks.py); a value may list several, comma-separated. Without a filter,
+  // or without script, every row shows.
+  var FIELDS = [["task", "Task"], ["stratum", "Stratum"], ["class", "Class"], ["verdict", "Verdict"], ["miss", "Miss reason"]];
+  function matches(wanted, have) {
+    return !wanted || wanted.split(",").indexOf(have) !== -1;
+  }
+  document.querySelectorAll("table[data-row-filter]").forEach(function (table) {
+    var params = new URLSearchParams(window.location.search);
+    var rows = Array.prototype.slice.call(table.tBodies[0].rows);
+    var paged = document.querySelector("nav.pager") !== null;
+    var form = document.createElement("form");
+    form.className = "row-filter";
+    form.setAttribute("role", "search");
+    form.setAttribute("aria-label", "filter the rows");
+    var selects = {};
+    FIELDS.forEach(function (field) {
+      var name = field[0], wanted = params.get(name) || "", values = [];
+      rows.forEach(function (r) { var v = r.dataset[name]; if (v && values.indexOf(v) === -1) values.push(v); });
+      if (values.length < 2 && !wanted) return; // nothing to choose from
+      if (wanted && values.indexOf(wanted) === -1) values.push(wanted);
+      values.sort();
+      var label = document.createElement("label");
+      label.textContent = field[1] + " ";
+      var select = document.createElement("select");
+      select.name = name;
+      select.add(new Option("any", ""));
+      values.forEach(function (v) { select.add(new Option(v, v)); });
+      select.value = wanted;
+      label.appendChild(select);
+      form.appendChild(label);
+      selects[name] = select;
+    });
+    var status = document.createElement("p");
+    status.className = "note row-filter-status";
+    status.setAttribute("role", "status");
+    function apply(remember) {
+      var shown = 0, query = new URLSearchParams();
+      Object.keys(selects).forEach(function (n) { if (selects[n].value) query.set(n, selects[n].value); });
+      rows.forEach(function (r) {
+        var keep = Object.keys(selects).every(function (n) { return matches(selects[n].value, r.dataset[n] || ""); });
+        r.hidden = !keep;
+        if (keep) shown += 1;
+      });
+      var search = query.toString() ? "?" + query.toString() : "";
+      status.textContent = search
+        ? shown + " of " + rows.length + " rows" + (paged ? " on this page" : "") + " match the filter."
+        : "Every row" + (paged ? " of this page" : "") + " shows (" + rows.length + ").";
+      document.querySelectorAll("nav.pager a").forEach(function (a) { a.search = search; });
+      if (remember) {
+        try { history.replaceState(null, "", location.pathname + search + location.hash); } catch (e) { /* file:// */ }
+      }
+    }
+    form.addEventListener("change", function () { apply(true); });
+    form.addEventListener("submit", function (ev) { ev.preventDefault(); });
+    var holder = table.closest(".table-scroll") || table;
+    holder.parentNode.insertBefore(form, holder);
+    holder.parentNode.insertBefore(status, holder);
+    apply(false);
+    // a figure's link opens the rows: with a filter, or to the rows themselves
+    function reveal(initial) {
+      if (!(initial && params.toString()) && location.hash !== "#public-rows") return;
+      var details = table.closest("details");
+      var target = location.hash && document.getElementById(location.hash.slice(1));
+      if (details) details.open = true;
+      if (target) target.scrollIntoView();
+    }
+    reveal(true);
+    window.addEventListener("hashchange", function () { reveal(false); });
+  });
 })();
