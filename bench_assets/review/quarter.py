@@ -31,7 +31,8 @@ from typing import Any
 import yaml
 
 from bench_assets.errors import BenchInputError
-from bench_assets.golden.pools import load_pool
+from bench_assets.golden.planted import reserve_size
+from bench_assets.golden.pools import load_pool, planted_reserve_pages
 from bench_assets.golden.registry_rows import cohort_of
 from bench_assets.golden.rows import GoldenRow, dump_golden_rows, split_groups
 from bench_assets.golden.sources import private_golden_path
@@ -96,7 +97,12 @@ def _pool_entry(
     """The next manifest's pool: the planted reserve as it is, else a private file of what is left."""
     source = manifest.pool_source(pool)
     if source == "planted_demo":
-        return {"source": "planted_demo"}
+        if kind == "decoy":
+            return {"source": "planted_demo"}
+        # the simulated web grows by a quarter's reserve each quarter (prefix-stable: the pages
+        # the last quarter served, used or not, stay the first ones), so N quarters never run dry
+        grown = planted_reserve_pages(manifest, pool) + reserve_size(max(1, manifest.golden.rows_per_stratum // 3))
+        return {"source": "planted_demo", "reserve_pages": grown}
     left = [r for r in load_pool(manifest, pool, kind, private_dir, rows) if r.id not in drop]
     path = private_golden_path(private_dir, next_id, f"{kind}s")
     dump_golden_rows(left, path)
