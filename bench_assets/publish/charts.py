@@ -642,7 +642,7 @@ def quarter_trend_figure(
 
         draw(rank_ax, ranked, "rank", lambda r: PALETTE[0])
         rank_ax.set_title(f"{vendor}: {rank_label}", loc="left")
-        rank_ax.yaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
+        rank_ax.yaxis.set_major_formatter(PercentFormatter(1.0, decimals=None))  # as many decimals as the ticks need
         gapped = [r for r in rows if r.get("overfit_gap") is not None]
         gap_ax.axhline(0, color=INK, linewidth=0.9, zorder=1)
         if gapped:
