@@ -11,8 +11,8 @@ scored), `draw_next_quarter`:
   were (their cohort kept), and the replacements with their content, as the new cohort;
 - writes the next snapshot's manifest for the operator to review: vendors, plans, prices, terms
   and settings carried over, the golden source the file above, the candidate and decoy pools
-  carried forward (the planted reserve as it is; a registry's or a file's pool as a private file
-  of what is left of it).
+  carried forward (the planted candidate reserve grown by a quarter's worth, the planted decoys as
+  they are; a registry's or a file's pool as a private file of what is left of it).
 The split of the next quarter is then made by `query_split` as always: carried-over rows keep
 their recorded side (holdout wins if any earlier quarter held a row out), and the new cohort is
 split 70/30 within every stratum by the key, which is what the plan's `takes_split` says.
@@ -94,7 +94,7 @@ def shortfalls(plan: RotationPlan, pool_left: dict[str, int]) -> list[tuple[str,
 def _pool_entry(
     manifest: Manifest, pool: Any, kind: str, rows: list[GoldenRow], private_dir: Path, next_id: str, drop: frozenset
 ) -> dict[str, Any]:
-    """The next manifest's pool: the planted reserve as it is, else a private file of what is left."""
+    """The next manifest's pool: the planted reserve (the candidates' grown), else a private file of what is left."""
     source = manifest.pool_source(pool)
     if source == "planted_demo":
         if kind == "decoy":
