@@ -495,6 +495,12 @@ class RowPool(_Strict):
         default=None, description="default: as the golden source (registry: candidates the draw left over)"
     )
     path: PrivatePath = Field(default=None, description="relative to the private directory")
+    reserve_pages: int | None = Field(
+        default=None,
+        ge=1,
+        description="planted_demo only: reserve pages per stratum (default: half the golden pages); "
+        "each quarter drawn from the demo grows the candidate reserve by that many",
+    )
 
 
 class DecoySpec(RowPool):

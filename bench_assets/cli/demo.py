@@ -6,6 +6,7 @@ import argparse
 import functools
 import json
 import os
+import re
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, as_completed
@@ -16,8 +17,9 @@ import dagster as dg
 
 from bench_assets.cli.help import fit
 from bench_assets.cli.home import bench_home
-from bench_assets.cli.main import env_positive_int
+from bench_assets.cli.main import DEMO_SNAPSHOT, env_positive_int
 from bench_assets.cli.progress import bar, say, shown_path, step
+from bench_assets.cli.quarter import cmd_quarter_next
 from bench_assets.cli.runs import (
     QUIET,
     bench_resources,
@@ -27,10 +29,13 @@ from bench_assets.cli.runs import (
     register_snapshot,
 )
 from bench_assets.cli.sentinel_cycle import simulate_probe_cycle
+from bench_assets.errors import BenchInputError
 from bench_assets.manifest import load_manifest
 from bench_assets.publish.format import LETTERS_NOTE, format_rank_range
+from bench_assets.review.quarter import next_snapshot_id
 from bench_assets.runtime import machine_workers, spawned_pool
 from bench_assets.sentinels.pages import parse_utc
+from bench_assets.simulator.app import CANDIDATE_PAGES_ENV, DRIFT_QUARTERS_ENV
 from bench_assets.simulator.server import start_simulator
 
 # The demo's sentinel batch is published at a fixed simulated time, so the demo is reproducible and
@@ -213,16 +218,40 @@ def print_comparisons(board: dict[str, Any]) -> None:
         print(fit(board["power"]["note"]))
 
 
-def cmd_demo(args: argparse.Namespace) -> int:
-    started = time.monotonic()
-    # one vendor partition per core the machine can hold in memory, unless the operator says otherwise
-    workers = args.workers or env_positive_int("BENCH_WORKERS", machine_workers())
+def quarters_after(snapshot_id: str, first: str = DEMO_SNAPSHOT) -> int:
+    """How many quarters `snapshot_id` comes after the shipped demo quarter (0 for it or earlier)."""
+
+    def index(sid: str) -> int:
+        match = re.search(r"-(20[0-9]{2})-q([1-4])", sid)
+        return int(match.group(1)) * 4 + int(match.group(2)) if match else 0
+
+    return max(0, index(snapshot_id) - index(first))
+
+
+def simulator_env(snapshot_id: str) -> dict[str, str]:
+    """The simulated world of a quarter: the candidate reserve its manifest's planted pool names
+    (grown by each quarter drawn), and the vendors drifted by its distance from the shipped quarter
+    (`simulator.profiles.drifted_profiles`). Empty for the shipped quarter: the simulator as always."""
+    manifest = load_manifest(bench_home() / "data" / "snapshots" / snapshot_id / "manifest.yaml")
+    env = {}
+    if manifest.pool_source(manifest.candidates) == "planted_demo" and manifest.candidates.reserve_pages:
+        env[CANDIDATE_PAGES_ENV] = str(manifest.candidates.reserve_pages)
+    if drift := quarters_after(snapshot_id):
+        env[DRIFT_QUARTERS_ENV] = str(drift)
+    return env
+
+
+def run_quarter(snapshot_id: str, workers: int) -> dict[str, Any]:
+    """One quarter on a simulator of its own (unless $BENCH_SIMULATOR_URL names one), stopped once
+    the vendors are done; returns the published leaderboard."""
     sim = None
     if not os.environ.get("BENCH_SIMULATOR_URL"):
+        env = simulator_env(snapshot_id)
         with step("starting the simulator"):
-            sim = start_simulator()
+            sim = start_simulator(env=env)
         os.environ["BENCH_SIMULATOR_URL"] = sim.base_url
-        say(f"simulator on {sim.base_url} (pid {sim.pid})")
+        world = ", ".join(f"{k}={v}" for k, v in env.items())
+        say(f"simulator on {sim.base_url} (pid {sim.pid}){f': {world}' if world else ''}")
 
     def stop_simulator() -> None:
         # its corpus and index are let go before the aggregates and the site take their memory
@@ -231,13 +260,42 @@ def cmd_demo(args: argparse.Namespace) -> int:
             os.environ.pop("BENCH_SIMULATOR_URL", None)
 
     try:
-        board = run_snapshot(args.snapshot, workers=workers, vendors_done=stop_simulator)
+        return run_snapshot(snapshot_id, workers=workers, vendors_done=stop_simulator)
     finally:
         stop_simulator()
-    print_leaderboard(board)
-    print_comparisons(board)
-    site = shown_path(bench_home() / "data" / "publish" / args.snapshot / "index.html")
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    started = time.monotonic()
+    # one vendor partition per core the machine can hold in memory, unless the operator says otherwise
+    workers = args.workers or env_positive_int("BENCH_WORKERS", machine_workers())
+    if args.quarters > 1 and os.environ.get("BENCH_SIMULATOR_URL"):
+        raise BenchInputError(
+            "$BENCH_SIMULATOR_URL",
+            [
+                (
+                    None,
+                    "BENCH_SIMULATOR_URL",
+                    "bench demo --quarters N starts a simulator per quarter (its vendors drift, its candidate "
+                    "reserve grows): unset it",
+                )
+            ],
+        )
+    snapshot = args.snapshot
+    for quarter in range(args.quarters):
+        if quarter:
+            # the next quarter drawn from the last exactly as `bench quarter next` draws it
+            say(f"quarter {quarter + 1} of {args.quarters}: bench quarter next {snapshot}")
+            if cmd_quarter_next(argparse.Namespace(snapshot=snapshot)) != 0:
+                return 1
+            snapshot = next_snapshot_id(snapshot)
+        board = run_quarter(snapshot, workers)
+        print_leaderboard(board)
+        print_comparisons(board)
+        print(fit(f"\nsite: {shown_path(bench_home() / 'data' / 'publish' / snapshot / 'index.html')}"), flush=True)
+    if args.quarters > 1:
+        print(fit(f"quarters read together: {shown_path(bench_home() / 'data' / 'publish' / 'index.html')}"))
     dagster_home = shown_path(Path(os.environ["DAGSTER_HOME"]))
-    print(fit(f"\nsite: {site}\nDagster runs: DAGSTER_HOME={dagster_home} (open with `make dev`)"))
+    print(fit(f"Dagster runs: DAGSTER_HOME={dagster_home} (open with `make dev`)"))
     print(f"demo finished in {time.monotonic() - started:.1f}s")
     return 0

@@ -104,6 +104,7 @@ progress bar on a terminal ($BENCH_PROGRESS=1 forces it, 0 turns it off); the bo
         _examples(
             "bench demo",
             "bench demo --workers 2",
+            "bench demo --quarters 3                    # three quarters, each drawn from the last",
             "BENCH_HOME=/tmp/try bench demo --snapshot web_search-2026-q3",
         ),
     ),

@@ -89,6 +89,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="vendor partitions fetched in parallel processes (default: $BENCH_WORKERS, else one per core that memory allows)",
     )
+    demo.add_argument(
+        "--quarters",
+        type=positive_int,
+        default=1,
+        help="run N consecutive quarters, each drawn from the one before (`bench quarter next`), its "
+        "simulated vendors drifted a little, all published with the index of quarters (default 1)",
+    )
     demo.set_defaults(command="demo:cmd_demo", holds="snapshot")
     rescore = sub.add_parser("rescore", help="re-derive every score from archived responses; report differences")
     rescore.add_argument("snapshot", type=snapshot_arg)

@@ -686,9 +686,17 @@ def _stratum_pages(
     return tuple(out)
 
 
-def reserve_pages(kind: str, stratum: str, count: int, seed: int = DEMO_SEED) -> list[Page]:
-    """The first `count` reserve pages of a stratum (prefix-stable: more pages never change the first ones)."""
-    return [page for page, _ in _stratum_pages(stratum, kind, count, seed)]
+def reserve_horizon(base: int) -> int:
+    """The pages of the streams before it a reserve stream avoids, for a corpus whose reserve is
+    `base` pages per stratum (`reserve_size`): fixed by the golden set's size, so a candidate
+    reserve grown beyond `base` (quarter after quarter) keeps its first pages."""
+    return max(RESERVE_HORIZON, 2 * base + 1)
+
+
+def reserve_pages(kind: str, stratum: str, count: int, seed: int = DEMO_SEED, base: int | None = None) -> list[Page]:
+    """The first `count` reserve pages of a stratum (prefix-stable: more pages never change the
+    first ones, given the same `base`, the corpus's default reserve size; default `count`)."""
+    return [page for page, _ in _stratum_pages(stratum, kind, count, seed, 2, reserve_horizon(base or count))]
 
 
 @lru_cache(maxsize=8)
@@ -697,10 +705,14 @@ def build_corpus(
     seed: int = DEMO_SEED,
     distractors_per_page: int = 2,
     reserve_per_stratum: int | None = None,
+    candidates_per_stratum: int | None = None,
 ) -> Corpus:
     """Build the planted corpus deterministically from the seed: golden pages, their distractors,
-    and `reserve_per_stratum` (default: `reserve_size`) decoy and candidate pages with theirs."""
+    and `reserve_per_stratum` (default: `reserve_size`) decoy and candidate pages with theirs;
+    `candidates_per_stratum` (default: as many) sizes the candidate reserve alone: a quarter drawn
+    from the demo grows it (the first pages of a stream never change as it grows)."""
     reserve = reserve_size(pages_per_stratum) if reserve_per_stratum is None else reserve_per_stratum
+    sizes = {"decoy": reserve, "candidate": reserve if candidates_per_stratum is None else candidates_per_stratum}
     pages: dict[str, Page] = {}
     golden: list[Page] = []
     for stratum in STRATA:
@@ -711,7 +723,9 @@ def build_corpus(
                 pages.setdefault(other.url, other)
     for kind in RESERVE_KINDS:
         for stratum in STRATA:
-            for page, distractors in _stratum_pages(stratum, kind, reserve, seed, distractors_per_page):
+            for page, distractors in _stratum_pages(
+                stratum, kind, sizes[kind], seed, distractors_per_page, reserve_horizon(reserve)
+            ):
                 pages.setdefault(page.url, page)
                 for other in distractors:
                     pages.setdefault(other.url, other)
@@ -793,12 +807,15 @@ def demo_golden_rows(rows_per_stratum: int = 42, cohort: str = "2026-q3", seed: 
     return rows
 
 
-def reserve_rows(kind: str, pages_per_stratum: int, cohort: str = "2026-q3", seed: int = DEMO_SEED) -> list[GoldenRow]:
+def reserve_rows(
+    kind: str, pages_per_stratum: int, cohort: str = "2026-q3", seed: int = DEMO_SEED, base: int | None = None
+) -> list[GoldenRow]:
     """Rows on the reserve pages of every stratum: decoys (`kind="decoy"`, ids `<stratum>-d001-s`)
-    or the replacement candidates (`"candidate"`, ids `<stratum>-c001-s`), three per page."""
+    or the replacement candidates (`"candidate"`, ids `<stratum>-c001-s`), three per page (`base`:
+    see `reserve_pages`)."""
     letter = {"decoy": "d", "candidate": "c"}[kind]
     rows: list[GoldenRow] = []
     for stratum in STRATA:
-        for n, page in enumerate(reserve_pages(kind, stratum, pages_per_stratum, seed), start=1):
+        for n, page in enumerate(reserve_pages(kind, stratum, pages_per_stratum, seed, base), start=1):
             rows.extend(page_rows(page, f"{stratum}-{letter}{n:03d}", cohort))
     return rows

@@ -13,6 +13,12 @@ from bench_assets.golden.verify import row_urls
 from bench_assets.manifest import Manifest, RowPool
 
 
+def planted_reserve_pages(manifest: Manifest, pool: RowPool) -> int:
+    """Reserve pages per stratum of a planted pool: its `reserve_pages`, else half the golden pages
+    (what the simulator serves by default, see build_corpus)."""
+    return pool.reserve_pages or reserve_size(max(1, manifest.golden.rows_per_stratum // 3))
+
+
 def load_pool(
     manifest: Manifest, pool: RowPool, kind: str, private_dir: Path, golden: list[GoldenRow]
 ) -> list[GoldenRow]:
@@ -34,7 +40,8 @@ def load_pool(
     elif source == "planted_demo":
         # exactly the reserve pages a simulator serving this golden set serves (see build_corpus)
         cohort = golden[0].cohort if golden else "2026-q3"
-        rows = reserve_rows(kind, reserve_size(max(1, manifest.golden.rows_per_stratum // 3)), cohort=cohort)
+        base = reserve_size(max(1, manifest.golden.rows_per_stratum // 3))
+        rows = reserve_rows(kind, planted_reserve_pages(manifest, pool), cohort=cohort, base=base)
     else:
         if not pool.path:
             field = "decoys.path" if kind == "decoy" else "candidates.path"

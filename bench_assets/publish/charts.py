@@ -753,3 +753,53 @@ def site_charts(
         Chart(name, title, caption if ok else f"{illustrative_note(reasons)}. {caption}", build, ok, tuple(reasons))
         for name, title, caption, build, (ok, reasons) in specs
     ]
+
+
+def quarter_trend_figure(
+    vendor: str, rows: Sequence[Mapping[str, Any]], rank_label: str, signal_quarters: Sequence[str] = ()
+) -> Figure | None:
+    """One vendor across quarters (`rows`: its `publish.quarters.vendor_rows`, oldest first): the
+    ranking figure with its 95 % interval, and the overfit gap with its interval beside a zero line;
+    a gap interval above zero is drawn in vermillion, and where it stays there in consecutive
+    quarters (`signal_quarters`) the chart says it is the methodology's sign of tuning."""
+    ranked = [r for r in rows if r.get("rank_value") is not None]
+    if not ranked:
+        return None
+    labels = [str(r["quarter"]) for r in rows]
+    x = {r["snapshot_id"]: i for i, r in enumerate(rows)}
+    with matplotlib.rc_context(STYLE):
+        fig = _new_figure(6.4, 2.3)
+        rank_ax, gap_ax = fig.subplots(1, 2)
+        for ax in (rank_ax, gap_ax):
+            ax.set_xticks(range(len(labels)), labels)
+            ax.set_xlim(-0.5, len(labels) - 0.5)
+            ax.grid(axis="x", visible=False)
+
+        def draw(ax: Any, points: Sequence[Mapping[str, Any]], key: str, colour: Callable[[Mapping[str, Any]], str]):
+            # key: "rank" (rank_value, rank_low, rank_high) or "overfit_gap" (overfit_gap, _low, _high)
+            value = "rank_value" if key == "rank" else key
+            xs = [x[r["snapshot_id"]] for r in points]
+            ax.plot(xs, [r[value] for r in points], color=MUTED, linewidth=1, zorder=1)
+            for xi, r in zip(xs, points, strict=True):
+                if r.get(f"{key}_low") is not None and r.get(f"{key}_high") is not None:
+                    ax.vlines(xi, r[f"{key}_low"], r[f"{key}_high"], color=colour(r), linewidth=2, alpha=0.6, zorder=2)
+                ax.plot([xi], [r[value]], "o", color=colour(r), markersize=5.5, zorder=3)
+
+        draw(rank_ax, ranked, "rank", lambda r: PALETTE[0])
+        rank_ax.set_title(f"{vendor}: {rank_label}", loc="left")
+        rank_ax.yaxis.set_major_formatter(PercentFormatter(1.0, decimals=None))  # as many decimals as the ticks need
+        gapped = [r for r in rows if r.get("overfit_gap") is not None]
+        gap_ax.axhline(0, color=INK, linewidth=0.9, zorder=1)
+        if gapped:
+            draw(gap_ax, gapped, "overfit_gap", lambda r: PALETTE[1] if r.get("overfit_gap_positive") else PALETTE[2])
+            lo, hi = gap_ax.get_ylim()
+            span = max(abs(lo), abs(hi))
+            gap_ax.set_ylim(-span, span)
+        gap_ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: "0" if abs(v) < 1e-12 else f"{v * 100:+.0f} pt"))
+        gap_ax.set_title("overfit gap (public − holdout)", loc="left")
+        if signal_quarters:
+            gap_ax.text(
+                0.01, 0.02, "above 0 quarter after quarter: tuning signal", transform=gap_ax.transAxes,
+                color=PALETTE[1], fontsize=8, ha="left", va="bottom",
+            )  # fmt: skip
+    return fig

@@ -8,7 +8,8 @@ with its interval. A gap whose interval stays above zero quarter after quarter i
 methodology's tuning signal ("a persistent positive gap indicates tuning to the published set"):
 it is named where it happens. Between consecutive quarters, on the public rows carried over (same
 rows, asked again): each vendor's paired change, McNemar's exact test as within a snapshot.
-Errata versions (`<id>-eN` folders) are listed with the quarter they correct.
+Errata versions (`<id>-eN` folders) are listed with the quarter they correct. Per vendor, a chart
+of both figures across the quarters (`trends/<vendor>.svg`).
 
 Rewritten after every publication; the snapshot folders themselves are never touched.
 """
@@ -19,6 +20,7 @@ import csv
 import io
 import json
 import re
+import shutil
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -27,10 +29,12 @@ import pandas as pd
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
 from bench_assets.metrics.paired import mcnemar_exact_p
+from bench_assets.publish.charts import quarter_trend_figure, render
 from bench_assets.publish.errata import base_of
 
 TEMPLATES = Path(__file__).parent / "templates"
 INDEX_FILES = ("index.html", "quarters.json", "quarters.csv")
+TRENDS_DIR = "trends"  # one chart per vendor across the quarters, beside the index
 CSV_COLUMNS = [
     "snapshot_id",
     "quarter",
@@ -219,8 +223,56 @@ def write_quarters_index(publish_dir: Path) -> list[Path]:
     )
     vendors = sorted({r["vendor"] for r in rows})
     cell = {(r["vendor"], r["snapshot_id"]): r for r in rows}
+    trends = write_trend_charts(publish_dir, rows, quarters, signals)
+    trend_files = [publish_dir / t["src"] for t in trends]
     html = env.get_template("quarters.html.j2").render(
-        quarters=listed, vendors=vendors, cell=cell, signals=signals, changes=changes, notes=record["notes"]
+        quarters=listed,
+        vendors=vendors,
+        cell=cell,
+        signals=signals,
+        changes=changes,
+        notes=record["notes"],
+        trends=trends,
     )
     (publish_dir / "index.html").write_text(html)
-    return [publish_dir / name for name in INDEX_FILES]
+    return [publish_dir / name for name in INDEX_FILES] + trend_files
+
+
+def write_trend_charts(
+    publish_dir: Path, rows: list[dict[str, Any]], quarters: list[dict[str, Any]], signals: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """One chart per vendor across the quarters (`trends/<vendor>.svg`, charts.quarter_trend_figure),
+    drawn from the rows the tables show; returns what the page shows of each: its file, its
+    caption (with the tuning signal where the gap stays above zero)."""
+    trends_dir = publish_dir / TRENDS_DIR
+    if trends_dir.exists():
+        shutil.rmtree(trends_dir)  # a vendor no longer published leaves no stale chart
+    order = {q["snapshot_id"]: i for i, q in enumerate(quarters)}
+    metric = quarters[-1]["rank_metric"] or "correct_rate"
+    shown = []
+    for vendor in sorted({r["vendor"] for r in rows}):
+        mine = sorted((r for r in rows if r["vendor"] == vendor), key=lambda r: order[r["snapshot_id"]])
+        signal = [q for s in signals if s["vendor"] == vendor for q in s["quarters"]]
+        figure = quarter_trend_figure(vendor, mine, metric, signal)
+        if figure is None:
+            continue
+        trends_dir.mkdir(exist_ok=True)
+        path = trends_dir / f"{vendor}.svg"
+        path.write_bytes(render(figure, "svg"))
+        statement = (
+            f"The overfit gap's interval lies above zero in {', '.join(signal)}: the methodology's sign of "
+            "tuning to the published set."
+            if signal
+            else "The overfit gap's interval does not stay above zero in two consecutive quarters."
+        )
+        shown.append(
+            {
+                "vendor": vendor,
+                "src": path.relative_to(publish_dir).as_posix(),
+                "alt": f"{vendor}: {metric} and overfit gap with 95 % intervals per quarter",
+                "caption": f"{vendor}: {metric} (left) and overfit gap (right) per quarter, with 95 % intervals. "
+                + statement,
+                "signal": bool(signal),
+            }
+        )
+    return shown

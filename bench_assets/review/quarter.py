@@ -11,8 +11,8 @@ scored), `draw_next_quarter`:
   were (their cohort kept), and the replacements with their content, as the new cohort;
 - writes the next snapshot's manifest for the operator to review: vendors, plans, prices, terms
   and settings carried over, the golden source the file above, the candidate and decoy pools
-  carried forward (the planted reserve as it is; a registry's or a file's pool as a private file
-  of what is left of it).
+  carried forward (the planted candidate reserve grown by a quarter's worth, the planted decoys as
+  they are; a registry's or a file's pool as a private file of what is left of it).
 The split of the next quarter is then made by `query_split` as always: carried-over rows keep
 their recorded side (holdout wins if any earlier quarter held a row out), and the new cohort is
 split 70/30 within every stratum by the key, which is what the plan's `takes_split` says.
@@ -31,7 +31,8 @@ from typing import Any
 import yaml
 
 from bench_assets.errors import BenchInputError
-from bench_assets.golden.pools import load_pool
+from bench_assets.golden.planted import reserve_size
+from bench_assets.golden.pools import load_pool, planted_reserve_pages
 from bench_assets.golden.registry_rows import cohort_of
 from bench_assets.golden.rows import GoldenRow, dump_golden_rows, split_groups
 from bench_assets.golden.sources import private_golden_path
@@ -93,10 +94,15 @@ def shortfalls(plan: RotationPlan, pool_left: dict[str, int]) -> list[tuple[str,
 def _pool_entry(
     manifest: Manifest, pool: Any, kind: str, rows: list[GoldenRow], private_dir: Path, next_id: str, drop: frozenset
 ) -> dict[str, Any]:
-    """The next manifest's pool: the planted reserve as it is, else a private file of what is left."""
+    """The next manifest's pool: the planted reserve (the candidates' grown), else a private file of what is left."""
     source = manifest.pool_source(pool)
     if source == "planted_demo":
-        return {"source": "planted_demo"}
+        if kind == "decoy":
+            return {"source": "planted_demo"}
+        # the simulated web grows by a quarter's reserve each quarter (prefix-stable: the pages
+        # the last quarter served, used or not, stay the first ones), so N quarters never run dry
+        grown = planted_reserve_pages(manifest, pool) + reserve_size(max(1, manifest.golden.rows_per_stratum // 3))
+        return {"source": "planted_demo", "reserve_pages": grown}
     left = [r for r in load_pool(manifest, pool, kind, private_dir, rows) if r.id not in drop]
     path = private_golden_path(private_dir, next_id, f"{kind}s")
     dump_golden_rows(left, path)

@@ -61,7 +61,7 @@ from bench_assets.simulator.fresh_pages import SentinelRegistry, SimClock
 from bench_assets.simulator.fresh_pages import routes as sentinel_routes
 from bench_assets.simulator.index import Hit, SearchIndex, extract_page, styled_url, unit_hash
 from bench_assets.simulator.logs import DEFAULT_LOG_LIMIT, LOG_LIMIT_ENV, BoundedLog
-from bench_assets.simulator.profiles import PROFILES, VendorProfile, mode_profile
+from bench_assets.simulator.profiles import VendorProfile, drifted_profiles, mode_profile
 from bench_assets.simulator.registry_site import RegistrySite, registry_file
 from bench_assets.simulator.request import SimRequest
 from bench_assets.simulator.signup import SignupService
@@ -574,13 +574,20 @@ def _log_response(log: BoundedLog, name: str, request: Request) -> Response:
     return Response(log.json(), media_type="application/json")
 
 
+CANDIDATE_PAGES_ENV = "BENCH_SIM_CANDIDATE_PAGES"  # candidate reserve pages per stratum (0: half the golden pages)
+DRIFT_QUARTERS_ENV = "BENCH_SIM_DRIFT_QUARTERS"  # quarters after the shipped one the vendors have drifted
+
+
 def create_simulator(pages_per_stratum: int | None = None, latency_scale: float | None = None) -> Simulator:
     pages = pages_per_stratum or _env_number("BENCH_SIM_PAGES_PER_STRATUM", "14", int, minimum=1)
     scale = latency_scale if latency_scale is not None else _env_number("BENCH_SIM_LATENCY_SCALE", "1.0", float, 0.0)
     limit = _env_number(LOG_LIMIT_ENV, str(DEFAULT_LOG_LIMIT), int, minimum=0)
+    # a later quarter of the demo: its grown candidate reserve, and its vendors drifted that far
+    candidates = _env_number(CANDIDATE_PAGES_ENV, "0", int, minimum=0) or None
+    drift = _env_number(DRIFT_QUARTERS_ENV, "0", int, minimum=0)
     sim = Simulator(
-        corpus=build_corpus(pages_per_stratum=pages),
-        profiles=dict(PROFILES),
+        corpus=build_corpus(pages_per_stratum=pages, candidates_per_stratum=candidates),
+        profiles=drifted_profiles(drift),
         latency_scale=scale,
         request_log=BoundedLog(limit),
         billing_log=BoundedLog(limit),

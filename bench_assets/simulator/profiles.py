@@ -6,6 +6,7 @@ world, not the benchmark: the benchmark's own pins (plans, prices, limits) are i
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field, replace
 
 
@@ -97,3 +98,31 @@ def mode_profile(vendor: str, mode: str | None, profiles: dict[str, VendorProfil
     """How `vendor` behaves in `mode` (its own profile for a mode without one)."""
     base = (profiles or PROFILES)[vendor]
     return MODE_PROFILES.get(vendor, {}).get(mode or "", base)
+
+
+# Vendors change a little between quarters, so that the demo's trend across quarters shows
+# something. Each vendor moves in a direction of its own, fixed by its name (a hash, not chance):
+# per quarter after the shipped one its ranking quality moves by DRIFT_QUALITY and its index
+# coverage by DRIFT_COVERAGE, both up or both down, kept within DRIFT_BOUNDS.
+DRIFT_QUALITY = 0.04
+DRIFT_COVERAGE = 0.02
+DRIFT_BOUNDS = (0.5, 0.99)
+
+
+def drift_direction(vendor: str) -> int:
+    """+1 (the vendor improves every quarter) or -1 (it worsens), from its name alone."""
+    return 1 if hashlib.sha256(f"drift:{vendor}".encode()).digest()[0] % 2 else -1
+
+
+def drifted_profiles(quarters: int, profiles: dict[str, VendorProfile] | None = None) -> dict[str, VendorProfile]:
+    """The profiles `quarters` quarters after the shipped one (0: as they are)."""
+    low, high = DRIFT_BOUNDS
+    out = {}
+    for vendor, p in (PROFILES if profiles is None else profiles).items():
+        step = drift_direction(vendor) * quarters
+        out[vendor] = replace(
+            p,
+            quality=round(min(high, max(low, p.quality + step * DRIFT_QUALITY)), 4),
+            coverage=round(min(high, max(low, p.coverage + step * DRIFT_COVERAGE)), 4),
+        )
+    return out

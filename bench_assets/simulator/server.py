@@ -17,7 +17,16 @@ import httpx
 
 from bench_assets.errors import BenchInputError
 from bench_assets.runtime import freeze_heap
-from bench_assets.simulator.app import SIM_PREFIX, HostPorts, _env_number, build_app, create_simulator, vendor_hosts
+from bench_assets.simulator.app import (
+    CANDIDATE_PAGES_ENV,
+    DRIFT_QUARTERS_ENV,
+    SIM_PREFIX,
+    HostPorts,
+    _env_number,
+    build_app,
+    create_simulator,
+    vendor_hosts,
+)
 from bench_assets.simulator.faults import fault_plan_from_env
 from bench_assets.simulator.logs import DEFAULT_LOG_LIMIT, LOG_LIMIT_ENV
 
@@ -180,6 +189,8 @@ def _check_environment(environ: dict[str, str]) -> None:
     _env_number("BENCH_SIM_PAGES_PER_STRATUM", "14", int, 1, environ)
     _env_number("BENCH_SIM_LATENCY_SCALE", "1.0", float, 0.0, environ)
     _env_number(LOG_LIMIT_ENV, str(DEFAULT_LOG_LIMIT), int, 0, environ)
+    _env_number(CANDIDATE_PAGES_ENV, "0", int, 0, environ)
+    _env_number(DRIFT_QUARTERS_ENV, "0", int, 0, environ)
 
 
 def main(argv: list[str] | None = None) -> None:

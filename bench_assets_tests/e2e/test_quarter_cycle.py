@@ -105,6 +105,10 @@ def test_the_next_quarter_is_drawn_in_one_step_and_its_split_is_the_planned_one(
     assert 0 < sum(side == "holdout" for side in planned.values()) < len(planned)
     # carried-over rows keep their side
     assert all(q4_split[r] == q3_split[r] for r in set(q3_rows) - retired)
+    # the planted reserve grows by a quarter's worth; its first pages are the ones Q3's pool had
+    assert q4_manifest.candidates.reserve_pages == 2 * reserve_size(ROWS_PER_STRATUM // 3)
+    grown = reserve_rows("candidate", 2 * reserve_size(5), base=reserve_size(5))
+    assert set(pool) <= {r.id for r in grown} and all(pool[r.id] == r for r in grown if r.id in pool)
 
 
 def test_custody_holds_across_quarters(cycle):
@@ -165,10 +169,27 @@ def test_a_retired_row_never_returns_and_a_short_pool_is_refused_naming_the_stra
         assert not (private / "golden" / f"{Q5}.jsonl").exists()
     finally:
         manifest_path.write_text(original)
-    # the planted reserve of a 15-row manifest (3 pages a stratum) is spent by Q4 in some stratum:
-    # refused as well, naming it
+    # the planted reserve as Q3 had it (3 pages a stratum for a 15-row manifest) is spent by Q4 in
+    # some stratum: refused as well, naming it
+    data = yaml.safe_load(original)
+    assert data["candidates"] == {"source": "planted_demo", "reserve_pages": 6}  # as drawn: grown
+    data["candidates"] = {"source": "planted_demo"}
+    manifest_path.write_text(yaml.safe_dump(data, sort_keys=False))
     assert cli.main(["quarter", "next", Q4]) == 1
     assert "short by" in capsys.readouterr().out
+    # as drawn, Q4's planted reserve grew by a quarter's worth (`bench demo --quarters` relies on it):
+    # Q5 draws from its new pages, none of them a retired row, and grows it again
+    manifest_path.write_text(original)
+    assert cli.main(["quarter", "next", Q4]) == 0
+    grown = {r.id: r for r in reserve_rows("candidate", 6, base=reserve_size(ROWS_PER_STRATUM // 3))}
+    q4 = {r.id for r in load_golden_file(private / "golden" / f"{Q4}.jsonl")}
+    from_reserve = {r.id for r in load_golden_file(private / "golden" / f"{Q5}.jsonl")} - q4
+    assert from_reserve and from_reserve <= set(grown) and not from_reserve & {r.id for r in retired_rows}
+    assert any(int(i.split("-c")[1][:3]) > 3 for i in from_reserve)  # the pages added for Q4 are used
+    q5_manifest = load_manifest(home / "data" / "snapshots" / Q5 / "manifest.yaml")
+    assert q5_manifest.candidates.reserve_pages == 9
+    assert cli.main(["snapshot", "remove", Q5]) == 0
+    capsys.readouterr()
     # a larger pool (the reserve pages a 14-page simulator serves, as a file) draws; the rows
     # Q3 retired and the rows Q4 took from the pool are left out of it
     data = yaml.safe_load(original)

@@ -22,3 +22,9 @@ def test_publication_writes_the_quarters_index_from_the_published_files(publishe
     html = (root / "index.html").read_text()
     for href in re.findall(r'href="([^"#:]+)"', html):
         assert (root / href).exists(), href  # every link of the index resolves
+    # a trend chart per published vendor, each image of the index there
+    srcs = re.findall(r'<img src="([^"#:]+)"', html)
+    assert {s.removeprefix("trends/").removesuffix(".svg") for s in srcs} >= {
+        r["vendor"] for r in rows if r["rank_value"]
+    }
+    assert all((root / src).exists() for src in srcs)

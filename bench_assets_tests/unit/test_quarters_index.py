@@ -56,7 +56,13 @@ def test_the_index_lists_every_quarter_and_names_a_gap_that_stays_positive(tmp_p
     erratum = {"id": "E1", "date": "2026-10-02", "vendor": "a", "what": "price", "version": "web_search-2026-q3-e1"}
     publish(tmp_path, "web_search-2026-q3-e1", {"a": (0.1, 0.02, 0.2), "b": (0.1, -0.05, 0.2)}, {}, [erratum])
     written = write_quarters_index(tmp_path)
-    assert [p.name for p in written] == ["index.html", "quarters.json", "quarters.csv"]
+    assert [p.relative_to(tmp_path).as_posix() for p in written] == [
+        "index.html",
+        "quarters.json",
+        "quarters.csv",
+        "trends/a.svg",
+        "trends/b.svg",
+    ]
     record = json.loads((tmp_path / "quarters.json").read_text())
     quarters = record["quarters"]
     assert [q["snapshot_id"] for q in quarters] == ["web_search-2026-q3", "web_search-2026-q4"]
@@ -67,6 +73,15 @@ def test_the_index_lists_every_quarter_and_names_a_gap_that_stays_positive(tmp_p
     assert record["tuning_signals"] == [{"vendor": "a", "quarters": ["web_search-2026-q3", "web_search-2026-q4"]}]
     html = (tmp_path / "index.html").read_text()
     assert "tuning to the published set" in html and 'href="web_search-2026-q4/index.html"' in html
+    # the trend per vendor: a chart of both figures per quarter; a's says the gap stays above zero
+    assert '<img src="trends/a.svg"' in html and '<img src="trends/b.svg"' in html
+    assert "interval lies above zero in web_search-2026-q3, web_search-2026-q4" in html
+    assert "does not stay above zero" in html.split('id="trend-b"')[1].split("</figure>")[0]
+    chart_a, chart_b = ((tmp_path / "trends" / f"{v}.svg").read_text() for v in "ab")
+    assert "tuning signal" in chart_a and "tuning signal" not in chart_b
+    assert "2026-q3" in chart_a and "2026-q4" in chart_a  # one point per quarter, labelled
+    # vermillion (Okabe-Ito) where a's gap interval is above zero; b's never is
+    assert "#d55e00" in chart_a.lower() and "#d55e00" not in chart_b.lower()
     # the paired change on the rows carried over (r0..r14), from the newest version of Q3... which
     # holds no row scores here, so no pair is formed with it
     assert record["paired_changes"] == []
