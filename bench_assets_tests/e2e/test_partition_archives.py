@@ -50,7 +50,7 @@ STEP = textwrap.dedent("""
     from pathlib import Path
     import dagster as dg
     from bench_assets.defs.fetch import vendor_responses
-    from bench_assets_tests.helpers import SNAPSHOT, resources, vendor_key
+    from bench_assets_tests.helpers import SNAPSHOT, register_partitions, resources, vendor_key
     home, sim, vendor = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
     with dg.instance_for_test() as instance:
         register_partitions(instance, [SNAPSHOT])

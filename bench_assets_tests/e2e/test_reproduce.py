@@ -40,7 +40,7 @@ from bench_assets.publish.site import _environment
 from bench_assets.simulator.app import sim_key
 from bench_assets.split.decoys import recorded_decoys
 from bench_assets.split.leaks import LeakGuard
-from bench_assets_tests.helpers import warehouse_of
+from bench_assets_tests.helpers import unwrapped, warehouse_of
 
 
 @pytest.fixture()
@@ -69,7 +69,7 @@ def run_reproduce(folder: Path, tmp_path: Path, monkeypatch, capsys) -> tuple[in
     for name in ("BENCH_SPLIT_KEY", "BENCH_WAREHOUSE", "BENCH_PRIVATE_DIR", "BENCH_SIMULATOR_URL", "BENCH_LAKE_URL"):
         monkeypatch.delenv(name, raising=False)
     code = cli.main(["reproduce", str(folder), "--no-progress"])
-    lines = capsys.readouterr().out.splitlines()
+    lines = unwrapped(capsys.readouterr().out).splitlines()  # each message whole (the CLI wraps at 100)
     assert list(elsewhere.iterdir()) == []  # no warehouse, no data/ was created or read from here
     return code, lines
 

@@ -29,7 +29,7 @@ CHILD = textwrap.dedent("""
     import sys
     import dagster as dg
     from pathlib import Path
-    from bench_assets_tests.helpers import GOLDEN_STAGES, SNAPSHOT, VENDOR_STAGES, materialize, vendor_key
+    from bench_assets_tests.helpers import GOLDEN_STAGES, SNAPSHOT, VENDOR_STAGES, materialize, register_partitions, vendor_key
     home, sim, vendor = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
     with dg.DagsterInstance.get() as instance:
         register_partitions(instance, [SNAPSHOT])

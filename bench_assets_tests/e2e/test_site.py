@@ -941,7 +941,9 @@ def test_long_listings_are_split_into_pages_that_list_every_row_once(published_s
     pages together list every public row exactly once, and every link between them resolves."""
     captured: list[SiteInputs] = []
     render = SiteInputs.render
-    monkeypatch.setattr(SiteInputs, "render", lambda self, out: captured.append(self) or render(self, out))
+    monkeypatch.setattr(
+        SiteInputs, "render", lambda self, out, *track: captured.append(self) or render(self, out, *track)
+    )
     rescore_snapshot(published_site.home, published_site.snapshot)
     monkeypatch.setattr(publish_site, "ROWS_PER_PAGE", 7)
     out = tmp_path / "paged"
@@ -981,7 +983,9 @@ def test_a_site_rendered_side_by_side_is_the_site_rendered_in_one_process(publis
     rescore's comparison (`SiteComparison`) sees every file either way."""
     captured: list[SiteInputs] = []
     render = SiteInputs.render
-    monkeypatch.setattr(SiteInputs, "render", lambda self, out: captured.append(self) or render(self, out))
+    monkeypatch.setattr(
+        SiteInputs, "render", lambda self, out, *track: captured.append(self) or render(self, out, *track)
+    )
     rescore_snapshot(published_site.home, published_site.snapshot)
     inputs = copy.copy(captured[0])
     inputs.queries = list(inputs.queries)  # a list is cut anywhere: chunks of 10 rows here

@@ -11,6 +11,7 @@ import pytest
 
 from bench_assets.cli import main as cli
 from bench_assets.mcp_server.published import PublishedSnapshot, QueryError, newest_published
+from bench_assets_tests.helpers import unwrapped
 
 
 def fig(value, low, high, n=100):
@@ -169,7 +170,7 @@ def test_bench_mcp_refuses_a_snapshot_that_is_not_published(tmp_path, monkeypatc
     published(tmp_path, BOARD)
     monkeypatch.setenv("BENCH_HOME", str(tmp_path))
     assert cli.main(["mcp", "--snapshot", "web_search-2026-q1"]) == 2
-    err = capsys.readouterr().err
+    err = unwrapped(capsys.readouterr().err)
     assert "'web_search-2026-q1' is not published (known: web_search-2026-q4)" in err
     with pytest.raises(SystemExit):
         cli.main(["mcp", "--http", "--port", "70000"])
