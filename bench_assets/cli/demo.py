@@ -29,6 +29,7 @@ from bench_assets.cli.runs import (
     register_snapshot,
 )
 from bench_assets.cli.sentinel_cycle import simulate_probe_cycle
+from bench_assets.defs.jobs import SNAPSHOT_ASSETS
 from bench_assets.errors import BenchInputError
 from bench_assets.manifest import load_manifest
 from bench_assets.publish.format import LETTERS_NOTE, format_rank_range
@@ -43,14 +44,7 @@ from bench_assets.simulator.server import start_simulator
 DEMO_SENTINELS_PUBLISHED_AT = "2026-07-01T00:00:00+00:00"
 DEMO_SENTINELS = 10  # pages in the batch (each costs a probe per vendor and tick until found)
 SENTINELS = "sentinels"  # the sentinel cycle's line among the vendor partitions'
-GOLDEN_STAGES = (
-    "snapshot_manifest",
-    "golden_rows",
-    "golden_verifications",
-    "query_split",
-    "dead_golden_rows",
-    "decoy_queries",
-)
+GOLDEN_STAGES = tuple(SNAPSHOT_ASSETS)  # the golden stages, in one run (as `snapshot_golden_job`)
 
 
 def run_sentinel_cycle(snapshot_id: str) -> tuple[bool, float, str]:
