@@ -39,10 +39,7 @@ CONFIGURATIONS = ["exa", "exa.deep"]
 DEEP_PRICE = 0.012  # Exa Deep, $12 per 1,000 requests (data/pricing/exa.md)
 # Two more providers' mode ladders in the same snapshot (their ceilings are their own): Parallel's
 # search modes and Brave's two endpoints, each $5 per 1,000 searches (data/pricing/parallel.md, brave.md).
-LADDERS = {
-    "parallel": ("parallel.basic", "basic"),
-    "brave": ("brave.llm_context", "llm_context"),
-}
+LADDERS = {"parallel": "parallel.basic", "brave": "brave.llm_context"}
 LLM_CONTEXT = "https://api.search.brave.com/res/v1/llm/context"
 
 
@@ -90,7 +87,7 @@ def mode_ladder(tmp_path_factory, simulator):
     ceiling = round(estimate["exa"]["usd"] + estimate["exa.deep"]["usd"] / 2, 4)
     set_ceiling(home, ceiling)
     with dg.instance_for_test() as instance:
-        everything = [*CONFIGURATIONS, *LADDERS, *(mode for mode, _ in LADDERS.values())]
+        everything = [*CONFIGURATIONS, *LADDERS, *LADDERS.values()]
         register_partitions(instance, [SNAPSHOT], everything)
         materialize(instance, home, simulator.base_url, GOLDEN_STAGES, SNAPSHOT)
         for name in everything:
@@ -172,9 +169,7 @@ def test_the_leaderboard_has_an_entry_per_configuration_naming_provider_and_mode
 def scores_of(home, vendor: str):
     con = duckdb.connect(str(home / "data" / "warehouse" / "bench.duckdb"), read_only=True)
     try:
-        return con.execute(
-            "SELECT * FROM row_scores WHERE snapshot_id = ? AND vendor = ?", [SNAPSHOT, vendor]
-        ).df()
+        return con.execute("SELECT * FROM row_scores WHERE snapshot_id = ? AND vendor = ?", [SNAPSHOT, vendor]).df()
     finally:
         con.close()
 
@@ -184,7 +179,7 @@ def test_parallel_and_brave_modes_fetch_their_own_request_and_are_scored(mode_la
     """Each mode of Parallel (its `mode`) and of Brave (its endpoint) sends its own request through
     the simulator, is billed its price and is scored row by row like any configuration."""
     home, _, _ = mode_ladder
-    configuration, mode = LADDERS[provider]
+    configuration = LADDERS[provider]
     sent = {}
     for name in (provider, configuration):
         raw = raw_of(home, name)

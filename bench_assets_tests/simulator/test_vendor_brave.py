@@ -245,7 +245,9 @@ LLM_CONTEXT = "https://api.search.brave.com/res/v1/llm/context"
 
 
 def llm_context_call(simulator, task: VendorTask):
-    req = ADAPTER.build(task, simulated_url(LLM_CONTEXT, simulator.base_url), sim_key(VENDOR), ADAPTER.modes["llm_context"])
+    req = ADAPTER.build(
+        task, simulated_url(LLM_CONTEXT, simulator.base_url), sim_key(VENDOR), ADAPTER.modes["llm_context"]
+    )
     resp = httpx.request(req.method, req.url, headers=req.headers, params=req.params, timeout=10)
     return req, resp, ADAPTER.parse(task, resp.status_code, dict(resp.headers), resp.text)
 
@@ -253,7 +255,9 @@ def llm_context_call(simulator, task: VendorTask):
 def test_braves_documented_llm_context_response_parses_to_its_pages_and_their_content():
     """The Standard Response of Brave's own LLM Context documentation (fixtures/vendors/brave/SOURCES.md)."""
     fixture = json.loads((contract.fixtures / "llm_context_example.json").read_text())
-    parsed = ADAPTER.parse(VendorTask("search", fixture["request"]["q"]), 200, fixture["headers"], json.dumps(fixture["body"]))
+    parsed = ADAPTER.parse(
+        VendorTask("search", fixture["request"]["q"]), 200, fixture["headers"], json.dumps(fixture["body"])
+    )
     assert parsed.error_class is None
     assert [r.url for r in parsed.results] == fixture["expected_urls"]
     assert [r.published for r in parsed.results] == fixture["expected_published"]  # the ISO one of `age`
@@ -263,11 +267,9 @@ def test_braves_documented_llm_context_response_parses_to_its_pages_and_their_co
     assert parsed.billed_units == {"request.search": 1.0}  # billed per request, like Web Search
 
 
-def test_llm_context_round_trip_finds_the_golden_page_with_its_content_and_bills_the_search_price(
-    simulator, sim_logs
-):
+def test_llm_context_round_trip_finds_the_golden_page_with_its_content_and_bills_the_search_price(simulator, sim_logs):
     page = contract.golden_page()
-    req, resp, parsed = llm_context_call(simulator, VendorTask("search", page.query, 10))
+    _, resp, parsed = llm_context_call(simulator, VendorTask("search", page.query, 10))
     assert resp.status_code == 200 and parsed.error_class is None
     hit = next(r for r in parsed.results if normalize_url(r.url) == normalize_url(page.url))
     assert hit.title == page.title and hit.published == page.published

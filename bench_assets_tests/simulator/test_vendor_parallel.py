@@ -180,7 +180,9 @@ def test_the_basic_mode_request_is_parallels_documented_example():
 
     example = json.loads((contract.fixtures / "request_basic_mode_docs_example.json").read_text())["request"]
     query = example["search_queries"][0]
-    sent = ADAPTER.build(VendorTask("search", query, 10), "https://api.parallel.ai/v1/search", "k", ADAPTER.modes["basic"])
+    sent = ADAPTER.build(
+        VendorTask("search", query, 10), "https://api.parallel.ai/v1/search", "k", ADAPTER.modes["basic"]
+    )
     assert sent.json_body["mode"] == example["mode"] == "basic"
     assert sent.json_body["search_queries"] == [query]
     documented = set(client_search_params.ClientSearchParams.__annotations__)  # the SDK's request fields

@@ -205,7 +205,11 @@ def test_a_configuration_that_does_not_say_what_it_runs_is_named_with_its_line(t
 def test_the_modes_of_parallel_and_brave_are_configurations(tmp_path):
     data = with_configuration("parallel.basic", mode="basic")
     context = "https://api.search.brave.com/res/v1/llm/context"
-    data["vendors"]["brave.llm_context"] = {**data["vendors"]["brave"], "mode": "llm_context", "endpoints": {"search": context}}
+    data["vendors"]["brave.llm_context"] = {
+        **data["vendors"]["brave"],
+        "mode": "llm_context",
+        "endpoints": {"search": context},
+    }
     manifest = load_manifest(write(tmp_path, data))
     assert manifest.vendors["parallel"].request_options["mode"] == "advanced"  # the API's default, sent
     assert manifest.vendors["parallel.basic"].request_options["mode"] == "basic"
