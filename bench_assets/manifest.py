@@ -12,6 +12,7 @@ import hashlib
 import re
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Annotated, Literal
+from urllib.parse import urlsplit
 
 import yaml
 from pydantic import (
@@ -255,6 +256,15 @@ class VendorSpec(_Strict):
                             "name the mode that sends it instead",
                         )
                     )
+            # A mode that is an endpoint of its own (Brave's LLM Context) is sent only to that endpoint.
+            path, search = modes[self.mode].get("endpoint_path"), self.endpoints.get("search")
+            if isinstance(path, str) and search is not None and not urlsplit(search).path.endswith(path):
+                problems.append(
+                    (
+                        ("endpoints", "search"),
+                        f"mode {self.mode!r} of {self.adapter} is its endpoint {path}: {search!r} is another",
+                    )
+                )
         if problems:
             raise ValidationError.from_exception_data(
                 type(self).__name__,

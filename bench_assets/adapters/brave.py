@@ -1,10 +1,17 @@
-"""Brave Search API: GET /res/v1/web/search, key in `X-Subscription-Token`. Search only."""
+"""Brave Search API: GET /res/v1/web/search and GET /res/v1/llm/context, key in
+`X-Subscription-Token`. Search only."""
 
 from __future__ import annotations
 
-from typing import Any
+import re
+from typing import Any, ClassVar
+from urllib.parse import urlsplit
 
 from bench_assets.adapters.base import Adapter, HttpRequest, ParsedResponse, VendorTask, results_from
+
+WEB_SEARCH_PATH = "/res/v1/web/search"
+LLM_CONTEXT_PATH = "/res/v1/llm/context"
+_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
 
 
 class BraveAdapter(Adapter):
@@ -12,8 +19,28 @@ class BraveAdapter(Adapter):
     version = "2"  # 2: text_decorations=false sent; 429 with the quota used up is quota, 422 VALIDATION on the key is auth (issue 18)
     capabilities = frozenset({"search"})
 
+    # Brave's two search endpoints of the Search plan, each its own configuration (data/pricing/
+    # brave.md, read 2026-11-29): Web Search (titles, URLs, descriptions) and LLM Context
+    # ("pre-extracted web content optimized for AI agents", brave/brave-search-skills
+    # skills/llm-context/SKILL.md), both $5 per 1,000 requests. The mode is the endpoint: a
+    # configuration's `endpoints.search` must be the mode's path (`manifest.VendorSpec`).
+    modes: ClassVar[dict[str, dict[str, Any]]] = {
+        "web": {"endpoint_path": WEB_SEARCH_PATH},
+        "llm_context": {"endpoint_path": LLM_CONTEXT_PATH},
+    }
+
     def build(self, task: VendorTask, endpoint: str, api_key: str, options: dict[str, Any]) -> HttpRequest:
         headers = {"X-Subscription-Token": api_key, "Accept": "application/json"}
+        path = str(options.get("endpoint_path", WEB_SEARCH_PATH))
+        if path not in (WEB_SEARCH_PATH, LLM_CONTEXT_PATH) or not urlsplit(endpoint).path.endswith(path):
+            raise ValueError(f"brave: endpoint {endpoint!r} is not the mode's endpoint {path!r}")
+        if path == LLM_CONTEXT_PATH:
+            # count (results considered, default 20) is left to Brave; the URLs it returns are capped
+            # at the results the query wants (maximum_number_of_urls, 1-50).
+            context = {"q": task.text, "maximum_number_of_urls": max(1, min(task.num_results, 50))}
+            return HttpRequest(
+                "GET", endpoint, headers=headers, params=context, secret_headers=("X-Subscription-Token",)
+            )
         params = {
             "q": task.text,
             "count": max(1, min(task.num_results, 20)),  # Brave accepts 1-20
@@ -26,6 +53,8 @@ class BraveAdapter(Adapter):
         return HttpRequest("GET", endpoint, headers=headers, params=params, secret_headers=("X-Subscription-Token",))
 
     def parse_ok(self, task: VendorTask, body: Any, headers: dict[str, str]) -> ParsedResponse:
+        if "grounding" in body:  # an LLM Context answer: only it has `grounding`
+            return _parse_llm_context(body)
         items = (body.get("web") or {}).get("results", [])
         # The description plus extra snippets are the text Brave gives an agent. Copies, so the
         # caller's body (which may be archived) is left as the vendor sent it.
@@ -61,6 +90,23 @@ class BraveAdapter(Adapter):
         # 422 is also Brave's answer to an invalid parameter (code VALIDATION): only a token code
         # above makes a 422 "auth"; without a body to tell, an unknown 422 is a bad request.
         return super().error_class(status, body)
+
+
+def _parse_llm_context(body: dict[str, Any]) -> ParsedResponse:
+    """An LLM Context answer: `grounding.generic[{url, title, snippets[]}]` in Brave's order, and
+    `sources{url: {title, hostname, age}}` whose `age` lists the page's dates, one of them ISO
+    (brave/brave-search-skills skills/llm-context/SKILL.md, "Response Format"). The snippets are
+    text extracted from the page (some JSON-serialized tables or code): the result's content.
+    Local recall (`grounding.poi`, `grounding.map`) is not web ranking and is not read."""
+    sources = body.get("sources") or {}
+    items = []
+    for item in body["grounding"].get("generic") or []:
+        source = sources.get(item.get("url")) if isinstance(item.get("url"), str) else None
+        ages = source.get("age") if isinstance(source, dict) else None
+        dates = [a for a in ages if isinstance(a, str) and _ISO_DATE.match(a)] if isinstance(ages, list) else []
+        items.append({**item, "_published": dates[0] if dates else None})
+    results = results_from(items, snippet_key="snippets", content_key="snippets", published_key="_published")
+    return ParsedResponse(results=results)  # billed per request like Web Search; no cost field
 
 
 def _quota_used_up(meta: dict[str, Any]) -> bool:

@@ -7,6 +7,11 @@ from typing import Any, ClassVar
 from bench_assets.adapters.base import Adapter, Capability, HttpRequest, ParsedResponse, VendorTask, results_from
 
 _QUOTA_WORDS = ("credit", "balance", "billing", "payment")
+# The Search API's modes with a price on Parallel's own pricing page ($5 per 1,000 requests, either
+# mode; data/pricing/parallel.md). The SDK also lists turbo and fast, whose price Parallel's own
+# pricing page does not state (turbo's $1 per 1,000 is a third-party transcription of its
+# changelog): a request for either is refused rather than billed at a guessed price.
+_PRICED_MODES = ("advanced", "basic")
 
 
 def _units_from_usage(usage: Any) -> dict[str, float] | None:
@@ -48,6 +53,16 @@ class ParallelAdapter(Adapter):
         "extract": frozenset({"request.extract"}),
     }
 
+    # The Search API's `mode` presets (docs.parallel.ai/search/modes, parallel-web/parallel-sdk-python
+    # 1.3.0 `client_search_params.py`, read 2026-11-29; data/pricing/parallel.md): advanced, the
+    # default, "higher quality with more advanced retrieval and compression"; basic, "lower latency",
+    # best "with 2-3 high-quality search_queries". Both $5 per 1,000 requests. The response does not
+    # say which mode ran, so each is its own configuration.
+    modes: ClassVar[dict[str, dict[str, Any]]] = {
+        "advanced": {"mode": "advanced"},
+        "basic": {"mode": "basic"},
+    }
+
     def build(self, task: VendorTask, endpoint: str, api_key: str, options: dict[str, Any]) -> HttpRequest:
         headers = {"x-api-key": api_key, "Content-Type": "application/json", "Accept": "application/json"}
         if task.capability == "search":
@@ -58,7 +73,12 @@ class ParallelAdapter(Adapter):
             }
             if "objective" in options:
                 body["objective"] = options["objective"]
-            if options.get("mode") in ("fast", "basic", "advanced"):  # turbo is priced differently ($1/1k)
+            if "mode" in options:
+                if options["mode"] not in _PRICED_MODES:
+                    raise ValueError(
+                        f"parallel: mode {options['mode']!r} has no price on Parallel's pricing page "
+                        f"(priced: {', '.join(_PRICED_MODES)})"
+                    )
                 body["mode"] = options["mode"]
         else:
             body = {"urls": [task.text], "advanced_settings": {"full_content": True}}

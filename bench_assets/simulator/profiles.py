@@ -68,7 +68,7 @@ PROFILES: dict[str, VendorProfile] = {
 # Each documented mode of a vendor behaves as its own service: a deeper mode searches longer, finds
 # more and ranks better, and costs what the vendor's pricing says (data/pricing/<vendor>.md). The
 # mode named by the request's own parameter (Exa's `type`, Tavily's `search_depth`, Linkup's
-# `depth`); a mode not listed here behaves as the vendor's profile. Coverage and ranking noise are
+# `depth`, Parallel's `mode`) or, for Brave, by the endpoint called; a mode not listed here behaves as the vendor's profile. Coverage and ranking noise are
 # drawn per vendor, so a deeper mode's index holds every page the shallower one does.
 MODE_PROFILES: dict[str, dict[str, VendorProfile]] = {
     "exa": {
@@ -84,6 +84,17 @@ MODE_PROFILES: dict[str, dict[str, VendorProfile]] = {
         "advanced": replace(
             PROFILES["tavily"], quality=0.90, coverage=0.95, latency_ms=60, usd_per_request={"search": 0.016}
         ),
+    },
+    "parallel": {
+        # The profile is advanced, Parallel's default ("more advanced retrieval and compression");
+        # basic "offers lower latency" at the same $5 per 1k (docs.parallel.ai/search/modes)
+        "basic": replace(PROFILES["parallel"], quality=0.72, coverage=0.91, latency_ms=15),
+    },
+    "brave": {
+        # llm_context: the same index and price ($5 per 1k, Search plan) as Web Search; one search
+        # per request whose pages' content is extracted and kept by relevance ("Relevance
+        # Filtering", brave-search-skills llm-context): a little slower, better ranked
+        "llm_context": replace(PROFILES["brave"], quality=0.84, latency_ms=25),
     },
     "linkup": {
         # deep: "continues to search iteratively", $0.05 a searchResults call

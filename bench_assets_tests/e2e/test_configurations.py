@@ -37,6 +37,10 @@ from bench_assets_tests.helpers import (
 
 CONFIGURATIONS = ["exa", "exa.deep"]
 DEEP_PRICE = 0.012  # Exa Deep, $12 per 1,000 requests (data/pricing/exa.md)
+# Two more providers' mode ladders in the same snapshot (their ceilings are their own): Parallel's
+# search modes and Brave's two endpoints, each $5 per 1,000 searches (data/pricing/parallel.md, brave.md).
+LADDERS = {"parallel": "parallel.basic", "brave": "brave.llm_context"}
+LLM_CONTEXT = "https://api.search.brave.com/res/v1/llm/context"
 
 
 def add_deep(data: dict) -> None:
@@ -45,6 +49,12 @@ def add_deep(data: dict) -> None:
         **exa,
         "mode": "deep",
         "prices_usd": {**exa["prices_usd"], "request.search": DEEP_PRICE},
+    }
+    data["vendors"]["parallel.basic"] = {**data["vendors"]["parallel"], "mode": "basic"}
+    data["vendors"]["brave.llm_context"] = {
+        **data["vendors"]["brave"],
+        "mode": "llm_context",
+        "endpoints": {"search": LLM_CONTEXT},
     }
 
 
@@ -70,16 +80,17 @@ def bench_estimate(home) -> dict:
 
 @pytest.fixture(scope="module")
 def mode_ladder(tmp_path_factory, simulator):
-    home = make_home(tmp_path_factory.mktemp("modes"), ["exa"], rows_per_stratum=5, edit=add_deep)
+    home = make_home(tmp_path_factory.mktemp("modes"), ["exa", *LADDERS], rows_per_stratum=5, edit=add_deep)
     estimate = {e["vendor"]: e for e in bench_estimate(home)["vendors"]}
     # A ceiling each configuration would keep to alone, but not both together: exa's whole fetch and
     # half of exa.deep's.
     ceiling = round(estimate["exa"]["usd"] + estimate["exa.deep"]["usd"] / 2, 4)
     set_ceiling(home, ceiling)
     with dg.instance_for_test() as instance:
-        register_partitions(instance, [SNAPSHOT], CONFIGURATIONS)
+        everything = [*CONFIGURATIONS, *LADDERS, *LADDERS.values()]
+        register_partitions(instance, [SNAPSHOT], everything)
         materialize(instance, home, simulator.base_url, GOLDEN_STAGES, SNAPSHOT)
-        for name in CONFIGURATIONS:
+        for name in everything:
             materialize(instance, home, simulator.base_url, VENDOR_STAGES, vendor_key(name))
         materialize(instance, home, simulator.base_url, RESULT_STAGES, SNAPSHOT)
     return home, ceiling, bench_estimate(home)
@@ -143,9 +154,52 @@ def test_the_leaderboard_has_an_entry_per_configuration_naming_provider_and_mode
     assert {v: (e["provider"], e["mode"]) for v, e in entries.items()} == {
         "exa": ("exa", "auto"),
         "exa.deep": ("exa", "deep"),
+        "parallel": ("parallel", "advanced"),
+        "parallel.basic": ("parallel", "basic"),
+        "brave": ("brave", "web"),
+        "brave.llm_context": ("brave", "llm_context"),
     }
     # the mode ladder is compared like any pair: a paired test between the two configurations
     pairs = [{c["vendor_a"], c["vendor_b"]} for c in board["comparisons"]["pairs"]]
     assert set(CONFIGURATIONS) in pairs, board["comparisons"]
     csv_head = (out / "leaderboard.csv").read_text().splitlines()[0].split(",")
     assert csv_head[:3] == ["vendor", "provider", "mode"]
+
+
+def scores_of(home, vendor: str):
+    con = duckdb.connect(str(home / "data" / "warehouse" / "bench.duckdb"), read_only=True)
+    try:
+        return con.execute("SELECT * FROM row_scores WHERE snapshot_id = ? AND vendor = ?", [SNAPSHOT, vendor]).df()
+    finally:
+        con.close()
+
+
+@pytest.mark.parametrize("provider", sorted(LADDERS))
+def test_parallel_and_brave_modes_fetch_their_own_request_and_are_scored(mode_ladder, provider):
+    """Each mode of Parallel (its `mode`) and of Brave (its endpoint) sends its own request through
+    the simulator, is billed its price and is scored row by row like any configuration."""
+    home, _, _ = mode_ladder
+    configuration = LADDERS[provider]
+    sent = {}
+    for name in (provider, configuration):
+        raw = raw_of(home, name)
+        searches = raw[(raw["capability"] == "search") & raw["http_status"].eq(200)]
+        assert len(searches) and searches["transport_error"].isna().all(), name
+        requests = [json.loads(r) for r in searches["request_json"]]
+        if provider == "brave":
+            sent[name] = {r["url"].split("/h/", 1)[-1].split("api.search.brave.com", 1)[-1] for r in requests}
+        else:
+            sent[name] = {r["json"]["mode"] for r in requests}
+        spec = load_manifest(manifest_path(home)).vendors[name]
+        spent = archived_spend(get_adapter(provider), spec.prices_usd, searches).sum()
+        assert spent == pytest.approx(0.005 * len(searches)), name  # $5 per 1,000 in either mode
+        scores = scores_of(home, name)
+        scores = scores[scores["response_class"] != "unsupported"]  # Brave has no extract endpoint
+        assert len(scores) and scores["response_class"].eq("ok").mean() > 0.9, name
+        assert scores["hit_at_10"].sum() > 0, name  # read and scored: the golden pages are found
+    expected = (
+        {"parallel": {"advanced"}, "parallel.basic": {"basic"}}
+        if provider == "parallel"
+        else {"brave": {"/res/v1/web/search"}, "brave.llm_context": {"/res/v1/llm/context"}}
+    )
+    assert sent == expected

@@ -14,6 +14,7 @@ from bench_assets.adapters.base import MalformedResponse, VendorTask
 from bench_assets.adapters.brave import MANIFEST_DEFAULTS, BraveAdapter
 from bench_assets.metrics import normalize_url
 from bench_assets.simulator.app import sim_key, simulated_url
+from bench_assets_tests.simulator.documented_shape import shape_differences
 from bench_assets_tests.simulator.vendor_contract import VendorContract
 
 VENDOR = "brave"
@@ -236,3 +237,82 @@ def test_braves_types_are_not_vacuous():
     errors = _type_errors({"type": "search", "web": {"type": "search", "results": [result]}})
     assert "web: 'family_friendly' is a required property" in errors
     assert "web/results/0: 'subtype' is a required property" in errors
+
+
+# ##### THE LLM CONTEXT ENDPOINT (mode llm_context: an endpoint of its own, another response)
+
+LLM_CONTEXT = "https://api.search.brave.com/res/v1/llm/context"
+
+
+def llm_context_call(simulator, task: VendorTask):
+    req = ADAPTER.build(
+        task, simulated_url(LLM_CONTEXT, simulator.base_url), sim_key(VENDOR), ADAPTER.modes["llm_context"]
+    )
+    resp = httpx.request(req.method, req.url, headers=req.headers, params=req.params, timeout=10)
+    return req, resp, ADAPTER.parse(task, resp.status_code, dict(resp.headers), resp.text)
+
+
+def test_braves_documented_llm_context_response_parses_to_its_pages_and_their_content():
+    """The Standard Response of Brave's own LLM Context documentation (fixtures/vendors/brave/SOURCES.md)."""
+    fixture = json.loads((contract.fixtures / "llm_context_example.json").read_text())
+    parsed = ADAPTER.parse(
+        VendorTask("search", fixture["request"]["q"]), 200, fixture["headers"], json.dumps(fixture["body"])
+    )
+    assert parsed.error_class is None
+    assert [r.url for r in parsed.results] == fixture["expected_urls"]
+    assert [r.published for r in parsed.results] == fixture["expected_published"]  # the ISO one of `age`
+    (first,) = fixture["body"]["grounding"]["generic"]
+    assert parsed.results[0].title == first["title"]
+    assert parsed.results[0].content == parsed.results[0].snippet == "\n".join(first["snippets"])
+    assert parsed.billed_units == {"request.search": 1.0}  # billed per request, like Web Search
+
+
+def test_llm_context_round_trip_finds_the_golden_page_with_its_content_and_bills_the_search_price(simulator, sim_logs):
+    page = contract.golden_page()
+    _, resp, parsed = llm_context_call(simulator, VendorTask("search", page.query, 10))
+    assert resp.status_code == 200 and parsed.error_class is None
+    hit = next(r for r in parsed.results if normalize_url(r.url) == normalize_url(page.url))
+    assert hit.title == page.title and hit.published == page.published
+    assert any(phrase in hit.content for phrase in page.anchor_phrases)  # page text, not a description
+    (logged,) = sim_logs.requests()
+    assert (logged["method"], logged["path"], logged["auth_ok"]) == ("GET", "/res/v1/llm/context", True)
+    assert logged["params"] == {"q": page.query, "maximum_number_of_urls": "10"}
+    (bill,) = sim_logs.billing()
+    assert parsed.billed_units == {"request.search": 1.0}
+    assert contract.usd(parsed.billed_units) == pytest.approx(bill["usd"]) == pytest.approx(0.005)
+
+
+def test_the_simulators_llm_context_answer_has_the_documented_shape(simulator):
+    example = json.loads((contract.fixtures / "llm_context_example.json").read_text())["body"]
+    _, resp, _ = llm_context_call(simulator, VendorTask("search", contract.golden_page().query, 5))
+    body = resp.json()
+    assert 0 < len(body["grounding"]["generic"]) <= 5
+    assert shape_differences(example["grounding"], body["grounding"]) == []
+    # `sources` is keyed by URL: one entry per page given, each of the documented shape
+    assert set(body["sources"]) == {g["url"] for g in body["grounding"]["generic"]}
+    (documented,) = example["sources"].values()
+    assert all(shape_differences(documented, s) == [] for s in body["sources"].values())
+
+
+def test_llm_context_is_answered_to_a_post_as_to_a_get(simulator):
+    """Brave documents both (POST with a JSON body)."""
+    query = contract.golden_page().query
+    url = simulated_url(LLM_CONTEXT, simulator.base_url)
+    headers = {"X-Subscription-Token": sim_key(VENDOR), "Accept": "application/json"}
+    got = httpx.get(url, params={"q": query, "maximum_number_of_urls": 4}, headers=headers, timeout=10).json()
+    posted = httpx.post(url, json={"q": query, "maximum_number_of_urls": 4}, headers=headers, timeout=10).json()
+    assert [g["url"] for g in posted["grounding"]["generic"]] == [g["url"] for g in got["grounding"]["generic"]]
+    bad = httpx.get(url, params={"q": query, "maximum_number_of_urls": 51}, headers=headers, timeout=10)
+    assert bad.status_code == 422 and bad.json()["error"]["code"] == "VALIDATION"
+
+
+def test_each_brave_mode_is_sent_to_its_own_endpoint_only():
+    task = VendorTask("search", "q")
+    context = ADAPTER.build(task, LLM_CONTEXT, "k", ADAPTER.modes["llm_context"])
+    assert context.method == "GET" and context.params == {"q": "q", "maximum_number_of_urls": 10}
+    web = ADAPTER.build(task, MANIFEST_DEFAULTS["endpoints"]["search"], "k", ADAPTER.modes["web"])
+    assert web.params["count"] == 10 and "maximum_number_of_urls" not in web.params
+    with pytest.raises(ValueError, match="not the mode's endpoint"):
+        ADAPTER.build(task, MANIFEST_DEFAULTS["endpoints"]["search"], "k", ADAPTER.modes["llm_context"])
+    with pytest.raises(ValueError, match="not the mode's endpoint"):
+        ADAPTER.build(task, LLM_CONTEXT, "k", {})  # the default mode is Web Search

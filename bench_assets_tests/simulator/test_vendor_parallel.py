@@ -168,3 +168,57 @@ def test_adapter_requests_match_the_sdks_typed_request(capability):
     assert TypeAdapter(params).validate_python(body) == body
     with pytest.raises(ValueError):  # the check can fail
         TypeAdapter(params).validate_python({**body, "advanced_settings": "all"})
+
+
+# ##### THE SEARCH MODES (advanced, the default, and basic: each its own configuration)
+
+
+def test_the_basic_mode_request_is_parallels_documented_example():
+    """Parallel's own example of a basic-mode request (fixtures/vendors/parallel/SOURCES.md): the
+    adapter's request in mode basic sends the same `mode` and the documented fields only."""
+    from parallel.types import client_search_params
+
+    example = json.loads((contract.fixtures / "request_basic_mode_docs_example.json").read_text())["request"]
+    query = example["search_queries"][0]
+    sent = ADAPTER.build(
+        VendorTask("search", query, 10), "https://api.parallel.ai/v1/search", "k", ADAPTER.modes["basic"]
+    )
+    assert sent.json_body["mode"] == example["mode"] == "basic"
+    assert sent.json_body["search_queries"] == [query]
+    documented = set(client_search_params.ClientSearchParams.__annotations__)  # the SDK's request fields
+    assert set(example) <= documented and set(sent.json_body) <= documented
+
+
+def test_each_mode_is_sent_and_billed_at_its_documented_price(simulator, sim_logs):
+    page = contract.golden_page()
+    for mode in ("advanced", "basic"):
+        httpx.post(f"{simulator.base_url}/_sim/reset", timeout=5)
+        resp, parsed = contract.call(simulator, VendorTask("search", page.query, 10), options=ADAPTER.modes[mode])
+        assert resp.status_code == 200 and parsed.error_class is None and parsed.results
+        (logged,) = sim_logs.requests()
+        assert json.loads(logged["body"])["mode"] == mode
+        (bill,) = sim_logs.billing()
+        # $5 per 1,000 requests whichever the mode (data/pricing/parallel.md)
+        assert contract.usd(parsed.billed_units) == pytest.approx(bill["usd"]) == pytest.approx(0.005), mode
+
+
+def test_the_official_sdk_reads_a_basic_mode_answer_as_our_adapter_does(simulator):
+    from parallel import Parallel
+
+    page = contract.golden_page()
+    client = Parallel(
+        api_key=sim_key(VENDOR),
+        base_url=simulated_url("https://api.parallel.ai", simulator.base_url),
+        max_retries=0,
+        _strict_response_validation=True,
+    )
+    raw = client.with_raw_response.search(search_queries=[page.query], mode="basic")
+    sdk = raw.parse()
+    ours = ADAPTER.parse(VendorTask("search", page.query, 10), raw.status_code, dict(raw.headers), raw.text())
+    assert sdk.results and [r.url for r in ours.results] == [r.url for r in sdk.results]
+
+
+@pytest.mark.parametrize("mode", ["turbo", "fast", "pro"])
+def test_a_mode_without_a_price_on_parallels_pricing_page_is_refused(mode):
+    with pytest.raises(ValueError, match="no price"):
+        ADAPTER.build(VendorTask("search", "q"), "https://api.parallel.ai/v1/search", "k", {"mode": mode})

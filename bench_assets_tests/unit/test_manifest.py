@@ -175,6 +175,18 @@ def test_a_configuration_is_a_provider_in_a_documented_mode(tmp_path):
             "vendors.exa.deep.rate_limit_per_second",
             "share its account",
         ),
+        (
+            "brave.llm_context",  # Brave's LLM Context is its own endpoint: the Web Search one is not it
+            {"mode": "llm_context"},
+            "vendors.brave.llm_context.endpoints.search",
+            "mode 'llm_context' of brave is its endpoint /res/v1/llm/context",
+        ),
+        (
+            "parallel.basic",
+            {"mode": "basic", "options": {"mode": "turbo"}},
+            "vendors.parallel.basic.options.mode",
+            "contradicts mode 'basic'",
+        ),
         ("exa.auto", {"mode": "auto"}, "vendors.exa.auto", "the same configuration as 'exa'"),
         ("exa.Deep", {"mode": "deep"}, "vendors", "must be a provider"),
     ],
@@ -188,6 +200,21 @@ def test_a_configuration_that_does_not_say_what_it_runs_is_named_with_its_line(t
     # the line of the entry's field, or of the entry itself where the field is not written
     text = path.read_text().splitlines()[line - 1].strip()
     assert text.startswith((field.rsplit(".", 1)[-1] + ":", name.rsplit(".", 1)[-1], f"{name}:", "vendors:")), text
+
+
+def test_the_modes_of_parallel_and_brave_are_configurations(tmp_path):
+    data = with_configuration("parallel.basic", mode="basic")
+    context = "https://api.search.brave.com/res/v1/llm/context"
+    data["vendors"]["brave.llm_context"] = {
+        **data["vendors"]["brave"],
+        "mode": "llm_context",
+        "endpoints": {"search": context},
+    }
+    manifest = load_manifest(write(tmp_path, data))
+    assert manifest.vendors["parallel"].request_options["mode"] == "advanced"  # the API's default, sent
+    assert manifest.vendors["parallel.basic"].request_options["mode"] == "basic"
+    assert (manifest.vendors["brave"].mode, manifest.vendors["brave.llm_context"].mode) == ("web", "llm_context")
+    assert manifest.configurations_of("brave") == ["brave", "brave.llm_context"]
 
 
 def test_a_provider_named_entry_runs_its_default_mode(tmp_path):

@@ -1,7 +1,10 @@
-"""Brave Search API as documented: GET /res/v1/web/search, key in X-Subscription-Token."""
+"""Brave Search API as documented: GET /res/v1/web/search and GET or POST /res/v1/llm/context,
+key in X-Subscription-Token."""
 
 from __future__ import annotations
 
+import datetime as dt
+import json
 import re
 import time
 from urllib.parse import urlsplit
@@ -155,5 +158,67 @@ async def web_search(sim: Simulator, req: SimRequest) -> Response:
     )
 
 
+LLM_CONTEXT = "llm_context"  # the mode this endpoint is (bench_assets/adapters/brave.py)
+SNIPPETS_PER_URL = 3
+
+
+def _int_param(params: dict, name: str, default: int, low: int, high: int) -> int | None:
+    """The integer parameter `name` within [low, high], its default when absent, None when invalid."""
+    value = params.get(name, default)
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        return None
+    return number if low <= number <= high and not isinstance(value, bool) else None
+
+
+def _age(published: str) -> list[str]:
+    """Brave's `sources[url].age`: the page's date written three ways (long, ISO, relative)."""
+    day = dt.date.fromisoformat(published)
+    ago = (dt.datetime.now(dt.UTC).date() - day).days
+    return [f"{day:%A, %B} {day.day}, {day.year}", day.isoformat(), f"{ago} days ago"]
+
+
+def _snippets(page, query: str) -> list[str]:
+    """Text extracted from the page, most relevant first: the paragraphs that share the query's
+    words, then its table as JSON (Brave: "Snippets may contain plain text OR JSON-serialized
+    structured data (tables, schemas, code blocks)")."""
+    words = {w.lower() for w in re.findall(r"\w+", query) if len(w) > 2}
+    ranked = sorted(page.paragraphs, key=lambda p: -len(words & {w.lower() for w in re.findall(r"\w+", p)}))
+    snippets = list(ranked[:SNIPPETS_PER_URL])
+    if page.table_rows:
+        snippets.append(json.dumps({"header": list(page.table_header), "rows": [list(r) for r in page.table_rows]}))
+    return snippets
+
+
+async def llm_context(sim: Simulator, req: SimRequest) -> Response:
+    """LLM Context: the pages of one search with their relevant content extracted, as documented in
+    brave/brave-search-skills skills/llm-context/SKILL.md (GET query parameters or a POST JSON body)."""
+    params = req.params if req.method == "GET" else req.json()
+    if not isinstance(params, dict):
+        return _validation(["body"], "a JSON object is required", "model_attributes_type")
+    q = params.get("q", "")
+    if not isinstance(q, str) or not q.strip() or len(q) > 400 or len(q.split()) > 50:
+        return _validation(["query", "q"], "q is required: at most 400 characters and 50 words", "value_error", q)
+    count = _int_param(params, "count", 20, 1, 50)
+    urls = _int_param(params, "maximum_number_of_urls", 20, 1, 50)
+    if count is None or urls is None:
+        return _validation(["query", "count"], "count and maximum_number_of_urls must be 1-50", "less_than_equal")
+    await sim.mode_delay(VENDOR, LLM_CONTEXT, q)
+    generic, sources = [], {}
+    for hit in sim.search(VENDOR, q, min(count, urls), mode=LLM_CONTEXT):
+        url = sim.result_url(VENDOR, hit.page)
+        generic.append({"url": url, "title": hit.page.title, "snippets": _snippets(hit.page, q)})
+        hostname = urlsplit(url).hostname or hit.page.host
+        sources[url] = {"title": hit.page.title, "hostname": hostname, "age": _age(hit.page.published)}
+    usd = sim.mode_profile(VENDOR, LLM_CONTEXT).usd_per_request["search"]
+    sim.bill(VENDOR, "search", sim.request_id(VENDOR), usd=usd)
+    return JSONResponse({"grounding": {"generic": generic, "map": []}, "sources": sources})
+
+
 def routes(sim: Simulator) -> list[VendorRoute]:
-    return [VendorRoute(VENDOR, HOST, "GET", "/res/v1/web/search", web_search, auth_header="x-subscription-token")]
+    return [
+        VendorRoute(VENDOR, HOST, "GET", "/res/v1/web/search", web_search, auth_header="x-subscription-token"),
+        VendorRoute(VENDOR, HOST, "GET", "/res/v1/llm/context", llm_context, auth_header="x-subscription-token"),
+        VendorRoute(VENDOR, HOST, "POST", "/res/v1/llm/context", llm_context, auth_header="x-subscription-token"),
+    ]

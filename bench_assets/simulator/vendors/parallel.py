@@ -75,9 +75,10 @@ async def search(sim: Simulator, req: SimRequest) -> Response:
     n = settings.get("max_results") or INCLUDED_RESULTS
     if not isinstance(n, int) or isinstance(n, bool) or n < 1 or n > 40:
         return _invalid(request_id, "advanced_settings.max_results", "Input should be between 1 and 40")
+    await sim.mode_delay(VENDOR, mode, queries[0])
     hits, seen = [], set()
     for q in [*queries, body.get("objective") or ""]:
-        for hit in sim.search(VENDOR, q, n) if q else []:
+        for hit in sim.search(VENDOR, q, n, mode=mode) if q else []:
             if hit.page.url not in seen:
                 seen.add(hit.page.url)
                 hits.append(hit)
@@ -96,7 +97,7 @@ async def search(sim: Simulator, req: SimRequest) -> Response:
     extra = max(0, len(results) - INCLUDED_RESULTS)
     if extra:
         usage.append({"name": "sku_search_additional_results", "count": extra})  # (?) SKU name
-    base = TURBO_USD if mode == "turbo" else sim.profile(VENDOR).usd_per_request["search"]
+    base = TURBO_USD if mode == "turbo" else sim.mode_profile(VENDOR, mode).usd_per_request["search"]
     units = {"request.search": 1.0, **({"result.search_extra": float(extra)} if extra else {})}
     sim.bill(VENDOR, "search", request_id, units=units, usd=round(base + extra * EXTRA_RESULT_USD, 6))
     return JSONResponse(
