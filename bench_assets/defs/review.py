@@ -144,6 +144,7 @@ def next_quarter(
             "carried_over": drawn.carried_over,
             "new_rows": drawn.new_rows,
             "biased_by_scores": drawn.scored,
+            "to_renew": ", ".join(drawn.to_renew),
             "rotation_by_stratum": _md(pd.DataFrame(drawn.by_stratum), "no rows"),
         }
     )

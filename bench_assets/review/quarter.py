@@ -21,7 +21,6 @@ split 70/30 within every stratum by the key, which is what the plan's `takes_spl
 from __future__ import annotations
 
 import re
-import shutil
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import date
@@ -41,7 +40,10 @@ from bench_assets.manifest import Manifest, load_manifest
 from bench_assets.review.rotation import RotationPlan, family_history, family_row_ids, plan_next_quarter
 from bench_assets.storage.warehouse import Warehouse
 
-CARRIED_FILES = ("agent_trials.yaml",)  # hand-entered with the manifest: carried over for review too
+# Hand-entered files beside a manifest that are dated evidence of their quarter (agent_trials.yaml:
+# a trial is one attempt on one day): not carried into the next quarter, whose trials are run anew;
+# carried, a vendor's old trial would read as the new quarter's evidence.
+RENEWED_FILES = ("agent_trials.yaml",)
 
 
 def next_snapshot_id(snapshot_id: str) -> str:
@@ -68,6 +70,7 @@ class NextQuarter:
     carried_over: int
     new_rows: int
     scored: bool  # the last quarter had scores: the draw was biased by saturation
+    to_renew: list[str]  # dated evidence of the last quarter left behind, for the operator to renew
 
 
 def shortfalls(plan: RotationPlan, pool_left: dict[str, int]) -> list[tuple[str, str]]:
@@ -201,9 +204,7 @@ def draw_next_quarter(
     text = next_manifest(manifest_path, manifest, next_id, golden_path.relative_to(private_dir).as_posix(), pools)
     (next_dir / "manifest.yaml").write_text(text, encoding="utf-8")
     load_manifest(next_dir / "manifest.yaml")  # what was written validates
-    for name in CARRIED_FILES:
-        if (snapshots_dir / snapshot_id / name).exists():
-            shutil.copyfile(snapshots_dir / snapshot_id / name, next_dir / name)
+    to_renew = [name for name in RENEWED_FILES if (snapshots_dir / snapshot_id / name).exists()]
 
     by_stratum = []
     for stratum in sorted({r.stratum for r in rows}):
@@ -229,4 +230,5 @@ def draw_next_quarter(
         carried_over=len(carried),
         new_rows=len(incoming),
         scored=scored,
+        to_renew=to_renew,
     )
