@@ -5,8 +5,11 @@ scored), `draw_next_quarter`:
 - plans the rotation with `review.rotation.plan_next_quarter` (the one planner: 25 % of each
   cohort, each side of the split its own share, biased toward saturated strata; the pool leaves
   out every row the benchmark ever used);
+- asks a windowed registry (the Federal Register) for the documents published since its last
+  draw (`golden.registry_window`, archived under the next snapshot): its stratum is drawn whole
+  from them;
 - refuses, naming each stratum and its shortfall, when the candidate pool cannot replace every
-  group the plan retires (nothing is written then);
+  group the plan retires (nothing is written then but the registry's archived answers);
 - writes the next quarter's golden set whole to the private store: the rows carried over as they
   were (their cohort kept), and the replacements with their content, as the new cohort;
 - writes the next snapshot's manifest for the operator to review: vendors, plans, prices, terms

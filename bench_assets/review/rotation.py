@@ -14,7 +14,9 @@ Rotation keeps the holdout's share (30 % of every cohort is private):
   cohort, 70/30 within every stratum. They do not inherit the retired rows' sides: the bias
   concentrates retirements in a few strata, where the retired mix of sides is whatever the draw
   happened to give (an inherited new cohort drifted as far as 14 % holdout).
-Each retired group is replaced by a candidate group of its own stratum.
+Each retired group is replaced by a candidate group of its own stratum. A windowed registry's
+stratum (the Federal Register: new every quarter, `golden.registry_window`) retires whole, beside
+the share of the others, and is replaced from the documents published since its last draw.
 
 The plan is a file for review (it names holdout rows, so it lives in the private store); nothing
 is rewritten until the operator applies it (`bench quarter next`, `review.quarter`). The pool of
