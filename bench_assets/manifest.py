@@ -513,6 +513,34 @@ class RowPool(_Strict):
     )
 
 
+class CandidatePool(RowPool):
+    """Replacements for dead and rotated rows: a pool as above, and the windowed registries asked
+    afresh for each quarter's draw (`registries`, written by `bench quarter next`)."""
+
+    registries: dict[str, RegistrySpec] = Field(
+        default={},
+        description="windowed registries (the Federal Register) whose strata are drawn whole each quarter from "
+        "the documents published since the last draw; a registry-sourced golden set's windowed registries "
+        "count as listed here",
+    )
+
+    @field_validator("registries")
+    @classmethod
+    def _windowed_only(cls, registries: dict[str, RegistrySpec]) -> dict[str, RegistrySpec]:
+        known = available_registries()
+        unknown = sorted(set(registries) - set(known))
+        if unknown:
+            raise ValueError(f"no registry named {', '.join(map(repr, unknown))}; available: {', '.join(known)}")
+        fixed = sorted(n for n in registries if not get_registry(n).windowed)
+        windowed = [n for n in known if get_registry(n).windowed]
+        if fixed:
+            raise ValueError(
+                f"{', '.join(map(repr, fixed))} publishes no window of days to ask again each quarter; "
+                f"windowed registries: {', '.join(windowed)}"
+            )
+        return registries
+
+
 class DecoySpec(RowPool):
     """Decoy queries sent interleaved with the holdout, archived and never scored."""
 
@@ -542,7 +570,7 @@ class Manifest(_Strict):
     vendors: dict[str, VendorSpec] = Field(min_length=1)
     excluded: list[Exclusion] = []
     decoys: DecoySpec = DecoySpec()
-    candidates: RowPool = Field(default=RowPool(), description="replacements for dead rows and rotation")
+    candidates: CandidatePool = Field(default=CandidatePool(), description="replacements for dead rows and rotation")
     review: ReviewSpec = ReviewSpec()
     supersedes: str | None = Field(
         default=None, pattern=SNAPSHOT_ID_PATTERN, description="the published version this errata version corrects"

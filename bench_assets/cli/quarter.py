@@ -36,6 +36,13 @@ def cmd_quarter_next(args: argparse.Namespace) -> int:
     if not meta["biased_by_scores"]:
         print(fit(f"  ({args.snapshot} has no scores yet: the rotation was not biased toward saturated strata)"))
     print(fit(str(meta["rotation_by_stratum"])))
+    if meta.get("to_renew"):
+        print(
+            fit(
+                f"  not carried over, dated evidence of {args.snapshot}: {meta['to_renew']} "
+                f"(run the trials again for {nxt} and enter them in data/snapshots/{nxt}/)"
+            )
+        )
     print(fit(f"review the manifest (vendors, plans, prices carried over): {meta['manifest']}"))
     print(fit(f"the rotation plan (private: it names holdout rows): {meta['plan_file']}"))
     print(fit(f"then run it: bench demo --snapshot {nxt} (simulated), or materialize partition {nxt} in the UI"))

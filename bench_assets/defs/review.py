@@ -11,12 +11,13 @@ from bench_assets.aggregate.leaderboard import current_leaderboard
 from bench_assets.defs.aggregate import vendor_leaderboard
 from bench_assets.defs.errors import reports_bench_errors
 from bench_assets.defs.partitions import register_snapshot_partitions, snapshots_partitions_def
-from bench_assets.defs.resources import BenchPaths, WarehouseResource
+from bench_assets.defs.resources import BenchPaths, VendorGateway, WarehouseResource
+from bench_assets.golden.registry_window import draw_window, windowed_registries
 from bench_assets.manifest import load_manifest
 from bench_assets.review.business_days import today
 from bench_assets.review.packets import send_packets
-from bench_assets.review.quarter import draw_next_quarter
-from bench_assets.review.rotation import plan_next_quarter
+from bench_assets.review.quarter import draw_next_quarter, next_snapshot_id
+from bench_assets.review.rotation import family_snapshots, plan_next_quarter
 from bench_assets.storage import lifecycle
 
 
@@ -85,16 +86,28 @@ def review_packets(
 @dg.asset(partitions_def=snapshots_partitions_def, group_name="review", deps=[vendor_leaderboard], kinds={"yaml"})
 @reports_bench_errors
 def rotation_plan(
-    context: dg.AssetExecutionContext, paths: BenchPaths, duckdb: WarehouseResource
+    context: dg.AssetExecutionContext, paths: BenchPaths, duckdb: WarehouseResource, gateway: VendorGateway
 ) -> dg.MaterializeResult:
     """Next quarter's rotation, for review: 25 % of each cohort retires (each side of the split its
     own 25 %, so the cohort keeps its holdout share), drawn with a bias toward strata where vendor
     scores saturate, each group replaced from its stratum's candidate pool; the replacements, next
     quarter's new cohort, are split 70/30 within every stratum by the key. Written to the private
     store (it names holdout rows); nothing is rewritten until an operator applies it to the next
-    snapshot's golden set."""
+    snapshot's golden set. A windowed registry's stratum (the Federal Register) retires whole, its
+    replacements the documents published since its last draw (asked for, and archived, here)."""
     snapshot_id = context.partition_key
-    plan, path = plan_next_quarter(duckdb.warehouse(), paths.manifest(snapshot_id), paths.private, today())
+    warehouse, manifest = duckdb.warehouse(), paths.manifest(snapshot_id)
+    window = None
+    if windowed_registries(manifest):
+        window = draw_window(
+            warehouse,
+            manifest,
+            family_snapshots(warehouse, snapshot_id),
+            next_snapshot_id(snapshot_id),
+            today(),
+            lambda url: gateway.url(url, manifest.mode),
+        )
+    plan, path = plan_next_quarter(warehouse, manifest, paths.private, today(), window=window)
     cohorts = pd.DataFrame(
         [{"cohort": c, **{k: v for k, v in d.items() if k != "retired_by_stratum"}} for c, d in plan.cohorts.items()]
     )
@@ -125,15 +138,24 @@ def rotation_plan(
 @dg.asset(partitions_def=snapshots_partitions_def, group_name="review", deps=[vendor_leaderboard], kinds={"yaml"})
 @reports_bench_errors
 def next_quarter(
-    context: dg.AssetExecutionContext, paths: BenchPaths, duckdb: WarehouseResource
+    context: dg.AssetExecutionContext, paths: BenchPaths, duckdb: WarehouseResource, gateway: VendorGateway
 ) -> dg.MaterializeResult:
     """The quarter after this snapshot, drawn in one step (`review.quarter`): the rotation planned
     by the one planner (25 % of each cohort, biased toward saturated strata) and applied, the
     replacements drawn with their content from the candidate pool, the next golden set written to
     the private store and the next manifest (vendors, plans and prices carried over) written for
-    review; the next snapshot and its vendors are added as partitions. Refuses, naming each stratum and its
-    shortfall, when the pool cannot replace what the plan retires."""
-    drawn = draw_next_quarter(duckdb.warehouse(), paths.snapshots_dir, paths.private, context.partition_key, today())
+    review; the next snapshot and its vendors are added as partitions. A windowed registry's stratum
+    (the Federal Register) is drawn whole from the documents published since its last draw. Refuses,
+    naming each stratum and its shortfall, when the pool cannot replace what the plan retires."""
+    mode = paths.manifest(context.partition_key).mode
+    drawn = draw_next_quarter(
+        duckdb.warehouse(),
+        paths.snapshots_dir,
+        paths.private,
+        context.partition_key,
+        today(),
+        rewrite=lambda url: gateway.url(url, mode),
+    )
     manifest = load_manifest(drawn.manifest_path)
     register_snapshot_partitions(context.instance, drawn.snapshot_id, manifest.vendors)
     return dg.MaterializeResult(
@@ -144,6 +166,7 @@ def next_quarter(
             "carried_over": drawn.carried_over,
             "new_rows": drawn.new_rows,
             "biased_by_scores": drawn.scored,
+            "to_renew": ", ".join(drawn.to_renew),
             "rotation_by_stratum": _md(pd.DataFrame(drawn.by_stratum), "no rows"),
         }
     )

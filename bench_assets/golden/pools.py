@@ -60,6 +60,11 @@ def load_pool(
                 ],
             )
         rows = load_golden_file(private_dir / pool.path)
+    return without_overlap(rows, golden)
+
+
+def without_overlap(rows: list[GoldenRow], golden: list[GoldenRow]) -> list[GoldenRow]:
+    """`rows` minus any that share an id, a request text or a URL with a row of `golden`."""
     ids = {r.id for r in golden}
     texts = {r.request_text for r in golden}
     urls = {u for r in golden for u in row_urls(r)}

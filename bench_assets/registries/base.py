@@ -64,6 +64,9 @@ class Registry:
     requests: Callable[[dict[str, Any]], list[RegistryRequest]]
     parse: Callable[[RegistryRequest, str], ParsedResponse]
     needs_contact: bool = False  # the registry requires a declared User-Agent with a contact (EDGAR)
+    # asked for what was published in a window of days (`since`, `until` options): its stratum is
+    # new every quarter, drawn whole from the documents published since the last draw
+    windowed: bool = False
 
 
 def require(data: dict[str, Any], names: tuple[str, ...]) -> str | None:

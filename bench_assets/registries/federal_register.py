@@ -1,7 +1,10 @@
 """The Federal Register API, `https://www.federalregister.gov/api/v1/documents.json` (API v1
 documentation): `{count, results: [document, ...]}`; each document is a record (document_number,
 title, type, abstract, publication_date, agencies, html_url). Asked for documents published in
-the last `days` days, so this stratum is new every snapshot. Pages: the record's `html_url`."""
+the last `days` days, so this stratum is new every snapshot; or, given `since` (and `until`), for
+documents published between those days (the API's `conditions[publication_date][gte]` and
+`[lte]`): the window a next quarter's draw asks for (`golden.registry_window`). Pages: the
+record's `html_url`."""
 
 from __future__ import annotations
 
@@ -51,14 +54,21 @@ def url_forms(fields: dict[str, Any]) -> list[str]:
 
 
 def requests(options: dict[str, Any]) -> list[RegistryRequest]:
-    since = (datetime.now(UTC).date() - timedelta(days=int(options.get("days", 7)))).isoformat()
+    """The documents published in the last `days` days, or from `since` to `until` (ISO dates,
+    both days included); a window's request is keyed by its days, so another window is asked anew."""
+    since = options.get("since") or (datetime.now(UTC).date() - timedelta(days=int(options.get("days", 7)))).isoformat()
     params = {
-        "conditions[publication_date][gte]": since,
+        "conditions[publication_date][gte]": str(since),
         "order": "newest",
         "per_page": str(options.get("per_page", 100)),
         **{f"fields[{i}]": f for i, f in enumerate(FIELDS)},
     }
-    return [RegistryRequest("documents", options.get("endpoint") or API_URL, params)]
+    key = "documents"
+    if options.get("since"):
+        key = f"documents {since}..{options.get('until') or ''}"
+        if options.get("until"):
+            params["conditions[publication_date][lte]"] = str(options["until"])
+    return [RegistryRequest(key, options.get("endpoint") or API_URL, params)]
 
 
 def parse(request: RegistryRequest, body: str) -> ParsedResponse:
@@ -89,4 +99,5 @@ REGISTRY = Registry(
     max_rate_per_second=1.0,
     requests=requests,
     parse=parse,
+    windowed=True,
 )

@@ -5,8 +5,11 @@ scored), `draw_next_quarter`:
 - plans the rotation with `review.rotation.plan_next_quarter` (the one planner: 25 % of each
   cohort, each side of the split its own share, biased toward saturated strata; the pool leaves
   out every row the benchmark ever used);
+- asks a windowed registry (the Federal Register) for the documents published since its last
+  draw (`golden.registry_window`, archived under the next snapshot): its stratum is drawn whole
+  from them;
 - refuses, naming each stratum and its shortfall, when the candidate pool cannot replace every
-  group the plan retires (nothing is written then);
+  group the plan retires (nothing is written then but the registry's archived answers);
 - writes the next quarter's golden set whole to the private store: the rows carried over as they
   were (their cohort kept), and the replacements with their content, as the new cohort;
 - writes the next snapshot's manifest for the operator to review: vendors, plans, prices, terms
@@ -21,8 +24,8 @@ split 70/30 within every stratum by the key, which is what the plan's `takes_spl
 from __future__ import annotations
 
 import re
-import shutil
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -34,14 +37,25 @@ from bench_assets.errors import BenchInputError
 from bench_assets.golden.planted import reserve_size
 from bench_assets.golden.pools import load_pool, planted_reserve_pages
 from bench_assets.golden.registry_rows import cohort_of
+from bench_assets.golden.registry_window import draw_window, windowed_registries
 from bench_assets.golden.rows import GoldenRow, dump_golden_rows, split_groups
 from bench_assets.golden.sources import private_golden_path
 from bench_assets.golden.store import load_golden_rows
 from bench_assets.manifest import Manifest, load_manifest
-from bench_assets.review.rotation import RotationPlan, family_history, family_row_ids, plan_next_quarter
+from bench_assets.review.rotation import (
+    RotationPlan,
+    candidate_pool,
+    family_history,
+    family_row_ids,
+    family_snapshots,
+    plan_next_quarter,
+)
 from bench_assets.storage.warehouse import Warehouse
 
-CARRIED_FILES = ("agent_trials.yaml",)  # hand-entered with the manifest: carried over for review too
+# Hand-entered files beside a manifest that are dated evidence of their quarter (agent_trials.yaml:
+# a trial is one attempt on one day): not carried into the next quarter, whose trials are run anew;
+# carried, a vendor's old trial would read as the new quarter's evidence.
+RENEWED_FILES = ("agent_trials.yaml",)
 
 
 def next_snapshot_id(snapshot_id: str) -> str:
@@ -68,6 +82,7 @@ class NextQuarter:
     carried_over: int
     new_rows: int
     scored: bool  # the last quarter had scores: the draw was biased by saturation
+    to_renew: list[str]  # dated evidence of the last quarter left behind, for the operator to renew
 
 
 def shortfalls(plan: RotationPlan, pool_left: dict[str, int]) -> list[tuple[str, str]]:
@@ -139,10 +154,17 @@ def next_manifest(
 
 
 def draw_next_quarter(
-    warehouse: Warehouse, snapshots_dir: Path, private_dir: Path, snapshot_id: str, on: date
+    warehouse: Warehouse,
+    snapshots_dir: Path,
+    private_dir: Path,
+    snapshot_id: str,
+    on: date,
+    rewrite: Callable[[str], str] = str,
 ) -> NextQuarter:
     """Draw the quarter after `snapshot_id` (see the module docstring). Refuses (BenchInputError)
-    when the next manifest exists already or the pool falls short; nothing is written then."""
+    when the next manifest exists already or the pool falls short; nothing is written then but the
+    windowed registries' answers, archived as evidence. `rewrite` routes a registry's URL (to the
+    simulator in simulate mode)."""
     manifest_path = snapshots_dir / snapshot_id / "manifest.yaml"
     manifest = load_manifest(manifest_path)
     next_id = next_snapshot_id(snapshot_id)
@@ -161,11 +183,16 @@ def draw_next_quarter(
         )
     rows = load_golden_rows(warehouse, snapshot_id)
     scored = bool(len(warehouse.rows("row_scores", snapshot_id, columns=["row_id"])))
-    plan, plan_path = plan_next_quarter(warehouse, manifest, private_dir, on, applied_to=next_id)
+    window = (
+        draw_window(warehouse, manifest, family_snapshots(warehouse, snapshot_id), next_id, on, rewrite)
+        if windowed_registries(manifest)
+        else None
+    )
+    plan, plan_path = plan_next_quarter(warehouse, manifest, private_dir, on, applied_to=next_id, window=window)
 
     used = family_row_ids(warehouse, snapshot_id)
     history = family_history(warehouse, snapshot_id)
-    candidates = {r.id: r for r in load_pool(manifest, manifest.candidates, "candidate", private_dir, rows + history)}
+    candidates = {r.id: r for r in candidate_pool(manifest, private_dir, rows + history, window)}
     drawn = {rep["row_id"] for rep in plan.replacements}
     left_groups = split_groups([r for r in candidates.values() if r.id not in used and r.id not in drawn])
     pool_left: dict[str, int] = defaultdict(int)
@@ -176,7 +203,15 @@ def draw_next_quarter(
         raise BenchInputError(
             f"candidate pool of {snapshot_id} ({manifest.pool_source(manifest.candidates)})",
             [
-                *((None, f"candidates ({stratum})", message) for stratum, message in short),
+                *(
+                    (
+                        None,
+                        f"candidates ({stratum})",
+                        message
+                        + (f"; drawn fresh: {window.report[stratum]}" if window and stratum in window.report else ""),
+                    )
+                    for stratum, message in short
+                ),
                 (None, "candidates", f"nothing of {next_id} was written: add candidate rows, then draw it again"),
             ],
         )
@@ -186,7 +221,7 @@ def draw_next_quarter(
     carried = [r for r in rows if r.id not in retired]
     incoming = [candidates[rep["row_id"]].model_copy(update={"cohort": new_cohort}) for rep in plan.replacements]
     golden_path = private_golden_path(private_dir, next_id)
-    pools = {
+    pools: dict[str, dict[str, Any]] = {
         "candidates": _pool_entry(
             manifest, manifest.candidates, "candidate", rows + history, private_dir, next_id, used | drawn
         ),
@@ -198,12 +233,14 @@ def draw_next_quarter(
     }
     dump_golden_rows(carried + incoming, golden_path)
     next_dir.mkdir(parents=True, exist_ok=True)
+    if window is not None:  # asked again for the quarter after, from this draw's day
+        pools["candidates"]["registries"] = {
+            name: spec.model_dump(exclude_defaults=True) for name, spec in windowed_registries(manifest).items()
+        }
     text = next_manifest(manifest_path, manifest, next_id, golden_path.relative_to(private_dir).as_posix(), pools)
     (next_dir / "manifest.yaml").write_text(text, encoding="utf-8")
     load_manifest(next_dir / "manifest.yaml")  # what was written validates
-    for name in CARRIED_FILES:
-        if (snapshots_dir / snapshot_id / name).exists():
-            shutil.copyfile(snapshots_dir / snapshot_id / name, next_dir / name)
+    to_renew = [name for name in RENEWED_FILES if (snapshots_dir / snapshot_id / name).exists()]
 
     by_stratum = []
     for stratum in sorted({r.stratum for r in rows}):
@@ -229,4 +266,5 @@ def draw_next_quarter(
         carried_over=len(carried),
         new_rows=len(incoming),
         scored=scored,
+        to_renew=to_renew,
     )

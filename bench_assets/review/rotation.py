@@ -14,7 +14,9 @@ Rotation keeps the holdout's share (30 % of every cohort is private):
   cohort, 70/30 within every stratum. They do not inherit the retired rows' sides: the bias
   concentrates retirements in a few strata, where the retired mix of sides is whatever the draw
   happened to give (an inherited new cohort drifted as far as 14 % holdout).
-Each retired group is replaced by a candidate group of its own stratum.
+Each retired group is replaced by a candidate group of its own stratum. A windowed registry's
+stratum (the Federal Register: new every quarter, `golden.registry_window`) retires whole, beside
+the share of the others, and is replaced from the documents published since its last draw.
 
 The plan is a file for review (it names holdout rows, so it lives in the private store); nothing
 is rewritten until the operator applies it (`bench quarter next`, `review.quarter`). The pool of
@@ -37,7 +39,8 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from bench_assets.golden.pools import load_pool
+from bench_assets.golden.pools import load_pool, without_overlap
+from bench_assets.golden.registry_window import WindowDraw
 from bench_assets.golden.rows import GoldenRow, split_groups
 from bench_assets.golden.store import load_golden_rows
 from bench_assets.manifest import Manifest
@@ -85,11 +88,13 @@ def plan_rotation(
     bias: float = SATURATION_BIAS,
     used_candidates: frozenset[str] = frozenset(),
     public_share: float = 0.7,
+    fresh_strata: frozenset[str] = frozenset(),
 ) -> RotationPlan:
     """Choose share × rows rows to retire in every cohort (in whole groups, to within half a group;
     each side of the split its own share, to within a group), biased toward saturated strata, and
     a replacement group of the same stratum for each; the replacements (next quarter's new cohort)
-    are split `public_share` / rest within every stratum by the key."""
+    are split `public_share` / rest within every stratum by the key. A stratum in `fresh_strata`
+    (a windowed registry's, new every quarter) retires whole, beside the share of the others."""
     groups = split_groups(rows)
 
     def side_of(gid: str) -> str:
@@ -112,7 +117,8 @@ def plan_rotation(
 
     retire, incoming, cohorts = [], [], {}
     for cohort in sorted(by_cohort):
-        gids = by_cohort[cohort]
+        fresh = [g for g in by_cohort[cohort] if members[g][0].stratum in fresh_strata]
+        gids = [g for g in by_cohort[cohort] if members[g][0].stratum not in fresh_strata]
         n_rows = sum(len(members[g]) for g in gids)
 
         def weighted_key(gid: str, cohort: str = cohort) -> float:  # Efraimidis–Spirakis: u^(1/w), largest drawn
@@ -138,7 +144,7 @@ def plan_rotation(
                 taken += size
                 side_taken[side] += size
         by_stratum: dict[str, int] = defaultdict(int)
-        for gid in sorted(chosen):
+        for gid in sorted(chosen + fresh):
             group = members[gid]
             stratum = group[0].stratum
             by_stratum[stratum] += len(group)
@@ -157,13 +163,16 @@ def plan_rotation(
                     }
                 )
             incoming += [(row, gid) for row in new_rows]
+        fresh_rows = sum(len(members[g]) for g in fresh)
         cohorts[cohort] = {
-            "rows": n_rows,
+            "rows": n_rows + fresh_rows,
             "retire_target": round(target, 2),
-            "retire_rows": taken,
+            "retire_rows": taken + fresh_rows,
             "retire_share": round(taken / n_rows, 4) if n_rows else 0.0,
-            "holdout_rows": sum(len(members[g]) for g in gids if side_of(g) == "holdout"),
-            "retire_holdout_rows": side_taken["holdout"],
+            "fresh_strata_rows": fresh_rows,  # retired whole, outside the share
+            "holdout_rows": sum(len(members[g]) for g in by_cohort[cohort] if side_of(g) == "holdout"),
+            "retire_holdout_rows": side_taken["holdout"]
+            + sum(len(members[g]) for g in fresh if side_of(g) == "holdout"),
             "retired_by_stratum": dict(sorted(by_stratum.items())),
             "unreplaced_groups": len({r["group"] for r in retire if r["cohort"] == cohort and not r["replaced_by"]}),
         }
@@ -229,12 +238,31 @@ def family_history(warehouse: Warehouse, snapshot_id: str) -> list[GoldenRow]:
     return list(seen.values())
 
 
+def candidate_pool(
+    manifest: Manifest, private_dir: Path, golden: list[GoldenRow], window: WindowDraw | None
+) -> list[GoldenRow]:
+    """The replacements the planner draws from: the manifest's candidate pool, where a stratum
+    drawn fresh from its registry's window takes the window's rows instead of what an older draw
+    left; none of them sharing an id, a request text or a URL with `golden`."""
+    pool = load_pool(manifest, manifest.candidates, "candidate", private_dir, golden)
+    if window is None:
+        return pool
+    return [r for r in pool if r.stratum not in window.strata] + without_overlap(window.rows, golden)
+
+
 def plan_next_quarter(
-    warehouse: Warehouse, manifest: Manifest, private_dir: Path, on: date, applied_to: str | None = None
+    warehouse: Warehouse,
+    manifest: Manifest,
+    private_dir: Path,
+    on: date,
+    applied_to: str | None = None,
+    window: WindowDraw | None = None,
 ) -> tuple[RotationPlan, Path]:
     """Plan next quarter's rotation of the snapshot and write it, for review, to the private store
     (it names holdout rows). Nothing is rewritten here: `bench quarter next` (`review.quarter`)
-    applies it to the next snapshot (`applied_to`, recorded in the plan)."""
+    applies it to the next snapshot (`applied_to`, recorded in the plan). The strata of `window`
+    (windowed registries asked for the next quarter's window) retire whole and are replaced from
+    its rows only."""
     snapshot_id = manifest.snapshot_id
     rows = load_golden_rows(warehouse, snapshot_id)
     split = warehouse.split(snapshot_id)
@@ -246,7 +274,7 @@ def plan_next_quarter(
     # a row the benchmark ever used (a golden row of any of its quarters, retired or not, or a
     # decoy) never comes back as a replacement: a retired holdout row drawn again could be published
     history = family_history(warehouse, snapshot_id)
-    candidates = load_pool(manifest, manifest.candidates, "candidate", private_dir, rows + history)
+    candidates = candidate_pool(manifest, private_dir, rows + history, window)
     key = split_key(manifest.split.key_env, manifest.mode)
     saturation = saturation_by_stratum(scores)
     plan = plan_rotation(
@@ -258,6 +286,7 @@ def plan_next_quarter(
         snapshot_id,
         used_candidates=frozenset(used) | family_row_ids(warehouse, snapshot_id),
         public_share=manifest.split.public_share,
+        fresh_strata=window.strata if window else frozenset(),
     )
     record = {
         "snapshot_id": snapshot_id,
@@ -270,6 +299,7 @@ def plan_next_quarter(
         "secret; each replaced from its stratum's candidate pool; the replacements (the new cohort) split "
         f"{manifest.split.public_share:.0%} public within every stratum by the key (takes_split)",
         "saturation_by_stratum": {k: round(v, 4) for k, v in sorted(saturation.items())},
+        "fresh_strata": dict(sorted(window.report.items())) if window else {},
         "cohorts": plan.cohorts,
         "retire": plan.retire,
         "replacements": plan.replacements,

@@ -61,7 +61,13 @@ from bench_assets.simulator.fresh_pages import SentinelRegistry, SimClock
 from bench_assets.simulator.fresh_pages import routes as sentinel_routes
 from bench_assets.simulator.index import Hit, SearchIndex, extract_page, styled_url, unit_hash
 from bench_assets.simulator.logs import DEFAULT_LOG_LIMIT, LOG_LIMIT_ENV, BoundedLog
-from bench_assets.simulator.profiles import VendorProfile, drifted_profiles, mode_profile
+from bench_assets.simulator.profiles import (
+    MODE_PROFILES,
+    VendorProfile,
+    drifted_mode_profiles,
+    drifted_profiles,
+    mode_profile,
+)
 from bench_assets.simulator.registry_site import RegistrySite, registry_file
 from bench_assets.simulator.request import SimRequest
 from bench_assets.simulator.signup import SignupService
@@ -210,6 +216,8 @@ class Simulator:
     clock: SimClock = field(default_factory=SimClock)
     signup: SignupService = field(default_factory=SignupService.from_env)  # sign-up flows and issued keys
     registries: RegistrySite = field(default_factory=RegistrySite)  # registries of golden truth and their pages
+    # each vendor's documented modes (drifted with the vendors in a later quarter of the demo)
+    mode_profiles: dict[str, dict[str, VendorProfile]] = field(default_factory=lambda: dict(MODE_PROFILES))
     host_urls: dict[str, str] = field(default_factory=dict)  # vendor host -> its own port's root URL (HostPorts)
 
     def __post_init__(self) -> None:
@@ -222,7 +230,7 @@ class Simulator:
 
     def mode_profile(self, vendor: str, mode: str | None) -> VendorProfile:
         """The vendor's behaviour in one of its documented modes (deeper: slower, better, dearer)."""
-        return mode_profile(vendor, mode, self.profiles)
+        return mode_profile(vendor, mode, self.profiles, self.mode_profiles)
 
     def search(self, vendor: str, query: str, n: int, mode: str | None = None) -> list[Hit]:
         # Sentinel pages this vendor has indexed by the simulator's clock compete with the corpus.
@@ -588,6 +596,7 @@ def create_simulator(pages_per_stratum: int | None = None, latency_scale: float 
     sim = Simulator(
         corpus=build_corpus(pages_per_stratum=pages, candidates_per_stratum=candidates),
         profiles=drifted_profiles(drift),
+        mode_profiles=drifted_mode_profiles(drift),
         latency_scale=scale,
         request_log=BoundedLog(limit),
         billing_log=BoundedLog(limit),

@@ -105,10 +105,15 @@ MODE_PROFILES: dict[str, dict[str, VendorProfile]] = {
 }
 
 
-def mode_profile(vendor: str, mode: str | None, profiles: dict[str, VendorProfile] | None = None) -> VendorProfile:
+def mode_profile(
+    vendor: str,
+    mode: str | None,
+    profiles: dict[str, VendorProfile] | None = None,
+    modes: dict[str, dict[str, VendorProfile]] | None = None,
+) -> VendorProfile:
     """How `vendor` behaves in `mode` (its own profile for a mode without one)."""
     base = (profiles or PROFILES)[vendor]
-    return MODE_PROFILES.get(vendor, {}).get(mode or "", base)
+    return (MODE_PROFILES if modes is None else modes).get(vendor, {}).get(mode or "", base)
 
 
 # Vendors change a little between quarters, so that the demo's trend across quarters shows
@@ -125,15 +130,26 @@ def drift_direction(vendor: str) -> int:
     return 1 if hashlib.sha256(f"drift:{vendor}".encode()).digest()[0] % 2 else -1
 
 
+def _drifted(vendor: str, profile: VendorProfile, quarters: int) -> VendorProfile:
+    low, high = DRIFT_BOUNDS
+    step = drift_direction(vendor) * quarters
+    return replace(
+        profile,
+        quality=round(min(high, max(low, profile.quality + step * DRIFT_QUALITY)), 4),
+        coverage=round(min(high, max(low, profile.coverage + step * DRIFT_COVERAGE)), 4),
+    )
+
+
 def drifted_profiles(quarters: int, profiles: dict[str, VendorProfile] | None = None) -> dict[str, VendorProfile]:
     """The profiles `quarters` quarters after the shipped one (0: as they are)."""
-    low, high = DRIFT_BOUNDS
-    out = {}
-    for vendor, p in (PROFILES if profiles is None else profiles).items():
-        step = drift_direction(vendor) * quarters
-        out[vendor] = replace(
-            p,
-            quality=round(min(high, max(low, p.quality + step * DRIFT_QUALITY)), 4),
-            coverage=round(min(high, max(low, p.coverage + step * DRIFT_COVERAGE)), 4),
-        )
-    return out
+    return {vendor: _drifted(vendor, p, quarters) for vendor, p in (PROFILES if profiles is None else profiles).items()}
+
+
+def drifted_mode_profiles(quarters: int) -> dict[str, dict[str, VendorProfile]]:
+    """Each vendor's mode profiles `quarters` quarters after the shipped one: a mode drifts with its
+    vendor (same direction and step), as one provider's index and ranker serve all its modes, so a
+    deeper mode stays above a shallower one while both move (0: as they are)."""
+    return {
+        vendor: {mode: _drifted(vendor, p, quarters) for mode, p in modes.items()}
+        for vendor, modes in MODE_PROFILES.items()
+    }

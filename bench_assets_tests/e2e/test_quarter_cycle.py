@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+from pathlib import Path
 
 import dagster as dg
 import pytest
@@ -40,6 +42,7 @@ from bench_assets_tests.helpers import (
 Q4 = "web_search-2026-q4"
 Q5 = "web_search-2027-q1"
 ROWS_PER_STRATUM = 15
+SHIPPED_TRIALS = Path(__file__).parents[2] / "data" / "snapshots" / SNAPSHOT / "agent_trials.yaml"
 
 
 def split_of(home, snapshot) -> dict[str, str]:
@@ -65,6 +68,8 @@ def cycle(tmp_path_factory, simulator):
         with dg.instance_for_test(temp_dir=str(tmp / "dagster")) as instance:  # sets $DAGSTER_HOME for the CLI
             assert cli.main(["snapshot", "add", SNAPSHOT]) == 0
             materialize(instance, home, simulator.base_url, GOLDEN_STAGES, SNAPSHOT)
+            # the shipped quarter's hand-entered agent trials (dated evidence of that quarter)
+            shutil.copyfile(SHIPPED_TRIALS, home / "data" / "snapshots" / SNAPSHOT / "agent_trials.yaml")
             assert cli.main(["quarter", "next", SNAPSHOT]) == 0
             assert instance.has_dynamic_partition("snapshots", Q4)
             materialize(instance, home, simulator.base_url, GOLDEN_STAGES, Q4)
@@ -82,6 +87,10 @@ def test_the_next_quarter_is_drawn_in_one_step_and_its_split_is_the_planned_one(
     assert q4_manifest.vendors == q3_manifest.vendors and q4_manifest.excluded == q3_manifest.excluded
     assert q4_manifest.golden.source == "file" and q4_manifest.golden.path == f"golden/{Q4}.jsonl"
     assert q4_manifest.supersedes is None
+    # agent trials are dated evidence of their quarter: left behind, to be run again (before, they
+    # were copied into the next quarter, where a vendor's old trial read as the new quarter's)
+    assert (home / "data" / "snapshots" / SNAPSHOT / "agent_trials.yaml").exists()
+    assert not (home / "data" / "snapshots" / Q4 / "agent_trials.yaml").exists()
 
     q3_rows = {r.id: r for r in load_golden_file(private / "golden" / f"{SNAPSHOT}.jsonl")}
     q4_rows = {r.id: r for r in load_golden_file(private / "golden" / f"{Q4}.jsonl")}

@@ -10,20 +10,30 @@ rate-limits, changes its format or returns a record without a required field is 
 from __future__ import annotations
 
 import json
+import shutil
 import threading
+from datetime import date, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import ClassVar
 
 import dagster as dg
 import httpx
 import pytest
+import yaml
 
+from bench_assets.errors import BenchInputError
+from bench_assets.golden.rows import load_golden_file, split_groups
+from bench_assets.manifest import load_manifest
+from bench_assets.review.business_days import fixed_today
+from bench_assets.review.quarter import draw_next_quarter
 from bench_assets_tests.helpers import (
     GOLDEN_STAGES,
     make_home,
     materialize,
     register_partitions,
     run_whole_snapshot,
+    warehouse_of,
     warehouse_rows,
 )
 
@@ -196,3 +206,98 @@ def test_a_changed_format_or_a_record_without_a_field_is_not_drawn(tmp_path, sim
     assert ["PEP 8", "no title"] in json.loads(final["peps"][2])
     ids = {r[0] for r in warehouse_rows(home, "SELECT row_id FROM golden_rows")}
     assert not any("pep-8-" in i for i in ids) and any("pep-9-" in i for i in ids)
+
+
+# ##### THE NEXT QUARTER: a windowed registry's stratum drawn fresh
+
+NEXT = "registry_search-2027-q1"
+FR_EXTRACT = Path(__file__).parents[2] / "bench_assets/simulator/registry_extracts/federal_register/documents.json"
+
+
+def fr_documents(new: int, day: date) -> str:
+    """A Federal Register documents.json answer: the archived real record (2020-28567, drawn in the
+    last quarter), then `new` documents published on `day`. The new ones are ours, written in that
+    record's shape (the only record any stored copy of the API holds, SOURCES.md): they prove the
+    draw's logic, not anything about the registry."""
+    real = json.loads(FR_EXTRACT.read_text())["results"][0]
+    made = [
+        {
+            **real,
+            "document_number": f"{day.year}-9{i:04d}",
+            "title": f"Test notice {i} published in the window after the last draw",
+            "abstract": f"This test notice {i} stands for a document published after the last draw.",
+            "publication_date": day.isoformat(),
+            "html_url": f"https://www.federalregister.gov/documents/{day:%Y/%m/%d}/{day.year}-9{i:04d}/test-notice-{i}",
+        }
+        for i in range(new)
+    ]
+    return json.dumps({"count": 1 + new, "results": [real, *made]})
+
+
+def _next_quarter_home(tmp_path, registry_run, local_registry) -> Path:
+    """A copy of the registry snapshot's home whose Federal Register is the local registry."""
+    home = tmp_path / "home"
+    shutil.copytree(registry_run, home)
+    path = home / "data" / "snapshots" / SNAPSHOT / "manifest.yaml"
+    data = yaml.safe_load(path.read_text())
+    data["golden"]["registries"]["federal_register"]["options"]["endpoint"] = f"{local_registry}/api/v1/documents.json"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return home
+
+
+def test_the_next_quarter_draws_a_windowed_registry_stratum_fresh(tmp_path, registry_run, simulator, local_registry):
+    """Before, the next quarter's Federal Register rows came from what the last draw left (documents
+    of the last quarter's window) and only a quarter of them rotated: the stratum grew stale."""
+    home = _next_quarter_home(tmp_path, registry_run, local_registry)
+    drawn_on = warehouse_rows(home, "SELECT max(started_at)::DATE FROM registry_responses")[0][0]
+    day = drawn_on + timedelta(days=91)
+    _Registry.answers = {"/api/v1/documents.json": (200, fr_documents(4, day))}
+    with dg.instance_for_test() as instance, fixed_today(day):
+        register_partitions(instance, [SNAPSHOT])
+        materialize(instance, home, simulator.base_url, ("next_quarter",), SNAPSHOT)
+    # the registry was asked for the documents published since its last draw, up to the draw's day
+    asked = warehouse_rows(
+        home, "SELECT request_json, outcome, records FROM registry_responses WHERE snapshot_id = ? AND final", [NEXT]
+    )
+    assert len(asked) == 1 and asked[0][1:] == ("ok", 5)
+    params = json.loads(asked[0][0])["params"]
+    assert params["conditions[publication_date][gte]"] == drawn_on.isoformat()
+    assert params["conditions[publication_date][lte]"] == day.isoformat()
+
+    private = home / "data" / "private"
+    last = {r.id: r for r in load_golden_file(private / "golden" / f"{SNAPSHOT}.jsonl")}
+    nxt = {r.id: r for r in load_golden_file(private / "golden" / f"{NEXT}.jsonl")}
+    plan = yaml.safe_load((private / "rotation" / f"{SNAPSHOT}.yaml").read_text())
+    retired = {r["row_id"] for r in plan["retire"]}
+    old_fr = {i for i, r in last.items() if r.stratum == "federal_register"}
+    new_fr = {i for i, r in nxt.items() if r.stratum == "federal_register"}
+    # the stratum retires whole and is replaced, group for group, by documents of the new window
+    assert old_fr and old_fr <= retired and not old_fr & new_fr
+    groups = len(set(split_groups([last[i] for i in old_fr]).values()))
+    assert len(set(split_groups([nxt[i] for i in new_fr]).values())) == groups
+    assert all(nxt[i].cohort == "2027-q1" and nxt[i].published_on == day for i in new_fr)
+    assert all("2020-28567" not in i for i in new_fr)  # drawn before: never again
+    # the other strata rotate their quarter as before, and the plan is what was applied
+    others = [i for i in last if i not in old_fr]
+    assert 0 < len(retired - old_fr) < len(others) / 2
+    assert {rep["row_id"] for rep in plan["replacements"]} == set(nxt) - set(last)
+    assert plan["fresh_strata"]["federal_register"].startswith(f"federal_register asked for {drawn_on}..{day}: ok 1")
+    # the next manifest asks the registry again for the quarter after
+    manifest = load_manifest(home / "data" / "snapshots" / NEXT / "manifest.yaml")
+    assert manifest.candidates.registries["federal_register"].stratum == "federal_register"
+
+
+def test_a_window_short_of_documents_is_refused_and_its_answer_kept(tmp_path, registry_run, local_registry):
+    """The window held only the document drawn last quarter: the stratum cannot be renewed."""
+    home = _next_quarter_home(tmp_path, registry_run, local_registry)
+    _Registry.answers = {"/api/v1/documents.json": (200, fr_documents(0, date(2027, 2, 1)))}
+    with pytest.raises(BenchInputError) as refused:
+        draw_next_quarter(
+            warehouse_of(home), home / "data" / "snapshots", home / "data" / "private", SNAPSHOT, date(2027, 2, 27)
+        )
+    message = str(refused.value)
+    assert "stratum federal_register: the plan retires 1 groups" in message and "short by 1" in message
+    assert "drawn fresh: federal_register asked for" in message and "1 records" in message
+    assert not (home / "data" / "snapshots" / NEXT / "manifest.yaml").exists()
+    kept = warehouse_rows(home, "SELECT outcome, records FROM registry_responses WHERE snapshot_id = ?", [NEXT])
+    assert kept == [("ok", 1)]  # the evidence of the window asked stays

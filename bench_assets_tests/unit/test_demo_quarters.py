@@ -13,7 +13,15 @@ from bench_assets.cli.demo import quarters_after, simulator_env
 from bench_assets.errors import BenchInputError
 from bench_assets.golden.planted import build_corpus, reserve_rows
 from bench_assets.simulator.app import CANDIDATE_PAGES_ENV, DRIFT_QUARTERS_ENV, create_simulator
-from bench_assets.simulator.profiles import DRIFT_BOUNDS, DRIFT_QUALITY, PROFILES, drift_direction, drifted_profiles
+from bench_assets.simulator.profiles import (
+    DRIFT_BOUNDS,
+    DRIFT_QUALITY,
+    MODE_PROFILES,
+    PROFILES,
+    drift_direction,
+    drifted_mode_profiles,
+    drifted_profiles,
+)
 
 SHIPPED = Path(__file__).parents[2] / "data" / "snapshots"
 READY_Q4 = "\ncandidates: {source: planted_demo, reserve_pages: 14}\n"  # as `bench quarter next` grows it
@@ -32,6 +40,26 @@ def test_the_shipped_quarter_keeps_the_profiles_and_later_ones_drift_each_vendor
         assert low <= two[vendor].quality <= high and low <= two[vendor].coverage <= high
         # only ranking quality and coverage move: prices, latency, extraction stay as pinned
         assert one[vendor].usd_per_request == p.usd_per_request and one[vendor].latency_ms == p.latency_ms
+
+
+def test_a_vendors_modes_drift_with_it_and_keep_their_ladder():
+    """Before, only the base profiles drifted: a configuration (`exa.deep`) scored the same every
+    quarter, so the demo's trend per configuration showed nothing."""
+    assert drifted_mode_profiles(0) == MODE_PROFILES
+    for quarters in (1, 2, 3):
+        bases, modes = drifted_profiles(quarters), drifted_mode_profiles(quarters)
+        for vendor, by_mode in MODE_PROFILES.items():
+            for mode, p in by_mode.items():
+                moved = modes[vendor][mode]
+                step = drift_direction(vendor) * quarters
+                low, high = DRIFT_BOUNDS
+                assert moved.quality == pytest.approx(min(high, max(low, p.quality + step * DRIFT_QUALITY)))
+                assert moved.usd_per_request == p.usd_per_request and moved.latency_ms == p.latency_ms
+                # a deeper mode stays at or above its vendor's base profile as both move
+                if p.quality >= PROFILES[vendor].quality:
+                    assert moved.quality >= bases[vendor].quality
+                if p.coverage >= PROFILES[vendor].coverage:
+                    assert moved.coverage >= bases[vendor].coverage
 
 
 def test_a_quarter_is_counted_from_the_shipped_one():
@@ -56,6 +84,7 @@ def test_each_quarter_runs_on_the_simulated_world_its_manifest_names(tmp_path, m
     grown = {u for r in reserve_rows("candidate", 14, base=7) if r.task.type == "search" for u in r.task.golden_urls}
     assert grown <= set(sim.corpus.pages) and set(build_corpus().pages) <= set(sim.corpus.pages)
     assert sim.profiles == drifted_profiles(1)
+    assert sim.mode_profile("exa", "deep") == drifted_mode_profiles(1)["exa"]["deep"] != MODE_PROFILES["exa"]["deep"]
 
 
 def test_several_quarters_need_a_simulator_of_their_own(tmp_path, monkeypatch):
