@@ -22,6 +22,7 @@ LADDERS = {
     "exa": ("https://api.exa.ai/search", "lite", "deep", "type", (0.004, 0.012)),
     "tavily": ("https://api.tavily.com/search", "basic", "advanced", "search_depth", (0.008, 0.016)),
     "linkup": ("https://api.linkup.so/v1/search", "standard", "deep", "depth", (0.005, 0.05)),
+    "perplexity": ("https://api.perplexity.ai/search", "fast", "web", "search_type", (0.001, 0.005)),
 }
 QUERIES = 40
 
