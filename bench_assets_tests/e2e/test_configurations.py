@@ -84,7 +84,9 @@ def bench_estimate(home) -> dict:
 
 @pytest.fixture(scope="module")
 def mode_ladder(tmp_path_factory, simulator):
-    home = make_home(tmp_path_factory.mktemp("modes"), ["exa", "perplexity", "youcom"], rows_per_stratum=5, edit=add_modes)
+    home = make_home(
+        tmp_path_factory.mktemp("modes"), ["exa", "perplexity", "youcom"], rows_per_stratum=5, edit=add_modes
+    )
     estimate = {e["vendor"]: e for e in bench_estimate(home)["vendors"]}
     # A ceiling each configuration would keep to alone, but not both together: exa's whole fetch and
     # half of exa.deep's.

@@ -7,6 +7,7 @@ import uuid
 from starlette.responses import JSONResponse, Response
 
 from bench_assets.simulator.app import SimRequest, Simulator, VendorRoute
+from bench_assets.simulator.index import Hit
 
 VENDOR = "youcom"
 HOST = "ydc-index.io"
@@ -69,6 +70,30 @@ def _markdown(page, text: str) -> str:
     return text if not text.startswith(page.title) else f"# {text}"
 
 
+def _web_result(sim: Simulator, hit: Hit, mode: str | None, formats: list[str]) -> dict:
+    """One results.web[] item: snippets, or highlights in contents, or the full page with snippets."""
+    item: dict = {
+        "url": sim.result_url(VENDOR, hit.page),
+        "title": hit.page.title,
+        "description": hit.snippet.split(". ")[0],
+        "page_age": f"{hit.page.published}T00:00:00",
+        "favicon_url": f"https://{hit.page.host}/favicon.ico",
+        "authors": [],
+    }
+    if mode == "highlights":
+        # highlights mode puts query-relevant excerpts in contents.highlights and omits snippets
+        item["contents"] = {"highlights": [hit.snippet]}
+    else:
+        item["snippets"] = [hit.snippet]
+    if mode == "full_page":
+        item["contents"] = {}
+        if "markdown" in formats:
+            item["contents"]["markdown"] = _markdown(hit.page, sim.extract(VENDOR, hit.page))
+        if "html" in formats:
+            item["contents"]["html"] = hit.page.render_html()
+    return item
+
+
 async def search(sim: Simulator, req: SimRequest) -> Response:
     if req.method == "GET":
         args: dict = dict(req.params)
@@ -109,30 +134,8 @@ async def search(sim: Simulator, req: SimRequest) -> Response:
     if mode == "full_page":
         await sim.mode_delay(VENDOR, "full_page", query)  # the pages are crawled with the search
     hits = sim.search(VENDOR, query, count, mode=mode)
-    web, live_pages = [], 0
-    for hit in hits:
-        item: dict = {
-            "url": sim.result_url(VENDOR, hit.page),
-            "title": hit.page.title,
-            "description": hit.snippet.split(". ")[0],
-            "page_age": f"{hit.page.published}T00:00:00",
-            "favicon_url": f"https://{hit.page.host}/favicon.ico",
-            "authors": [],
-        }
-        if mode == "highlights":
-            # highlights mode puts query-relevant excerpts in contents.highlights and omits snippets
-            item["contents"] = {"highlights": [hit.snippet]}
-        else:
-            item["snippets"] = [hit.snippet]
-        if mode == "full_page":
-            text = sim.extract(VENDOR, hit.page)
-            item["contents"] = {}
-            if "markdown" in formats:
-                item["contents"]["markdown"] = _markdown(hit.page, text)
-            if "html" in formats:
-                item["contents"]["html"] = hit.page.render_html()
-            live_pages += source != "cache"
-        web.append(item)
+    web = [_web_result(sim, hit, mode, formats) for hit in hits]
+    live_pages = len(web) if mode == "full_page" and source != "cache" else 0
     request_id = sim.request_id(VENDOR)
     # $5 per 1,000 calls, up to 100 results per call; a full page crawled live $1 per 1,000 pages on
     # top, one from the cache nothing. The simulator keeps no cache: blend and fetch crawl every page,
