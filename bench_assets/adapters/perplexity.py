@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from bench_assets.adapters.base import Adapter, HttpRequest, ParsedResponse, VendorTask, results_from
+
+# The documented search types of web search ("people" is a search of people, not of the web).
+_SEARCH_TYPES = ("web", "fast")
 
 # Words in an error body that mark an exhausted prepaid balance rather than a bad key.
 _QUOTA_WORDS = ("credit", "balance", "quota", "billing", "payment")
@@ -14,6 +17,15 @@ class PerplexityAdapter(Adapter):
     name = "perplexity"
     capabilities = frozenset({"search"})
 
+    # Perplexity's search types (docs.perplexity.ai/docs/search/fast-search, read 2026-11-29;
+    # data/pricing/perplexity.md): web, the default ("rare, difficult, or ambiguous questions"),
+    # $5 per 1k requests; fast, "lower-latency, lower-cost web results", $1 per 1k. The response
+    # does not say which type ran, so each is its own configuration, priced by its manifest entry.
+    modes: ClassVar[dict[str, dict[str, Any]]] = {
+        "web": {"search_type": "web"},
+        "fast": {"search_type": "fast"},
+    }
+
     def build(self, task: VendorTask, endpoint: str, api_key: str, options: dict[str, Any]) -> HttpRequest:
         headers = {
             "Authorization": f"Bearer {api_key}",
@@ -22,7 +34,11 @@ class PerplexityAdapter(Adapter):
         }
         # max_results above 20 is only accepted for people search (perplexity-py search_create_params).
         body: dict[str, Any] = {"query": task.text, "max_results": max(1, min(task.num_results, 20))}
-        for key in ("max_tokens_per_page", "search_context_size", "country"):
+        if options.get("search_type", "web") not in _SEARCH_TYPES:
+            raise ValueError(
+                f"perplexity documents the web search types {', '.join(_SEARCH_TYPES)}, not {options['search_type']!r}"
+            )
+        for key in ("search_type", "max_tokens_per_page", "search_context_size", "country"):
             if key in options:
                 body[key] = options[key]
         return HttpRequest("POST", endpoint, headers=headers, json_body=body, secret_headers=("Authorization",))

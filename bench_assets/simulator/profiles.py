@@ -68,7 +68,8 @@ PROFILES: dict[str, VendorProfile] = {
 # Each documented mode of a vendor behaves as its own service: a deeper mode searches longer, finds
 # more and ranks better, and costs what the vendor's pricing says (data/pricing/<vendor>.md). The
 # mode named by the request's own parameter (Exa's `type`, Tavily's `search_depth`, Linkup's
-# `depth`, Parallel's `mode`) or, for Brave, by the endpoint called; a mode not listed here behaves as the vendor's profile. Coverage and ranking noise are
+# `depth`, Parallel's `mode`, Perplexity's `search_type`, You.com's `extraction.extraction_mode`) or,
+# for Brave, by the endpoint called; a mode not listed here behaves as the vendor's profile. Coverage and ranking noise are
 # drawn per vendor, so a deeper mode's index holds every page the shallower one does.
 MODE_PROFILES: dict[str, dict[str, VendorProfile]] = {
     "exa": {
@@ -101,6 +102,19 @@ MODE_PROFILES: dict[str, dict[str, VendorProfile]] = {
         "deep": replace(
             PROFILES["linkup"], quality=0.93, coverage=0.97, latency_ms=150, usd_per_request={"search": 0.05}
         ),
+    },
+    "perplexity": {
+        # fast: "lower-latency, lower-cost web results", $1 per 1k; web, the default, is the one the
+        # docs name for "rare, difficult, or ambiguous questions" (docs.perplexity.ai/docs/search/fast-search)
+        "fast": replace(
+            PROFILES["perplexity"], quality=0.76, coverage=0.89, latency_ms=10, usd_per_request={"search": 0.001}
+        ),
+    },
+    "youcom": {
+        # full_page with extraction_source fetch: each result's page crawled live, "the freshest content
+        # at higher latency", $1 per 1k pages on top of the $5 per 1k calls. You.com says nothing of a
+        # better ranking, so the ranking and the index are the default's: the page text is what it adds.
+        "full_page": replace(PROFILES["youcom"], latency_ms=90),
     },
 }
 

@@ -1,5 +1,6 @@
 """Endpoint configurations: two modes of one provider (Exa's auto and deep) in one snapshot,
-materialized through Dagster against the simulator, as an operator runs them.
+materialized through Dagster against the simulator, as an operator runs them; Perplexity's web and
+fast and You.com's default and full_page in the same snapshot, each fetched and scored as its own.
 
 Each mode is its own partition, request, price and leaderboard entry, and the paired tests
 compare the two like any other pair; the provider's account is one: its rate limit is paced under
@@ -33,6 +34,7 @@ from bench_assets_tests.helpers import (
     materialize,
     register_partitions,
     vendor_key,
+    warehouse_rows,
 )
 
 CONFIGURATIONS = ["exa", "exa.deep"]
@@ -41,9 +43,18 @@ DEEP_PRICE = 0.012  # Exa Deep, $12 per 1,000 requests (data/pricing/exa.md)
 # search modes and Brave's two endpoints, each $5 per 1,000 searches (data/pricing/parallel.md, brave.md).
 LADDERS = {"parallel": "parallel.basic", "brave": "brave.llm_context"}
 LLM_CONTEXT = "https://api.search.brave.com/res/v1/llm/context"
+# The other mode ladders in the same snapshot (their partitions only; the ceiling test is Exa's):
+# configuration: (its mode, the search request's mode fields, USD per search call, USD per full page)
+# from data/pricing/perplexity.md and data/pricing/youcom.md.
+PRICED_LADDERS = {
+    "perplexity": ("web", {"search_type": "web"}, 0.005, None),
+    "perplexity.fast": ("fast", {"search_type": "fast"}, 0.001, None),
+    "youcom": ("default", {}, 0.005, None),
+    "youcom.full_page": ("full_page", {"extraction_mode": "full_page", "extraction_source": "fetch"}, 0.005, 0.001),
+}
 
 
-def add_deep(data: dict) -> None:
+def add_modes(data: dict) -> None:
     exa = data["vendors"]["exa"]
     data["vendors"]["exa.deep"] = {
         **exa,
@@ -56,6 +67,9 @@ def add_deep(data: dict) -> None:
         "mode": "llm_context",
         "endpoints": {"search": LLM_CONTEXT},
     }
+    perplexity = data["vendors"]["perplexity"]
+    data["vendors"]["perplexity.fast"] = {**perplexity, "mode": "fast", "prices_usd": {"request.search": 0.001}}
+    data["vendors"]["youcom.full_page"] = {**data["vendors"]["youcom"], "mode": "full_page"}
 
 
 def manifest_path(home):
@@ -80,14 +94,16 @@ def bench_estimate(home) -> dict:
 
 @pytest.fixture(scope="module")
 def mode_ladder(tmp_path_factory, simulator):
-    home = make_home(tmp_path_factory.mktemp("modes"), ["exa", *LADDERS], rows_per_stratum=5, edit=add_deep)
+    home = make_home(
+        tmp_path_factory.mktemp("modes"), ["exa", *LADDERS, "perplexity", "youcom"], rows_per_stratum=5, edit=add_modes
+    )
     estimate = {e["vendor"]: e for e in bench_estimate(home)["vendors"]}
     # A ceiling each configuration would keep to alone, but not both together: exa's whole fetch and
     # half of exa.deep's.
     ceiling = round(estimate["exa"]["usd"] + estimate["exa.deep"]["usd"] / 2, 4)
     set_ceiling(home, ceiling)
     with dg.instance_for_test() as instance:
-        everything = [*CONFIGURATIONS, *LADDERS, *LADDERS.values()]
+        everything = [*CONFIGURATIONS, *LADDERS, *LADDERS.values(), *PRICED_LADDERS]
         register_partitions(instance, [SNAPSHOT], everything)
         materialize(instance, home, simulator.base_url, GOLDEN_STAGES, SNAPSHOT)
         for name in everything:
@@ -143,6 +159,8 @@ def test_configurations_of_one_provider_are_paced_as_one_account(mode_ladder):
     home, _, _ = mode_ladder
     logs = sorted(p.name for p in (home / "data" / "warehouse").rglob("*.sqlite"))
     assert "exa.sqlite" in logs and "exa.deep.sqlite" not in logs, logs
+    assert {"perplexity.sqlite", "youcom.sqlite"} <= set(logs), logs
+    assert not {"perplexity.fast.sqlite", "youcom.full_page.sqlite"} & set(logs), logs
 
 
 def test_the_leaderboard_has_an_entry_per_configuration_naming_provider_and_mode(mode_ladder):
@@ -158,10 +176,12 @@ def test_the_leaderboard_has_an_entry_per_configuration_naming_provider_and_mode
         "parallel.basic": ("parallel", "basic"),
         "brave": ("brave", "web"),
         "brave.llm_context": ("brave", "llm_context"),
+        **{name: (name.split(".")[0], mode) for name, (mode, *_) in PRICED_LADDERS.items()},
     }
-    # the mode ladder is compared like any pair: a paired test between the two configurations
+    # each mode ladder is compared like any pair: a paired test between the two configurations
     pairs = [{c["vendor_a"], c["vendor_b"]} for c in board["comparisons"]["pairs"]]
-    assert set(CONFIGURATIONS) in pairs, board["comparisons"]
+    for pair in (CONFIGURATIONS, ["perplexity", "perplexity.fast"], ["youcom", "youcom.full_page"]):
+        assert set(pair) in pairs, board["comparisons"]
     csv_head = (out / "leaderboard.csv").read_text().splitlines()[0].split(",")
     assert csv_head[:3] == ["vendor", "provider", "mode"]
 
@@ -203,3 +223,41 @@ def test_parallel_and_brave_modes_fetch_their_own_request_and_are_scored(mode_la
         else {"brave": {"/res/v1/web/search"}, "brave.llm_context": {"/res/v1/llm/context"}}
     )
     assert sent == expected
+
+
+def test_each_mode_of_perplexity_and_youcom_is_fetched_scored_and_billed_its_price(mode_ladder):
+    home, _, _ = mode_ladder
+    for name, (_, fields, search_usd, page_usd) in PRICED_LADDERS.items():
+        raw = raw_of(home, name)
+        searches = raw[(raw["capability"] == "search") & raw["http_status"].eq(200)]
+        assert len(searches), name
+        requests = [json.loads(r) for r in searches["request_json"]]
+        # the mode's documented parameters went out, and nothing of the other mode
+        if name.startswith("youcom") and not fields:
+            assert {r["method"] for r in requests} == {"GET"}, name
+            assert all("extraction" not in (r.get("params") or {}) for r in requests), name
+        elif name.startswith("youcom"):
+            assert {r["method"] for r in requests} == {"POST"}, name
+            assert {json.dumps(r["json"]["extraction"], sort_keys=True) for r in requests} == {
+                json.dumps({**fields, "full_page": {"extraction_formats": ["markdown"]}}, sort_keys=True)
+            }, name
+        else:
+            assert {r["json"]["search_type"] for r in requests} == {fields["search_type"]}, name
+        # what scoring billed each search row: the call, and for full_page each page that came back
+        pages = [
+            sum(1 for item in json.loads(b)["results"]["web"] if (item.get("contents") or {}).get("markdown"))
+            if name.startswith("youcom")
+            else 0
+            for b in searches["body"]
+        ]
+        assert (sum(pages) > 0) == (page_usd is not None), name
+        scores = warehouse_rows(
+            home,
+            "SELECT task_type, response_class, billed_usd, correct, hit_at_10 FROM row_scores "
+            "WHERE snapshot_id = ? AND vendor = ? AND task_type <> 'extract' ORDER BY row_id",
+            [SNAPSHOT, name],
+        )
+        assert scores and all(cls == "ok" and correct is not None for _, cls, _, correct, _ in scores), name
+        assert all(hit is not None for task, *_, hit in scores if task == "search"), name
+        billed = sum(usd for _, _, usd, _, _ in scores)
+        assert billed == pytest.approx(len(scores) * search_usd + sum(pages) * (page_usd or 0.0)), name

@@ -29,6 +29,7 @@ LADDERS = {
     "parallel": ("https://api.parallel.ai/v1/search", "basic", "advanced", "mode", (0.005, 0.005)),
     # Brave: Web Search and LLM Context, both $5 per 1,000 requests on the Search plan (data/pricing/brave.md)
     "brave": ("https://api.search.brave.com", "web", "llm_context", "endpoint_path", (0.005, 0.005)),
+    "perplexity": ("https://api.perplexity.ai/search", "fast", "web", "search_type", (0.001, 0.005)),
 }
 QUERIES = 40
 

@@ -183,3 +183,90 @@ def test_the_sdk_mockservers_get_search_body_is_valid_for_the_sdks_model():
 
 def test_every_fixture_names_its_source():
     contract.sources_name_every_fixture()
+
+
+FULL_PAGE = YoucomAdapter.modes["full_page"]
+
+
+def test_full_page_search_attaches_each_page_and_bills_each_one_fetched_live(simulator, sim_logs):
+    # you.com/docs/administration/billing: full page extraction "$1.00 per 1,000 pages fetched live",
+    # on top of $5 per 1,000 calls; extraction_source fetch: "Every result is crawled live".
+    page = contract.golden_page()
+    task = VendorTask("search", page.query, 10)
+    resp, parsed = contract.call(simulator, task, options=FULL_PAGE)
+    assert resp.status_code == 200 and parsed.error_class is None and parsed.results
+    (logged,) = sim_logs.requests()
+    assert (logged["method"], logged["path"]) == ("POST", "/v1/search")
+    assert json.loads(logged["body"]) == {
+        "query": page.query,
+        "count": 10,
+        "extraction": {
+            "extraction_mode": "full_page",
+            "extraction_source": "fetch",
+            "full_page": {"extraction_formats": ["markdown"]},
+        },
+    }
+    hit = next(r for r in parsed.results if normalize_url(r.url) == normalize_url(page.url))
+    assert hit.snippet and all(phrase in hit.content for phrase in page.anchor_phrases)
+    pages = len(parsed.results)
+    assert parsed.billed_units == {"request.search": 1.0, "page.extract": float(pages)}
+    (bill,) = sim_logs.billing()
+    assert contract.usd(parsed.billed_units) == pytest.approx(bill["usd"]) == pytest.approx(0.005 + 0.001 * pages)
+    assert ADAPTER.expected_units(task, FULL_PAGE) == {"request.search": 1.0, "page.extract": 10.0}
+
+
+def test_full_page_ranks_as_the_default_search_and_is_slower(simulator):
+    # You.com documents fresher content "at higher latency" for fetch, not a better ranking.
+    from bench_assets.simulator.profiles import mode_profile
+
+    page = contract.golden_page()
+    task = VendorTask("search", page.query, 10)
+    _, default = contract.call(simulator, task)
+    _, full = contract.call(simulator, task, options=FULL_PAGE)
+    assert [r.url for r in full.results] == [r.url for r in default.results]
+    assert all(r.content for r in full.results) and not any(r.content for r in default.results)
+    assert mode_profile(VENDOR, "full_page").latency_ms > mode_profile(VENDOR, None).latency_ms
+
+
+def test_full_page_request_is_the_sdks_and_the_sdk_reads_the_answer_as_we_do(simulator):
+    # youdotcom 3.6.0's `models.Extraction` is strict (extra="forbid", "mirrors the extraction
+    # schema enforced by the deployed Search API"): our extraction object must be one it accepts,
+    # and the SDK's own full_page search of the simulator must read to our results and pages.
+    from youdotcom import You, models
+
+    page = contract.golden_page()
+    req = ADAPTER.build(VendorTask("search", page.query, 10), "https://ydc-index.io/v1/search", "k", FULL_PAGE)
+    typed = models.Extraction.model_validate(req.json_body["extraction"])
+    assert typed.model_dump(mode="json", exclude_none=True) == req.json_body["extraction"]
+    with pytest.raises(ValueError):  # the check can fail
+        models.Extraction.model_validate({**req.json_body["extraction"], "depth": "deep"})
+
+    captured: list[httpx.Response] = []
+    server = simulated_url("https://ydc-index.io", simulator.base_url)
+    with (
+        httpx.Client(event_hooks={"response": [captured.append]}) as http,
+        You(api_key_auth=sim_key(VENDOR), client=http) as you,
+    ):
+        sdk = you.search(
+            query=page.query, count=10, knowledge=None, extraction=req.json_body["extraction"], server_url=server
+        )
+    raw = captured[-1]
+    ours = ADAPTER.parse(VendorTask("search", page.query, 10), raw.status_code, dict(raw.headers), raw.text)
+    assert [r.url for r in ours.results] == [r.url for r in sdk.results.web]
+    assert [r.content for r in ours.results] == [r.contents.markdown for r in sdk.results.web]
+
+
+@pytest.mark.parametrize("source", ["blend", "cache"])
+def test_a_source_whose_bill_the_response_does_not_tell_is_refused(source):
+    with pytest.raises(ValueError, match="fetch"):
+        ADAPTER.build(
+            VendorTask("search", "q"), "https://ydc-index.io/v1/search", "k", {**FULL_PAGE, "extraction_source": source}
+        )
+
+
+def test_an_unknown_extraction_field_gets_the_vendor_422(simulator):
+    url = simulated_url(MANIFEST_DEFAULTS["endpoints"]["search"], simulator.base_url)
+    body = {"query": "ok", "extraction": {"extraction_mode": "full_page", "depth": "deep"}}
+    resp = httpx.post(url, json=body, headers={"X-API-Key": sim_key(VENDOR)}, timeout=10)
+    assert resp.status_code == 422
+    assert ADAPTER.parse(VendorTask("search", "ok"), 422, dict(resp.headers), resp.text).error_class == "bad_request"

@@ -8,6 +8,9 @@ from bench_assets.simulator.app import SimRequest, Simulator, VendorRoute
 
 VENDOR = "perplexity"
 HOST = "api.perplexity.ai"
+# search_type: the SDK's "web" and "people" (perplexity-py search_create_params) and "fast", which the
+# SDK does not list yet (docs.perplexity.ai/docs/search/fast-search: send it with extra_body).
+SEARCH_TYPES = ("web", "fast", "people")
 
 
 def _error(status: int, message: str, type_: str) -> Response:
@@ -46,13 +49,18 @@ async def search(sim: Simulator, req: SimRequest) -> Response:
         return _error(
             400, "query is required: a non-empty string or a list of non-empty strings", "invalid_request_error"
         )
+    search_type = body.get("search_type") or "web"  # omitted: standard web search
+    if search_type not in SEARCH_TYPES:
+        return _error(400, f"search_type must be one of {', '.join(SEARCH_TYPES)}", "invalid_request_error")
     n = body.get("max_results", 10)
-    limit = 100 if body.get("search_type") == "people" else 20  # above 20 only for people search
+    limit = 100 if search_type == "people" else 20  # above 20 only for people search
     if not isinstance(n, int) or isinstance(n, bool) or n < 1 or n > limit:
         return _error(400, f"max_results must be an integer between 1 and {limit}", "invalid_request_error")
+    mode = search_type if search_type in ("web", "fast") else None  # people search: the default profile
+    await sim.mode_delay(VENDOR, mode, queries[0])
     results, seen = [], set()
     for q in queries:  # (?) a multi-query request is answered here with one merged, de-duplicated list
-        for hit in sim.search(VENDOR, q, n):
+        for hit in sim.search(VENDOR, q, n, mode=mode):
             url = sim.result_url(VENDOR, hit.page)
             if url in seen:
                 continue
@@ -68,7 +76,8 @@ async def search(sim: Simulator, req: SimRequest) -> Response:
                 }
             )
     request_id = sim.request_id(VENDOR)
-    sim.bill(VENDOR, "search", request_id)  # $5 per 1,000 requests; the response has no cost field
+    # $5 per 1,000 requests (fast: $1); the response has no cost field and does not name the type.
+    sim.bill(VENDOR, "search", request_id, usd=sim.mode_profile(VENDOR, mode).usd_per_request["search"])
     out = {"id": request_id, "results": results}
     if body.get("display_server_time"):
         out["server_time"] = "0.12"

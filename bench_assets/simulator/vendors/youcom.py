@@ -7,10 +7,13 @@ import uuid
 from starlette.responses import JSONResponse, Response
 
 from bench_assets.simulator.app import SimRequest, Simulator, VendorRoute
+from bench_assets.simulator.index import Hit
 
 VENDOR = "youcom"
 HOST = "ydc-index.io"
 FRESHNESS = ("day", "week", "month", "year")
+EXTRACTION_KEYS = {"extraction_mode", "extraction_source", "highlights", "full_page"}
+EXTRACTION_SOURCES = ("blend", "cache", "fetch")
 
 
 def unauthorized(req: SimRequest) -> Response:
@@ -48,8 +51,47 @@ def _invalid(message: str) -> Response:
     return JSONResponse({"error": message}, status_code=422)  # the search spec's own 422 shape
 
 
+def _extraction_problem(extraction: dict | None) -> str | None:
+    """Why an `extraction` object is refused (the SDK's strict `models.Extraction`, youdotcom 3.6.0:
+    an unknown key or value is the server's 422), or None."""
+    if extraction is None:
+        return None
+    unknown = set(extraction) - EXTRACTION_KEYS
+    if unknown:
+        return f"extraction: unknown field(s) {', '.join(sorted(unknown))}"
+    if extraction.get("extraction_mode") not in ("highlights", "full_page"):
+        return "extraction.extraction_mode must be highlights or full_page"
+    if extraction.get("extraction_source", "blend") not in EXTRACTION_SOURCES:
+        return f"extraction.extraction_source must be one of {', '.join(EXTRACTION_SOURCES)}"
+    return None
+
+
 def _markdown(page, text: str) -> str:
     return text if not text.startswith(page.title) else f"# {text}"
+
+
+def _web_result(sim: Simulator, hit: Hit, mode: str | None, formats: list[str]) -> dict:
+    """One results.web[] item: snippets, or highlights in contents, or the full page with snippets."""
+    item: dict = {
+        "url": sim.result_url(VENDOR, hit.page),
+        "title": hit.page.title,
+        "description": hit.snippet.split(". ")[0],
+        "page_age": f"{hit.page.published}T00:00:00",
+        "favicon_url": f"https://{hit.page.host}/favicon.ico",
+        "authors": [],
+    }
+    if mode == "highlights":
+        # highlights mode puts query-relevant excerpts in contents.highlights and omits snippets
+        item["contents"] = {"highlights": [hit.snippet]}
+    else:
+        item["snippets"] = [hit.snippet]
+    if mode == "full_page":
+        item["contents"] = {}
+        if "markdown" in formats:
+            item["contents"]["markdown"] = _markdown(hit.page, sim.extract(VENDOR, hit.page))
+        if "html" in formats:
+            item["contents"]["html"] = hit.page.render_html()
+    return item
 
 
 async def search(sim: Simulator, req: SimRequest) -> Response:
@@ -77,40 +119,30 @@ async def search(sim: Simulator, req: SimRequest) -> Response:
     livecrawl = args.get("livecrawl")
     if extraction is not None and livecrawl is not None:
         return _invalid("livecrawl and extraction cannot be combined")
+    problem = _extraction_problem(extraction)
+    if problem:
+        return _invalid(problem)
     mode = (extraction or {}).get("extraction_mode")
+    source = (extraction or {}).get("extraction_source", "blend")
     if livecrawl in ("web", "all"):
-        mode = "full_page"
+        mode, source = "full_page", "fetch"  # (?) the deprecated livecrawl is taken to crawl live
     formats = args.get("livecrawl_formats") or ((extraction or {}).get("full_page") or {}).get("extraction_formats")
     if isinstance(formats, str):
         formats = [f.strip() for f in formats.split(",")]
     formats = formats or ["markdown"]
 
-    hits = sim.search(VENDOR, query, count)
-    web = []
-    for hit in hits:
-        item: dict = {
-            "url": sim.result_url(VENDOR, hit.page),
-            "title": hit.page.title,
-            "description": hit.snippet.split(". ")[0],
-            "page_age": f"{hit.page.published}T00:00:00",
-            "favicon_url": f"https://{hit.page.host}/favicon.ico",
-            "authors": [],
-        }
-        if mode == "highlights":
-            # highlights mode puts query-relevant excerpts in contents.highlights and omits snippets
-            item["contents"] = {"highlights": [hit.snippet]}
-        else:
-            item["snippets"] = [hit.snippet]
-        if mode == "full_page":
-            text = sim.extract(VENDOR, hit.page)
-            item["contents"] = {}
-            if "markdown" in formats:
-                item["contents"]["markdown"] = _markdown(hit.page, text)
-            if "html" in formats:
-                item["contents"]["html"] = hit.page.render_html()
-        web.append(item)
+    if mode == "full_page":
+        await sim.mode_delay(VENDOR, "full_page", query)  # the pages are crawled with the search
+    hits = sim.search(VENDOR, query, count, mode=mode)
+    web = [_web_result(sim, hit, mode, formats) for hit in hits]
+    live_pages = len(web) if mode == "full_page" and source != "cache" else 0
     request_id = sim.request_id(VENDOR)
-    sim.bill(VENDOR, "search", request_id)  # $5 per 1,000 calls, up to 100 results per call
+    # $5 per 1,000 calls, up to 100 results per call; a full page crawled live $1 per 1,000 pages on
+    # top, one from the cache nothing. The simulator keeps no cache: blend and fetch crawl every page,
+    # cache serves every page as cached.
+    price = sim.mode_profile(VENDOR, mode).usd_per_request
+    units = {"request.search": 1.0, **({"page.extract": float(live_pages)} if live_pages else {})}
+    sim.bill(VENDOR, "search", request_id, units=units, usd=round(price["search"] + price["extract"] * live_pages, 6))
     # news[] appears only for news-classified queries; the simulator classifies none as news.
     return JSONResponse(
         {
