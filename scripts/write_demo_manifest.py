@@ -38,22 +38,31 @@ ASSUMED_PRICES = {
 # The demo's configurations beyond each provider's default mode: `<provider>.<mode>` and what
 # differs from the provider's entry (its plan and prices; the rest, account limits, key and spend
 # ceiling, are the provider's, as the manifest requires). Each price is cited in
-# data/pricing/<provider>.md.
+# data/pricing/<provider>.md. A mode is a search parameter: a further mode pins the search endpoint
+# alone, so the provider's extract calls (the same request in every mode) are measured once, by its
+# default configuration, not repeated per mode (`VendorSpec.capabilities`).
+EXA_SEARCH = {"search": "https://api.exa.ai/search"}
+LINKUP_SEARCH = {"search": "https://api.linkup.so/v1/search"}
+TAVILY_SEARCH = {"search": "https://api.tavily.com/search"}
 DEMO_MODES: dict[str, dict[str, Any]] = {
     "exa.lite": {
         "plan": "Pay-as-you-go, search type lite ($4 per 1,000 requests)",
+        "endpoints": EXA_SEARCH,
         "prices_usd": {"usd": 1.0, "request.search": 0.004, "result.extra": 0.001, "page.text": 0.001},
     },
     "exa.deep": {
         "plan": "Pay-as-you-go, search type deep ($12 per 1,000 requests)",
+        "endpoints": EXA_SEARCH,
         "prices_usd": {"usd": 1.0, "request.search": 0.012, "result.extra": 0.001, "page.text": 0.001},
     },
     "linkup.deep": {
-        "plan": "Pay-as-you-go, depth deep ($0.05 per search, $0.001 per fetch)",
-        "prices_usd": {"request.search": 0.05, "request.extract": 0.001},
+        "plan": "Pay-as-you-go, depth deep ($0.05 per search)",
+        "endpoints": LINKUP_SEARCH,
+        "prices_usd": {"request.search": 0.05},
     },
     "tavily.advanced": {
         "plan": "Pay-as-you-go ($0.008 per credit), search_depth advanced (2 credits)",
+        "endpoints": TAVILY_SEARCH,
         "prices_usd": {"credit": 0.008},
     },
 }
