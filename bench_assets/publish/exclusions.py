@@ -80,11 +80,7 @@ def exclusions_ledger(
         for (vendor, task_type), part in unsupported.groupby(["vendor", "task_type"], sort=True):
             spec = manifest.vendors.get(vendor)
             measured_by = (
-                [
-                    v
-                    for v in manifest.configurations_of(spec.provider)
-                    if task_type in manifest.vendors[v].capabilities
-                ]
+                [v for v in manifest.configurations_of(spec.provider) if task_type in manifest.vendors[v].capabilities]
                 if spec is not None and task_type in get_adapter(spec.adapter).capabilities
                 else []
             )

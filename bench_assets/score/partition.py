@@ -167,7 +167,9 @@ def read_archive(
         else {}
     )
     served = [(row, capability_of(row)) for row in rows]
-    served = [(row, cap) for row, cap in served if cap in (adapter.capabilities if capabilities is None else capabilities)]
+    served = [
+        (row, cap) for row, cap in served if cap in (adapter.capabilities if capabilities is None else capabilities)
+    ]
     missing = [row.id for row, cap in served if (row.id, cap) not in final_of]
     if missing:
         raise NotReadyError(

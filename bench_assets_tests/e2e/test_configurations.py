@@ -31,9 +31,9 @@ from bench_assets_tests.helpers import (
     SNAPSHOT,
     VENDOR_STAGES,
     make_home,
-    unwrapped,
     materialize,
     register_partitions,
+    unwrapped,
     vendor_key,
 )
 
