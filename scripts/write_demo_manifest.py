@@ -55,6 +55,16 @@ DEMO_MODES: dict[str, dict[str, Any]] = {
         "endpoints": EXA_SEARCH,
         "prices_usd": {"usd": 1.0, "request.search": 0.012, "result.extra": 0.001, "page.text": 0.001},
     },
+    "linkup.fast": {
+        "plan": "Pay-as-you-go, depth fast ($0.005 per search)",
+        "endpoints": LINKUP_SEARCH,
+        "prices_usd": {"request.search": 0.005},
+    },
+    "linkup.flash": {
+        "plan": "Pay-as-you-go, depth flash ($0.005 per search)",
+        "endpoints": LINKUP_SEARCH,
+        "prices_usd": {"request.search": 0.005},
+    },
     "linkup.deep": {
         "plan": "Pay-as-you-go, depth deep ($0.05 per search)",
         "endpoints": LINKUP_SEARCH,
