@@ -48,12 +48,12 @@ DEMO_MODES: dict[str, dict[str, Any]] = {
     "exa.lite": {
         "plan": "Pay-as-you-go, search type lite ($4 per 1,000 requests)",
         "endpoints": EXA_SEARCH,
-        "prices_usd": {"usd": 1.0, "request.search": 0.004, "result.extra": 0.001, "page.text": 0.001},
+        "prices_usd": {"usd": 1.0, "request.search": 0.004, "result.extra": 0.001},
     },
     "exa.deep": {
         "plan": "Pay-as-you-go, search type deep ($12 per 1,000 requests)",
         "endpoints": EXA_SEARCH,
-        "prices_usd": {"usd": 1.0, "request.search": 0.012, "result.extra": 0.001, "page.text": 0.001},
+        "prices_usd": {"usd": 1.0, "request.search": 0.012, "result.extra": 0.001},
     },
     "linkup.fast": {
         "plan": "Pay-as-you-go, depth fast ($0.005 per search)",

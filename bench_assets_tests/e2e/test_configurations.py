@@ -49,7 +49,10 @@ def add_deep(data: dict) -> None:
         **exa,
         "mode": "deep",
         "endpoints": {"search": exa["endpoints"]["search"]},
-        "prices_usd": {**exa["prices_usd"], "request.search": DEEP_PRICE},
+        "prices_usd": {
+            **{k: v for k, v in exa["prices_usd"].items() if k != "page.text"},
+            "request.search": DEEP_PRICE,
+        },
     }
 
 
