@@ -11,14 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 
+from bench_assets.adapters.base import Capability
 from bench_assets.manifest import VendorSpec
 
 
-def paced_seconds(spec: VendorSpec, calls: Mapping[str, int]) -> float:
+def paced_seconds(spec: VendorSpec, calls: Mapping[Capability, int]) -> float:
     """The least time `calls` (per capability) take at the configuration's pinned pace: each
     endpoint at its own limit, all of them together at the account's."""
     served = {cap: n for cap, n in calls.items() if cap in spec.capabilities}
-    by_endpoint = sum(n / spec.rate_limit(cap) for cap, n in served.items())  # type: ignore[arg-type]
+    by_endpoint = sum(n / spec.rate_limit(cap) for cap, n in served.items())
     return max(by_endpoint, sum(served.values()) / spec.rate_limit_per_second)
 
 
