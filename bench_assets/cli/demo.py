@@ -214,11 +214,14 @@ def print_leaderboard(board: dict[str, Any]) -> None:
         )
     )
     rank = board.get("rank_metric", "correct_rate")
+    # as wide as the longest configuration id (`tavily.advanced`), letters as the most a vendor has
+    wide = max([10, *(len(e["vendor"]) for e in board["vendors"] if e["status"] == "scored")])
+    lw = max([7, *(len(e.get("rank_letters") or "") for e in board["vendors"])])
     note = (board.get("ranking") or {}).get("note")
     if note:
         print(fit(note))
     header = (
-        f"{'#':>2} {'letters':<7} {'ranks':>5} {'vendor':<10} {'ranked':>6} {'n':>4} {'correct':>7} {'n':>4} "
+        f"{'#':>2} {'letters':<{lw}} {'ranks':>5} {'vendor':<{wide}} {'ranked':>6} {'n':>4} {'correct':>7} {'n':>4} "
         f"{'hit@10':>6} {'fidel.':>6} {'$/correct':>9} {'TTR h':>11} agent-ready"
     )
     print(header + "\n" + "-" * len(header))
@@ -229,7 +232,7 @@ def print_leaderboard(board: dict[str, Any]) -> None:
         m = e["metrics"]
         v = functools.partial(_figure, m)
         print(
-            f"{e['position']:>2} {e.get('rank_letters') or '—':<7} {format_rank_range(e):>5} {e['vendor']:<10} "
+            f"{e['position']:>2} {e.get('rank_letters') or '—':<{lw}} {format_rank_range(e):>5} {e['vendor']:<{wide}} "
             f"{v(rank):>6} {m[rank]['n']:>4} {v('correct_rate'):>7} {m['correct_rate']['n']:>4} "
             f"{v('hit_at_10'):>6} {v('fidelity_mean'):>6} {v('cost_per_correct_usd', '${:.4f}'):>9} {ttr(m):>11} "
             f"{agent_ready(e)}"
