@@ -123,8 +123,8 @@ def archived_terms(vendor: str) -> dict:
 # Simulated snapshots pace against the simulator, not the vendor's plan. The demo paces every
 # account at no less than DEMO_PACE requests a second (each endpoint too), and says so in the plan
 # of each configuration it speeds up: at the plans' own limits the demo's configurations would
-# spend most of its minutes waiting on the pacer (about 27 s a configuration, 2026-11-29 in
-# benchmarks/README.md), which measures nothing a simulated run can show. A live manifest keeps
+# spend most of its minutes waiting on the pacer (benchmarks/README.md, "20 endpoint
+# configurations"), which measures nothing a simulated run can show. A live manifest keeps
 # the adapter's MANIFEST_DEFAULTS. SerpApi's plan is an hourly cap, not a rate, hence its own text.
 DEMO_PACE = 25.0
 DEMO_OVERRIDES = {
