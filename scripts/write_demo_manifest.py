@@ -110,12 +110,13 @@ def archived_terms(vendor: str) -> dict:
     level = re.search(r"^- \*\*Decision\*\*: `(raw|results|digests)`", text, re.M)
     if level is None:
         raise SystemExit(f"{path}: no '- **Decision**: `raw|results|digests`' line")
+    dates = re.findall(r"\d{4}-\d{2}-\d{2}", text.splitlines()[0])  # its title: "... archived 2026-11-25"
     return {
         "publish_evidence": level.group(1),
         "evidence_terms": {
             "file": str(path.relative_to(ROOT)),
             "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
-            "archived_on": TERMS_ARCHIVED_ON,
+            "archived_on": max(dates) if dates else TERMS_ARCHIVED_ON,
         },
     }
 
