@@ -279,6 +279,14 @@ class VendorSpec(_Strict):
         return self.adapter
 
     @property
+    def capabilities(self) -> frozenset[str]:
+        """The capabilities this configuration is measured on: those its adapter has and its entry
+        pins an endpoint for. A mode is a search parameter, so a provider's further modes may pin
+        its search endpoint alone: its extract calls, the same request whatever the mode, are then
+        measured once, by the configuration that pins them."""
+        return frozenset(self.endpoints) & available_adapters()[self.adapter].capabilities
+
+    @property
     def request_options(self) -> dict[str, object]:
         """What the adapter builds the request from: the mode's documented parameters, then `options`."""
         return {**available_adapters()[self.adapter].modes.get(str(self.mode), {}), **self.options}

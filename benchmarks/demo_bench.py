@@ -10,6 +10,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from bench_assets.manifest import load_manifest
 from benchmarks.common import REPO, run_measured
 
 
@@ -36,7 +37,9 @@ def demo() -> dict[str, Any]:
         "parameters": {
             "command": "bench demo",
             "snapshot": "web_search-2026-q3",
-            "vendors": 12,
+            "configurations": len(
+                load_manifest(REPO / "data" / "snapshots" / "web_search-2026-q3" / "manifest.yaml").vendors
+            ),
             "golden_rows": 252,
             "workers": workers,
             "home": "a fresh temporary BENCH_HOME and DAGSTER_HOME",

@@ -1,15 +1,21 @@
-"""Regenerate the demo snapshot manifest from each adapter's MANIFEST_DEFAULTS.
+"""Regenerate the demo snapshot manifest: each provider's default configuration from its adapter's
+MANIFEST_DEFAULTS, each further mode from `DEMO_MODES`.
 
 Run: .venv/bin/python scripts/write_demo_manifest.py
-The manifest is committed; this script is how it was written, so the pins stay traceable.
+The manifest is committed; this script is how it was written, so the pins stay traceable. It reads
+the archived pricing and terms files (data/pricing, data/terms) and pins them; it never writes them.
+Adding a configuration to the demo is one entry in `DEMO_MODES` (a mode the adapter documents, its
+plan and its prices, cited in data/pricing/<provider>.md), then running this script.
 """
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import importlib
 import re
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -18,109 +24,131 @@ from bench_assets.adapters import available_adapters
 SNAPSHOT = "web_search-2026-q3"
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "data" / "snapshots" / SNAPSHOT / "manifest.yaml"
-VENDORS_REFERENCE = ROOT.parent / "shared" / "vendors.md"
 PRICING_DIR = ROOT / "data" / "pricing"
 TERMS_DIR = ROOT / "data" / "terms"
-ARCHIVED_ON = "2026-11-22"
 TERMS_ARCHIVED_ON = "2026-11-25"
-SECTION_OF = {
-    "exa": "Exa",
-    "tavily": "Tavily",
-    "brave": "Brave",
-    "serper": "Serper",
-    "serpapi": "SerpApi",
-    "jina": "Jina",
-    "firecrawl": "Firecrawl",
-    "perplexity": "Perplexity",
-    "linkup": "Linkup",
-    "parallel": "Parallel",
-    "youcom": "You.com",
-    "kagi": "Kagi",
-}
 
-
-# Prices the vendors' documentation (as transcribed in vendors.md) does not state: the manifest
-# pins them all the same, so they are written down, in the archived pricing file and beside the
-# price in the manifest, as what they are: the project's assumption, with why.
+# Prices the vendors' documentation does not state: the manifest pins them all the same, and says
+# so beside the price; why, in the archived pricing file's "is the project's assumption" section.
 ASSUMED_PRICES = {
-    "firecrawl": (
-        "$0.0008 per credit",
-        "The documentation above gives what each call costs in credits, but no price per credit: plans are "
-        "monthly subscriptions whose prices were not verified. The manifest's $0.0008 per credit is the "
-        "project's assumption: the Standard plan read as about $80 a month for 100,000 credits, not checked "
-        "against an archived plan page. It keeps simulated spend comparable across vendors; a live snapshot "
-        "must pin the price per credit of the plan it is billed on, from that plan's archived page.",
-    ),
-    "jina": (
-        "$0.05 per million tokens",
-        "The documentation above gives the billing unit (tokens: Reader bills the tokens it returns, Search at "
-        "least 10,000 per 10 results) and the free tokens, but no price per token. The manifest's $0.05 per "
-        'million tokens is the project\'s assumption (the "1B tokens for $50" prepaid package its plan names), '
-        "not checked against an archived price page. A live snapshot must pin the price of the token package "
-        "it buys, from that package's archived page.",
-    ),
+    "firecrawl": "$0.0008 per credit",
+    "jina": "$0.05 per million tokens",
+}
+
+# The demo's configurations beyond each provider's default mode: `<provider>.<mode>` and what
+# differs from the provider's entry (its plan and prices; the rest, account limits, key and spend
+# ceiling, are the provider's, as the manifest requires). Each price is cited in
+# data/pricing/<provider>.md. A mode is a search parameter: a further mode pins the search endpoint
+# alone, so the provider's extract calls (the same request in every mode) are measured once, by its
+# default configuration, not repeated per mode (`VendorSpec.capabilities`).
+EXA_SEARCH = {"search": "https://api.exa.ai/search"}
+LINKUP_SEARCH = {"search": "https://api.linkup.so/v1/search"}
+TAVILY_SEARCH = {"search": "https://api.tavily.com/search"}
+DEMO_MODES: dict[str, dict[str, Any]] = {
+    "exa.lite": {
+        "plan": "Pay-as-you-go, search type lite ($4 per 1,000 requests)",
+        "endpoints": EXA_SEARCH,
+        "prices_usd": {"usd": 1.0, "request.search": 0.004, "result.extra": 0.001},
+    },
+    "exa.deep": {
+        "plan": "Pay-as-you-go, search type deep ($12 per 1,000 requests)",
+        "endpoints": EXA_SEARCH,
+        "prices_usd": {"usd": 1.0, "request.search": 0.012, "result.extra": 0.001},
+    },
+    "linkup.fast": {
+        "plan": "Pay-as-you-go, depth fast ($0.005 per search)",
+        "endpoints": LINKUP_SEARCH,
+        "prices_usd": {"request.search": 0.005},
+    },
+    "linkup.flash": {
+        "plan": "Pay-as-you-go, depth flash ($0.005 per search)",
+        "endpoints": LINKUP_SEARCH,
+        "prices_usd": {"request.search": 0.005},
+    },
+    "linkup.deep": {
+        "plan": "Pay-as-you-go, depth deep ($0.05 per search)",
+        "endpoints": LINKUP_SEARCH,
+        "prices_usd": {"request.search": 0.05},
+    },
+    "tavily.advanced": {
+        "plan": "Pay-as-you-go ($0.008 per credit), search_depth advanced (2 credits)",
+        "endpoints": TAVILY_SEARCH,
+        "prices_usd": {"credit": 0.008},
+    },
 }
 
 
-def archive_pricing(vendor: str) -> dict | None:
-    """Keep the pricing text the price table was read from (the team's transcription of the
-    vendor's pricing page, with its source URL), and pin its SHA-256 in the manifest. Where the
-    pinned price is not in that text, the file says so and why (ASSUMED_PRICES)."""
-    if not VENDORS_REFERENCE.exists():
-        return None
-    text = VENDORS_REFERENCE.read_text(encoding="utf-8")
-    section = re.search(rf"^## \d+\. {re.escape(SECTION_OF[vendor])}.*?(?=^## )", text, re.S | re.M)
-    pricing = re.search(r"^- \*\*Pricing\*\*.*?(?=^- \*\*|\Z)", section.group(0), re.S | re.M) if section else None
-    if pricing is None:
-        return None
+def pinned_pricing(vendor: str, committed: dict) -> dict | None:
+    """Pin the archived pricing text `data/pricing/<provider>.md` (written and corrected by hand from
+    the vendor's pricing page, sources in brackets): its SHA-256 and the date it was archived. The
+    file is never rewritten here: it holds cited corrections no other file has. A pin the committed
+    manifest already holds for the same file content is kept as it is (its date with it); a new or
+    changed file is pinned with the last date its title line names ("archived 2026-11-22, ...
+    corrected 2026-11-25")."""
     path = PRICING_DIR / f"{vendor}.md"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    assumed = ""
-    if vendor in ASSUMED_PRICES:
-        price, why = ASSUMED_PRICES[vendor]
-        assumed = f"\n## The pinned price, {price}, is the project's assumption\n\n{why}\n"
-    path.write_text(
-        f"# {SECTION_OF[vendor]} pricing, archived {ARCHIVED_ON}\n\n"
-        f"Transcribed from the vendor's pricing documentation (source in brackets).\n\n"
-        f"{pricing.group(0).strip()}\n{assumed}",
-        encoding="utf-8",
-    )
-    return {
-        "file": str(path.relative_to(ROOT)),
-        "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
-        "archived_on": ARCHIVED_ON,
-    }
+    if not path.exists():
+        return None
+    sha256 = hashlib.sha256(path.read_bytes()).hexdigest()
+    pin = committed.get("pricing_source") or {}
+    if pin.get("sha256") == sha256:
+        return dict(pin)
+    dates = re.findall(r"\d{4}-\d{2}-\d{2}", path.read_text(encoding="utf-8").splitlines()[0])
+    if not dates:
+        raise SystemExit(f"{path}: its title line names no date it was archived (like 'archived 2026-11-22')")
+    return {"file": str(path.relative_to(ROOT)), "sha256": sha256, "archived_on": max(dates)}
 
 
 def archived_terms(vendor: str) -> dict:
     """What the vendor's terms allow the evidence bundle to publish of its responses, and the
     archived transcription that decides it (`data/terms/<vendor>.md`, written by hand from the
     vendor's terms with their source). Its decision line names the level; a vendor whose terms
-    could not be found is `digests`, the safe default."""
+    could not be found (no file) is `digests`, the safe default, with nothing to pin."""
     path = TERMS_DIR / f"{vendor}.md"
+    if not path.exists():
+        return {"publish_evidence": "digests"}
     text = path.read_text(encoding="utf-8")
     level = re.search(r"^- \*\*Decision\*\*: `(raw|results|digests)`", text, re.M)
     if level is None:
         raise SystemExit(f"{path}: no '- **Decision**: `raw|results|digests`' line")
+    dates = re.findall(r"\d{4}-\d{2}-\d{2}", text.splitlines()[0])  # its title: "... archived 2026-11-25"
     return {
         "publish_evidence": level.group(1),
         "evidence_terms": {
             "file": str(path.relative_to(ROOT)),
             "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
-            "archived_on": TERMS_ARCHIVED_ON,
+            "archived_on": max(dates) if dates else TERMS_ARCHIVED_ON,
         },
     }
 
 
-# Simulated snapshots pace against the simulator, not the vendor's plan. Where a vendor's
-# cheapest plan is so slow that the demo could not finish in minutes, the demo pins a faster
-# pace and says so; a live manifest keeps the adapter's MANIFEST_DEFAULTS.
+# Simulated snapshots pace against the simulator, not the vendor's plan. The demo paces every
+# account at no less than DEMO_PACE requests a second (each endpoint too), and says so in the plan
+# of each configuration it speeds up: at the plans' own limits the demo's configurations would
+# spend most of its minutes waiting on the pacer (benchmarks/README.md, "20 endpoint
+# configurations"), which measures nothing a simulated run can show. A live manifest keeps
+# the adapter's MANIFEST_DEFAULTS. SerpApi's plan is an hourly cap, not a rate, hence its own text.
+DEMO_PACE = 25.0
 DEMO_OVERRIDES = {
     "serpapi": {
-        "rate_limit_per_second": 5,
-        "plan": "Developer ($75 per month, 5,000 searches); demo paced at 5/s, not the plan's hourly cap",
+        "rate_limit_per_second": DEMO_PACE,
+        "plan": f"Developer ($75 per month, 5,000 searches); demo paced at {DEMO_PACE:g}/s, not the plan's hourly cap",
     },
 }
+
+
+def demo_paced(entry: dict[str, Any]) -> dict[str, Any]:
+    """`entry` with its account and endpoint limits raised to DEMO_PACE where lower, its plan saying so."""
+    account = entry["rate_limit_per_second"]
+    endpoints = entry.get("capability_rate_limits") or {}
+    if account >= DEMO_PACE and all(limit >= DEMO_PACE for limit in endpoints.values()):
+        return entry
+    paced = dict(entry, rate_limit_per_second=max(account, DEMO_PACE))
+    if endpoints:
+        paced["capability_rate_limits"] = {cap: max(limit, DEMO_PACE) for cap, limit in endpoints.items()}
+    plan_limits = ", ".join([f"{account:g}/s", *(f"{cap} {limit:g}/s" for cap, limit in endpoints.items())])
+    paced["plan"] = f"{entry['plan']}; demo pace at least {DEMO_PACE:g}/s (plan: {plan_limits})"
+    return paced
+
 
 # Services agents use that cannot be scored: listed in every snapshot with the reason and a cited
 # source (the exclusions page and exclusions.json/csv), never silently absent.
@@ -183,10 +211,6 @@ EXCLUDED = [
     },
 ]
 
-# Adapters with their own contract tests that the demo does not run (issue 34): the demo's run
-# time and its saved pages stay as they were. A live manifest may pin them.
-NOT_IN_DEMO = {"keenable", "valyu"}
-
 HEADER = """\
 # Snapshot manifest: everything this snapshot pins before any vendor is called.
 # Simulated mode: every vendor is the local simulator, so nothing here is headline-eligible.
@@ -194,25 +218,49 @@ HEADER = """\
 """
 
 
-def main() -> None:
+def configuration(provider: str, committed: dict[str, Any], mode: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A configuration's manifest entry: the provider's adapter defaults and the demo's settings, the
+    mode's plan and prices on top (`mode`: a `DEMO_MODES` entry with its `mode` name), then the pinned
+    pricing and terms files."""
+    cls = available_adapters()[provider]
+    defaults = importlib.import_module(cls.__module__).MANIFEST_DEFAULTS
+    entry: dict[str, Any] = {"adapter": provider}
+    if mode is not None:
+        entry["mode"] = mode["mode"]
+    entry |= {
+        "adapter_version": cls.version,
+        **defaults,
+        "spend_ceiling_usd": 25.0,
+        "timeout_seconds": 30,
+        "max_attempts": 4,
+        **{k: v for k, v in (mode or {}).items() if k != "mode"},
+    }
+    entry = demo_paced(entry) if provider not in DEMO_OVERRIDES else entry | DEMO_OVERRIDES[provider]
+    source = pinned_pricing(provider, committed)
+    if source:
+        entry["pricing_source"] = source
+    # a copy: entries sharing one dict would be written as YAML anchors and aliases
+    return copy.deepcopy(entry | archived_terms(provider))
+
+
+def configurations(committed: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Every provider's default configuration, each followed by its `DEMO_MODES` configurations."""
+    adapters = available_adapters()
+    unknown = sorted(c for c in DEMO_MODES if c.partition(".")[0] not in adapters)
+    if unknown:
+        raise SystemExit(f"DEMO_MODES names configurations of no adapter: {', '.join(unknown)}")
     vendors = {}
-    for name, cls in sorted(available_adapters().items()):
-        if name in NOT_IN_DEMO:
-            continue
-        defaults = importlib.import_module(cls.__module__).MANIFEST_DEFAULTS
-        vendors[name] = {
-            "adapter": name,
-            "adapter_version": cls.version,
-            **defaults,
-            "spend_ceiling_usd": 25.0,
-            "timeout_seconds": 30,
-            "max_attempts": 4,
-            **DEMO_OVERRIDES.get(name, {}),
-        }
-        source = archive_pricing(name)
-        if source:
-            vendors[name]["pricing_source"] = source
-        vendors[name].update(archived_terms(name))
+    for provider in sorted(adapters):
+        vendors[provider] = configuration(provider, committed.get(provider, {}))
+        for name in sorted(c for c in DEMO_MODES if c.partition(".")[0] == provider):
+            mode = {"mode": name.partition(".")[2], **DEMO_MODES[name]}
+            vendors[name] = configuration(provider, committed.get(provider, {}), mode)
+    return vendors
+
+
+def main() -> None:
+    committed = (yaml.safe_load(OUT.read_text()) or {}).get("vendors", {}) if OUT.exists() else {}
+    vendors = configurations(committed)
     manifest = {
         "snapshot_id": SNAPSHOT,
         "mode": "simulated",
@@ -233,7 +281,7 @@ def main() -> None:
         "excluded": EXCLUDED,
     }
     text = yaml.safe_dump(manifest, sort_keys=False, width=110)
-    for vendor, (price, _) in ASSUMED_PRICES.items():  # say so beside the price itself
+    for vendor, price in ASSUMED_PRICES.items():  # say so beside the price itself
         block = text.index(f"\n  {vendor}:\n")
         at = text.index("\n    prices_usd:\n", block) + 1
         text = (
@@ -242,7 +290,8 @@ def main() -> None:
         )
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(HEADER + text)
-    print(f"wrote {OUT} with {len(vendors)} vendors")
+    providers = {v.partition(".")[0] for v in vendors}
+    print(f"wrote {OUT} with {len(vendors)} configurations of {len(providers)} providers")
 
 
 if __name__ == "__main__":

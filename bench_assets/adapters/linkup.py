@@ -23,11 +23,15 @@ class LinkupAdapter(Adapter):
 
     # Linkup's search depths (docs.linkup.so/pages/get-started/concepts and .../platform/pricing.md,
     # read 2026-11-29; data/pricing/linkup.md): standard, the default, $0.005 a searchResults call;
-    # deep, which "continues to search iteratively", $0.05. The response does not say which depth
-    # ran, so each depth is its own configuration, priced by its manifest entry.
+    # deep, which "continues to search iteratively", $0.05; fast, "one-shot retrieval in about a
+    # second", and flash, "ranked sources and snippets in under 200 ms", $0.005 each
+    # (.../changelog/flash-depth). The response does not say which depth ran, so each depth is its
+    # own configuration, priced by its manifest entry.
     modes: ClassVar[dict[str, dict[str, Any]]] = {
         "standard": {"depth": "standard"},
         "deep": {"depth": "deep"},
+        "fast": {"depth": "fast"},
+        "flash": {"depth": "flash"},
     }
 
     def build(self, task: VendorTask, endpoint: str, api_key: str, options: dict[str, Any]) -> HttpRequest:

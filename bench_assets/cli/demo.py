@@ -8,6 +8,7 @@ import json
 import os
 import re
 import time
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import Future, as_completed
 from pathlib import Path
@@ -29,9 +30,12 @@ from bench_assets.cli.runs import (
     register_snapshot,
 )
 from bench_assets.cli.sentinel_cycle import simulate_probe_cycle
+from bench_assets.cli.snapshot import golden_rows_for
 from bench_assets.defs.jobs import SNAPSHOT_ASSETS
 from bench_assets.errors import BenchInputError
-from bench_assets.manifest import load_manifest
+from bench_assets.fetch.schedule import next_configuration, paced_seconds
+from bench_assets.golden.rows import capability_of
+from bench_assets.manifest import Manifest, load_manifest
 from bench_assets.publish.format import LETTERS_NOTE, format_rank_range
 from bench_assets.review.quarter import next_snapshot_id
 from bench_assets.runtime import machine_workers, spawned_pool
@@ -93,12 +97,9 @@ def run_snapshot(snapshot_id: str, workers: int = 2, vendors_done: Callable[[], 
             ),
             spawned_pool(workers) as pool,
         ):
-            running: dict[Future[Any], str] = {
-                pool.submit(materialize_vendor_partition, snapshot_id, v): v for v in vendors
-            }
-            if cycle is not None:
-                running[cycle] = SENTINELS
-            failures = vendor_partitions_finished(running)
+            failures = vendor_partitions_finished(
+                VendorQueue(pool, snapshot_id, manifest, min(workers, len(vendors))), cycle
+            )
         if failures:
             raise SystemExit(
                 fit("vendor partitions failed (their runs are in the Dagster UI):\n" + "\n".join(failures))
@@ -111,14 +112,50 @@ def run_snapshot(snapshot_id: str, workers: int = 2, vendors_done: Callable[[], 
     return json.loads((bench_home() / "data" / "publish" / snapshot_id / "leaderboard.json").read_text())
 
 
-def vendor_partitions_finished(running: dict[Future[Any], str]) -> list[str]:
+class VendorQueue:
+    """The vendor partitions, started `slots` at a time as workers free up (`fetch.schedule`): never
+    one whose provider is already fetching (it would hold a worker while it waits for its sibling's
+    lease), the provider with the most paced seconds left first, so a long chain of modes starts
+    early."""
+
+    def __init__(self, pool: Any, snapshot_id: str, manifest: Manifest, slots: int):
+        self.pool, self.snapshot_id, self.slots = pool, snapshot_id, slots
+        self.provider_of = {v: spec.provider for v, spec in manifest.vendors.items()}
+        calls = Counter(capability_of(r) for r in golden_rows_for(snapshot_id))
+        self.seconds = {v: paced_seconds(spec, calls) for v, spec in manifest.vendors.items()}
+        self.pending = set(manifest.vendors)
+        self.running: dict[Future[Any], str] = {}
+
+    def __len__(self) -> int:
+        return len(self.provider_of)
+
+    def start(self) -> None:
+        """Start partitions while a slot is free and a pending one's provider is idle."""
+        while len(self.running) < self.slots:
+            busy = {self.provider_of[v] for v in self.running.values()}
+            name = next_configuration(self.pending, busy, self.provider_of, self.seconds)
+            if name is None:
+                return
+            self.pending.discard(name)
+            self.running[self.pool.submit(materialize_vendor_partition, self.snapshot_id, name)] = name
+
+    def finished(self, future: Future[Any]) -> None:
+        self.running.pop(future, None)
+        self.start()
+
+
+def vendor_partitions_finished(queue: VendorQueue, cycle: Future[Any] | None = None) -> list[str]:
     """A line per vendor partition (and the sentinel cycle) as it finishes, whatever the order,
     with a bar over them; returns what failed and why (a failed sentinel cycle ends the demo)."""
     failures = []
-    with bar(len(running), "vendor partitions", "partition") as progress:
-        for done, future in enumerate(as_completed(running), start=1):
-            of = f"({done} of {len(running)})"
-            if running[future] == SENTINELS:
+    total = len(queue) + (cycle is not None)
+    queue.start()
+    with bar(total, "vendor partitions", "partition") as progress:
+        for done in range(1, total + 1):
+            future = next(as_completed([*queue.running, *([cycle] if cycle is not None else [])]))
+            of = f"({done} of {total})"
+            if future is cycle:
+                cycle = None
                 ok, seconds, summary = future.result()
                 say(
                     f"  {SENTINELS:<11} {'ok' if ok else 'FAILED'} in {seconds:.1f}s {of}: simulated 30 days, {summary}"
@@ -127,6 +164,7 @@ def vendor_partitions_finished(running: dict[Future[Any], str]) -> list[str]:
                     raise SystemExit(fit(f"the simulated sentinel cycle failed: {summary}"))
             else:
                 vendor, ok, seconds, why = future.result()
+                queue.finished(future)
                 say(f"  {vendor:<11} {'ok' if ok else 'FAILED'} in {seconds:.1f}s {of}")
                 if not ok:
                     failures.append(f"{vendor}: {why}")
@@ -176,11 +214,14 @@ def print_leaderboard(board: dict[str, Any]) -> None:
         )
     )
     rank = board.get("rank_metric", "correct_rate")
+    # as wide as the longest configuration id (`tavily.advanced`), letters as the most a vendor has
+    wide = max([10, *(len(e["vendor"]) for e in board["vendors"] if e["status"] == "scored")])
+    lw = max([7, *(len(e.get("rank_letters") or "") for e in board["vendors"])])
     note = (board.get("ranking") or {}).get("note")
     if note:
         print(fit(note))
     header = (
-        f"{'#':>2} {'letters':<7} {'ranks':>5} {'vendor':<10} {'ranked':>6} {'n':>4} {'correct':>7} {'n':>4} "
+        f"{'#':>2} {'letters':<{lw}} {'ranks':>5} {'vendor':<{wide}} {'ranked':>6} {'n':>4} {'correct':>7} {'n':>4} "
         f"{'hit@10':>6} {'fidel.':>6} {'$/correct':>9} {'TTR h':>11} agent-ready"
     )
     print(header + "\n" + "-" * len(header))
@@ -191,7 +232,7 @@ def print_leaderboard(board: dict[str, Any]) -> None:
         m = e["metrics"]
         v = functools.partial(_figure, m)
         print(
-            f"{e['position']:>2} {e.get('rank_letters') or '—':<7} {format_rank_range(e):>5} {e['vendor']:<10} "
+            f"{e['position']:>2} {e.get('rank_letters') or '—':<{lw}} {format_rank_range(e):>5} {e['vendor']:<{wide}} "
             f"{v(rank):>6} {m[rank]['n']:>4} {v('correct_rate'):>7} {m['correct_rate']['n']:>4} "
             f"{v('hit_at_10'):>6} {v('fidelity_mean'):>6} {v('cost_per_correct_usd', '${:.4f}'):>9} {ttr(m):>11} "
             f"{agent_ready(e)}"

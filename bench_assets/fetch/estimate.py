@@ -61,10 +61,10 @@ def estimate_spend(
         calls: dict[Capability, int] = {}
         for row in rows:
             cap = capability_of(row)
-            if cap in adapter.capabilities:
+            if cap in spec.capabilities:
                 calls[cap] = calls.get(cap, 0) + 1
         for cap, n in (extra_calls or {}).items():
-            if cap in adapter.capabilities:
+            if cap in spec.capabilities:
                 calls[cap] = calls.get(cap, 0) + n
         for cap, n in calls.items():
             per_call = adapter.expected_units(

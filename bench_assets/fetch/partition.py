@@ -111,7 +111,7 @@ def fetch_vendor_partition(
         rows,
         split,
         decoys,
-        adapter.capabilities,
+        spec.capabilities,
         manifest.results_per_query,
         split_key(manifest.split.key_env, manifest.mode),
         snapshot_id,

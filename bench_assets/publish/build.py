@@ -73,7 +73,9 @@ def build_vendor(
     integrity = vendor_integrity(manifest, vendor, raw, commitment_key) if commitment_key is not None else None
     public = [r for r in rows if split.get(r.id) == "public"]
     try:
-        archive = read_archive(get_adapter(spec.adapter), spec.prices_usd, rows, raw, f"{snapshot_id}|{vendor}")
+        archive = read_archive(
+            get_adapter(spec.adapter), spec.prices_usd, rows, raw, f"{snapshot_id}|{vendor}", spec.capabilities
+        )
     except NotReadyError as exc:  # its fetch is not complete: it is not scored, so it has no evidence
         empty = pd.DataFrame(columns=SCORE_COLUMNS).astype(SCORE_DTYPES)
         return VendorBuild(vendor, empty, VendorFiles(no_evidence=str(exc)), PackedEntries.pack([], {}), [], integrity)

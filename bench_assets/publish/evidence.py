@@ -455,6 +455,7 @@ def bundle_index(
         vendors[vendor] = {
             "adapter": spec.adapter,
             "adapter_version": spec.adapter_version,
+            "capabilities": sorted(spec.capabilities),
             "plan": spec.plan,
             "prices_usd": dict(spec.prices_usd),
             "evidence_level": level,
@@ -539,7 +540,9 @@ def evidence_bundle(
             continue
         spec = manifest.vendors[vendor]
         try:
-            archive = read_archive(get_adapter(spec.adapter), spec.prices_usd, public_rows, raw, vendor)
+            archive = read_archive(
+                get_adapter(spec.adapter), spec.prices_usd, public_rows, raw, vendor, spec.capabilities
+            )
         except NotReadyError as exc:
             parts[vendor] = VendorFiles(no_evidence=str(exc))
             continue

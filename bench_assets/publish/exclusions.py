@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 
+from bench_assets.adapters import get_adapter
 from bench_assets.manifest import Manifest
 
 LEDGER_COLUMNS = [
@@ -78,13 +79,24 @@ def exclusions_ledger(
         unsupported = scores[scores["response_class"] == "unsupported"]
         for (vendor, task_type), part in unsupported.groupby(["vendor", "task_type"], sort=True):
             spec = manifest.vendors.get(vendor)
+            measured_by = (
+                [v for v in manifest.configurations_of(spec.provider) if task_type in manifest.vendors[v].capabilities]
+                if spec is not None and task_type in get_adapter(spec.adapter).capabilities
+                else []
+            )
             out.append(
                 {
                     "scope": "rows",
                     "subject": f"{task_type} rows",
                     "vendor": vendor,
                     "reason_code": "unsupported_capability",
-                    "reason": f"{vendor} has no endpoint for {task_type} rows in this snapshot",
+                    "reason": f"{vendor} has no endpoint for {task_type} rows in this snapshot"
+                    + (
+                        f": its provider's {task_type} call is the same request in every mode, measured once, "
+                        f"under {', '.join(measured_by)}"
+                        if measured_by
+                        else ""
+                    ),
                     "evidence": f"manifest endpoints: {sorted(spec.endpoints) if spec else '—'}; adapter "
                     f"{spec.adapter if spec else '—'}",
                     "decided_by": "bench pipeline (adapter capabilities)",

@@ -93,6 +93,9 @@ class _Rederiver:
         self.weights = fidelity_weights
         self.adapter = get_adapter(evidence.settings["adapter"])
         self.prices = {k: float(v) for k, v in evidence.settings["prices_usd"].items()}
+        # what the configuration was measured on (its manifest endpoints); a bundle written before
+        # it said so: every capability of the adapter
+        self.capabilities = frozenset(evidence.settings.get("capabilities") or self.adapter.capabilities)
         self.out = VendorVerdicts(self.vendor, pd.DataFrame())
         self.attempts_file = table_path("attempts", self.vendor)
         self.results_file = table_path("results", self.vendor)
@@ -245,7 +248,7 @@ class _Rederiver:
         evidence, hidden_of = {}, {}
         for row in self.rows:
             tick()
-            if capability_of(row) not in self.adapter.capabilities:
+            if capability_of(row) not in self.capabilities:
                 continue  # unsupported: scored as such, with no evidence
             if not attempts_by_row.get(row.id):
                 self.differ(self.attempts_file, f"row {row.id}", None, "no attempt (the vendor serves this row)")

@@ -19,7 +19,7 @@ capability) have no scores at all.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -137,13 +137,19 @@ class ArchiveReading:
 
 
 def read_archive(
-    adapter: Adapter, prices: dict[str, float], rows: list[GoldenRow], raw: pd.DataFrame, where: str
+    adapter: Adapter,
+    prices: dict[str, float],
+    rows: list[GoldenRow],
+    raw: pd.DataFrame,
+    where: str,
+    capabilities: Collection[str] | None = None,
 ) -> ArchiveReading:
     """Read a vendor's archived attempts once (decoys left out): every attempt read and priced
     (`fetch.read_attempt`, `fetch.SpendLedger`), and each golden row's final attempt classified
     (`fetch.classify`) from the same parsed body, so no body is parsed twice. Rows of a capability
-    the adapter lacks get no evidence. NotReadyError names `where` when a row the vendor can serve
-    has no archived response."""
+    the configuration is not measured on (`capabilities`, the manifest entry's; default: the
+    adapter's) get no evidence. NotReadyError names `where` when a row the vendor can serve has no
+    archived response."""
     sent = (raw[raw["role"] != "decoy"] if len(raw) else raw).reset_index(drop=True)
     readings = attempt_readings(adapter, prices, sent) if len(sent) else []
     billed = ledger_of(adapter, prices, sent, readings).per_attempt() if len(sent) else []
@@ -161,7 +167,9 @@ def read_archive(
         else {}
     )
     served = [(row, capability_of(row)) for row in rows]
-    served = [(row, cap) for row, cap in served if cap in adapter.capabilities]
+    served = [
+        (row, cap) for row, cap in served if cap in (adapter.capabilities if capabilities is None else capabilities)
+    ]
     missing = [row.id for row, cap in served if (row.id, cap) not in final_of]
     if missing:
         raise NotReadyError(
@@ -200,10 +208,15 @@ def read_archive(
 
 
 def read_evidence(
-    adapter: Adapter, prices: dict[str, float], rows: list[GoldenRow], raw: pd.DataFrame, where: str
+    adapter: Adapter,
+    prices: dict[str, float],
+    rows: list[GoldenRow],
+    raw: pd.DataFrame,
+    where: str,
+    capabilities: Collection[str] | None = None,
 ) -> dict[str, RowEvidence]:
     """Each golden row's evidence from its archived attempts (`read_archive`)."""
-    return read_archive(adapter, prices, rows, raw, where).evidence
+    return read_archive(adapter, prices, rows, raw, where, capabilities).evidence
 
 
 def score_partition(
@@ -218,7 +231,8 @@ def score_partition(
     """Score every golden row for one vendor. Returns (row_scores, response_results) frames."""
     # scoring's objects form no cycles worth the collector's walks (`runtime.collector_paused`)
     with collector_paused():
-        evidence = read_evidence(adapter, manifest.vendors[vendor].prices_usd, rows, raw, f"{snapshot_id}|{vendor}")
+        spec = manifest.vendors[vendor]
+        evidence = read_evidence(adapter, spec.prices_usd, rows, raw, f"{snapshot_id}|{vendor}", spec.capabilities)
         scored = score_rows(snapshot_id, vendor, manifest.fidelity_weights, manifest.answer_k, rows, split, evidence)
         return scored.scores, scored.results
 

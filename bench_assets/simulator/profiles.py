@@ -102,6 +102,10 @@ MODE_PROFILES: dict[str, dict[str, VendorProfile]] = {
         "deep": replace(
             PROFILES["linkup"], quality=0.93, coverage=0.97, latency_ms=150, usd_per_request={"search": 0.05}
         ),
+        # fast: "one-shot retrieval in about a second", no agentic planning; flash: "lowest latency",
+        # no query reinterpretation; both $0.005 a searchResults call (docs.linkup.so changelog/flash-depth)
+        "fast": replace(PROFILES["linkup"], quality=0.74, latency_ms=20),
+        "flash": replace(PROFILES["linkup"], quality=0.68, coverage=0.86, latency_ms=10),
     },
     "perplexity": {
         # fast: "lower-latency, lower-cost web results", $1 per 1k; web, the default, is the one the

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import shutil
 
 import dagster as dg
 import duckdb
@@ -33,6 +34,7 @@ from bench_assets_tests.helpers import (
     make_home,
     materialize,
     register_partitions,
+    unwrapped,
     vendor_key,
     warehouse_rows,
 )
@@ -55,11 +57,17 @@ PRICED_LADDERS = {
 
 
 def add_modes(data: dict) -> None:
+    """exa.deep as the demo pins a further mode: its search endpoint alone (the extract call is the
+    same request in every mode, measured once, under exa); the other ladders keep both endpoints."""
     exa = data["vendors"]["exa"]
     data["vendors"]["exa.deep"] = {
         **exa,
         "mode": "deep",
-        "prices_usd": {**exa["prices_usd"], "request.search": DEEP_PRICE},
+        "endpoints": {"search": exa["endpoints"]["search"]},
+        "prices_usd": {
+            **{k: v for k, v in exa["prices_usd"].items() if k != "page.text"},
+            "request.search": DEEP_PRICE,
+        },
     }
     data["vendors"]["parallel.basic"] = {**data["vendors"]["parallel"], "mode": "basic"}
     data["vendors"]["brave.llm_context"] = {
@@ -110,6 +118,23 @@ def mode_ladder(tmp_path_factory, simulator):
             materialize(instance, home, simulator.base_url, VENDOR_STAGES, vendor_key(name))
         materialize(instance, home, simulator.base_url, RESULT_STAGES, SNAPSHOT)
     return home, ceiling, bench_estimate(home)
+
+
+@pytest.fixture(scope="module")
+def reproduced(mode_ladder, tmp_path_factory):
+    """`bench reproduce` on the published folder, copied alone, from an empty directory."""
+    home, _, _ = mode_ladder
+    folder = tmp_path_factory.mktemp("download") / SNAPSHOT
+    shutil.copytree(home / "data" / "publish" / SNAPSHOT, folder)
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    out = io.StringIO()
+    with pytest.MonkeyPatch.context() as env, contextlib.redirect_stdout(out):
+        env.chdir(elsewhere)
+        env.setenv("BENCH_HOME", str(elsewhere))
+        for name in ("BENCH_SPLIT_KEY", "BENCH_WAREHOUSE", "BENCH_PRIVATE_DIR", "BENCH_SIMULATOR_URL"):
+            env.delenv(name, raising=False)
+        code = cli.main(["reproduce", str(folder), "--no-progress"])
+    return code, unwrapped(out.getvalue())
 
 
 def raw_of(home, vendor: str):
@@ -261,3 +286,36 @@ def test_each_mode_of_perplexity_and_youcom_is_fetched_scored_and_billed_its_pri
         assert all(hit is not None for task, *_, hit in scores if task == "search"), name
         billed = sum(usd for _, _, usd, _, _ in scores)
         assert billed == pytest.approx(len(scores) * search_usd + sum(pages) * (page_usd or 0.0)), name
+
+
+def test_a_further_mode_measures_search_alone_and_the_providers_extract_once(mode_ladder, reproduced):
+    home, _, _ = mode_ladder
+    # exa.deep pins no extract endpoint: it sends no extract call; exa sends them all
+    assert set(raw_of(home, "exa.deep")["capability"]) == {"search"}
+    assert "extract" in set(raw_of(home, "exa")["capability"])
+    # its extract rows are scored as not measured for it (no fidelity), never as failures
+    con = duckdb.connect(str(home / "data" / "warehouse" / "bench.duckdb"), read_only=True)
+    try:
+        classes = dict(
+            con.execute(
+                "SELECT task_type = 'extract', list(DISTINCT response_class) FROM row_scores "
+                "WHERE snapshot_id = ? AND vendor = 'exa.deep' GROUP BY 1",
+                [SNAPSHOT],
+            ).fetchall()
+        )
+    finally:
+        con.close()
+    assert classes[True] == ["unsupported"] and "unsupported" not in classes[False], classes
+    out = home / "data" / "publish" / SNAPSHOT
+    board = {e["vendor"]: e for e in json.loads((out / "leaderboard.json").read_text())["vendors"]}
+    assert board["exa.deep"]["metrics"].get("fidelity_mean", {}).get("value") is None
+    assert board["exa"]["metrics"]["fidelity_mean"]["value"] is not None
+    # the exclusions say why, and where the provider's extract figure is
+    exclusions = json.loads((out / "exclusions.json").read_text())
+    rows = exclusions["exclusions"] if isinstance(exclusions, dict) else exclusions
+    deep = [e for e in rows if e["vendor"] == "exa.deep" and e["reason_code"] == "unsupported_capability"]
+    assert len(deep) == 1 and "measured once, under exa" in deep[0]["reason"], deep
+    # the evidence bundle says what each configuration was measured on, and `bench reproduce`
+    # re-derives exa.deep's verdicts from it without asking for extract attempts it never made
+    code, printed = reproduced
+    assert code == 0, printed

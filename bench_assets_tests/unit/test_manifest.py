@@ -25,6 +25,13 @@ def demo_data() -> dict:
     return yaml.safe_load(DEMO.read_text())
 
 
+def for_provider(data: dict, provider: str, **fields) -> None:
+    """Set `fields` on every configuration of `provider` (they share its account settings)."""
+    for name, entry in data["vendors"].items():
+        if name.partition(".")[0] == provider:
+            entry.update(fields)
+
+
 def test_demo_manifest_validates():
     manifest = load_manifest(DEMO)
     assert manifest.mode == "simulated"
@@ -39,8 +46,8 @@ def test_demo_manifest_validates():
         (lambda d: d.update(k_values=[0, 3]), "k_values"),
         (lambda d: d.update(k_values=[1, 3, 20]), "k_values"),
         (lambda d: d["vendors"]["exa"].update(adapter="exaa"), "vendors.exa.adapter"),
-        (lambda d: d["vendors"]["exa"].update(key_env="exa key"), "vendors.exa.key_env"),
-        (lambda d: d["vendors"]["exa"].update(key_env="BENCH_SPLIT_KEY"), "vendors.exa.key_env"),  # the split secret
+        (lambda d: for_provider(d, "exa", key_env="exa key"), "vendors.exa.key_env"),
+        (lambda d: for_provider(d, "exa", key_env="BENCH_SPLIT_KEY"), "vendors.exa.key_env"),  # the split secret
         (lambda d: d.update(fidelity_weights={"title": 0.5, "anchor_phrases": 0.6}), "fidelity_weights"),
         (lambda d: d["vendors"]["exa"].update(rate_limit_per_second=0), "vendors.exa.rate_limit_per_second"),
         (lambda d: d["vendors"]["exa"].update(endpoints={"search": "api.exa.ai/search"}), "vendors.exa.endpoints"),
@@ -124,7 +131,7 @@ def test_k_values_outside_the_scored_ones_are_refused_with_the_supported_ones():
 def test_key_env_defaults_to_the_adapters_usual_variable_and_can_be_renamed():
     data = demo_data()
     del data["vendors"]["youcom"]["key_env"]
-    data["vendors"]["exa"]["key_env"] = "EXA_TEAM_B_KEY"
+    for_provider(data, "exa", key_env="EXA_TEAM_B_KEY")
     manifest = parse_manifest(yaml.safe_dump(data), "m.yaml")
     assert manifest.vendors["youcom"].key_env == "YDC_API_KEY"
     assert manifest.vendors["exa"].key_env == "EXA_TEAM_B_KEY"
@@ -144,7 +151,8 @@ def test_a_configuration_is_a_provider_in_a_documented_mode(tmp_path):
     deep, default = manifest.vendors["exa.deep"], manifest.vendors["exa"]
     assert (deep.provider, deep.mode, default.provider, default.mode) == ("exa", "deep", "exa", "auto")
     assert deep.request_options["type"] == "deep" and default.request_options["type"] == "auto"
-    assert manifest.configurations_of("exa") == ["exa", "exa.deep"]
+    assert manifest.configurations_of("exa") == sorted(n for n in data["vendors"] if n.partition(".")[0] == "exa")
+    assert "exa.deep" in manifest.configurations_of("exa") and "tavily" not in manifest.configurations_of("exa")
 
 
 @pytest.mark.parametrize(
