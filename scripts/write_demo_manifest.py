@@ -75,6 +75,31 @@ DEMO_MODES: dict[str, dict[str, Any]] = {
         "endpoints": TAVILY_SEARCH,
         "prices_usd": {"credit": 0.008},
     },
+    "tavily.fast": {
+        "plan": "Pay-as-you-go ($0.008 per credit), search_depth fast (1 credit)",
+        "endpoints": TAVILY_SEARCH,
+        "prices_usd": {"credit": 0.008},
+    },
+    "parallel.basic": {
+        "plan": "Pay-as-you-go, search mode basic (Search $5 per 1,000 requests)",
+        "endpoints": {"search": "https://api.parallel.ai/v1/search"},
+        "prices_usd": {"request.search": 0.005, "result.search_extra": 0.001},
+    },
+    "brave.llm_context": {
+        "plan": "Search plan, LLM Context ($5 per 1,000 requests)",
+        "endpoints": {"search": "https://api.search.brave.com/res/v1/llm/context"},
+        "prices_usd": {"request.search": 0.005},
+    },
+    "perplexity.fast": {
+        "plan": "Search API, prepaid credits, search_type fast ($1 per 1,000 requests)",
+        "endpoints": {"search": "https://api.perplexity.ai/search"},
+        "prices_usd": {"request.search": 0.001},
+    },
+    "youcom.full_page": {
+        "plan": "Pay-as-you-go, search with full pages fetched live ($5 per 1,000 calls + $1 per 1,000 pages)",
+        "endpoints": {"search": "https://ydc-index.io/v1/search"},
+        "prices_usd": {"request.search": 0.005, "page.extract": 0.001},
+    },
 }
 
 

@@ -25,10 +25,12 @@ class TavilyAdapter(Adapter):
     }
 
     # Tavily's search depths (docs.tavily.com/documentation/api-credits, read 2026-11-29; data/pricing/
-    # tavily.md): basic, the default, 1 credit; advanced, "more relevant content snippets", 2 credits.
+    # tavily.md): basic, the default, 1 credit; advanced, "more relevant content snippets", 2 credits;
+    # fast (beta, docs.tavily.com/changelog), "optimized for low latency", 1 credit.
     modes: ClassVar[dict[str, dict[str, Any]]] = {
         "basic": {"search_depth": "basic"},
         "advanced": {"search_depth": "advanced"},
+        "fast": {"search_depth": "fast"},
     }
 
     def build(self, task: VendorTask, endpoint: str, api_key: str, options: dict[str, Any]) -> HttpRequest:
