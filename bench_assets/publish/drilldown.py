@@ -9,6 +9,10 @@ one `vendor_scores` stored and `bench rescore` repeats.
 Extract rows show, field by field, which golden items the first result's text holds: each item
 is scored alone by `metrics.extraction_fidelity`, the function the row was scored with.
 
+A row's page lists the results its score reads (`listed_depth`: an answer row's top `answer_k`,
+an extract row's first, a search row's all) and, at `raw`, links to the final response's body in
+the evidence bundle rather than inline it; the bundle holds every result and body.
+
 Only public rows are drilled down. A vendor may return, for a public query, a page that is a
 holdout row's golden page; such a result is withheld (its rank kept, its URL, title and
 snippet not), so the holdout never reaches a published file. Where the vendor's terms allow only
@@ -184,16 +188,29 @@ def _final_bodies(archive: ArchiveReading, public_ids: set[str]) -> dict[tuple[s
     }
 
 
-def _published_body(final: _FinalBody | None, level: str, guard: Reveals) -> tuple[str | None, str | None]:
-    """The final body as a row's page shows it, and why not where it is not shown: the bundle's
-    rule (`evidence.read_vendor_evidence`): at `raw` only, never one that names a private row."""
+def _published_body(final: _FinalBody | None, level: str, guard: Reveals) -> tuple[int | None, str | None]:
+    """The length of the final body where the evidence bundle publishes it, and why not where it
+    does not: the bundle's rule (`evidence.read_vendor_evidence`): at `raw` only, never one that
+    names a private row. A row's page links to the body in the bundle rather than inline it
+    (thousands of row pages, each with a body per vendor, would carry the bundle twice)."""
     if final is None or final.body is None:
         return None, None
     if body_reveals(guard, final.body):
         return None, WITHHELD_PRIVATE
     if level != "raw":
         return None, f"not published: the vendor's terms allow {level}"
-    return final.body, None
+    return len(final.body), None
+
+
+def listed_depth(task_type: str, manifest: Manifest) -> int | None:
+    """How many of a vendor's results a row's page lists: the ones its score reads. An answer row
+    is scored on the top `answer_k`, an extract row on the first; a search row on all (the first
+    golden URL's rank). None: all. The evidence bundle lists every result."""
+    if task_type == "answer":
+        return manifest.answer_k
+    if task_type == "extract":
+        return 1
+    return None
 
 
 def vendor_entries(
@@ -235,7 +252,7 @@ def vendor_entries(
         final = finals.get((row.id, cap))
         entry["body_sha256"] = final.digest if final is not None else None
         entry["request_json"] = final.request if final is not None else None
-        entry["body"], entry["body_withheld"] = _published_body(final, level, guard)
+        entry["body_chars"], entry["body_withheld"] = _published_body(final, level, guard)
         entry["error_detail"] = _published_detail(shared, entry, final is not None and final.has_body, level)
         got = archive.evidence.get(row.id)
         answered = got is not None and entry["response_class"] == "ok"
@@ -269,8 +286,11 @@ def vendor_entries(
                 read_rank = parsed[verdict.reading.text_index].rank
                 entry["answer_reading"] = _reading(verdict.reading, read_rank)
         entry["answer_ranks"] = sorted(answer_ranks)
+        depth = listed_depth(row.task_type, manifest)
         for res in by_row.get(row.id, ()):
             rank = int(res.rank)
+            if depth is not None and rank > depth:
+                break  # in rank order: the rest are not read by the score
             if guard.reveals(res.url, res.title, res.snippet, url=res.url):
                 entry["results"].append(ShownResult(rank, True))
                 if read_rank == rank:  # the sentence came from a holdout page: not shown
