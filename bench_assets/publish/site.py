@@ -307,6 +307,10 @@ class _Site:
         self.board = inputs.board
         self.manifest = inputs.manifest
         self.env = _environment()
+        # compiled here, once: each part is rendered in a process forked from this one, which
+        # would otherwise compile every template it uses again
+        for name in self.env.list_templates(extensions=["j2"]):
+            self.env.get_template(name)
         self.scored = [e for e in self.board["vendors"] if e["status"] == "scored"]
         self.replied = {v for v in inputs.replies if v in self.manifest.vendors}
         self.extra = {rel: EXTRA_FILE_NOTES.get(rel, "") for rel in sorted(inputs.extra_files)}
