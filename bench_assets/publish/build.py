@@ -27,7 +27,7 @@ from bench_assets.errors import NotReadyError
 from bench_assets.golden.rows import GoldenRow
 from bench_assets.manifest import Manifest
 from bench_assets.publish.drilldown import row_figures, vendor_entries
-from bench_assets.publish.evidence import VendorFiles, vendor_files
+from bench_assets.publish.evidence import VendorFiles, final_attempts, read_vendor_evidence
 from bench_assets.publish.guard import VendorIntegrity, vendor_integrity
 from bench_assets.runtime import collector_paused, give_back_memory, in_processes, worker_count
 from bench_assets.runtime.packed import PackedEntries
@@ -82,8 +82,10 @@ def build_vendor(
     scored = score_rows(
         snapshot_id, vendor, manifest.fidelity_weights, manifest.answer_k, rows, dict(split), archive.evidence
     )
-    files = vendor_files(manifest, vendor, public, archive, guard)
-    entries = vendor_entries(manifest, vendor, public, scored, archive, guard)
+    evidence = read_vendor_evidence(manifest, vendor, public, archive, guard)
+    files = VendorFiles.of(vendor, evidence)
+    entries = vendor_entries(manifest, vendor, public, scored, archive, guard, final_attempts(evidence.attempts))
+    del evidence
     figures = [row_figures(row, entries[row.id]) for row in public if row.id in entries]
     build = VendorBuild(
         vendor, scored.scores, files, PackedEntries.pack([r.id for r in public], entries), figures, integrity

@@ -9,6 +9,10 @@ one `vendor_scores` stored and `bench rescore` repeats.
 Extract rows show, field by field, which golden items the first result's text holds: each item
 is scored alone by `metrics.extraction_fidelity`, the function the row was scored with.
 
+A row's page lists the results its score reads (`listed_depth`: an answer row's top `answer_k`,
+an extract row's first, a search row's all) and, at `raw`, links to the final response's body in
+the evidence bundle rather than inline it; the bundle holds every result and body.
+
 Only public rows are drilled down. A vendor may return, for a public query, a page that is a
 holdout row's golden page; such a result is withheld (its rank kept, its URL, title and
 snippet not), so the holdout never reaches a published file. Where the vendor's terms allow only
@@ -28,7 +32,7 @@ import pandas as pd
 from bench_assets.golden.rows import GoldenRow
 from bench_assets.manifest import Manifest
 from bench_assets.metrics import FidelityScore, extraction_fidelity, normalize_text, normalize_url
-from bench_assets.publish.evidence import WITHHELD_PRIVATE, body_reveals
+from bench_assets.publish.evidence import FinalAttempt
 from bench_assets.publish.files import PUBLIC_ROW_SCORE_COLUMNS
 from bench_assets.runtime.packed import CHUNK_ROWS, PackedEntries
 from bench_assets.score.partition import VERDICT_COLUMNS, ArchiveReading, ScoredRows
@@ -82,8 +86,6 @@ class Reveals(Protocol):
     """What decides whether a result may be shown (the publication's `split.leaks.LeakGuard`)."""
 
     def reveals(self, *texts: str | None, url: str | None = None) -> bool: ...
-
-    def holds_any(self, texts: Iterable[str]) -> bool: ...
 
     def __bool__(self) -> bool: ...
 
@@ -161,39 +163,15 @@ def _results_by_row(results: pd.DataFrame) -> dict[str, list[Any]]:
     return by_row
 
 
-class _FinalBody(NamedTuple):
-    digest: Any  # the SHA-256 of the body of the last archived public attempt
-    has_body: bool  # whether the vendor sent one (a transport error has none)
-    request: str | None  # the request as sent, secrets redacted (published at every level)
-    body: str | None
-
-
-def _final_bodies(archive: ArchiveReading, public_ids: set[str]) -> dict[tuple[str, str], _FinalBody]:
-    """(row id, capability) → the body of the last archived public attempt: its digest, and
-    whether there was one."""
-    sent = archive.attempts
-    public = sent[(sent["role"] == "public") & sent["query_id"].isin(public_ids)] if len(sent) else sent
-    if public.empty:
-        return {}
-    last = public.sort_values("attempt").groupby(["query_id", "capability"], as_index=False).tail(1)
-    return {
-        (q, c): _FinalBody(plain(d), isinstance(b, str), plain(r), b if isinstance(b, str) else None)
-        for q, c, d, b, r in zip(
-            last["query_id"], last["capability"], last["body_sha256"], last["body"], last["request_json"]
-        )
-    }
-
-
-def _published_body(final: _FinalBody | None, level: str, guard: Reveals) -> tuple[str | None, str | None]:
-    """The final body as a row's page shows it, and why not where it is not shown: the bundle's
-    rule (`evidence.read_vendor_evidence`): at `raw` only, never one that names a private row."""
-    if final is None or final.body is None:
-        return None, None
-    if body_reveals(guard, final.body):
-        return None, WITHHELD_PRIVATE
-    if level != "raw":
-        return None, f"not published: the vendor's terms allow {level}"
-    return final.body, None
+def listed_depth(task_type: str, manifest: Manifest) -> int | None:
+    """How many of a vendor's results a row's page lists: the ones its score reads. An answer row
+    is scored on the top `answer_k`, an extract row on the first; a search row on all (the first
+    golden URL's rank). None: all. The evidence bundle lists every result."""
+    if task_type == "answer":
+        return manifest.answer_k
+    if task_type == "extract":
+        return 1
+    return None
 
 
 def vendor_entries(
@@ -203,13 +181,15 @@ def vendor_entries(
     scored: ScoredRows,
     archive: ArchiveReading,
     guard: Reveals,
+    finals: Mapping[tuple[str, str], FinalAttempt],
     shared: dict[Any, Any] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """One vendor's drill-down entry for each public row it was scored on, by row id: its class,
     verdict, scores, how it was scored, and the results it returned (holdout-revealing results
     withheld). `scored` is what scoring derived from the vendor's archive (`score_rows`: its row
     scores, results and verdicts), `archive` the archive as scoring read it (`read_archive`: the
-    results each row's final response returned, and the body's digest). `shared` keeps one copy of
+    results each row's final response returned), `finals` each row's final attempt as the evidence
+    bundle published it (`evidence.final_attempts`: its request, and its body or why not). `shared` keeps one copy of
     each text shown (the same page comes back for many rows and from many vendors)."""
     shared = {} if shared is None else shared
     public_ids = {r.id for r in public_rows}
@@ -217,7 +197,6 @@ def vendor_entries(
     scores, results = scored.scores, scored.results
     scores = scores[scores["row_id"].isin(public_ids)] if len(scores) else scores
     by_row = _results_by_row(results[results["row_id"].isin(public_ids)] if len(results) else results)
-    finals = _final_bodies(archive, public_ids)
     score_map = {s["row_id"]: s for s in scores.to_dict("records")}
     out: dict[str, dict[str, Any]] = {}
     for row in public_rows:
@@ -233,10 +212,15 @@ def vendor_entries(
         entry["evidence_level"] = level
         cap = "extract" if row.task_type == "extract" else "search"
         final = finals.get((row.id, cap))
-        entry["body_sha256"] = final.digest if final is not None else None
-        entry["request_json"] = final.request if final is not None else None
-        entry["body"], entry["body_withheld"] = _published_body(final, level, guard)
-        entry["error_detail"] = _published_detail(shared, entry, final is not None and final.has_body, level)
+        entry["body_sha256"] = final.body_sha256 if final is not None else None
+        entry["request_json"] = final.request_json if final is not None else None
+        # a row's page links to the body in the bundle rather than inline it: thousands of row
+        # pages, each with a body per vendor, would carry the bundle's bodies a second time
+        published = final is not None and final.body_chars is not None and final.body_withheld is None
+        entry["body_chars"] = final.body_chars if published and final is not None else None
+        entry["body_withheld"] = final.body_withheld if final is not None else None
+        has_body = final is not None and final.body_chars is not None
+        entry["error_detail"] = _published_detail(shared, entry, has_body, level)
         got = archive.evidence.get(row.id)
         answered = got is not None and entry["response_class"] == "ok"
         parsed = list(got.results) if answered and got is not None else []
@@ -269,8 +253,11 @@ def vendor_entries(
                 read_rank = parsed[verdict.reading.text_index].rank
                 entry["answer_reading"] = _reading(verdict.reading, read_rank)
         entry["answer_ranks"] = sorted(answer_ranks)
+        depth = listed_depth(row.task_type, manifest)
         for res in by_row.get(row.id, ()):
             rank = int(res.rank)
+            if depth is not None and rank > depth:
+                break  # in rank order: the rest are not read by the score
             if guard.reveals(res.url, res.title, res.snippet, url=res.url):
                 entry["results"].append(ShownResult(rank, True))
                 if read_rank == rank:  # the sentence came from a holdout page: not shown

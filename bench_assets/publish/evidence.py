@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import pandas as pd
 import pyarrow as pa
@@ -416,6 +416,27 @@ def read_vendor_evidence(
             }
         )
     return VendorEvidence(attempts.table(), results.table(), counts)
+
+
+class FinalAttempt(NamedTuple):
+    """A public row's final attempt as the bundle publishes it (`read_vendor_evidence`): what a
+    row's page says of the request and the body, so the page and the bundle cannot disagree."""
+
+    body_sha256: str | None
+    request_json: str | None
+    body_chars: int | None  # None: no body came (a transport error)
+    body_withheld: str | None  # why the bundle does not publish the body; None: it does
+
+
+def final_attempts(attempts: pa.Table) -> dict[tuple[str, str], FinalAttempt]:
+    """(row id, capability) → its final attempt, from a vendor's attempts table (`VendorEvidence`)."""
+    columns = ("row_id", "capability", "final", *FinalAttempt._fields)
+    rows = attempts.select(list(columns)).to_pydict()
+    return {
+        (row_id, capability): FinalAttempt(*fields)
+        for row_id, capability, final, *fields in zip(*(rows[c] for c in columns))
+        if final
+    }
 
 
 def terms_path(vendor: str) -> str:

@@ -91,8 +91,6 @@ ROWS_PER_PAGE = 500
 # What rendering a part of the site holds at most (a chunk of rows' records and pages), for how
 # many parts go at once (`runtime.worker_count`).
 SITE_PART_MIB = 300
-# The most of a raw response body a row's page shows; the evidence bundle holds it whole.
-RAW_BODY_CHARS = 20_000
 
 
 class Pager(NamedTuple):
@@ -146,7 +144,6 @@ def _environment() -> Environment:
         missed=miss_reason_label,
         miss_code=miss_code,
         rows_href=rows_href,
-        raw_body_chars=RAW_BODY_CHARS,
         linked=linked,
         miss_meanings=MISS_REASONS,
         correct_threshold=metrics.CORRECT_THRESHOLD,
@@ -310,6 +307,10 @@ class _Site:
         self.board = inputs.board
         self.manifest = inputs.manifest
         self.env = _environment()
+        # compiled here, once: each part is rendered in a process forked from this one, which
+        # would otherwise compile every template it uses again
+        for name in self.env.list_templates(extensions=["j2"]):
+            self.env.get_template(name)
         self.scored = [e for e in self.board["vendors"] if e["status"] == "scored"]
         self.replied = {v for v in inputs.replies if v in self.manifest.vendors}
         self.extra = {rel: EXTRA_FILE_NOTES.get(rel, "") for rel in sorted(inputs.extra_files)}

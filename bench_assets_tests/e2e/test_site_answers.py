@@ -12,6 +12,7 @@ import io
 import json
 
 import duckdb
+import pyarrow.parquet as pq
 from selectolax.lexbor import LexborHTMLParser as HTMLParser
 
 
@@ -82,3 +83,49 @@ def test_the_drilldown_shows_the_rule_and_the_sentence_read(published_site):
                 shown += 1
                 assert section.css_first("span.tag-read") is not None or "withheld" in section.text()
     assert shown > 0
+
+
+def test_a_rows_page_lists_the_results_its_score_reads_and_links_to_the_bodies(published_site):
+    """An answer row's page lists a vendor's top answer_k results, an extract row's its first (the
+    ones the score reads), a search row's all; no page inlines a response body: it gives the body's
+    length and links to the evidence bundle, which holds every result and body."""
+    out = published_site.out
+    bundle = json.loads((out / "evidence" / "bundle.json").read_text())
+    depth = {"answer": bundle["answer_k"], "extract": 1, "search": None}
+    task_of = {
+        json.loads(line)["id"]: json.loads(line)["task"]["type"]
+        for line in (out / "public_split.jsonl").read_text().splitlines()
+    }
+    trimmed = {"answer": 0, "extract": 0}
+    for vendor in published_site.vendors:
+        results = pq.read_table(out / "evidence" / "results" / f"{vendor}.parquet").to_pylist()
+        returned: dict[str, int] = {}
+        for r in results:
+            returned[r["row_id"]] = returned.get(r["row_id"], 0) + 1
+        finals = {
+            a["row_id"]: a
+            for a in pq.read_table(out / "evidence" / "attempts" / f"{vendor}.parquet").to_pylist()
+            if a["final"]
+        }
+        for row_id, task_type in task_of.items():
+            page = HTMLParser((out / "queries" / f"{row_id}.html").read_text(encoding="utf-8"))
+            section = page.css_first(f"section#{vendor}")
+            listed = len(section.css("ol.results > li"))
+            want = (
+                returned.get(row_id, 0) if depth[task_type] is None else min(depth[task_type], returned.get(row_id, 0))
+            )
+            assert listed == want, (vendor, row_id, task_type, listed, returned.get(row_id))
+            note = section.css_first("p.results-listed")
+            assert (note is not None) == (listed < returned.get(row_id, 0)), (vendor, row_id)
+            if note is not None:
+                trimmed[task_type] += 1
+                assert f"of {returned[row_id]} results" in note.text()
+                assert note.css_first("a").attributes["href"] == f"../evidence/results/{vendor}.parquet"
+            assert section.css_first("pre.raw-response") is None  # no body inline
+            final = finals.get(row_id)
+            chars = section.css_first("span.body-chars")
+            if final is not None and final["body"] is not None:
+                assert chars is not None and int(chars.attributes["data-value"]) == len(final["body"])
+            else:
+                assert chars is None
+    assert trimmed["answer"] > 0, "some vendor returned more than answer_k results on an answer row"

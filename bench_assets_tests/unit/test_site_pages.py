@@ -8,7 +8,6 @@ commit the pages with it."""
 
 from __future__ import annotations
 
-import html
 import os
 from pathlib import Path
 from typing import Any
@@ -61,7 +60,7 @@ def _entry(vendor: str, **fields: Any) -> dict[str, Any]:
         "evidence_level": "text",
         "body_sha256": "ab" * 32,
         "request_json": '{"query": "q <1> & 2", "api_key": "<redacted>"}',
-        "body": None,
+        "body_chars": None,
         "body_withheld": None,
         "results": RESULTS,
     }
@@ -91,7 +90,7 @@ ENTRIES = [
     _entry(
         "alpha",
         evidence_level="raw",
-        body='{"results": [{"url": "https://a.test/", "title": "</pre><script>x</script>"}]}',
+        body_chars=2_345_678,
     ),
     _entry("beta", response_class="unsupported", correct=None, first_hit_rank=None, fidelity=None, answer_score=None),
     _entry(
@@ -249,12 +248,20 @@ def test_a_vendors_listing_of_the_rest_of_its_rows_is_the_saved_page() -> None:
     _matches_saved("vendor-rows.html", page)
 
 
-def test_a_long_raw_body_is_shown_in_part_and_said_so() -> None:
-    from bench_assets.publish.site import RAW_BODY_CHARS
-
-    body = '{"text": "' + "é" * RAW_BODY_CHARS + '"}'
-    entry = _entry("alpha", evidence_level="raw", body=body)
+def test_a_raw_body_is_linked_in_the_evidence_bundle_not_inlined() -> None:
+    entry = _entry("alpha", evidence_level="raw", body_chars=12, body_sha256="cd" * 32)
     page = _render("query.html.j2", q=_record("search", [entry]), board=_board("simulated"), active="")
-    shown = page.split('<pre class="raw-response" tabindex="0">', 1)[1].split("</pre>", 1)[0]
-    assert html.unescape(shown) == body[:RAW_BODY_CHARS]
-    assert f"its first {RAW_BODY_CHARS} of {len(body)} characters (the whole body is in the evidence bundle)" in page
+    raw = page.split('<details class="raw" id="alpha-raw">', 1)[1].split("</details>", 1)[0]
+    assert "<summary>Raw request and response of the final attempt</summary>" in raw
+    assert '<span class="body-chars" data-value="12">12</span> characters' in raw
+    assert '<a href="../evidence/attempts/alpha.parquet">every attempt</a>' in raw
+    assert "raw-response" in raw and '<pre class="raw-response"' not in raw
+
+
+def test_a_row_that_lists_fewer_results_than_came_says_so() -> None:
+    entry = _entry("alpha", n_results=9, results=RESULTS[:3])
+    answer = _render("query.html.j2", q=_record("answer", [entry]), board=_board("simulated"), active="")
+    assert "The top 3 of 9 results: the ones its score reads (the top 3)" in answer
+    assert '<a href="../evidence/results/alpha.parquet">every result</a>' in answer
+    search = _render("query.html.j2", q=_record("search", [entry]), board=_board("simulated"), active="")
+    assert "results-listed" not in search  # a search row's score reads every result
