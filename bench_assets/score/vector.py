@@ -147,7 +147,8 @@ def first_hit_ranks(
 
     `results` has columns (query_id, rank, url) with rank the 1-based position in the vendor's
     list (a null or unmatchable url still occupies its rank); `golden` has (query_id, url), one
-    row per golden URL. Every query of `golden` gets a row. With `forms_table`, the table
+    row per golden URL, both query_id columns of one type (cast them: an empty pandas column
+    reaches DuckDB as an integer). Every query of `golden` gets a row. With `forms_table`, the table
     `forms_table(query_id, rank, <keep>, url, form)` of every result row's normalized URL is kept
     on `con`.
     """
@@ -239,7 +240,11 @@ def score_result_lists(
     # key) pair is one integer.
     query_codes, query_index = pd.factorize(pd.concat([query_ids, golden_ids], ignore_index=True))
     query_names = query_index.tolist()
-    key_codes, key_names = pd.factorize(keys)
+    # A dict, not pd.factorize: pandas hashes object strings as C strings, so '' and '\x00' (or 'a'
+    # and 'a\x00b') would share a code and a result '' would hit a golden '\x00'.
+    codes_of: dict[str, int] = {}
+    key_codes = np.fromiter((codes_of.setdefault(k, len(codes_of)) for k in keys), dtype=np.int64, count=len(keys))
+    key_names = list(codes_of)
     pair = query_codes.astype("int64") * max(1, len(key_names)) + key_codes
     golden_pairs = np.unique(pair[len(results) :][golden_forms != ""])
     hit = np.isin(pair[: len(results)], golden_pairs)

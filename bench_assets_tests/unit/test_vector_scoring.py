@@ -11,7 +11,7 @@ from __future__ import annotations
 import duckdb
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from bench_assets.metrics import first_hit_rank, hit_at_k, normalize_url
@@ -136,6 +136,7 @@ golden_url = st.one_of(
         max_size=12,
     )
 )
+@example([(["https://www.rfc-editor.org/rfc/rfc9110"], [])])  # no result at all: an empty results table
 def test_hit_at_k_agrees_with_the_metric(queries):
     golden = pd.DataFrame([{"query_id": f"q{i:02d}", "url": g} for i, (gs, _) in enumerate(queries) for g in gs])
     results = pd.DataFrame(
@@ -147,8 +148,15 @@ def test_hit_at_k_agrees_with_the_metric(queries):
         columns=["query_id", "rank", "url"],
     ).astype({"rank": "int64", "url": "object"})
     con = duckdb.connect()
-    con.register("results", results)
-    con.register("golden", golden)
+    # Typed as the pipeline types them (`_score_result_lists_in_sql`): an empty pandas column of
+    # objects would reach DuckDB as an integer column.
+    con.register("results_df", results)
+    con.register("golden_df", golden)
+    con.execute(
+        "CREATE VIEW results AS SELECT CAST(query_id AS VARCHAR) AS query_id, rank, "
+        "CAST(url AS VARCHAR) AS url FROM results_df"
+    )
+    con.execute("CREATE VIEW golden AS SELECT CAST(query_id AS VARCHAR) AS query_id, url FROM golden_df")
     frame = hit_at_k_frame(con, "results", "golden", ks=(1, 3, 10)).set_index("query_id")
     assert list(frame.index) == sorted(f"q{i:02d}" for i in range(len(queries)))
     for i, (gs, rs) in enumerate(queries):
@@ -197,6 +205,7 @@ def test_hit_rates_are_the_share_of_queries_with_a_hit():
         max_size=12,
     )
 )
+@example([([""], ["https://example.com", None]), (["\x00"], [""])])  # pandas hashes '\x00' as ''
 def test_the_pipeline_entry_point_agrees_with_the_metric(queries):
     """`score_result_lists` (what `scoring.score_partition` calls) gives `first_hit_rank`/`hit_at_k`
     per query and `normalize_url` per result, in the order of the results."""
