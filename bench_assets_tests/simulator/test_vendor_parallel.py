@@ -70,20 +70,25 @@ def test_extract_of_an_unknown_page_is_not_found(simulator, sim_logs):
     assert contract.usd(parsed.billed_units) == pytest.approx(sim_logs.billing()[0]["usd"]) == 0
 
 
-def test_official_sdk_reads_the_simulator_and_agrees_with_our_adapter(simulator):
+def sdk_client(simulator):
+    """Parallel's own SDK pointed at the simulator. parallel-web takes base_url (or
+    PARALLEL_BASE_URL) and appends /v1/search, /v1/extract. Stainless clients build their models
+    leniently by default; with _strict_response_validation the parse raises
+    APIResponseValidationError when a field SearchResult / ExtractResponse requires is missing or
+    of another type. Fields the models do not declare are still accepted."""
     from parallel import Parallel
 
-    page = contract.golden_page()
-    # parallel-web takes base_url (or PARALLEL_BASE_URL) and appends /v1/search, /v1/extract.
-    # Stainless clients build their models leniently by default; with _strict_response_validation
-    # the parse raises APIResponseValidationError when a field SearchResult / ExtractResponse
-    # requires is missing or of another type. Fields the models do not declare are still accepted.
-    client = Parallel(
+    return Parallel(
         api_key=sim_key(VENDOR),
         base_url=simulated_url("https://api.parallel.ai", simulator.base_url),
         max_retries=0,
         _strict_response_validation=True,
     )
+
+
+def test_official_sdk_reads_the_simulator_and_agrees_with_our_adapter(simulator):
+    page = contract.golden_page()
+    client = sdk_client(simulator)
     raw = client.with_raw_response.search(search_queries=[page.query], advanced_settings={"max_results": 10})
     sdk = raw.parse()
     assert sdk.results and sdk.usage[0].name == "sku_search"
@@ -203,15 +208,8 @@ def test_each_mode_is_sent_and_billed_at_its_documented_price(simulator, sim_log
 
 
 def test_the_official_sdk_reads_a_basic_mode_answer_as_our_adapter_does(simulator):
-    from parallel import Parallel
-
     page = contract.golden_page()
-    client = Parallel(
-        api_key=sim_key(VENDOR),
-        base_url=simulated_url("https://api.parallel.ai", simulator.base_url),
-        max_retries=0,
-        _strict_response_validation=True,
-    )
+    client = sdk_client(simulator)
     raw = client.with_raw_response.search(search_queries=[page.query], mode="basic")
     sdk = raw.parse()
     ours = ADAPTER.parse(VendorTask("search", page.query, 10), raw.status_code, dict(raw.headers), raw.text())
