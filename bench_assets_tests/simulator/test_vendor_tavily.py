@@ -248,3 +248,17 @@ def test_tavilys_documented_example_bodies_parse_into_results(name):
         assert first.snippet == body["results"][0]["content"] and first.title == body["results"][0]["title"]
     else:
         assert first.content == body["results"][0]["raw_content"]
+
+
+@pytest.mark.parametrize("mode, credits", [("basic", 1), ("fast", 1), ("advanced", 2)])
+def test_each_search_depth_is_sent_and_billed_its_documented_credits(simulator, sim_logs, mode, credits):
+    """docs.tavily.com/documentation/api-credits and /changelog: basic and fast 1 credit, advanced 2."""
+    page = contract.golden_page()
+    httpx.post(f"{simulator.base_url}/_sim/reset", timeout=5)
+    resp, parsed = contract.call(simulator, VendorTask("search", page.query, 10), options=ADAPTER.modes[mode])
+    assert resp.status_code == 200 and parsed.error_class is None and parsed.results
+    (logged,) = sim_logs.requests()
+    assert json.loads(logged["body"])["search_depth"] == mode
+    assert parsed.billed_units == {"credit": credits}
+    (bill,) = sim_logs.billing()
+    assert contract.usd(parsed.billed_units) == pytest.approx(bill["usd"]) == pytest.approx(0.008 * credits)
