@@ -434,6 +434,15 @@ class MixedSource(_Strict):
         return self
 
 
+def known_registries(registries: dict[str, RegistrySpec]) -> dict[str, RegistrySpec]:
+    """`registries`, refused when one is not a registry bench has."""
+    known = available_registries()
+    unknown = sorted(set(registries) - set(known))
+    if unknown:
+        raise ValueError(f"no registry named {', '.join(map(repr, unknown))}; available: {', '.join(known)}")
+    return registries
+
+
 class GoldenSource(_Strict):
     """Where the golden rows come from: the planted demo corpus, a JSONL file, or registries
     (`registries`), optionally mixed with further sources (`mix`), each with its own strata."""
@@ -456,11 +465,7 @@ class GoldenSource(_Strict):
     @field_validator("registries")
     @classmethod
     def _known_registries(cls, registries: dict[str, RegistrySpec]) -> dict[str, RegistrySpec]:
-        known = available_registries()
-        unknown = sorted(set(registries) - set(known))
-        if unknown:
-            raise ValueError(f"no registry named {', '.join(map(repr, unknown))}; available: {', '.join(known)}")
-        return registries
+        return known_registries(registries)
 
     @model_validator(mode="after")
     def _registry_rules(self) -> GoldenSource:
@@ -535,10 +540,8 @@ class CandidatePool(RowPool):
     @field_validator("registries")
     @classmethod
     def _windowed_only(cls, registries: dict[str, RegistrySpec]) -> dict[str, RegistrySpec]:
+        known_registries(registries)
         known = available_registries()
-        unknown = sorted(set(registries) - set(known))
-        if unknown:
-            raise ValueError(f"no registry named {', '.join(map(repr, unknown))}; available: {', '.join(known)}")
         fixed = sorted(n for n in registries if not get_registry(n).windowed)
         windowed = [n for n in known if get_registry(n).windowed]
         if fixed:
