@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+from pydantic import ValidationError
 
 from bench_assets.errors import BenchInputError
-from bench_assets.manifest import load_manifest, parse_manifest
+from bench_assets.manifest import CandidatePool, GoldenSource, load_manifest, parse_manifest
 
 DEMO = Path(__file__).resolve().parents[2] / "data" / "snapshots" / "web_search-2026-q3" / "manifest.yaml"
 
@@ -231,3 +232,9 @@ def test_a_provider_named_entry_runs_its_default_mode(tmp_path):
     with pytest.raises(BenchInputError) as info:
         load_manifest(write(tmp_path, data))
     assert any("name a configuration of mode 'deep' exa.deep" in m for _, _, m in info.value.problems)
+
+
+@pytest.mark.parametrize("model", [GoldenSource, CandidatePool])
+def test_an_unknown_registry_is_refused_naming_it_and_the_known_ones(model):
+    with pytest.raises(ValidationError, match=r"no registry named 'nope'; available: .*federal_register"):
+        model.model_validate({"source": "registry", "registries": {"nope": {"stratum": "gov"}}})
