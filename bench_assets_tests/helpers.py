@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import json
 import os
 import re
 from pathlib import Path
@@ -190,3 +191,41 @@ def unwrapped(printed: str) -> str:
     """What a `bench` command printed, each message whole again: the CLI wraps its messages at 100
     columns, continuation lines indented; they are joined back to their line."""
     return re.sub(r"\n +", " ", printed)
+
+
+FRONT_PAGES = ("index", "methodology", "exclusions", "errata", "limitations", "disclosures", "data")
+
+
+def public_task_types(out: Path) -> dict[str, str]:
+    """Each public row's task type (row id -> search, answer or extract), from the published split."""
+    rows = (json.loads(line) for line in (out / "public_split.jsonl").read_text().splitlines())
+    return {row["id"]: row["task"]["type"] for row in rows}
+
+
+def page_kind(rel: str, task_types: dict[str, str]) -> str:
+    """The type of the published HTML page at `rel` (a path in the site): a front page by its name,
+    the rows' listing, a row's page by its task type, a vendor's page or its further rows, a reply."""
+    folder, _, name = rel.rpartition("/")
+    stem = name.removesuffix(".html")
+    if not folder:
+        assert stem in FRONT_PAGES, f"a published page of no known type: {rel}"
+        return stem
+    if folder == "queries":
+        return "queries listing" if stem.split("-")[0] == "index" else f"query ({task_types[stem]})"
+    if folder == "vendors":
+        return "vendor rows" if stem.rsplit("-", 1)[-1].isdigit() else "vendor"
+    if folder == "replies":
+        return "reply"
+    raise AssertionError(f"a published page of no known type: {rel}")
+
+
+def page_types(out: Path) -> dict[str, str]:
+    """One published page of each type (type -> path in the site): the front pages, the rows'
+    listing, a row's page per task type, a vendor's page (and its further rows, when a vendor has
+    that many) and a reply. Every published HTML file is of one of these types."""
+    task_types = public_task_types(out)
+    found: dict[str, str] = {}
+    for path in sorted(out.rglob("*.html")):
+        rel = path.relative_to(out).as_posix()
+        found.setdefault(page_kind(rel, task_types), rel)
+    return found

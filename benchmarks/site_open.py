@@ -45,7 +45,7 @@ class _QuietHandler(SimpleHTTPRequestHandler):
 
 
 @contextmanager
-def _served(folder: Path) -> Iterator[str]:
+def served(folder: Path) -> Iterator[str]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(folder)))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -82,7 +82,7 @@ def open_site(site: Path) -> dict[str, Any]:
 
     pages = pages_to_open(site)
     measured: dict[str, Any] = {}
-    with _served(site) as base, sync_playwright() as p:
+    with served(site) as base, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         try:
             warm_up = browser.new_page()

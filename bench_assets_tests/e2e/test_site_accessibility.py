@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
 import pytest
 
 from bench_assets.publish.format import format_number, metric_label
-from bench_assets_tests.helpers import CHROMIUM
+from bench_assets_tests.helpers import CHROMIUM, FRONT_PAGES, page_types
 
 pytestmark = pytest.mark.skipif(
     not CHROMIUM.exists() and not os.environ.get("CI"),
@@ -28,35 +27,6 @@ pytestmark = pytest.mark.skipif(
 
 VIEWPORTS = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
 BLOCKING = ("serious", "critical")
-FRONT_PAGES = ("index", "methodology", "exclusions", "errata", "limitations", "disclosures", "data")
-
-
-def page_types(out: Path) -> dict[str, str]:
-    """One published page of each type (type -> path in the site): the front pages, the rows'
-    listing, a row's page per task type, a vendor's page (and its further rows, when a vendor has
-    that many) and a reply. Every published HTML file is of one of these types."""
-    task_types = {}
-    for line in (out / "public_split.jsonl").read_text().splitlines():
-        row = json.loads(line)
-        task_types[row["id"]] = row["task"]["type"]
-    found: dict[str, str] = {}
-    for path in sorted(out.rglob("*.html")):
-        rel = path.relative_to(out).as_posix()
-        folder, _, name = rel.rpartition("/")
-        stem = name.removesuffix(".html")
-        if not folder:
-            assert stem in FRONT_PAGES, f"a published page of no known type: {rel}"
-            kind = stem
-        elif folder == "queries":
-            kind = "queries listing" if stem.split("-")[0] == "index" else f"query ({task_types[stem]})"
-        elif folder == "vendors":
-            kind = "vendor rows" if stem.rsplit("-", 1)[-1].isdigit() else "vendor"
-        elif folder == "replies":
-            kind = "reply"
-        else:
-            raise AssertionError(f"a published page of no known type: {rel}")
-        found.setdefault(kind, rel)
-    return found
 
 
 @pytest.fixture(scope="module")
