@@ -141,8 +141,7 @@ DESCRIPTORS: tuple[MetricDescriptor, ...] = (
     MetricDescriptor(
         "usd_per_1000_correct",
         "$ / 1,000 correct",
-        "billed spend on the pinned plan per 1,000 correct answers: 1,000 × cost per correct; the cost axis of the "
-        "frontier (pareto_optimal)",
+        "billed spend on the pinned plan per 1,000 correct answers: 1,000 × cost per correct",
         "lower_better",
         "USD",
         "ratio",
@@ -150,6 +149,31 @@ DESCRIPTORS: tuple[MetricDescriptor, ...] = (
         "spend held exact (metrics.usd_per_thousand_correct)",
         "undefined",
         "null when no row is correct: undefined, never 0",
+    ),
+    MetricDescriptor(
+        "cost_per_correct_shared_usd",
+        "$ / correct (shared rows)",
+        "billed spend ÷ correct answers on the ranking figure's rows alone (the task types every scored "
+        "configuration supports)",
+        "lower_better",
+        "USD",
+        "ratio",
+        "the ranking figure's Wilson 95 % interval carried through, the spend held exact "
+        "(metrics.cost_per_correct_interval)",
+        "undefined",
+        "null when no such row is correct: undefined, never 0; absent when no task type is shared",
+    ),
+    MetricDescriptor(
+        "usd_per_1000_correct_shared",
+        "$ / 1,000 correct (shared rows)",
+        "billed spend per 1,000 correct answers on the ranking figure's rows alone: the cost axis of the frontier "
+        "(pareto_optimal), priced on the same rows for every configuration",
+        "lower_better",
+        "USD",
+        "ratio",
+        "the shared rows' cost per correct interval times 1,000 (metrics.usd_per_thousand_correct)",
+        "undefined",
+        "null when no such row is correct: undefined, never 0; absent when no task type is shared",
     ),
     MetricDescriptor(
         "spend_usd",

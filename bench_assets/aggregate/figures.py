@@ -16,7 +16,10 @@ failures score 0 and stay in n) has one interval, the Wilson interval with the B
 variance bound (`bounded_mean_interval`), which keeps a positive width when every value is 0 or
 every value is 1. Billed spend is a total of archived, billed calls, not an estimate: it is
 exact, published with `low = high = value`. The ranking figure (`scope = "ranking"`) is the
-correct rate over the task types every scored vendor supports (`shared_task_types`). Rows are
+correct rate over the task types every scored vendor supports (`shared_task_types`); the cost of
+those rows alone (`cost_per_correct_shared_usd`, `usd_per_1000_correct_shared`, scope `overall`)
+is the frontier's cost axis, so a configuration that also extracts is priced on the rows its
+search-only siblings are, not helped by cheap extract rows they never see. Rows are
 counted per response class (`scope = "response_class"`, over all the vendor's rows) and, for the
 rows not correct, per miss reason (`scope = "miss_reason"`, n the vendor's scored rows).
 
@@ -129,14 +132,24 @@ def _spend_metrics(rows: list, snapshot: str, vendor: str, scope: str, value: st
     spend = float(scored["billed_usd"].fillna(0.0).sum())
     # Spend is exact (a sum of billed calls): its interval is the value itself.
     rows.append([snapshot, vendor, scope, value, "spend_usd", spend, n, spend, spend])
-    cpc = cost_per_correct_interval(spend, correct, n)
-    rows.append([snapshot, vendor, scope, value, "cost_per_correct_usd", cpc.value, n, cpc.low, cpc.high])
-    per_k = usd_per_thousand_correct(cpc)
-    rows.append([snapshot, vendor, scope, value, "usd_per_1000_correct", per_k.value, n, per_k.low, per_k.high])
+    _cost_metrics(rows, snapshot, vendor, scope, value, spend, correct, n)
     latencies = scored["latency_ms"].dropna().astype(float).tolist()
     for q in (50, 95):
         lat = percentile_interval(latencies, q)
         rows.append([snapshot, vendor, scope, value, f"latency_p{q}_ms", lat.value, len(latencies), lat.low, lat.high])
+
+
+def _cost_metrics(
+    rows: list, snapshot: str, vendor: str, scope: str, value: str, spend: float, correct: int, n: int, suffix: str = ""
+) -> None:
+    """Cost per correct and $ per 1,000 correct of `spend` over `correct` of `n` rows, with their
+    intervals; `suffix` "_shared" names them as figures of the ranking basis's rows."""
+    cpc = cost_per_correct_interval(spend, correct, n)
+    rows.append([snapshot, vendor, scope, value, f"cost_per_correct{suffix}_usd", cpc.value, n, cpc.low, cpc.high])
+    per_k = usd_per_thousand_correct(cpc)
+    rows.append(
+        [snapshot, vendor, scope, value, f"usd_per_1000_correct{suffix}", per_k.value, n, per_k.low, per_k.high]
+    )
 
 
 def shared_task_types(scores: pd.DataFrame) -> list[str]:
@@ -200,16 +213,13 @@ def vendor_metrics(snapshot_id: str, scores: pd.DataFrame, fresh_rows: Collectio
         _spend_metrics(rows, snapshot_id, vendor, "overall", "all", scored)
         basis = scored[scored["task_type"].isin(shared)]
         if shared and len(basis):
-            _prop(
-                rows,
-                snapshot_id,
-                vendor,
-                RANKING_SCOPE,
-                ",".join(shared),
-                "correct_rate",
-                int(basis["correct"].fillna(False).sum()),
-                len(basis),
-            )
+            correct = int(basis["correct"].fillna(False).sum())
+            _prop(rows, snapshot_id, vendor, RANKING_SCOPE, ",".join(shared), "correct_rate", correct, len(basis))
+            # the cost of the ranking figure's own rows: a configuration that also extracts pays for
+            # (and gets right) rows its search-only siblings never see, so the frontier compares
+            # like with like only on these
+            spend = float(basis["billed_usd"].fillna(0.0).sum())
+            _cost_metrics(rows, snapshot_id, vendor, "overall", "all", spend, correct, len(basis), suffix="_shared")
         for cls in RESPONSE_CLASSES:
             count = int((df["response_class"] == cls).sum())
             rows.append([snapshot_id, vendor, "response_class", cls, "count", float(count), len(df), None, None])

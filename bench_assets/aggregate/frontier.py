@@ -1,11 +1,13 @@
 """The cost–quality frontier: which configurations no other beats on both price and quality, and
 which one is best at each budget.
 
-A configuration is a point (ranking figure, $ per 1,000 correct), both point estimates as
-`leaderboard.json` publishes them (rounded to 6 decimals), so a reader can recompute the frontier
-from the file. Definitions:
+A configuration is a point (ranking figure, $ per 1,000 correct on the ranking figure's own rows:
+`usd_per_1000_correct_shared`), both point estimates as `leaderboard.json` publishes them (rounded
+to 6 decimals), so a reader can recompute the frontier from the file. Both axes count the same
+rows: a configuration that also extracts would otherwise be priced with extract rows its
+search-only siblings never see. Definitions:
 
-- **Candidates**: scored entries with both a ranking figure and a `usd_per_1000_correct` value.
+- **Candidates**: scored entries with both a ranking figure and a `usd_per_1000_correct_shared` value.
   An entry without one of them (not run, excluded, or no correct answer, where the cost is
   undefined) is not a candidate and is never Pareto-optimal.
 - **Dominance**: A dominates B when A's cost ≤ B's cost and A's ranking figure ≥ B's, with at
@@ -30,10 +32,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-COST_METRIC = "usd_per_1000_correct"
+COST_METRIC = "usd_per_1000_correct_shared"
 FRONTIER_NOTE = (
-    "pareto_optimal: among scored entries with both a ranking figure and a usd_per_1000_correct value (point "
-    "estimates as published), true when no other entry is at most as dear and at least as good with one of the two "
+    "pareto_optimal: among scored entries with both a ranking figure and a usd_per_1000_correct_shared value (the "
+    "cost of the ranking figure's own rows; point estimates as published), true when no other entry is at most as dear and at least as good with one of the two "
     "strictly better. Entries with equal cost and equal ranking figure are both optimal or neither; an entry "
     "without a cost (no correct answer) or without a ranking figure is never optimal. Point estimates: rank_letters "
     "and the intervals say which differences the data can tell apart."

@@ -11,7 +11,7 @@ found better and worse than it) and `rank_letters` (vendors sharing a letter can
 apart), and the record carries every pair's test (`comparisons`) and the smallest difference the
 snapshot could detect (`power`). `versions` holds the code, environment and input files the
 snapshot was fetched and published with. Each entry's `pareto_optimal` says whether it is on the
-cost–quality frontier (`aggregate.frontier`: ranking figure against $ per 1,000 correct). `miss_reasons` counts, per vendor, the reason each row it
+cost–quality frontier (`aggregate.frontier`: ranking figure against $ per 1,000 correct on the same rows). `miss_reasons` counts, per vendor, the reason each row it
 did not get right was missed (`score.miss_reasons`).
 """
 
@@ -34,7 +34,7 @@ from bench_assets.aggregate.figures import (
     MISS_REASON_SCOPE,
     RANKING_SCOPE,
 )
-from bench_assets.aggregate.frontier import FRONTIER_NOTE, mark_pareto_optimal
+from bench_assets.aggregate.frontier import COST_METRIC, FRONTIER_NOTE, mark_pareto_optimal
 from bench_assets.aggregate.provenance import provenance_fields
 from bench_assets.fetch.classify import RESPONSE_CLASSES
 from bench_assets.fetch.versions import recorded_versions
@@ -62,6 +62,8 @@ HEADLINE_METRICS = [
     "coverage",
     "cost_per_correct_usd",
     "usd_per_1000_correct",
+    "cost_per_correct_shared_usd",
+    "usd_per_1000_correct_shared",
     "spend_usd",
     "overfit_gap",
     "latency_p50_ms",
@@ -97,7 +99,8 @@ BREAKDOWN_SCOPES = ("task_type", "stratum", "cohort", "split", FRESH_SCOPE)
 # 3: metric descriptors (`metrics`), provenance (generated_at, content_hash, license, status,
 # disclaimer) and the cohort added
 # 4: one entry per endpoint configuration, each naming its `provider` and `mode`
-SCHEMA_VERSION = 4
+# 5: the frontier priced on the ranking figure's own rows (`usd_per_1000_correct_shared`)
+SCHEMA_VERSION = 5
 # Positions: the correct rate over the task types every scored vendor supports
 # (`aggregate.shared_task_types`), so every vendor is compared on the same rows; the record's
 # `ranking` names the metric used, its task types and a note.
@@ -323,7 +326,7 @@ def build_leaderboard(
         if public_comparisons is not None
         else None,
         "power": power_section(paired.power) if paired and paired.power else None,
-        "frontier": {"cost_metric": "usd_per_1000_correct", "quality_metric": rank, "note": FRONTIER_NOTE},
+        "frontier": {"cost_metric": COST_METRIC, "quality_metric": rank, "note": FRONTIER_NOTE},
         "k_values": manifest.k_values,
         "headline_eligible": any(e["headline_eligible"] for e in entries),
         "vendors": entries,

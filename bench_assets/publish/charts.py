@@ -28,6 +28,7 @@ from matplotlib.ticker import FuncFormatter, NullFormatter, PercentFormatter
 from matplotlib.typing import RcKeyType
 
 from bench_assets.aggregate.eligibility import figures_eligibility
+from bench_assets.aggregate.frontier import COST_METRIC
 from bench_assets.metrics import DEFAULT_CENSOR_AT_HOURS, km_estimate
 
 INK = "#1f2933"
@@ -279,7 +280,7 @@ def cost_accuracy_figure(board: Mapping[str, Any]) -> Figure | None:
     return fig
 
 
-FRONTIER_COST = "usd_per_1000_correct"
+FRONTIER_COST = COST_METRIC  # $ per 1,000 correct on the ranking figure's own rows
 # Okabe–Ito: the optimal configurations in blue, filled diamonds; the dominated in orange, hollow
 # circles; told apart by shape as well as colour.
 OPTIMAL_COLOUR, DOMINATED_COLOUR = PALETTE[0], PALETTE[4]
@@ -387,7 +388,7 @@ def frontier_figure(board: Mapping[str, Any]) -> Figure | None:
         span = ax.get_xlim()[1] / ax.get_xlim()[0]
         ax.xaxis.set_minor_formatter(sparse if span < 30 else NullFormatter())
         ax.yaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
-        ax.set_xlabel("$ per 1,000 correct answers (billed on the pinned plan; log scale)")
+        ax.set_xlabel("$ per 1,000 correct answers, shared rows (billed on the pinned plan; log scale)")
         ax.set_ylabel("ranking figure (correct rate, shared rows)" if rank == "correct_rate_shared" else rank)
         ax.legend(
             handles=[

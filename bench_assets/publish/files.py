@@ -189,7 +189,7 @@ def llms_txt(
         "`content_hash` and `cohort` say what the file is (above). `vendors[]` has "
         "`vendor`, `status` (`scored` / `excluded` / `not_run`) and `reason`, `position`, `rank_letters`, "
         "`rank_range{best, worst}`, `metrics{name: {value, n, low, high}}`, `breakdown{scope: {value: metrics}}`, "
-        "`pareto_optimal` (on the cost–quality frontier: ranking figure against `usd_per_1000_correct`; "
+        "`pareto_optimal` (on the cost–quality frontier: ranking figure against `usd_per_1000_correct_shared`, the cost of the same rows; "
         "`frontier.note` states the rule), `headline_eligible` and `reasons` (the vendor's ranking claim), "
         "`metric_eligibility{name: "
         "{headline_eligible, reasons}}` and `breakdown_eligibility` (each figure by its own n). `comparisons.pairs[]` "

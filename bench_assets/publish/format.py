@@ -29,7 +29,7 @@ LEADERBOARD_COLUMNS = [
     "fidelity_mean",
     "coverage",
     "cost_per_correct_usd",
-    "usd_per_1000_correct",
+    "usd_per_1000_correct_shared",
     "overfit_gap",
     "latency_p50_ms",
     "ttr_median_hours",
@@ -54,6 +54,8 @@ KEY_FIGURES = [
     "coverage",
     "cost_per_correct_usd",
     "usd_per_1000_correct",
+    "cost_per_correct_shared_usd",
+    "usd_per_1000_correct_shared",
     "latency_p50_ms",
     "ttr_median_hours",
 ]
@@ -96,7 +98,7 @@ def format_number(metric: str, x: float | None) -> str:
     """A number in its metric's unit: `$0.0042`, `48 ms`, `12.5 h`, `+0.036`, `0.929`."""
     if x is None:
         return "—"
-    if metric == "usd_per_1000_correct":
+    if metric.startswith("usd_per_1000_correct"):
         return f"${x:,.2f}"
     if metric.endswith("_usd"):
         return f"${x:.4f}"

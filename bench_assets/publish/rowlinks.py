@@ -39,7 +39,7 @@ def _metric_tasks(board: Mapping[str, Any], metric: str) -> list[str] | None:
         return ["search"]
     if metric in _METRIC_TASK:
         return [_METRIC_TASK[metric]]
-    if metric == "correct_rate_shared":  # the ranking figure: the task types every vendor supports
+    if metric == "correct_rate_shared" or metric.endswith(("_shared", "_shared_usd")):  # the ranking basis's rows
         return sorted((board.get("ranking") or {}).get("task_types") or [])
     return []
 

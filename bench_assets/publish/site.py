@@ -362,7 +362,7 @@ class _Site:
             agent=_agent_ready,
             first=summary.first_place(board),
             gaps=summary.gaps_to_next(board),
-            summary_cost=summary.SUMMARY_COST,
+            summary_cost=summary.summary_cost(board),
             budget_bands=board_bands(board),
             lower_is_better=summary.LOWER_IS_BETTER,
             active="leaderboard",

@@ -8,12 +8,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-# The cost shown beside the ranking figure on the first screen.
-SUMMARY_COST = "cost_per_correct_usd"
+# The cost shown beside the ranking figure on the first screen: of the ranking figure's own rows
+# (the task types every vendor supports), else of every row when the board ranks on all of them.
+SHARED_COST, OVERALL_COST = "cost_per_correct_shared_usd", "cost_per_correct_usd"
 # Columns where a smaller figure is better: a reader's first click on their heading puts the best first.
 LOWER_IS_BETTER = (
     "cost_per_correct_usd",
     "usd_per_1000_correct",
+    "cost_per_correct_shared_usd",
+    "usd_per_1000_correct_shared",
     "latency_p50_ms",
     "latency_p95_ms",
     "ttr_median_hours",
@@ -58,6 +61,11 @@ def gaps_to_next(board: Mapping[str, Any]) -> dict[str, dict[str, Any] | None]:
     return gaps
 
 
+def summary_cost(board: Mapping[str, Any]) -> str:
+    """The cost metric the first screen shows: counted on the rows the ranking figure counts."""
+    return SHARED_COST if board.get("rank_metric") == "correct_rate_shared" else OVERALL_COST
+
+
 def first_place(board: Mapping[str, Any]) -> dict[str, Any] | None:
     """The vendor placed first, its ranking figure and cost, and the vendors the paired test could
     not tell apart from it (`tied`, in the board's order); None when no vendor is scored."""
@@ -76,7 +84,7 @@ def first_place(board: Mapping[str, Any]) -> dict[str, Any] | None:
     return {
         "vendor": best["vendor"],
         "figure": metrics.get(board["rank_metric"]),
-        "cost": metrics.get(SUMMARY_COST),
+        "cost": metrics.get(summary_cost(board)),
         "compared": compared,
         "tied": tied,
         "gap": gaps_to_next(board).get(best["vendor"]),

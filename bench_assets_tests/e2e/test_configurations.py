@@ -192,7 +192,7 @@ def test_the_leaderboard_has_an_entry_per_configuration_naming_provider_and_mode
     home, _, _ = mode_ladder
     out = home / "data" / "publish" / SNAPSHOT
     board = json.loads((out / "leaderboard.json").read_text())
-    assert board["schema_version"] == 4
+    assert board["schema_version"] == 5
     entries = {e["vendor"]: e for e in board["vendors"] if e["status"] != "excluded"}
     assert {v: (e["provider"], e["mode"]) for v, e in entries.items()} == {
         "exa": ("exa", "auto"),

@@ -58,7 +58,7 @@ def test_every_metric_a_vendor_entry_carries_is_described_with_its_direction(pub
 def test_the_file_states_its_provenance_and_the_hash_an_outsider_recomputes(published_site):
     board, _ = _published(published_site)
     out = published_site.out
-    assert board["schema_version"] == 4
+    assert board["schema_version"] == 5
     assert board["status"] == "simulated" and "simulated" in board["disclaimer"].lower()
     assert board["license"] == "CC-BY-4.0"
     assert "CC-BY-4.0" in (out / "methodology.html").read_text()

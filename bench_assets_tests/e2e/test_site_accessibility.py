@@ -17,6 +17,7 @@ import os
 import pytest
 
 from bench_assets.publish.format import format_number, metric_label
+from bench_assets.publish.summary import summary_cost
 from bench_assets_tests.helpers import CHROMIUM, FRONT_PAGES, page_types
 
 pytestmark = pytest.mark.skipif(
@@ -104,20 +105,21 @@ def test_leaderboard_first_screen_says_who_by_how_much_how_sure_at_what_cost(
     assert page.evaluate("document.documentElement.scrollWidth") <= viewport["width"]
     verdict = page.locator("#verdict").inner_text()
     rank_figure = best["metrics"][board["rank_metric"]]
-    cost = best["metrics"]["cost_per_correct_usd"]
+    cost_metric = summary_cost(board)  # the ranking figure's rows' cost
+    cost = best["metrics"][cost_metric]
     for text in (
         best["vendor"],
         format_number(board["rank_metric"], rank_figure["value"]),  # who, and by what figure
         f"{lead * 100:+.1f} pt",  # by how much over the next
         f"[{low * 100:+.1f} pt, {high * 100:+.1f} pt]",  # its paired interval
-        format_number("cost_per_correct_usd", cost["value"]),  # at what cost
+        format_number(cost_metric, cost["value"]),  # at what cost
     ):
         assert text in verdict, (text, verdict)
     assert ("Not told apart from" in verdict) == (pair["better"] is None)
 
     # the summary's columns, in order, every row in the board's order with its rank range
     headers = page.eval_on_selector_all("#summary thead th", "ths => ths.map(t => t.dataset.metric)")
-    assert headers == ["position", "vendor", board["rank_metric"], "gap_to_next", "cost_per_correct_usd"]
+    assert headers == ["position", "vendor", board["rank_metric"], "gap_to_next", cost_metric]
     assert page.eval_on_selector_all("#summary tbody tr", "rows => rows.map(r => r.dataset.vendor)") == [
         e["vendor"] for e in scored
     ]
@@ -136,7 +138,7 @@ def test_leaderboard_first_screen_says_who_by_how_much_how_sure_at_what_cost(
     assert page.evaluate("document.documentElement.scrollWidth") <= viewport["width"]
 
     # lower is better: the first click on $/correct or latency puts the cheapest or fastest first
-    for table, metric in (("#summary", "cost_per_correct_usd"), ("#leaderboard", "latency_p50_ms")):
+    for table, metric in (("#summary", cost_metric), ("#leaderboard", "latency_p50_ms")):
         page.locator(f'{table} th[data-metric="{metric}"]').click()
         values = page.eval_on_selector_all(
             f'{table} tbody td[data-metric="{metric}"]', "cells => cells.map(c => parseFloat(c.dataset.value))"

@@ -205,6 +205,25 @@ def test_the_ranking_figure_counts_only_the_task_types_every_vendor_supports(met
     assert (noext["value"], noext["n"]) == (0.0, 5)
 
 
+def test_the_frontiers_cost_is_counted_on_the_ranking_figures_rows_alone(metrics):
+    # full's search and answer rows: 5 rows, billed 0.01 + 0.01 + 0 + 0.01 + 0 = 0.03, 2 correct;
+    # its extract rows (3 billed, 2 correct) are left out, as they are of noext's ranking figure
+    shared = figure(metrics, "full", "cost_per_correct_shared_usd")
+    expected = cost_per_correct_interval(0.03, 2, 5)
+    assert shared["n"] == 5
+    assert (shared["value"], shared["low"], shared["high"]) == pytest.approx(
+        (expected.value, expected.low, expected.high)
+    )
+    assert shared["value"] == pytest.approx(0.015)
+    per_k = figure(metrics, "full", "usd_per_1000_correct_shared")
+    assert (per_k["value"], per_k["low"], per_k["high"]) == pytest.approx(
+        (1000 * expected.value, 1000 * expected.low, 1000 * expected.high)
+    )
+    # cheap, correct extract rows make the overall cost look lower than the shared rows' cost
+    assert figure(metrics, "full", "cost_per_correct_usd")["high"] < shared["high"]
+    assert figure(metrics, "noext", "usd_per_1000_correct_shared") == {"value": None, "n": 5, "low": None, "high": None}
+
+
 def test_with_every_task_type_shared_the_ranking_figure_is_the_overall_rate():
     alone = vendor_metrics(SNAP, frame(FULL))
     assert shared_task_types(frame(FULL)) == ["answer", "extract", "search"]

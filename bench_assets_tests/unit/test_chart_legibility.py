@@ -87,7 +87,7 @@ def frontier_board() -> dict:
                 "status": "scored",
                 "reasons": [],
                 "metrics": {
-                    "usd_per_1000_correct": {"value": cost, "low": cost * 0.8, "high": cost * 1.3, "n": 90},
+                    "usd_per_1000_correct_shared": {"value": cost, "low": cost * 0.8, "high": cost * 1.3, "n": 90},
                     "correct_rate_shared": {"value": rate, "low": rate - 0.09, "high": rate + 0.08, "n": 90},
                 },
             }

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from bench_assets.aggregate.frontier import (
+    COST_METRIC,
     BudgetBand,
     FrontierPoint,
     board_bands,
@@ -60,11 +61,11 @@ def test_budget_bands_name_the_best_at_each_budget():
 
 def test_entries_without_a_cost_or_not_scored_are_never_optimal():
     entries = [
-        {"vendor": "a", "status": "scored", "metrics": {"r": {"value": 0.6}, "usd_per_1000_correct": {"value": 4.0}}},
+        {"vendor": "a", "status": "scored", "metrics": {"r": {"value": 0.6}, COST_METRIC: {"value": 4.0}}},
         # no correct answer: cost undefined, even with the best-looking rate it is no candidate
-        {"vendor": "b", "status": "scored", "metrics": {"r": {"value": 0.0}, "usd_per_1000_correct": {"value": None}}},
+        {"vendor": "b", "status": "scored", "metrics": {"r": {"value": 0.0}, COST_METRIC: {"value": None}}},
         {"vendor": "c", "status": "excluded", "metrics": {}},
-        {"vendor": "d", "status": "scored", "metrics": {"r": {"value": 0.5}, "usd_per_1000_correct": {"value": 5.0}}},
+        {"vendor": "d", "status": "scored", "metrics": {"r": {"value": 0.5}, COST_METRIC: {"value": 5.0}}},
     ]
     mark_pareto_optimal(entries, "r")
     assert {e["vendor"]: e["pareto_optimal"] for e in entries} == {"a": True, "b": False, "c": False, "d": False}

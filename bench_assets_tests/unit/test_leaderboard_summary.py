@@ -15,7 +15,9 @@ def entry(vendor: str, rate: float, cost: float) -> dict:
         "status": "scored",
         "metrics": {
             "correct_rate_shared": {"value": rate, "low": rate - 0.1, "high": rate + 0.05, "n": 60},
-            "cost_per_correct_usd": {"value": cost, "low": cost * 0.9, "high": cost * 1.1, "n": 90},
+            # the first screen's cost is the ranking figure's rows' (the overall one counts extract rows too)
+            "cost_per_correct_shared_usd": {"value": cost, "low": cost * 0.9, "high": cost * 1.1, "n": 60},
+            "cost_per_correct_usd": {"value": cost / 2, "low": cost * 0.45, "high": cost * 0.55, "n": 90},
         },
     }
 
