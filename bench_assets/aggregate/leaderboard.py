@@ -200,6 +200,14 @@ def _ranking(entries: list[dict[str, Any]], shared: list[str] | None, all_types:
     }
 
 
+def _trials_of(trials: list[TrialRecord], vendor: str, provider: str) -> list[TrialRecord]:
+    """The agent-ready trials that speak for a configuration: its own, else its provider's. An agent
+    signs up for the provider's account, and every mode of the provider runs on that one key, so
+    `exa.deep` is as agent-ready as the `exa` trial found the account."""
+    own = [t for t in trials if t.vendor == vendor]
+    return own or [t for t in trials if t.vendor == provider]
+
+
 def build_leaderboard(
     manifest: Manifest,
     metrics: pd.DataFrame,
@@ -212,7 +220,8 @@ def build_leaderboard(
     cohort: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The leaderboard as a plain JSON-ready dict (the schema of leaderboard.json). `agent_trials`
-    are the snapshot's agent-ready trial records (each vendor's `agent_ready` summarizes its own);
+    are the snapshot's agent-ready trial records (each vendor's `agent_ready` summarizes its own, or
+    its provider's for a configuration with none of its own: one account and key serve every mode);
     `comparisons` its `vendor_comparisons` rows, from which rank ranges, letters and the power
     statement follow (without them no vendor has a rank range); `versions` the recorded code,
     environment and input files (`fetch.versions`); `public_comparisons` the same pairs compared on
@@ -271,7 +280,7 @@ def build_leaderboard(
                 "breakdown_eligibility": eligibility.breakdown_eligibility(
                     manifest.mode, spec, vendor in complete_vendors, breakdown, BASE_METRIC, snapshot_reasons or ()
                 ),
-                "agent_ready": agent_ready_summary([t for t in agent_trials or [] if t.vendor == vendor]),
+                "agent_ready": agent_ready_summary(_trials_of(agent_trials or [], vendor, spec.provider)),
             }
         )
     ranking = _ranking(entries, shared, all_types)
