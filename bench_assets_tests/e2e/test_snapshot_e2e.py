@@ -363,7 +363,7 @@ CHILD = textwrap.dedent("""
 
 def test_two_vendor_partitions_in_parallel_processes(tmp_path, simulator):
     vendors = ["exa", "firecrawl"]
-    home = make_home(tmp_path / "home", vendors)
+    home = make_home(tmp_path / "home", vendors, rows_per_stratum=6)
     (tmp_path / "dagster").mkdir()
     with dg.instance_for_test(temp_dir=str(tmp_path / "dagster")) as instance:
         register_partitions(instance, [SNAPSHOT])
