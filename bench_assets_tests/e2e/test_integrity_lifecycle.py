@@ -45,6 +45,7 @@ from bench_assets_tests.helpers import (
 )
 
 VENDORS = ["brave", "serper"]
+ROWS_PER_STRATUM = 9  # three pages a stratum (54 rows): every kind of record, on both sides of the split
 SENT, BEFORE_HOLIDAY_GAP, OPENS = "2026-06-26", "2026-07-10", "2026-07-13"
 E1, E2, E3 = f"{SNAPSHOT}-e1", f"{SNAPSHOT}-e2", f"{SNAPSHOT}-e3"
 FORGED = f"{SNAPSHOT}-e7"  # a manifest that claims `supersedes` with no erratum or reply behind it
@@ -87,7 +88,7 @@ def status(home, snapshot=SNAPSHOT) -> str:
 
 @pytest.fixture(scope="module")
 def lifecycle(tmp_path_factory, simulator):
-    home = make_home(tmp_path_factory.mktemp("lifecycle"), VENDORS)
+    home = make_home(tmp_path_factory.mktemp("lifecycle"), VENDORS, rows_per_stratum=ROWS_PER_STRATUM)
     sim = simulator.base_url
     out = home / "data" / "publish" / SNAPSHOT
     seen = SimpleNamespace(home=home, out=out)

@@ -176,11 +176,11 @@ def test_an_edited_figure_in_the_json_files_is_reported_figure_by_figure(publish
     first = json.loads((out / "vendors" / f"{vendor}.json").read_text())["public_rows"][0]
     with edited(out / "leaderboard.json", board_edited), edited(out / "vendors" / f"{vendor}.json", row_edited):
         found = rescore(published_site)
-    assert f"leaderboard.json · vendor {vendor} · metrics.{rank}.value: published 0.999, derived {value!r}" in found
-    assert (
+    assert found == [  # the two edited figures, nothing else
+        f"leaderboard.json · vendor {vendor} · metrics.{rank}.value: published 0.999, derived {value!r}",
         f"vendors/{vendor}.json · vendor {vendor} · public_rows[{first['row_id']}].correct: "
-        f"published {not first['correct']!r}, derived {first['correct']!r}"
-    ) in found, found
+        f"published {not first['correct']!r}, derived {first['correct']!r}",
+    ], found
     assert rescore(published_site) == []
 
 

@@ -1,9 +1,11 @@
-"""A whole snapshot, materialized through Dagster against a temporary DuckDB file and the real simulator.
+"""A whole snapshot, materialized through Dagster against a DuckDB file and the real simulator.
 
 This is what the operator does from the UI, in-process: golden rows → verification → split →
-each vendor partition (fetch, score) → leaderboard → published files. The tests then check
-what a reader and a researcher rely on: the files exist and agree, vendors differ, a partition
-re-run replaces only itself and pays nothing twice, and a failed verification stops the fetch.
+each vendor partition (fetch, score) → leaderboard → published files. The snapshot is the
+session's (`published_site`, e2e/conftest.py), which the site and rescore tests read too. The tests
+check what a reader and a researcher rely on: the files exist and agree, vendors differ, a
+partition re-run replaces only itself and pays nothing twice, rescore finds an edited figure in the
+CSV files and the tables, and a failed verification stops the fetch (a snapshot of its own).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import httpx
 import pytest
 
 from bench_assets.rescore.snapshot import rescore_snapshot
+from bench_assets_tests.e2e.conftest import SITE_VENDORS
 from bench_assets_tests.helpers import (
     GOLDEN_STAGES,
     SNAPSHOT,
@@ -31,22 +34,22 @@ from bench_assets_tests.helpers import (
     make_home,
     materialize,
     register_partitions,
-    run_whole_snapshot,
     vendor_key,
 )
 
-VENDORS = ["brave", "exa", "firecrawl"]
+# The session's published snapshot (e2e/conftest.py): three vendors, one of them (Brave) without
+# extraction, 90 rows, materialized stage by stage through Dagster.
+VENDORS = SITE_VENDORS
 
 
 # ##### FIXTURES
 
 
-@pytest.fixture(scope="module")
-def snapshot_run(tmp_path_factory, simulator):
-    home = make_home(tmp_path_factory.mktemp("home"), VENDORS)
-    with dg.instance_for_test() as instance:
-        run_whole_snapshot(instance, home, simulator.base_url, VENDORS)
-        yield home, instance
+@pytest.fixture()
+def snapshot_run(published_site):
+    """The session's snapshot, shared with the site and rescore tests: a test that edits a file or
+    a table puts it back; a re-run partition is one whose archive holds every answer."""
+    return published_site.home, published_site.instance
 
 
 def db(home: Path):
@@ -95,7 +98,7 @@ def test_vendors_score_differently(snapshot_run):
         if e["status"] == "scored"
     }
     assert fidelity["brave"] is None  # Brave has no extraction endpoint: unsupported, not zero
-    assert fidelity["exa"] is not None and fidelity["firecrawl"] is not None
+    assert fidelity["exa"] is not None and fidelity["tavily"] is not None
 
 
 def test_warehouse_holds_every_stage(snapshot_run):
@@ -198,25 +201,6 @@ def differences(home: Path) -> list[str]:
     return [str(d) for d in rescore_snapshot(home, SNAPSHOT).differences]
 
 
-def test_rescore_reports_an_edited_published_figure(snapshot_run):
-    home, _ = snapshot_run
-    path = home / "data" / "publish" / SNAPSHOT / "leaderboard.json"
-
-    def edit(text):
-        board = json.loads(text)
-        next(e for e in board["vendors"] if e["vendor"] == "exa")["metrics"]["hit_at_1"]["value"] = 0.123456
-        return json.dumps(board)
-
-    with edited(path, edit):
-        found = differences(home)
-    assert [
-        d
-        for d in found
-        if d.startswith("leaderboard.json") and "vendor exa" in d and "hit_at_1" in d and "0.123456" in d
-    ], found
-    assert len(found) == 1, found  # nothing else differs
-
-
 def test_rescore_reports_an_edited_figure_in_leaderboard_csv(snapshot_run):
     home, _ = snapshot_run
     path = home / "data" / "publish" / SNAPSHOT / "leaderboard.csv"
@@ -243,7 +227,7 @@ def test_rescore_reports_an_edited_figure_in_leaderboard_csv(snapshot_run):
 def test_rescore_reports_an_edited_vendor_json_and_public_row_verdict(snapshot_run):
     home, _ = snapshot_run
     out = home / "data" / "publish" / SNAPSHOT
-    doc = json.loads((out / "vendors" / "firecrawl.json").read_text())
+    doc = json.loads((out / "vendors" / "tavily.json").read_text())
     row = doc["public_rows"][0]
 
     def edit_json(text):
@@ -252,11 +236,11 @@ def test_rescore_reports_an_edited_vendor_json_and_public_row_verdict(snapshot_r
         d["public_rows"][0]["correct"] = not row["correct"]
         return json.dumps(d)
 
-    with edited(out / "vendors" / "firecrawl.json", edit_json):
+    with edited(out / "vendors" / "tavily.json", edit_json):
         found = differences(home)
     assert len(found) == 2, found
     assert any(
-        d.startswith("vendors/firecrawl.json · vendor firecrawl · entry.metrics.latency_p95_ms.low: published 1.5")
+        d.startswith("vendors/tavily.json · vendor tavily · entry.metrics.latency_p95_ms.low: published 1.5")
         for d in found
     ), found
     assert any(
@@ -379,7 +363,7 @@ CHILD = textwrap.dedent("""
 
 def test_two_vendor_partitions_in_parallel_processes(tmp_path, simulator):
     vendors = ["exa", "firecrawl"]
-    home = make_home(tmp_path / "home", vendors)
+    home = make_home(tmp_path / "home", vendors, rows_per_stratum=6)
     (tmp_path / "dagster").mkdir()
     with dg.instance_for_test(temp_dir=str(tmp_path / "dagster")) as instance:
         register_partitions(instance, [SNAPSHOT])

@@ -50,6 +50,7 @@ from bench_assets_tests.helpers import (
 )
 
 VENDORS = ["brave", "serper"]
+ROWS_PER_STRATUM = 9  # three pages a stratum (54 rows): every kind of record, on both sides of the split
 SENT, OPENS = "2026-06-26", "2026-07-13"
 E1 = f"{SNAPSHOT}-e1"
 
@@ -80,7 +81,7 @@ def bench(home: Path, capsys, *argv: str) -> tuple[int, str]:
 @pytest.fixture(scope="module")
 def custody(tmp_path_factory, simulator):
     """The snapshot through its whole custody chain; returns the home and every table as it stood."""
-    home = make_home(tmp_path_factory.mktemp("restore"), VENDORS)
+    home = make_home(tmp_path_factory.mktemp("restore"), VENDORS, rows_per_stratum=ROWS_PER_STRATUM)
     sim = simulator.base_url
     with dg.instance_for_test() as instance:
         run_whole_snapshot(instance, home, sim, VENDORS)
