@@ -68,13 +68,12 @@ def pss_mib(pid: int) -> float | None:
     return None
 
 
-def process_label(
-    cmdline: list[str], parent_cmdline: list[str] | None, parent_label: str, first_pool_worker: bool
-) -> str:
+def process_label(cmdline: list[str], parent_cmdline: list[str] | None, parent_label: str, pool_worker: int) -> str:
     """A short name for one process of a measured tree, from its command line and its parent's: the
-    command itself, the simulator, a spawned pool's worker (the first one `bench demo` starts runs
-    the sentinel cycle, the later ones vendor partitions), a forked child (same command line as its
-    parent: a vendor's part being built, a half of the site), multiprocessing's resource tracker.
+    command itself, the simulator, a spawned pool's worker (numbered in the order they started:
+    `bench demo`'s run the sentinel cycle and the vendor partitions), a forked child (same command line as its
+    parent: a vendor's part being built, a half of the site), multiprocessing's resource tracker,
+    the `tail` and watcher Dagster starts to capture a run's compute logs.
     DuckDB's and Dagster's threads are in their process and counted there."""
     line = " ".join(cmdline)
     if parent_cmdline is None:
@@ -83,10 +82,12 @@ def process_label(
         return "simulator"
     if "resource_tracker" in line:
         return "multiprocessing resource tracker"
+    if "watch_orphans" in line or Path(cmdline[0]).name == "tail":
+        return f"Dagster compute-log capture of {parent_label}"
     if cmdline == parent_cmdline:
         return f"forked child of {parent_label}"
     if "spawn_main" in line:
-        return "pool worker: sentinel cycle" if first_pool_worker else "pool worker: vendor partitions"
+        return f"pool worker {pool_worker}"
     return " ".join(cmdline[:3])[:80]
 
 
@@ -123,7 +124,7 @@ class TreeMemory:
         self.peak_by_stage: dict[str, float] = {}  # the tree's summed PSS
         self.peak_by_label: dict[str, float] = {}  # the largest one process of that label held
         self._labels: dict[int, str] = {}
-        self._first_pool_worker: int | None = None
+        self._pool_workers: list[int] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -138,13 +139,13 @@ class TreeMemory:
                 parent_cmdline = parent.cmdline() if parent is not None else None
             except psutil.Error:
                 return "ended"
-            if "spawn_main" in " ".join(cmdline) and self._first_pool_worker is None:
-                self._first_pool_worker = process.pid
+            if "spawn_main" in " ".join(cmdline):
+                self._pool_workers.append(process.pid)
             self._labels[process.pid] = process_label(
                 cmdline,
                 parent_cmdline,
                 self._label(parent) if parent is not None else "",
-                process.pid == self._first_pool_worker,
+                len(self._pool_workers),
             )
         return self._labels[process.pid]
 
