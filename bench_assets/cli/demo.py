@@ -38,7 +38,7 @@ from bench_assets.golden.rows import capability_of
 from bench_assets.manifest import Manifest, load_manifest
 from bench_assets.publish.format import LETTERS_NOTE, format_rank_range
 from bench_assets.review.quarter import next_snapshot_id
-from bench_assets.runtime import machine_workers, spawned_pool
+from bench_assets.runtime import give_back_memory, machine_workers, spawned_pool
 from bench_assets.sentinels.pages import parse_utc
 from bench_assets.simulator.app import CANDIDATE_PAGES_ENV, DRIFT_QUARTERS_ENV
 from bench_assets.simulator.server import start_simulator
@@ -53,7 +53,7 @@ GOLDEN_STAGES = tuple(SNAPSHOT_ASSETS)  # the golden stages, in one run (as `sna
 
 def run_sentinel_cycle(snapshot_id: str) -> tuple[bool, float, str]:
     """A simulated 30-day sentinel cycle (publish a batch, then 121 six-hourly probe ticks through
-    the probe schedule and job) in its own process, beside the vendor partitions."""
+    the probe schedule and job) in one of the demo's pool processes, beside the vendor partitions."""
     started = time.monotonic()
     try:
         outcome = simulate_probe_cycle(
@@ -66,6 +66,8 @@ def run_sentinel_cycle(snapshot_id: str) -> tuple[bool, float, str]:
         ).summary
     except Exception as exc:  # reported by the parent, which decides
         return False, time.monotonic() - started, f"{type(exc).__name__}: {exc}"
+    finally:
+        give_back_memory()  # its process goes on to the vendor partitions
     ok = outcome["failed_runs"] == 0
     return (
         ok,
