@@ -48,6 +48,7 @@ def demo() -> dict[str, Any]:
             "wall_seconds": measured["wall_seconds"],
             "peak_tree_pss_mib": measured["peak_tree_pss_mib"],
             "peak_tree_rss_mib": measured["peak_tree_rss_mib"],
+            "peak_breakdown": measured["peak_breakdown"],
             "peak_process_rss_mib": measured["peak_process_rss_mib"],
             "largest_process_max_rss_mib_by_time": round(int(largest.group(1)) / 1024, 1) if largest else None,
             "peak_processes": measured["peak_processes"],

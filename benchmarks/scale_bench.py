@@ -108,6 +108,7 @@ def _stage(
         "peak_tree_pss_mib": measured["peak_tree_pss_mib"],
         "peak_with_simulator_pss_mib": measured["peak_with_also_pss_mib"],
         "peak_tree_rss_mib": measured["peak_tree_rss_mib"],
+        "peak_breakdown": measured["peak_breakdown"],
         "load_average_1m_before": load,
         "returncode": measured["returncode"],
     }
@@ -273,6 +274,7 @@ def _whole_snapshot(
         "peak_tree_pss_mib": measured["peak_tree_pss_mib"],
         "peak_with_simulator_pss_mib": measured["peak_tree_pss_mib"],  # the demo's own simulator is in its tree
         "peak_tree_rss_mib": measured["peak_tree_rss_mib"],
+        "peak_breakdown": measured["peak_breakdown"],
         "load_average_1m_before": load,
         "returncode": measured["returncode"],
         "workers": workers or "default",

@@ -38,7 +38,7 @@ from bench_assets.golden.rows import capability_of
 from bench_assets.manifest import Manifest, load_manifest
 from bench_assets.publish.format import LETTERS_NOTE, format_rank_range
 from bench_assets.review.quarter import next_snapshot_id
-from bench_assets.runtime import machine_workers, spawned_pool
+from bench_assets.runtime import give_back_memory, machine_workers, spawned_pool
 from bench_assets.sentinels.pages import parse_utc
 from bench_assets.simulator.app import CANDIDATE_PAGES_ENV, DRIFT_QUARTERS_ENV
 from bench_assets.simulator.server import start_simulator
@@ -53,7 +53,7 @@ GOLDEN_STAGES = tuple(SNAPSHOT_ASSETS)  # the golden stages, in one run (as `sna
 
 def run_sentinel_cycle(snapshot_id: str) -> tuple[bool, float, str]:
     """A simulated 30-day sentinel cycle (publish a batch, then 121 six-hourly probe ticks through
-    the probe schedule and job) in its own process, beside the vendor partitions."""
+    the probe schedule and job) in one of the demo's pool processes, beside the vendor partitions."""
     started = time.monotonic()
     try:
         outcome = simulate_probe_cycle(
@@ -66,6 +66,8 @@ def run_sentinel_cycle(snapshot_id: str) -> tuple[bool, float, str]:
         ).summary
     except Exception as exc:  # reported by the parent, which decides
         return False, time.monotonic() - started, f"{type(exc).__name__}: {exc}"
+    finally:
+        give_back_memory()  # its process goes on to the vendor partitions
     ok = outcome["failed_runs"] == 0
     return (
         ok,
@@ -76,7 +78,7 @@ def run_sentinel_cycle(snapshot_id: str) -> tuple[bool, float, str]:
 
 def run_snapshot(snapshot_id: str, workers: int = 2, vendors_done: Callable[[], None] = lambda: None) -> dict[str, Any]:
     """Materialize a whole snapshot through Dagster: golden stages, vendor partitions in parallel
-    processes (and, simulated, a 30-day sentinel cycle beside them), agent trials, then aggregates
+    processes (and, simulated, a 30-day sentinel cycle in one of them), agent trials, then aggregates
     and publication; `vendors_done` is called once nothing more is asked of the vendors (before the
     aggregates). Each step is shown as it starts and ends (`cli.progress`), each vendor partition
     as it finishes. Returns the published leaderboard."""
@@ -84,21 +86,21 @@ def run_snapshot(snapshot_id: str, workers: int = 2, vendors_done: Callable[[], 
         say(f"  DAGSTER_HOME={shown_path(Path(ensure_dagster_home()))}")
         manifest = load_manifest(bench_home() / "data" / "snapshots" / snapshot_id / "manifest.yaml")
         register_snapshot(snapshot_id)
-    # The simulated sentinel cycle needs no golden row: it runs in its own process beside the rest.
-    with spawned_pool(1) as sentinels:
-        cycle = sentinels.submit(run_sentinel_cycle, snapshot_id) if manifest.mode == "simulated" else None
+    # One pool of `workers` processes does all the work beside this one: the simulated sentinel
+    # cycle (it needs no golden row, so it starts at once) and the vendor partitions after the
+    # golden stages. Each of its processes holds the whole code location's imports, so the cycle
+    # takes a slot of its own rather than a process more.
+    vendors = sorted(manifest.vendors)
+    with spawned_pool(workers) as pool:
+        cycle = pool.submit(run_sentinel_cycle, snapshot_id) if manifest.mode == "simulated" else None
         with step(f"golden stages ({GOLDEN_STAGES[0]} … {GOLDEN_STAGES[-1]})"):
             materialize_snapshot_stage(snapshot_id, GOLDEN_STAGES)
-        vendors = sorted(manifest.vendors)
-        with (
-            step(
-                f"{len(vendors)} vendor partitions (fetch, scoring), {min(workers, len(vendors))} at a time"
-                + (" beside the sentinel cycle" if cycle is not None else "")
-            ),
-            spawned_pool(workers) as pool,
+        with step(
+            f"{len(vendors)} vendor partitions (fetch, scoring), {min(workers, len(vendors))} at a time"
+            + (", with the sentinel cycle" if cycle is not None else "")
         ):
             failures = vendor_partitions_finished(
-                VendorQueue(pool, snapshot_id, manifest, min(workers, len(vendors))), cycle
+                VendorQueue(pool, snapshot_id, manifest, min(workers, len(vendors)), cycle), cycle
             )
         if failures:
             raise SystemExit(
@@ -116,10 +118,12 @@ class VendorQueue:
     """The vendor partitions, started `slots` at a time as workers free up (`fetch.schedule`): never
     one whose provider is already fetching (it would hold a worker while it waits for its sibling's
     lease), the provider with the most paced seconds left first, so a long chain of modes starts
-    early."""
+    early. While `cycle` (the sentinel cycle, in the same pool) runs it holds one of the slots."""
 
-    def __init__(self, pool: Any, snapshot_id: str, manifest: Manifest, slots: int):
-        self.pool, self.snapshot_id, self.slots = pool, snapshot_id, slots
+    def __init__(self, pool: Any, snapshot_id: str, manifest: Manifest, slots: int, cycle: Future[Any] | None = None):
+        self.pool, self.snapshot_id = pool, snapshot_id
+        self.slots = max(1, slots - 1) if cycle is not None and not cycle.done() else slots
+        self.all_slots = slots
         self.provider_of = {v: spec.provider for v, spec in manifest.vendors.items()}
         calls = Counter(capability_of(r) for r in golden_rows_for(snapshot_id))
         self.seconds = {v: paced_seconds(spec, calls) for v, spec in manifest.vendors.items()}
@@ -143,6 +147,11 @@ class VendorQueue:
         self.running.pop(future, None)
         self.start()
 
+    def cycle_finished(self) -> None:
+        """The sentinel cycle's slot goes to the vendor partitions."""
+        self.slots = self.all_slots
+        self.start()
+
 
 def vendor_partitions_finished(queue: VendorQueue, cycle: Future[Any] | None = None) -> list[str]:
     """A line per vendor partition (and the sentinel cycle) as it finishes, whatever the order,
@@ -162,6 +171,7 @@ def vendor_partitions_finished(queue: VendorQueue, cycle: Future[Any] | None = N
                 )
                 if not ok:
                     raise SystemExit(fit(f"the simulated sentinel cycle failed: {summary}"))
+                queue.cycle_finished()
             else:
                 vendor, ok, seconds, why = future.result()
                 queue.finished(future)

@@ -16,6 +16,7 @@ from bench_assets.definitions import unbound_assets
 from bench_assets.defs.partitions import register_snapshot_partitions
 from bench_assets.defs.resources import BenchPaths, VendorGateway, vendor_keys_from_env, warehouse_from_env
 from bench_assets.manifest import load_manifest
+from bench_assets.runtime import give_back_memory
 
 # The full event log stays in the Dagster instance; the terminal shows warnings and errors only.
 QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
@@ -106,13 +107,16 @@ def materialize_snapshot_stage(snapshot_id: str, names: tuple[str, ...]) -> None
 
 def materialize_vendor_partition(snapshot_id: str, vendor: str) -> tuple[str, bool, float, str]:
     """One vendor partition (fetch + score) in its own process, on the persistent instance; returns
-    (vendor, succeeded, seconds, why it failed)."""
+    (vendor, succeeded, seconds, why it failed). The memory the partition took is given back once
+    it is done: a pool's process goes on to the next partition, and would otherwise keep the
+    largest one's for the rest of its life."""
     started = time.monotonic()
     result = materialize(
         ("vendor_responses", "vendor_scores"),
         dg.MultiPartitionKey({"snapshot": snapshot_id, "vendor": vendor}),
         "bench demo",
     )
+    give_back_memory()
     return vendor, result.success, time.monotonic() - started, "" if result.success else why_it_failed(result)
 
 
