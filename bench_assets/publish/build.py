@@ -84,6 +84,7 @@ def build_vendor(
     )
     results = scored.results  # each result URL's normalized form, as scoring derived it
     forms = dict(zip(results["url"].tolist(), results["url_normalized"].tolist()))
+    guard.learn_url_forms(forms)  # the bundle and the drill-down ask it about these URLs
     evidence = read_vendor_evidence(manifest, vendor, public, archive, guard, forms)
     files = VendorFiles.of(vendor, evidence)
     entries = vendor_entries(manifest, vendor, public, scored, archive, guard, final_attempts(evidence.attempts))
