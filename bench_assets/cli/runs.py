@@ -12,7 +12,6 @@ import dagster as dg
 from filelock import FileLock
 
 from bench_assets.cli.home import bench_home
-from bench_assets.definitions import unbound_assets
 from bench_assets.defs.partitions import register_snapshot_partitions
 from bench_assets.defs.resources import BenchPaths, VendorGateway, vendor_keys_from_env, warehouse_from_env
 from bench_assets.manifest import load_manifest
@@ -65,6 +64,10 @@ def materialize(
 ) -> dg.ExecuteInProcessResult:
     """Materialize `names` for one partition on the persistent instance, as a run the UI shows;
     `run_config`: the assets' config (`review_packets` needs `freeze: true` to send anything)."""
+    # The asset definitions are imported by the commands that materialize, here: importing them
+    # takes seconds, and the commands that only read (`bench rescore`, `bench estimate`) need none.
+    from bench_assets.definitions import unbound_assets
+
     return dg.materialize(
         unbound_assets(*names),
         instance=dg.DagsterInstance.get(),

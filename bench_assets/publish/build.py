@@ -82,7 +82,10 @@ def build_vendor(
     scored = score_rows(
         snapshot_id, vendor, manifest.fidelity_weights, manifest.answer_k, rows, dict(split), archive.evidence
     )
-    evidence = read_vendor_evidence(manifest, vendor, public, archive, guard)
+    results = scored.results  # each result URL's normalized form, as scoring derived it
+    forms = dict(zip(results["url"].tolist(), results["url_normalized"].tolist()))
+    guard.learn_url_forms(forms)  # the bundle and the drill-down ask it about these URLs
+    evidence = read_vendor_evidence(manifest, vendor, public, archive, guard, forms)
     files = VendorFiles.of(vendor, evidence)
     entries = vendor_entries(manifest, vendor, public, scored, archive, guard, final_attempts(evidence.attempts))
     del evidence
@@ -90,7 +93,7 @@ def build_vendor(
     build = VendorBuild(
         vendor, scored.scores, files, PackedEntries.pack([r.id for r in public], entries), figures, integrity
     )
-    del entries, archive, scored
+    del entries, archive, scored, forms
     give_back_memory()
     return build
 

@@ -197,7 +197,9 @@ def vendor_entries(
     scores, results = scored.scores, scored.results
     scores = scores[scores["row_id"].isin(public_ids)] if len(scores) else scores
     by_row = _results_by_row(results[results["row_id"].isin(public_ids)] if len(results) else results)
-    score_map = {s["row_id"]: s for s in scores.to_dict("records")}
+    # only the columns an entry reads: the records of every column took twice as long
+    read = ["row_id", *(c for c in _SCORE_FIELDS if c in scores.columns and c != "row_id")]
+    score_map = {s["row_id"]: s for s in scores[read].to_dict("records")}
     out: dict[str, dict[str, Any]] = {}
     for row in public_rows:
         s = score_map.get(row.id)

@@ -280,52 +280,66 @@ def _content_read(row: GoldenRow, rank: int, answer_k: int) -> bool:
     return (row.task_type == "extract" and rank == 1) or (row.task_type == "answer" and rank <= answer_k)
 
 
-def _result_records(
-    vendor: str, row: GoldenRow, evidence: RowEvidence, level: str, answer_k: int, guard: LeakGuard, scan: bool
-) -> list[dict[str, Any]]:
-    """The result rows of one final response; `scan`: its body named a private row, so each result is checked."""
+class _Digests:
+    """The SHA-256 of each result URL's normalized form, from the forms scoring derived
+    (`score_rows`' results: `url` → `url_normalized`), each distinct form hashed once; a URL
+    scoring did not list is normalized here (`url_forms`)."""
+
+    def __init__(self, forms: Mapping[str, str]):
+        self.forms = forms
+        self._digests: dict[str, str] = {}
+
+    def of(self, url: str) -> tuple[str | None, str | None]:
+        form = self.forms.get(url)
+        if form is None:
+            return url_forms(url)
+        digest = self._digests.get(form)
+        if digest is None:
+            digest = self._digests[form] = _sha256(form)
+        return form, digest
+
+
+def _add_results(
+    out: dict[str, list[Any]],
+    row: GoldenRow,
+    evidence: RowEvidence,
+    level: str,
+    answer_k: int,
+    guard: LeakGuard,
+    scan: bool,
+    digests: _Digests,
+) -> int:
+    """The result rows of one final response, added to the results table's columns (`out`, all
+    but the vendor's); `scan`: its body named a private row, so each result is checked. Returns
+    how many were withheld."""
     golden = {normalize_url(u) for u in row.urls}
-    out = []
+    withheld_count = 0
     for r in evidence.results:
         private_url = scan and guard.reveals(url=r.url)
         withheld = private_url or (scan and guard.reveals(r.title, r.snippet, r.content, url=r.url))
-        text = result_text(r)
+        withheld_count += withheld
         shown = level in TEXT_LEVELS and not withheld
-        form, digest = url_forms(r.url)
-        out.append(
-            {
-                "vendor": vendor,
-                "row_id": row.id,
-                "rank": int(r.rank),
-                "withheld": withheld,
-                "url": r.url if shown else None,
-                "url_sha256": None if private_url else digest,
-                "golden": form is not None and form in golden,
-                "title": r.title if shown else None,
-                "snippet": r.snippet if shown else None,
-                "content": r.content if shown and _content_read(row, int(r.rank), answer_k) else None,
-                "content_chars": len(r.content or ""),
-                "published": r.published if shown else None,
-                "text_sha256": None if withheld else _sha256(text),
-            }
-        )
-    return out
+        form, digest = digests.of(r.url)
+        rank = int(r.rank)
+        out["row_id"].append(row.id)
+        out["rank"].append(rank)
+        out["withheld"].append(withheld)
+        out["url"].append(r.url if shown else None)
+        out["url_sha256"].append(None if private_url else digest)
+        out["golden"].append(form is not None and form in golden)
+        out["title"].append(r.title if shown else None)
+        out["snippet"].append(r.snippet if shown else None)
+        out["content"].append(r.content if shown and _content_read(row, rank, answer_k) else None)
+        out["content_chars"].append(len(r.content or ""))
+        out["published"].append(r.published if shown else None)
+        out["text_sha256"].append(None if withheld else _sha256(result_text(r)))
+    return withheld_count
 
 
-class _Columns:
-    """A bundle table's rows gathered column by column (a row's dict is let go once added): the
-    table `pa.Table.from_pylist` would build from the rows, without holding every row as a dict."""
-
-    def __init__(self, columns: Sequence[Column]):
-        self.schema = arrow_schema(columns)
-        self.values: dict[str, list[Any]] = {name: [] for name in self.schema.names}
-
-    def add(self, row: Mapping[str, Any]) -> None:
-        for name, values in self.values.items():
-            values.append(row.get(name))
-
-    def table(self) -> pa.Table:
-        return pa.Table.from_pydict(self.values, schema=self.schema)
+def _table(columns: Sequence[Column], values: Mapping[str, list[Any]]) -> pa.Table:
+    """A bundle table from each of its columns' values."""
+    schema = arrow_schema(columns)
+    return pa.Table.from_pydict({name: values[name] for name in schema.names}, schema=schema)
 
 
 @dataclass(frozen=True)
@@ -337,29 +351,28 @@ class VendorEvidence:
     withheld: dict[str, int]
 
 
-# the archive's columns an attempt's record is made of (the body's text, its digest and the rest)
-_ATTEMPT_FIELDS = (
-    "query_id",
-    "capability",
-    "attempt",
-    "http_status",
-    "transport_error",
-    "latency_ms",
-    "request_json",
-    "response_headers_json",
-    "body",
-    "body_sha256",
-    "adapter_version",
-)
+def _plain_column(frame: pd.DataFrame, name: str) -> list[Any]:
+    return [plain(x) for x in frame[name].tolist()]
 
 
 def read_vendor_evidence(
-    manifest: Manifest, vendor: str, public_rows: list[GoldenRow], archive: ArchiveReading, guard: LeakGuard
+    manifest: Manifest,
+    vendor: str,
+    public_rows: list[GoldenRow],
+    archive: ArchiveReading,
+    guard: LeakGuard,
+    forms: Mapping[str, str],
 ) -> VendorEvidence:
     """One vendor's attempts and results tables for the public rows it serves, from its archive as
     scoring read it (`score.partition.read_archive`: every attempt's reading and price, each row's
     evidence; spend is priced over every attempt scoring priced, holdout ones included, and only
-    the public rows' attempts are published), and counts of what was withheld."""
+    the public rows' attempts are published), and counts of what was withheld. `forms`: each
+    result URL's normalized form as scoring derived it (`score_rows`' results), which the
+    results' digests and golden flags are read from.
+
+    The attempts table is built a column at a time from the archive's frame; each body is read for
+    a private row once (`body_reveals`), and that answer decides both whether the body is
+    published and whether its results are checked one by one."""
     level, _ = manifest.evidence_level(vendor)
     evidence = archive.evidence
     by_id = {r.id: r for r in public_rows if r.id in evidence}
@@ -369,53 +382,55 @@ def read_vendor_evidence(
     )
     finals = (public.groupby(["query_id", "capability"])["attempt"].transform("max") == public["attempt"]).tolist()
     positions = public.index.tolist()  # each public attempt's place among those read (`sent`'s index is 0..n-1)
-    counts = {"bodies_withheld_private": 0, "results_withheld_private": 0}
-    attempts, results = _Columns(ATTEMPT_COLUMNS), _Columns(RESULT_COLUMNS)
-    records = public[list(_ATTEMPT_FIELDS)].itertuples(index=False, name=None)
-    for values, final, position in zip(records, finals, positions):
-        rec = dict(zip(_ATTEMPT_FIELDS, values))
-        body = rec["body"] if isinstance(rec["body"], str) else None
-        row = by_id[rec["query_id"]]
-        private = body_reveals(guard, body)
+    row_ids = public["query_id"].tolist()
+    bodies = [b if isinstance(b, str) else None for b in public["body"].tolist()]
+    private = [body_reveals(guard, body) for body in bodies]
+    results: dict[str, list[Any]] = {c.name: [] for c in RESULT_COLUMNS if c.name != "vendor"}
+    digests = _Digests(forms)
+    results_withheld = 0
+    for row_id, final, scan in zip(row_ids, finals, private):
         if final:
-            listed = _result_records(vendor, row, evidence[row.id], level, manifest.answer_k, guard, private)
-            counts["results_withheld_private"] += sum(1 for x in listed if x["withheld"])
-            for record in listed:
-                results.add(record)
-        counts["bodies_withheld_private"] += int(private and body is not None)
-        reading = archive.readings[position]
-        billed = float(archive.billed_usd[position])
-        withheld = None
-        if body is not None and private:
-            withheld = WITHHELD_PRIVATE
-        elif body is not None and level != "raw":
-            withheld = f"not published: the vendor's terms allow {level}"
-        attempts.add(
-            {
-                "vendor": vendor,
-                "row_id": row.id,
-                "capability": rec["capability"],
-                "attempt": int(rec["attempt"]),
-                "final": bool(final),
-                "response_class": evidence[row.id].response_class if final else None,
-                "http_status": None if plain(rec["http_status"]) is None else int(rec["http_status"]),
-                "transport_error": plain(rec["transport_error"]),
-                "latency_ms": plain(rec["latency_ms"]),
-                "request_json": plain(rec["request_json"]),
-                "response_headers_json": plain(rec["response_headers_json"]),
-                "body_sha256": plain(rec["body_sha256"]),
-                "body_chars": None if body is None else len(body),
-                "body": body if withheld is None else None,
-                "body_withheld": withheld,
-                "billed_units_json": None
-                if reading.units is None
-                else json.dumps(reading.units, sort_keys=True, separators=(",", ":")),
-                "billed_usd": billed,
-                "billed_usd_estimated": reading.billed_usd is None and billed > 0,
-                "adapter_version": plain(rec["adapter_version"]),
-            }
-        )
-    return VendorEvidence(attempts.table(), results.table(), counts)
+            row = by_id[row_id]
+            results_withheld += _add_results(
+                results, row, evidence[row_id], level, manifest.answer_k, guard, scan, digests
+            )
+    results["vendor"] = [vendor] * len(results["row_id"])
+    not_allowed = f"not published: the vendor's terms allow {level}"
+    withheld = [
+        None if body is None else WITHHELD_PRIVATE if hidden else None if level == "raw" else not_allowed
+        for body, hidden in zip(bodies, private)
+    ]
+    readings = [archive.readings[p] for p in positions]
+    billed = [float(archive.billed_usd[p]) for p in positions]
+    http_status = _plain_column(public, "http_status")
+    attempts = {
+        "vendor": [vendor] * len(positions),
+        "row_id": row_ids,
+        "capability": public["capability"].tolist(),
+        "attempt": [int(a) for a in public["attempt"].tolist()],
+        "final": [bool(f) for f in finals],
+        "response_class": [evidence[r].response_class if f else None for r, f in zip(row_ids, finals)],
+        "http_status": [None if s is None else int(s) for s in http_status],
+        "transport_error": _plain_column(public, "transport_error"),
+        "latency_ms": _plain_column(public, "latency_ms"),
+        "request_json": _plain_column(public, "request_json"),
+        "response_headers_json": _plain_column(public, "response_headers_json"),
+        "body_sha256": _plain_column(public, "body_sha256"),
+        "body_chars": [None if body is None else len(body) for body in bodies],
+        "body": [body if why is None else None for body, why in zip(bodies, withheld)],
+        "body_withheld": withheld,
+        "billed_units_json": [
+            None if r.units is None else json.dumps(r.units, sort_keys=True, separators=(",", ":")) for r in readings
+        ],
+        "billed_usd": billed,
+        "billed_usd_estimated": [r.billed_usd is None and usd > 0 for r, usd in zip(readings, billed)],
+        "adapter_version": _plain_column(public, "adapter_version"),
+    }
+    counts = {
+        "bodies_withheld_private": sum(1 for body, hidden in zip(bodies, private) if hidden and body is not None),
+        "results_withheld_private": results_withheld,
+    }
+    return VendorEvidence(_table(ATTEMPT_COLUMNS, attempts), _table(RESULT_COLUMNS, results), counts)
 
 
 class FinalAttempt(NamedTuple):
@@ -536,13 +551,6 @@ def bundle_of(manifest: Manifest, vendors: Mapping[str, VendorFiles], root: Path
     return EvidenceBundle(index, terms=terms, written=written)
 
 
-def vendor_files(
-    manifest: Manifest, vendor: str, public_rows: list[GoldenRow], archive: ArchiveReading, guard: LeakGuard
-) -> VendorFiles:
-    """A vendor's part of the bundle, from its archive as scoring read it (`read_vendor_evidence`)."""
-    return VendorFiles.of(vendor, read_vendor_evidence(manifest, vendor, public_rows, archive, guard))
-
-
 def evidence_bundle(
     manifest: Manifest,
     public_rows: list[GoldenRow],
@@ -567,5 +575,6 @@ def evidence_bundle(
         except NotReadyError as exc:
             parts[vendor] = VendorFiles(no_evidence=str(exc))
             continue
-        parts[vendor] = vendor_files(manifest, vendor, public_rows, archive, guard)
+        # not scored here: each result URL is normalized by the bundle itself (no forms given)
+        parts[vendor] = VendorFiles.of(vendor, read_vendor_evidence(manifest, vendor, public_rows, archive, guard, {}))
     return bundle_of(manifest, parts, root)

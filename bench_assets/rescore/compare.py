@@ -414,16 +414,10 @@ class SiteComparison:
             published = None
         same = published == data
         first = first_difference(rel, published, data) if published is not None and not same else None
-        self.checks.append(
-            FileCheck(
-                rel,
-                None if published is None else _sha256(published),
-                same,
-                first,
-                data if self.keep(rel) else None,
-                _sha256(data),
-            )
-        )
+        derived = _sha256(data)
+        # the same bytes have the same digest: the published file is hashed only when it differs
+        published_sha256 = None if published is None else derived if same else _sha256(published)
+        self.checks.append(FileCheck(rel, published_sha256, same, first, data if self.keep(rel) else None, derived))
 
     def fresh(self) -> SiteComparison:
         return SiteComparison(self.out_dir, self.keep)

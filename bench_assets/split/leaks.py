@@ -32,7 +32,7 @@ import io
 import os
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -511,6 +511,16 @@ class LeakGuard:
                 self._url_cache.clear()
             self._url_cache[candidate] = self.urls.get(form) if form else None
         return self._url_cache[candidate]
+
+    def learn_url_forms(self, forms: Mapping[str, str]) -> None:
+        """Take URLs' normalized forms (`metrics.normalize_url`) already derived elsewhere (a
+        vendor's result URLs, as scoring normalized them), so that asking whether one of them is a
+        private row's URL does not normalize it again. Kept like the forms the guard derives itself
+        (up to `_URLS_REMEMBERED`, then all forgotten at once)."""
+        if len(self._url_cache) + len(forms) > _URLS_REMEMBERED:
+            self._url_cache.clear()
+        for url, form in forms.items():
+            self._url_cache.setdefault(url, self.urls.get(form) if form else None)
 
     def find(self, texts: Iterable[str]) -> list[Leak]:
         """Every needle in any of the texts (the readings of one file, or one result's fields).

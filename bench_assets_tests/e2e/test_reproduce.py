@@ -359,6 +359,30 @@ def test_the_bundle_holds_every_public_attempt_and_no_holdout_row_decoy_or_key(p
     assert {v["evidence_level"] for v in index["vendors"].values()} == {"raw"}  # simulated: the simulator's bodies
 
 
+def test_the_bundle_read_with_scorings_url_forms_is_byte_for_byte_the_one_that_normalizes_every_url(published_site):
+    """A vendor's build takes each result URL's normalized form (its digest, its golden flag) from
+    scoring's results (`publish.build`); the bundle built without scoring normalizes every URL
+    itself (`evidence_bundle`). The two give the same Parquet bytes for every vendor."""
+    site = published_site
+    warehouse = warehouse_of(site.home)
+    manifest = load_manifest(site.home / "data" / "snapshots" / site.snapshot / "manifest.yaml")
+    rows = load_golden_rows(warehouse, site.snapshot)
+    split = warehouse.split(site.snapshot)
+    guard = LeakGuard(private_needles(site))
+    built = build_snapshot(warehouse, manifest, rows, split, guard)
+    by_scoring = {rel: f.data for b in built.vendors for rel, f in b.files.files.items()}
+    alone = evidence_bundle(
+        manifest,
+        [r for r in rows if split[r.id] == "public"],
+        lambda v: warehouse.rows("raw_responses", site.snapshot, vendor=v),
+        guard,
+    ).parquet
+    assert by_scoring.keys() == alone.keys() and len(alone) == 2 * len(site.vendors)
+    for rel, data in alone.items():
+        assert by_scoring[rel] == data, rel
+    assert by_scoring == {rel: (site.out / rel).read_bytes() for rel in by_scoring}  # and as published
+
+
 def test_a_live_snapshot_at_results_and_digests_levels_reproduces_and_names_what_digests_cannot_support(
     published_site, tmp_path, monkeypatch, capsys, no_network
 ):

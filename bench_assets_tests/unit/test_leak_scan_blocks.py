@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bench_assets.metrics import normalize_text
+from bench_assets.metrics import normalize_text, normalize_url
 from bench_assets.split import leaks
 from bench_assets.split.leaks import LeakGuard
 
@@ -114,6 +114,29 @@ def test_a_short_text_with_a_needle_is_searched_in_full(guard):
     assert guard.reveals("go", "?q=orbelin+api+pagination+limits")
     assert guard.reveals("see http://Example.test/?to=https%3A%2F%2Forbelin.test%2Freports%2Fflood")
     assert not guard.reveals("Orbelin report", url="https://orbelin.test/reports/drought")
+
+
+def test_a_url_whose_form_it_was_given_is_judged_by_that_form():
+    """Result URLs come with the forms scoring derived (`learn_url_forms`): the guard reads a
+    URL's leak from the form it was given, not normalizing it again, and answers as it would
+    have."""
+    urls = [
+        "https://www.orbelin.test/reports/flood/?utm_source=x",
+        "https://orbelin.test/reports/drought",
+        "HTTP://ZUNLO.test/page",
+        "https://bücher.test/p#top",
+        "",
+    ]
+    told = LeakGuard(PRIVATE)
+    told.learn_url_forms({u: normalize_url(u) for u in urls})
+    fresh = LeakGuard(PRIVATE)
+    for url in urls:
+        assert told.reveals("lorem", url=url) == fresh.reveals("lorem", url=url), url
+    assert [fresh.reveals(url=u) for u in urls] == [True, False, True, True, False]
+    # the form given is the one read: a drought page said to be the flood page is withheld
+    misled = LeakGuard(PRIVATE)
+    misled.learn_url_forms({"https://orbelin.test/reports/drought": "orbelin.test/reports/flood"})
+    assert misled.reveals("lorem", url="https://orbelin.test/reports/drought")
 
 
 @pytest.mark.parametrize(
