@@ -30,10 +30,12 @@ from bench_assets_tests.helpers import (
 )
 
 SITE_VENDORS = ["brave", "exa", "tavily"]
-# Three planted pages a stratum, each a search, an extract and an answer row: the keyed split
-# holds one page of each stratum out (with its decoys and commitments) and publishes two, near the
-# manifest's 70/30 as a real snapshot is. At one page a stratum nothing is held out; at two, half.
-SITE_ROWS_PER_STRATUM = 9
+# Four planted pages a stratum, each a search, an extract and an answer row: the second page's
+# answer row is a range and the fourth's a not-available one (`planted.ANSWER_KINDS`), so every
+# kind of answer row is scored; the keyed split holds one page of each stratum out (with its
+# decoys and commitments) and publishes three, near the manifest's 70/30. At three pages a stratum
+# there is no not-available row; at one, no holdout.
+SITE_ROWS_PER_STRATUM = 12
 # A short sentinel cycle for the site: a few pages, probed every 6 hours for a few simulated days.
 SITE_SENTINEL_PAGES = 4
 SITE_SENTINEL_DAYS = 3
@@ -41,7 +43,7 @@ SITE_SENTINEL_DAYS = 3
 
 @pytest.fixture(scope="session")
 def published_site(tmp_path_factory, simulator):
-    """A small snapshot (3 vendors, 54 rows: `SITE_ROWS_PER_STRATUM` in each of the planted demo's
+    """A small snapshot (3 vendors, 72 rows: `SITE_ROWS_PER_STRATUM` in each of the planted demo's
     strata) materialized through Dagster and published once per session, with a vendor's reply and
     an erratum filed: the site, its data files, and the Dagster instance that holds the
     materializations (for the site, rescore and browser tests).

@@ -113,7 +113,7 @@ def test_warehouse_holds_every_stage(snapshot_run, golden_rows):
     assert n_rows == golden_rows
     assert count(home, "SELECT count(*) FROM golden_verifications WHERE passed") == n_rows
     public = count(home, "SELECT count(*) FROM query_split WHERE split = 'public'")
-    assert 0.6 <= public / n_rows <= 0.8  # 3 page groups per stratum: 2 public
+    assert 0.6 <= public / n_rows <= 0.8  # 4 page groups per stratum: 3 public
     for v in VENDORS:
         assert count(home, "SELECT count(*) FROM row_scores WHERE vendor = ?", [v]) == n_rows
     # every supported row has exactly one final archived attempt: Brave's search and answer rows
