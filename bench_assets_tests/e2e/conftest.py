@@ -100,6 +100,8 @@ def published_site(tmp_path_factory, simulator):
             snapshot=SNAPSHOT,
             sentinel_pages=SITE_SENTINEL_PAGES,
             sentinel_ticks=len(cycle.ticks),
+            # the fixture's own runs: tests that re-run a stage to watch it fail add theirs
+            run_ids=frozenset(run.run_id for run in instance.get_runs()),
         )
 
 
