@@ -13,6 +13,7 @@ import dagster as dg
 import pytest
 
 from bench_assets.cli.sentinel_cycle import simulate_probe_cycle
+from bench_assets.golden.planted import STRATA
 from bench_assets_tests.helpers import (
     CHROMIUM,
     CHROMIUM_ARGS,
@@ -29,6 +30,12 @@ from bench_assets_tests.helpers import (
 )
 
 SITE_VENDORS = ["brave", "exa", "tavily"]
+# Four planted pages a stratum, each a search, an extract and an answer row: the second page's
+# answer row is a range and the fourth's a not-available one (`planted.ANSWER_KINDS`), so every
+# kind of answer row is scored; the keyed split holds one page of each stratum out (with its
+# decoys and commitments) and publishes three, near the manifest's 70/30. At three pages a stratum
+# there is no not-available row; at one, no holdout.
+SITE_ROWS_PER_STRATUM = 12
 # A short sentinel cycle for the site: a few pages, probed every 6 hours for a few simulated days.
 SITE_SENTINEL_PAGES = 4
 SITE_SENTINEL_DAYS = 3
@@ -36,14 +43,15 @@ SITE_SENTINEL_DAYS = 3
 
 @pytest.fixture(scope="session")
 def published_site(tmp_path_factory, simulator):
-    """A small snapshot (3 vendors, 90 rows) materialized through Dagster and published once per
-    session, with a vendor's reply and an erratum filed: the site, its data files, and the Dagster
-    instance that holds the materializations (for the site, rescore and browser tests).
+    """A small snapshot (3 vendors, 72 rows: `SITE_ROWS_PER_STRATUM` in each of the planted demo's
+    strata) materialized through Dagster and published once per session, with a vendor's reply and
+    an erratum filed: the site, its data files, and the Dagster instance that holds the
+    materializations (for the site, rescore and browser tests).
 
     Everything the site shows comes from the pipeline: the golden stages, each vendor partition,
     a short simulated sentinel cycle (the probe schedule evaluated at every tick, its runs on the
     instance), the agent-ready trials, then the leaderboard and the publication."""
-    home = make_home(tmp_path_factory.mktemp("site"), SITE_VENDORS)
+    home = make_home(tmp_path_factory.mktemp("site"), SITE_VENDORS, rows_per_stratum=SITE_ROWS_PER_STRATUM)
     snapshot_dir = home / "data" / "snapshots" / SNAPSHOT
     (snapshot_dir / "replies").mkdir()
     (snapshot_dir / "replies" / "tavily.md").write_text(
@@ -88,9 +96,12 @@ def published_site(tmp_path_factory, simulator):
             instance=instance,
             out=home / "data" / "publish" / SNAPSHOT,
             vendors=SITE_VENDORS,
+            golden_rows=SITE_ROWS_PER_STRATUM * len(STRATA),  # what the manifest asks the planted demo for
             snapshot=SNAPSHOT,
             sentinel_pages=SITE_SENTINEL_PAGES,
             sentinel_ticks=len(cycle.ticks),
+            # the fixture's own runs: tests that re-run a stage to watch it fail add theirs
+            run_ids=frozenset(run.run_id for run in instance.get_runs()),
         )
 
 

@@ -2,7 +2,7 @@
 and shown on the published drill-down with the rule that produced each score.
 
 Uses the session's published snapshot (`published_site` in conftest.py: brave, exa and tavily on
-the simulator, 90 golden rows of which 30 are answer rows, 12 of them range or not-available).
+the simulator, a third of its golden rows answer rows, some of them range or not-available).
 """
 
 from __future__ import annotations
@@ -20,7 +20,18 @@ def warehouse(site):
     return duckdb.connect(str(site.home / "data" / "warehouse" / "bench.duckdb"), read_only=True)
 
 
+def answer_rows(site) -> int:
+    """How many of the snapshot's golden rows are answer rows (the planted demo: one a page)."""
+    con = warehouse(site)
+    try:
+        return con.execute("SELECT count(*) FROM golden_rows WHERE task_type = 'answer'").fetchone()[0]
+    finally:
+        con.close()
+
+
 def test_answer_rows_carry_a_rubric_score_and_its_rule(published_site):
+    n_answer = answer_rows(published_site)
+    assert n_answer * 3 == published_site.golden_rows
     con = warehouse(published_site)
     try:
         rows = con.execute("""
@@ -36,7 +47,7 @@ def test_answer_rows_carry_a_rubric_score_and_its_rule(published_site):
         con.close()
     assert others == 0
     assert {r[6] for r in rows} == {"precise", "range", "not_available"}
-    assert len(rows) == 30 * len(published_site.vendors)
+    assert len(rows) == n_answer * len(published_site.vendors)
     for vendor, row_id, cls, score, rule, correct, answer_type in rows:
         assert score in (0.0, 0.5, 1.0), (vendor, row_id)
         assert rule and (rule.startswith(answer_type) if cls == "ok" else rule.startswith("no answer")), rule
@@ -46,10 +57,11 @@ def test_answer_rows_carry_a_rubric_score_and_its_rule(published_site):
 
 
 def test_the_mean_answer_score_is_published_with_n_and_interval(published_site):
+    n_answer = answer_rows(published_site)
     board = json.loads((published_site.out / "leaderboard.json").read_text())
     for e in (e for e in board["vendors"] if e["status"] == "scored"):
         fig = e["metrics"]["answer_score_mean"]
-        assert fig["n"] == 30 and fig["low"] <= fig["value"] <= fig["high"]
+        assert fig["n"] == n_answer and fig["low"] <= fig["value"] <= fig["high"]
         by_task = e["breakdown"]["task_type"]["answer"]["answer_score_mean"]
         assert by_task == fig
         assert "answer_score_mean" not in e["breakdown"]["task_type"]["search"]
