@@ -16,7 +16,7 @@ import os
 
 import pytest
 
-from bench_assets.publish.format import format_number, metric_label
+from bench_assets.publish.format import format_number, format_points, metric_label
 from bench_assets.publish.summary import summary_cost
 from bench_assets_tests.helpers import CHROMIUM, FRONT_PAGES, page_types
 
@@ -110,8 +110,8 @@ def test_leaderboard_first_screen_says_who_by_how_much_how_sure_at_what_cost(
     for text in (
         best["vendor"],
         format_number(board["rank_metric"], rank_figure["value"]),  # who, and by what figure
-        f"{lead * 100:+.1f} pt",  # by how much over the next
-        f"[{low * 100:+.1f} pt, {high * 100:+.1f} pt]",  # its paired interval
+        format_points(lead),  # by how much over the next (a tie reads 0.0 pt)
+        f"[{format_points(low)}, {format_points(high)}]",  # its paired interval
         format_number(cost_metric, cost["value"]),  # at what cost
     ):
         assert text in verdict, (text, verdict)
@@ -125,7 +125,7 @@ def test_leaderboard_first_screen_says_who_by_how_much_how_sure_at_what_cost(
     ]
     assert metric_label(board["rank_metric"]) in page.locator("#summary thead").inner_text()
     gap = page.locator(f'#summary tr[data-vendor="{best["vendor"]}"] td[data-metric="gap_to_next"]').inner_text()
-    assert f"{lead * 100:+.1f} pt" in gap and runner_up["vendor"] in gap
+    assert format_points(lead) in gap and runner_up["vendor"] in gap
     assert (
         page.locator(f'#summary tr[data-vendor="{scored[-1]["vendor"]}"] td[data-metric="gap_to_next"]').inner_text()
         == "—"
