@@ -76,6 +76,8 @@ def process_label(cmdline: list[str], parent_cmdline: list[str] | None, parent_l
     the `tail` and watcher Dagster starts to capture a run's compute logs.
     DuckDB's and Dagster's threads are in their process and counted there."""
     line = " ".join(cmdline)
+    if not cmdline:  # a process that has exited but not been reaped (a zombie) shows no command line
+        return "ended"
     if parent_cmdline is None:
         return ("command: " + " ".join(Path(cmdline[0]).name if i == 0 else a for i, a in enumerate(cmdline[:3])))[:80]
     if "bench_assets.simulator.server" in line:

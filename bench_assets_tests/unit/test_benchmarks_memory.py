@@ -54,3 +54,5 @@ def test_a_process_is_named_by_what_it_is():
         "Dagster compute-log capture of pool worker 1"
     )
     assert Path(process_label(["/usr/bin/time", "-v"], None, "", 0).split()[1]).name == "time"
+    # an exited process not yet reaped (a zombie) has no command line: the sampler must not fail on it
+    assert process_label([], bench, "command: bench", 1) == "ended"
