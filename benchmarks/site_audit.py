@@ -22,13 +22,16 @@ import statistics
 import sys
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bench_assets_tests.helpers import CHROMIUM, CHROMIUM_ARGS, page_kind, page_types, public_task_types
 from benchmarks.common import machine, write_result
 from benchmarks.site_open import served
 
-VIEWPORTS = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
+if TYPE_CHECKING:
+    from playwright.sync_api import ViewportSize
+
+VIEWPORTS: dict[str, ViewportSize] = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
 BLOCKING = ("serious", "critical")
 
 # What a reader sees before scrolling: each visible element's box against the viewport.
