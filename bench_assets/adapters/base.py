@@ -206,9 +206,10 @@ class Adapter:
         documented rule, assuming a full result page."""
         return {f"request.{task.capability}": 1.0}
 
-    def estimate_caveat(self, options: dict[str, Any]) -> str | None:
+    def estimate_caveat(self, options: dict[str, Any], capabilities: frozenset[str]) -> str | None:
         """Why `expected_units` may differ from the bill (a vendor billing usage unknown before the
-        call), for `bench estimate`; None when it is the documented charge of a full result page."""
+        call) for a configuration sending `capabilities`, for `bench estimate`; None when it is the
+        documented charge of a full result page."""
         return None
 
     def error_class(self, status: int, body: Any) -> str:

@@ -96,7 +96,7 @@ class JinaAdapter(Adapter):
             return {"token": min(self.SEARCH_MAX_TOKENS, max(floor, self.ESTIMATED_PAGE_TOKENS * task.num_results))}
         return {"token": self.ESTIMATED_PAGE_TOKENS}
 
-    def estimate_caveat(self, options: dict[str, Any]) -> str | None:
+    def estimate_caveat(self, options: dict[str, Any], capabilities: frozenset[str]) -> str | None:
         return (
             f"Jina bills the tokens of the pages it returns: figured at {self.ESTIMATED_PAGE_TOKENS:,.0f} "
             f"tokens a page (a search at least {self.SEARCH_MIN_TOKENS_PER_10:,.0f} per 10 results), an upper "

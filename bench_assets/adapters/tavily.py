@@ -82,7 +82,9 @@ class TavilyAdapter(Adapter):
             return {"credit": _SEARCH_CREDITS["basic"]}
         return {"credit": _EXTRACT_CREDITS_PER_URL["basic"] * len(body.get("results") or [])}
 
-    def estimate_caveat(self, options: dict[str, Any]) -> str | None:
+    def estimate_caveat(self, options: dict[str, Any], capabilities: frozenset[str]) -> str | None:
+        if "extract" not in capabilities:  # a search's credits are whole and known before the call
+            return None
         return (
             "Tavily charges extract credits whole, 1 (advanced 2) for every fifth successful URL of a "
             "key: a single call may bill 0 or a whole credit; the estimate is the per-URL average"

@@ -66,7 +66,7 @@ class ValyuAdapter(Adapter):
     def expected_units(self, task: VendorTask, options: dict[str, Any]) -> dict[str, float]:
         return {"result.search": float(max(1, min(task.num_results, 20)))}
 
-    def estimate_caveat(self, options: dict[str, Any]) -> str | None:
+    def estimate_caveat(self, options: dict[str, Any], capabilities: frozenset[str]) -> str | None:
         return "Valyu bills each result returned; a search that returns fewer results costs less"
 
     def error_class(self, status: int, body: Any) -> str:

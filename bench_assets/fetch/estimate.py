@@ -55,7 +55,7 @@ def estimate_spend(
             vendor,
             spec.plan,
             ceiling_usd=spec.spend_ceiling_usd,
-            caveat=adapter.estimate_caveat(dict(spec.request_options)),
+            caveat=adapter.estimate_caveat(dict(spec.request_options), spec.capabilities),
             provider=spec.provider,
         )
         calls: dict[Capability, int] = {}

@@ -225,3 +225,16 @@ def test_the_errata_doc_example_is_a_valid_errata_file(tmp_path):
     path.write_text(example)
     (entry,) = load_errata(path)
     assert entry.id == "E1" and entry.action == "rescore" and entry.changes == {"prices_usd": {"request.search": 0.009}}
+
+
+def test_an_estimate_caveats_only_what_its_configuration_sends():
+    """Tavily's extract credits are whole per fifth URL (a caveat); its searches bill whole credits
+    known before the call, so a search-only mode (tavily.advanced) carries no caveat."""
+    from bench_assets.fetch.estimate import estimate_spend
+
+    manifest = load_manifest(DEMO)
+    caveats = {e.vendor: e.caveat for e in estimate_spend(manifest, [])}
+    assert manifest.vendors["tavily"].capabilities == {"search", "extract"}
+    assert "fifth" in (caveats["tavily"] or "")
+    assert manifest.vendors["tavily.advanced"].capabilities == {"search"}
+    assert caveats["tavily.advanced"] is None
