@@ -46,7 +46,9 @@ class DagsterServices:
 
     # ------------------------------------------------------------------ processes
 
-    def start_webserver(self, timeout: float = 180.0) -> None:
+    def start_webserver(self, timeout: float = 180.0, wait: bool = True) -> None:
+        """Start the webserver and (unless `wait` is false: then `wait_webserver`) wait until it
+        serves the code location."""
         self.webserver = subprocess.Popen(
             [str(BIN / "dagster-webserver"), "-h", "127.0.0.1", "-p", str(self.port), "-w", str(self.workspace)],
             env=self.env,
@@ -54,6 +56,11 @@ class DagsterServices:
             stdout=self._log,
             stderr=subprocess.STDOUT,
         )
+        if wait:
+            self.wait_webserver(timeout)
+
+    def wait_webserver(self, timeout: float = 180.0) -> None:
+        assert self.webserver is not None, "start_webserver first"
         deadline = time.monotonic() + timeout
         while True:
             try:

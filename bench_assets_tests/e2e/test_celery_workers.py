@@ -4,18 +4,23 @@ Everything runs for real on 127.0.0.1: PostgreSQL (Dagster's instance storage, a
 versions of the shared warehouse), Redis (the Celery broker, and each vendor's account-wide pacing
 log), moto's S3 server (the object store: the lake, the warehouse's versions, the custody journal,
 the mirrored snapshot, private and published files), the simulator, dagster-webserver and
-dagster-daemon, and two `bench worker` processes (Celery workers), each with its own bench home,
-Dagster home and working directory, as if on two hosts.
+dagster-daemon (its run queue launches the runs), and two `bench worker` processes (Celery
+workers), each with its own bench home, Dagster home and working directory, as if on two hosts.
 
-The operator backfills a whole, tiny snapshot over GraphQL as the UI does; every step runs on a
-worker. One vendor is paced slowly, and the worker fetching it is killed with SIGKILL (the whole
-worker, as a lost machine) mid-partition: the broker hands the step to the other worker, which
-resumes from the archive the killed one left in the object store, and nothing archived is
-requested (or paid) again. Finally `bench rescore` on an operator's fresh machine finds no
-difference. One distributed run proves the executor; that a single machine publishes the same
-leaderboard, and how long each path takes, is `benchmarks/distributed_bench.py`'s (a longer run).
-Re-running one vendor with its downstream assets is the UI test's (test_dagster_ui.py), and a
-vendor added to a registered manifest becoming a partition is test_snapshot_registration.py's.
+The operator launches a whole, tiny snapshot's runs over GraphQL as the UI's "Materialize" does
+(the golden stages, a run per vendor, the results); every step runs on a worker. One vendor is
+paced slowly, and the worker fetching it is killed with SIGKILL (the whole worker, as a lost
+machine) mid-partition: the broker hands the step to the other worker, which resumes from the
+archive the killed one left in the object store, and nothing archived is requested (or paid)
+again. The broker hands a lost step on once it has gone unacknowledged for the visibility timeout
+of a worker sweeping for such steps; the workers keep the deployment's, which must exceed the
+longest step, and a third worker that consumes no queue sweeps with a short one while the lost
+fetch is the only step in flight, so the test does not wait the deployment's. Finally `bench
+rescore` on an operator's fresh machine finds no difference. One distributed run proves the
+executor; that a single machine publishes the same leaderboard, and how long each path takes, is
+`benchmarks/distributed_bench.py`'s (a longer run). That a whole snapshot is one backfill through
+the daemon is test_dagster_ui.py's (as is re-running one vendor with its downstream assets), and
+a vendor added to a registered manifest becoming a partition is test_snapshot_registration.py's.
 """
 
 from __future__ import annotations
@@ -193,6 +198,8 @@ def test_a_snapshot_on_two_celery_workers_sharing_no_directory_one_killed_mid_fe
                 "DAGSTER_HOME": str(root / "dagster_home"),
                 "TMPDIR": str(root),
             }
+        # first: it creates the Dagster instance's tables in the empty database, which processes
+        # starting together would each try to create
         subprocess.run(
             [sys.executable, "-m", "bench_assets.cli.main", "snapshot", "add", SNAPSHOT],
             env=envs["control"],
@@ -207,8 +214,9 @@ def test_a_snapshot_on_two_celery_workers_sharing_no_directory_one_killed_mid_fe
         sweeper: subprocess.Popen | None = None
         services = DagsterServices(machines["control"], envs["control"], REPO / "workspace.yaml", REPO)
         try:
-            services.start_webserver()
+            services.start_webserver(wait=False)  # both start beside the workers
             services.start_daemon()
+            services.wait_webserver()
 
             # the snapshot's runs as the operator launches them from the UI, every step on a worker
             golden = services.launch_run("snapshot_golden_job", {"dagster/partition": SNAPSHOT})
