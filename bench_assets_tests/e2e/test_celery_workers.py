@@ -226,14 +226,18 @@ def test_a_snapshot_on_two_celery_workers_sharing_no_directory_one_killed_mid_fe
             # the slow vendor's worker killed mid-fetch
             deadline = time.monotonic() + 600
             lake = ParquetLake(store.url("lake"))
+            fetching: list[str] = []
+            while not fetching:  # its partition's file on the machine fetching it (a local look)
+                assert time.monotonic() < deadline, f"the fetch never started:\n{services.log_tail()}"
+                time.sleep(0.1)
+                fetching = [
+                    n
+                    for n in workers
+                    if (homes[n] / "data" / "warehouse" / "partitions" / SNAPSHOT / f"{SLOW}.duckdb").exists()
+                ]
             while not lake.archive_segments(SNAPSHOT, SLOW):  # its first attempts are archived
                 assert time.monotonic() < deadline, f"the fetch never got going:\n{services.log_tail()}"
                 time.sleep(0.1)
-            fetching = [
-                n
-                for n in workers
-                if (homes[n] / "data" / "warehouse" / "partitions" / SNAPSHOT / f"{SLOW}.duckdb").exists()
-            ]
             assert len(fetching) == 1, fetching
             killed = fetching[0]
             survivor = ({"w0", "w1"} - {killed}).pop()
