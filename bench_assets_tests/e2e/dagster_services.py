@@ -23,6 +23,12 @@ LAUNCH_BACKFILL = """mutation($p: LaunchBackfillParams!) { launchPartitionBackfi
 BACKFILL_STATUS = """query($id: String!) { partitionBackfillOrError(backfillId: $id) {
   __typename ... on PartitionBackfill { status numPartitions error { message } }
   ... on PythonError { message } } }"""
+LAUNCH_RUN = """mutation($p: ExecutionParams!) { launchRun(executionParams: $p) {
+  __typename ... on LaunchRunSuccess { run { runId } } ... on PythonError { message stack }
+  ... on InvalidSubsetError { message } ... on RunConfigValidationInvalid { errors { message } } } }"""
+RUN_STATUS = """query($id: ID!) { runOrError(runId: $id) { __typename ... on Run { status } } }"""
+REPOSITORY = {"repositoryLocationName": "bench", "repositoryName": "__repository__"}
+RUN_ENDED = {"SUCCESS", "FAILURE", "CANCELED"}
 TERMINAL = {"COMPLETED", "COMPLETED_SUCCESS", "COMPLETED_FAILED", "FAILED", "CANCELED", "CANCELING"}
 
 
@@ -40,7 +46,9 @@ class DagsterServices:
 
     # ------------------------------------------------------------------ processes
 
-    def start_webserver(self, timeout: float = 180.0) -> None:
+    def start_webserver(self, timeout: float = 180.0, wait: bool = True) -> None:
+        """Start the webserver and (unless `wait` is false: then `wait_webserver`) wait until it
+        serves the code location."""
         self.webserver = subprocess.Popen(
             [str(BIN / "dagster-webserver"), "-h", "127.0.0.1", "-p", str(self.port), "-w", str(self.workspace)],
             env=self.env,
@@ -48,6 +56,11 @@ class DagsterServices:
             stdout=self._log,
             stderr=subprocess.STDOUT,
         )
+        if wait:
+            self.wait_webserver(timeout)
+
+    def wait_webserver(self, timeout: float = 180.0) -> None:
+        assert self.webserver is not None, "start_webserver first"
         deadline = time.monotonic() + timeout
         while True:
             try:
@@ -128,6 +141,35 @@ class DagsterServices:
             assert self.daemon is None or self.daemon.poll() is None, f"dagster-daemon exited:\n{self.log_tail()}"
             time.sleep(2)
         raise AssertionError(f"backfill {backfill_id} did not finish in {timeout}s:\n{self.log_tail()}")
+
+    def launch_run(self, job: str, tags: dict[str, str], assets: list[str] | None = None) -> str:
+        """`launchRun` of a job (or of the named assets of Dagster's implicit asset job), as the UI's
+        "Materialize" sends it for a partition (its tags); the daemon's run queue launches the run.
+        Returns the run id."""
+        selector = {**REPOSITORY, "jobName": job}
+        if assets is not None:
+            selector["assetSelection"] = [{"path": [name]} for name in assets]
+        params = {
+            "selector": selector,
+            "executionMetadata": {"tags": [{"key": k, "value": v} for k, v in tags.items()]},
+        }
+        launched = self.graphql(LAUNCH_RUN, {"p": params})["launchRun"]
+        assert launched["__typename"] == "LaunchRunSuccess", launched
+        return launched["run"]["runId"]
+
+    def run_status(self, run_id: str) -> str:
+        run = self.graphql(RUN_STATUS, {"id": run_id})["runOrError"]
+        assert run["__typename"] == "Run", run
+        return run["status"]
+
+    def wait_run(self, run_id: str, timeout: float) -> str:
+        """Poll the run until it ends; returns its final status."""
+        deadline = time.monotonic() + timeout
+        while (status := self.run_status(run_id)) not in RUN_ENDED:
+            assert time.monotonic() < deadline, f"run {run_id} did not end in {timeout}s ({status}):\n{self.log_tail()}"
+            assert self.daemon is None or self.daemon.poll() is None, f"dagster-daemon exited:\n{self.log_tail()}"
+            time.sleep(1)
+        return status
 
     def backfill(self, params: dict, timeout: float = 600.0) -> tuple[str, str]:
         backfill_id = self.launch_backfill(params)

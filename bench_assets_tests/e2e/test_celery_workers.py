@@ -4,18 +4,23 @@ Everything runs for real on 127.0.0.1: PostgreSQL (Dagster's instance storage, a
 versions of the shared warehouse), Redis (the Celery broker, and each vendor's account-wide pacing
 log), moto's S3 server (the object store: the lake, the warehouse's versions, the custody journal,
 the mirrored snapshot, private and published files), the simulator, dagster-webserver and
-dagster-daemon, and two `bench worker` processes (Celery workers), each with its own bench home,
-Dagster home and working directory, as if on two hosts.
+dagster-daemon (its run queue launches the runs), and two `bench worker` processes (Celery
+workers), each with its own bench home, Dagster home and working directory, as if on two hosts.
 
-The operator backfills a whole, tiny snapshot over GraphQL as the UI does; every step runs on a
-worker. One vendor is paced slowly, and the worker fetching it is killed with SIGKILL (the whole
-worker, as a lost machine) mid-partition: the broker hands the step to the other worker, which
-resumes from the archive the killed one left in the object store, and nothing archived is
-requested (or paid) again. Finally `bench rescore` on an operator's fresh machine finds no
-difference. One distributed run proves the executor; that a single machine publishes the same
-leaderboard, and how long each path takes, is `benchmarks/distributed_bench.py`'s (a longer run).
-Re-running one vendor with its downstream assets is the UI test's (test_dagster_ui.py), and a
-vendor added to a registered manifest becoming a partition is test_snapshot_registration.py's.
+The operator launches a whole, tiny snapshot's runs over GraphQL as the UI's "Materialize" does
+(the golden stages, a run per vendor, the results); every step runs on a worker. One vendor is
+paced slowly, and the worker fetching it is killed with SIGKILL (the whole worker, as a lost
+machine) mid-partition: the broker hands the step to the other worker, which resumes from the
+archive the killed one left in the object store, and nothing archived is requested (or paid)
+again. The broker hands a lost step on once it has gone unacknowledged for the visibility timeout
+of a worker sweeping for such steps; the workers keep the deployment's, which must exceed the
+longest step, and a third worker that consumes no queue sweeps with a short one while the lost
+fetch is the only step in flight, so the test does not wait the deployment's. Finally `bench
+rescore` on an operator's fresh machine finds no difference. One distributed run proves the
+executor; that a single machine publishes the same leaderboard, and how long each path takes, is
+`benchmarks/distributed_bench.py`'s (a longer run). That a whole snapshot is one backfill through
+the daemon is test_dagster_ui.py's (as is re-running one vendor with its downstream assets), and
+a vendor added to a registered manifest becoming a partition is test_snapshot_registration.py's.
 """
 
 from __future__ import annotations
@@ -33,8 +38,8 @@ import duckdb
 import pytest
 import yaml
 
-from bench_assets.definitions import defs
-from bench_assets.defs.jobs import backfill_params, snapshot_selection
+from bench_assets.cli.worker import config_module
+from bench_assets.defs.executors import celery_settings
 from bench_assets.storage.lake import ParquetLake
 from bench_assets_tests.distributed_services import Postgres, redis_server, s3_server
 from bench_assets_tests.e2e.dagster_services import DagsterServices
@@ -48,11 +53,19 @@ FAST = "brave"
 SLOW = "exa"  # paced slowly: its worker is killed mid-fetch
 VENDORS = [FAST, SLOW]
 ROWS_PER_STRATUM = 5  # the least a manifest takes: one page a stratum, 18 rows
-# Seconds before the broker hands a lost worker's task to another: most of the test's time is this
-# wait after the kill. It must exceed the longest step (see defs/executors.py), the leaderboard's or
-# the publication's, or that step is handed out again, and again, while it runs: at 60 s, on this
-# 2-core machine under other test suites (load 24-50), the leaderboard step took 75-184 s.
-VISIBILITY_TIMEOUT = 120
+# Dagster's implicit job of every asset, which the UI launches a selection of (the vendor stages have
+# no job of their own: a backfill launches them the same way)
+ASSET_JOB = "__ASSET_JOB"
+VENDOR_ASSETS = ["vendor_responses", "vendor_scores"]
+# the steps that must have run on a worker: of the golden run, the vendor runs and the results run
+STEPS = ("golden_rows", "vendor_responses", "vendor_scores", "vendor_leaderboard", "published_snapshot")
+# The broker hands a step on to another worker once it has gone unacknowledged for the visibility
+# timeout of a worker sweeping for such steps (every worker does, see defs/executors.py). The workers
+# keep the deployment's (the default): it must exceed the longest step (the leaderboard's or the
+# publication's, minutes on a loaded machine), or a running step is handed out again. The sweeper
+# sweeps with this one while the lost fetch is the only step in flight, and executes none.
+SWEEP_VISIBILITY_TIMEOUT = 20
+SWEEP_QUEUE = "bench-sweep"  # a queue no step is sent to
 
 
 def slow_vendor(data: dict) -> None:
@@ -78,6 +91,41 @@ def start_worker(name: str, home: Path, env: dict[str, str], log: Path) -> subpr
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
+
+
+def start_sweeper(directory: Path, env: dict[str, str], settings: dict) -> subprocess.Popen:
+    """A Celery worker of dagster-celery's app with `settings` (the deployment's, but its visibility
+    timeout), consuming a queue no step is sent to: it only sweeps the broker for lost steps."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "dagster_celery_config.py").write_text(config_module(settings))
+    argv = ["worker", "--queues", SWEEP_QUEUE, "--hostname", "sweeper@%h", "--concurrency", "1"]
+    return subprocess.Popen(
+        [sys.executable, "-m", "celery", "--app", "dagster_celery.app", *argv, "--without-gossip", "--without-mingle"],
+        env={**env, "PYTHONPATH": os.pathsep.join([str(directory), env["PYTHONPATH"]])},
+        cwd=directory,
+        stdout=(directory / "worker.log").open("ab"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+
+
+def stop_worker(proc: subprocess.Popen) -> None:
+    """Celery's warm shutdown (SIGTERM), then SIGKILL if it takes a minute."""
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+
+
+def vendor_tags(vendor: str) -> dict[str, str]:
+    """A snapshot x vendor partition's run tags, as the UI (and a backfill) sets them."""
+    return {
+        "dagster/partition": f"{SNAPSHOT}|{vendor}",
+        "dagster/partition/snapshot": SNAPSHOT,
+        "dagster/partition/vendor": vendor,
+    }
 
 
 def celery_worker_of_steps(postgres: Postgres, database: str, step_key: str, vendor: str | None = None) -> list[str]:
@@ -112,7 +160,7 @@ def registered_vendors(postgres: Postgres, database: str) -> list[str]:
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(2400)
+@pytest.mark.timeout(1200)
 def test_a_snapshot_on_two_celery_workers_sharing_no_directory_one_killed_mid_fetch(
     tmp_path, simulator, sim_logs, monkeypatch, postgres
 ):
@@ -130,7 +178,6 @@ def test_a_snapshot_on_two_celery_workers_sharing_no_directory_one_killed_mid_fe
             **store.env,
             "BENCH_SIMULATOR_URL": simulator.base_url,
             "BENCH_CELERY_BROKER": redis_url,
-            "BENCH_CELERY_VISIBILITY_TIMEOUT": str(VISIBILITY_TIMEOUT),
             "BENCH_PACING_URL": redis_url.removesuffix("/0") + "/1",
             "BENCH_LAKE_URL": store.url("lake"),
             "BENCH_WAREHOUSE_URL": store.url("warehouse"),
@@ -151,6 +198,8 @@ def test_a_snapshot_on_two_celery_workers_sharing_no_directory_one_killed_mid_fe
                 "DAGSTER_HOME": str(root / "dagster_home"),
                 "TMPDIR": str(root),
             }
+        # first: it creates the Dagster instance's tables in the empty database, which processes
+        # starting together would each try to create
         subprocess.run(
             [sys.executable, "-m", "bench_assets.cli.main", "snapshot", "add", SNAPSHOT],
             env=envs["control"],
@@ -162,27 +211,36 @@ def test_a_snapshot_on_two_celery_workers_sharing_no_directory_one_killed_mid_fe
         workers = {
             name: start_worker(name, homes[name], envs[name], machines[name] / "worker.log") for name in ("w0", "w1")
         }
+        sweeper: subprocess.Popen | None = None
         services = DagsterServices(machines["control"], envs["control"], REPO / "workspace.yaml", REPO)
         try:
-            services.start_webserver()
+            services.start_webserver(wait=False)  # both start beside the workers
             services.start_daemon()
-            graph = defs().resolve_asset_graph()
+            services.wait_webserver()
 
-            # the whole snapshot, every step on a worker; the slow vendor's worker killed mid-fetch
-            keys = snapshot_selection.resolve(graph)
-            backfill_id = services.launch_backfill(backfill_params(sorted(keys), [SNAPSHOT]))
-            deadline = time.monotonic() + 900
+            # the snapshot's runs as the operator launches them from the UI, every step on a worker
+            golden = services.launch_run("snapshot_golden_job", {"dagster/partition": SNAPSHOT})
+            assert services.wait_run(golden, timeout=600) == "SUCCESS", services.log_tail()
+            vendor_runs = {v: services.launch_run(ASSET_JOB, vendor_tags(v), VENDOR_ASSETS) for v in VENDORS}
+
+            # the slow vendor's worker killed mid-fetch
+            deadline = time.monotonic() + 600
             lake = ParquetLake(store.url("lake"))
+            fetching: list[str] = []
+            while not fetching:  # its partition's file on the machine fetching it (a local look)
+                assert time.monotonic() < deadline, f"the fetch never started:\n{services.log_tail()}"
+                time.sleep(0.1)
+                fetching = [
+                    n
+                    for n in workers
+                    if (homes[n] / "data" / "warehouse" / "partitions" / SNAPSHOT / f"{SLOW}.duckdb").exists()
+                ]
             while not lake.archive_segments(SNAPSHOT, SLOW):  # its first attempts are archived
                 assert time.monotonic() < deadline, f"the fetch never got going:\n{services.log_tail()}"
                 time.sleep(0.1)
-            fetching = [
-                n
-                for n in workers
-                if (homes[n] / "data" / "warehouse" / "partitions" / SNAPSHOT / f"{SLOW}.duckdb").exists()
-            ]
             assert len(fetching) == 1, fetching
             killed = fetching[0]
+            survivor = ({"w0", "w1"} - {killed}).pop()
             os.killpg(workers[killed].pid, signal.SIGKILL)  # the machine is gone, pool and all
             workers[killed].wait(timeout=30)
             sent_before_kill = len(sim_logs.requests())
@@ -191,23 +249,30 @@ def test_a_snapshot_on_two_celery_workers_sharing_no_directory_one_killed_mid_fe
             billed_before_kill = [b for b in sim_logs.billing() if b.get("vendor") == SLOW]
             archived_texts = {request_text(json.loads(r)["json"]) for r in archived[archived["final"]]["request_json"]}
 
-            status = services.wait_backfill(backfill_id, timeout=1500)
-            assert status in ("COMPLETED", "COMPLETED_SUCCESS"), (status, services.log_tail())
-            survivor = ({"w0", "w1"} - {killed}).pop()
+            # the broker hands the lost step to the survivor once it has gone unacknowledged for a
+            # sweeping worker's visibility timeout: the sweeper's, started when nothing else is in
+            # flight (the fast vendor's run over), and stopped as soon as the survivor has the step
+            assert services.wait_run(vendor_runs[FAST], timeout=600) == "SUCCESS", services.log_tail()
+            with monkeypatch.context() as sweeping:
+                sweeping.setenv("BENCH_CELERY_BROKER", redis_url)
+                sweeping.setenv("BENCH_CELERY_VISIBILITY_TIMEOUT", str(SWEEP_VISIBILITY_TIMEOUT))
+                sweeper = start_sweeper(machines["control"] / "sweeper", envs["control"], celery_settings())
+            while len(celery_worker_of_steps(postgres, database, "vendor_responses", SLOW)) < 2:
+                assert sweeper.poll() is None, (machines["control"] / "sweeper" / "worker.log").read_text()[-3000:]
+                assert time.monotonic() < deadline, f"the lost step was never handed on:\n{services.log_tail()}"
+                time.sleep(0.2)
+            stop_worker(sweeper)
+            assert services.wait_run(vendor_runs[SLOW], timeout=600) == "SUCCESS", services.log_tail()
+
+            results = services.launch_run("snapshot_results_job", {"dagster/partition": SNAPSHOT})
+            assert services.wait_run(results, timeout=900) == "SUCCESS", services.log_tail()
             # both machines worked, and no step ran on the operator's
-            ran_on = {
-                step: set(celery_worker_of_steps(postgres, database, step))
-                for step in ("golden_rows", "vendor_responses", "vendor_scores")
-            }
-            assert ran_on["golden_rows"] and ran_on["vendor_responses"] | ran_on["vendor_scores"] == {"w0", "w1"}, (
-                ran_on
-            )
+            ran_on = {step: set(celery_worker_of_steps(postgres, database, step)) for step in STEPS}
+            assert all(ran_on.values()) and ran_on["vendor_responses"] | ran_on["vendor_scores"] == {"w0", "w1"}, ran_on
             assert not (homes["control"] / "data" / "warehouse" / "partitions").exists()
-            # the slow vendor's fetch went from the killed worker to the survivor, which resumed it (a
-            # fetch slower than the visibility timeout, on a loaded machine, is delivered to it again:
-            # the partition lease makes that delivery wait and pay nothing, see defs/executors.py)
+            # the slow vendor's fetch went from the killed worker to the survivor, once, which resumed it
             fetched_on = celery_worker_of_steps(postgres, database, "vendor_responses", SLOW)
-            assert fetched_on[0] == killed and fetched_on[1:] and set(fetched_on[1:]) == {survivor}, fetched_on
+            assert fetched_on == [killed, survivor], fetched_on
             resent = [request_text(r) for r in sim_logs.requests()[sent_before_kill:] if r.get("vendor") == SLOW]
             assert not archived_texts & set(resent)  # nothing archived was requested (or paid) again
             raw = lake.read_partition("raw_responses", SNAPSHOT, SLOW)
@@ -217,14 +282,9 @@ def test_a_snapshot_on_two_celery_workers_sharing_no_directory_one_killed_mid_fe
             assert not lake.archive_segments(SNAPSHOT, SLOW)  # held in the partition's object now
         finally:
             services.stop()
-            for proc in workers.values():
+            for proc in [*workers.values(), *([sweeper] if sweeper else [])]:
                 if proc.poll() is None:
-                    os.killpg(proc.pid, signal.SIGTERM)
-                    try:
-                        proc.wait(timeout=60)
-                    except subprocess.TimeoutExpired:
-                        os.killpg(proc.pid, signal.SIGKILL)
-                        proc.wait(timeout=30)
+                    stop_worker(proc)
 
         # what the workers published is what the archive scores to: `bench rescore` from an
         # operator's fresh machine of the distributed deployment (the same snapshot run on one machine
