@@ -39,3 +39,6 @@ def heavy_modules_after(statement: str) -> list[str]:
 def test_loading_the_code_location_imports_no_stage_code():
     assert heavy_modules_after("from bench_assets.definitions import defs\ndefs()") == []
 
+
+def test_bench_snapshot_add_imports_no_stage_code():
+    assert heavy_modules_after("import bench_assets.cli.snapshot, bench_assets.cli.main") == []
