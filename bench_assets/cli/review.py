@@ -16,8 +16,6 @@ from bench_assets.cli.runs import bench_resources, ensure_dagster_home, material
 from bench_assets.defs.resources import BenchPaths
 from bench_assets.defs.review import FREEZE_CONFIG
 from bench_assets.golden.store import load_golden_rows
-from bench_assets.publish.errata import apply_erratum
-from bench_assets.publish.replies import file_reply
 from bench_assets.review.business_days import today
 from bench_assets.review.gate import evaluate_review_gate
 from bench_assets.storage.lifecycle import snapshot_status
@@ -53,6 +51,8 @@ def _materializer(
 
 
 def cmd_errata_apply(args: argparse.Namespace) -> int:
+    from bench_assets.publish.errata import apply_erratum  # publication's code: only the commands that publish
+
     materialize, vendor_key, register = _materializer("bench errata apply")
     entry = apply_erratum(*_paths_and_warehouse(), args.snapshot, args.erratum_id, materialize, vendor_key, register)
     print(fit(entry["summary"]))
@@ -105,6 +105,7 @@ def cmd_review_status(args: argparse.Namespace) -> int:
 def cmd_review_reply(args: argparse.Namespace) -> int:
     """Store a vendor's reply verbatim. Before publication it goes with the snapshot; after, it is
     published at once as a new version (nothing re-run; the published version is kept unchanged)."""
+    from bench_assets.publish.replies import file_reply
 
     def materializer() -> tuple[Callable[[tuple[str, ...], Any], None], Callable[[str], object]]:
         materialize, _, register = _materializer("bench review reply")

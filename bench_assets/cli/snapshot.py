@@ -1,4 +1,7 @@
-"""`bench rescore`, `bench estimate`, `bench simulator`, `bench snapshot add` and `bench snapshot remove`."""
+"""`bench rescore`, `bench estimate`, `bench simulator`, `bench snapshot add` and `bench snapshot remove`.
+
+Each command imports what only it uses (rescoring, the simulator, the estimate) when it runs:
+`bench snapshot add` is run often and needs none of them."""
 
 from __future__ import annotations
 
@@ -6,27 +9,26 @@ import argparse
 import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import dagster as dg
 
-from bench_assets.adapters.base import Capability
 from bench_assets.cli.help import fit
 from bench_assets.cli.home import bench_home
 from bench_assets.cli.progress import step, tracked
 from bench_assets.cli.runs import bench_resources, ensure_dagster_home, register_snapshot
 from bench_assets.defs.partitions import SNAPSHOTS_PARTITIONS_NAME
 from bench_assets.errors import BenchInputError
-from bench_assets.fetch.estimate import estimate_spend, format_estimates
-from bench_assets.golden.planted import demo_golden_rows
-from bench_assets.golden.rows import GoldenRow, load_golden_file
 from bench_assets.manifest import Manifest, load_manifest
-from bench_assets.rescore.snapshot import rescore_snapshot
-from bench_assets.simulator.server import serve
-from bench_assets.split.decoys import expected_decoy_calls
-from bench_assets.storage.removal import SnapshotPlaces, remove_snapshot
+
+if TYPE_CHECKING:
+    from bench_assets.adapters.base import Capability
+    from bench_assets.golden.rows import GoldenRow
 
 
 def cmd_rescore(args: argparse.Namespace) -> int:
+    from bench_assets.rescore.snapshot import rescore_snapshot
+
     resources = bench_resources()
     resources["paths"].pull()  # the published site, beyond one machine ($BENCH_FILES_URL)
     warehouse = resources["duckdb"].warehouse()
@@ -38,6 +40,9 @@ def cmd_rescore(args: argparse.Namespace) -> int:
 
 def golden_rows_for(snapshot_id: str) -> list[GoldenRow]:
     """The snapshot's golden rows from its source (nothing is called or written)."""
+    from bench_assets.golden.planted import demo_golden_rows
+    from bench_assets.golden.rows import load_golden_file
+
     manifest = load_manifest(bench_home() / "data" / "snapshots" / snapshot_id / "manifest.yaml")
     if manifest.golden.source == "planted_demo":
         return demo_golden_rows(rows_per_stratum=manifest.golden.rows_per_stratum)
@@ -65,6 +70,9 @@ def planned_registry_calls(manifest: Manifest) -> dict[Capability, int]:
 
 
 def cmd_estimate(args: argparse.Namespace) -> int:
+    from bench_assets.fetch.estimate import estimate_spend, format_estimates
+    from bench_assets.split.decoys import expected_decoy_calls
+
     manifest = load_manifest(bench_home() / "data" / "snapshots" / args.snapshot / "manifest.yaml")
     rows = golden_rows_for(args.snapshot)
     planned = planned_registry_calls(manifest) if manifest.golden.source == "registry" and not rows else {}
@@ -110,6 +118,8 @@ def cmd_estimate(args: argparse.Namespace) -> int:
 
 
 def cmd_simulator(args: argparse.Namespace) -> int:
+    from bench_assets.simulator.server import serve
+
     serve(args.port, args.host, vendor_ports=args.vendor_ports)
     return 0
 
@@ -125,6 +135,8 @@ def cmd_snapshot_add(args: argparse.Namespace) -> int:
 def cmd_snapshot_remove(args: argparse.Namespace) -> int:
     """Remove a snapshot that is not published (`storage.removal`) and unregister its partition (the
     command line holds the snapshot meanwhile: no other command is running it)."""
+    from bench_assets.storage.removal import SnapshotPlaces, remove_snapshot
+
     ensure_dagster_home()
     resources = bench_resources()
     paths = resources["paths"]

@@ -1,15 +1,11 @@
 """Agent-ready trials of a snapshot: the harness against the simulator, and hand-entered live trials."""
 
 import dagster as dg
-import pandas as pd
 
-from bench_assets.agent_ready.harness import snapshot_trials
-from bench_assets.agent_ready.records import agent_ready_by_vendor, trials_frame
 from bench_assets.defs.errors import reports_bench_errors
 from bench_assets.defs.partitions import snapshots_partitions_def
 from bench_assets.defs.resources import BenchPaths, VendorGateway, WarehouseResource
 from bench_assets.defs.snapshots import snapshot_manifest
-from bench_assets.storage.lifecycle import refuse_if_published
 
 HAND_ENTERED_FILE = "agent_trials.yaml"
 
@@ -32,6 +28,12 @@ def agent_trials(
     simulated mode the harness signs up at each simulated vendor as an agent would and proves the
     key with one search; trials run by hand against live vendors are loaded from
     data/snapshots/<id>/agent_trials.yaml, validated (a bad record names file, line and field)."""
+    import pandas as pd
+
+    from bench_assets.agent_ready.harness import snapshot_trials
+    from bench_assets.agent_ready.records import agent_ready_by_vendor, trials_frame
+    from bench_assets.storage.lifecycle import refuse_if_published
+
     snapshot_id = context.partition_key
     warehouse = duckdb.warehouse()
     refuse_if_published(warehouse, snapshot_id, "agent_trials")  # before any trial signs up anywhere

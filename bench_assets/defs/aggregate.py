@@ -3,10 +3,6 @@ comparisons that decide which vendors differ."""
 
 import dagster as dg
 
-from bench_assets.aggregate.checks import figure_bounds
-from bench_assets.aggregate.comparisons import snapshot_comparisons
-from bench_assets.aggregate.figures import snapshot_metrics
-from bench_assets.aggregate.leaderboard import current_leaderboard
 from bench_assets.defs.agent_ready import agent_trials
 from bench_assets.defs.checks import check_result, partition_check
 from bench_assets.defs.code_versions import AGGREGATE_CODE_VERSION
@@ -15,7 +11,6 @@ from bench_assets.defs.partitions import snapshots_partitions_def
 from bench_assets.defs.resources import BenchPaths, WarehouseResource
 from bench_assets.defs.score import vendor_scores
 from bench_assets.defs.sentinels import sentinel_probes
-from bench_assets.publish.format import leaderboard_markdown
 
 LEADERBOARD_CHECK = "figures_within_bounds"
 
@@ -46,6 +41,12 @@ def vendor_leaderboard(
     time-to-retrievability (from the sentinel probes so far), each with n and a 95 % interval; and
     every pair of vendors compared on the rows both answered for the ranking figure (exact McNemar,
     Holm-adjusted), from which each vendor's rank range and letters follow."""
+    from bench_assets.aggregate.checks import figure_bounds
+    from bench_assets.aggregate.comparisons import snapshot_comparisons
+    from bench_assets.aggregate.figures import snapshot_metrics
+    from bench_assets.aggregate.leaderboard import current_leaderboard
+    from bench_assets.publish.format import leaderboard_markdown
+
     snapshot_id = context.partition_key
     manifest = paths.manifest(snapshot_id)
     warehouse = duckdb.warehouse()

@@ -10,10 +10,12 @@ by another vendor's passing one. What the checks assert is in `aggregate.checks`
 from __future__ import annotations
 
 import warnings
+from typing import TYPE_CHECKING
 
 import dagster as dg
 
-from bench_assets.aggregate.checks import Finding
+if TYPE_CHECKING:
+    from bench_assets.aggregate.checks import Finding
 
 
 def partition_check(

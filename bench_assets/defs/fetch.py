@@ -1,18 +1,13 @@
 """Vendor fetch: every golden row sent to one vendor, every attempt archived as evidence."""
 
 import dagster as dg
-import pandas as pd
 
-from bench_assets.aggregate.checks import Finding, fetch_completeness
 from bench_assets.defs.checks import check_result, partition_check
 from bench_assets.defs.errors import reports_bench_errors
 from bench_assets.defs.golden import golden_verifications
 from bench_assets.defs.partitions import snapshot_and_vendor, snapshot_vendor_partitions_def
 from bench_assets.defs.resources import BenchPaths, VendorGateway, VendorKeys, WarehouseResource
 from bench_assets.defs.split import decoy_queries, query_split
-from bench_assets.fetch.partition import fetch_vendor_partition, unpriced_unit_error
-from bench_assets.fetch.versions import record_fetch_versions
-from bench_assets.storage.lifecycle import refuse_if_published
 
 FETCH_CHECK = "every_row_answered_or_classified"
 
@@ -49,6 +44,13 @@ def vendor_responses(
     files' SHA-256 it ran with (`fetch_versions`). It logs its progress as it goes (rows done of the
     rows to send, this run's spend, answers not ok by class) and reports this run's spend, not the
     archive's."""
+    import pandas as pd
+
+    from bench_assets.aggregate.checks import Finding, fetch_completeness
+    from bench_assets.fetch.partition import fetch_vendor_partition, unpriced_unit_error
+    from bench_assets.fetch.versions import record_fetch_versions
+    from bench_assets.storage.lifecycle import refuse_if_published
+
     snapshot_id, vendor = snapshot_and_vendor(context)
     manifest = paths.manifest(snapshot_id)
     warehouse = duckdb.warehouse()

@@ -2,9 +2,9 @@
 the daily schedule that keeps replacing them)."""
 
 from datetime import UTC, date, datetime
+from typing import TYPE_CHECKING
 
 import dagster as dg
-import pandas as pd
 
 from bench_assets.defs.errors import reports_bench_errors
 from bench_assets.defs.partitions import SNAPSHOTS_PARTITIONS_NAME, snapshots_partitions_def
@@ -16,22 +16,16 @@ from bench_assets.defs.resources import (
     warehouse_from_env,
 )
 from bench_assets.defs.snapshots import snapshot_manifest
-from bench_assets.golden.dead_rows import snapshots_awaiting_replacement
-from bench_assets.golden.registry_source import registry_golden
-from bench_assets.golden.sources import golden_source_rows
-from bench_assets.golden.store import golden_frame, load_golden_rows
-from bench_assets.golden.verify import failure_report, verification_frame, verify_rows
-from bench_assets.review.business_days import today
-from bench_assets.split.assign import split_key
-from bench_assets.split.replacements import replace_dead_rows
-from bench_assets.storage.lifecycle import refuse_if_published
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 VERIFIED_CHECK = "every_golden_row_verified"
 REGISTRIES_CHECK = "every_registry_gave_candidates"
 DEAD_ROW_CHECK = "dead_rows_replaced_within_7_days"
 
 
-def _md(df: pd.DataFrame, empty: str = "none") -> dg.MetadataValue:
+def _md(df: "pd.DataFrame", empty: str = "none") -> dg.MetadataValue:
     return dg.MetadataValue.md(df.to_markdown(index=False) if len(df) else empty)
 
 
@@ -57,6 +51,14 @@ def golden_rows(
     cohort, provenance, verification record and task. Registry rows are drawn (keyed by the split
     secret) from the registries' records, every registry response archived in `registry_responses`.
     A malformed row fails the load with its file, line and field, and nothing is written."""
+    import pandas as pd
+
+    from bench_assets.golden.registry_source import registry_golden
+    from bench_assets.golden.sources import golden_source_rows
+    from bench_assets.golden.store import golden_frame
+    from bench_assets.split.assign import split_key
+    from bench_assets.storage.lifecycle import refuse_if_published
+
     snapshot_id = context.partition_key
     warehouse = duckdb.warehouse()
     refuse_if_published(warehouse, snapshot_id, "golden_rows")  # before the private golden file is rewritten
@@ -117,6 +119,12 @@ def golden_verifications(
     """Each golden row checked against its live page before any vendor is called: the page
     answers 200 and carries the row's title, phrases, cells, numbers or answer. Failures are
     recorded as evidence; the blocking check stops the fetch while any row fails."""
+    import pandas as pd
+
+    from bench_assets.golden.store import load_golden_rows
+    from bench_assets.golden.verify import failure_report, verification_frame, verify_rows
+    from bench_assets.storage.lifecycle import refuse_if_published
+
     snapshot_id = context.partition_key
     warehouse = duckdb.warehouse()
     refuse_if_published(warehouse, snapshot_id, "golden_verifications")  # before any page is fetched
@@ -181,6 +189,11 @@ def dead_golden_rows(
     is adopted into the snapshot's golden rows, verification and split (and the exported public
     split), so the fetch can go ahead; re-running re-applies recorded replacements, never redraws.
     Materialize it after a failed verification, and daily while rows wait for a replacement."""
+    from bench_assets.golden.verify import verify_rows
+    from bench_assets.review.business_days import today
+    from bench_assets.split.replacements import replace_dead_rows
+    from bench_assets.storage.lifecycle import refuse_if_published
+
     snapshot_id = context.partition_key
     warehouse = duckdb.warehouse()
     refuse_if_published(warehouse, snapshot_id, "dead_golden_rows")
@@ -236,6 +249,8 @@ def dead_row_run_requests(duckdb: WarehouseResource, day: date, known: set[str] 
     """One run request per snapshot not yet published that has a dead row without a replacement,
     or a golden row failing verification (not yet recorded as dead), keyed by snapshot and day.
     `known`: the registered `snapshots` partitions (others cannot be launched)."""
+    from bench_assets.golden.dead_rows import snapshots_awaiting_replacement
+
     return [
         dg.RunRequest(
             run_key=f"{snapshot_id}@{day.isoformat()}",

@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Any
 
 import dagster as dg
-import pandas as pd
 
 from bench_assets.defs.aggregate import vendor_leaderboard
 from bench_assets.defs.checks import partition_check
@@ -15,15 +14,14 @@ from bench_assets.defs.errors import reports_bench_errors
 from bench_assets.defs.partitions import snapshots_partitions_def
 from bench_assets.defs.resources import BenchPaths, WarehouseResource
 from bench_assets.errors import HoldoutLeakError
-from bench_assets.publish import charts
-from bench_assets.publish.format import leaderboard_markdown
-from bench_assets.publish.snapshot import publish_snapshot
 
 
 def _failure_classes_md(board: dict[str, Any]) -> str:
     rows = {e["vendor"]: e.get("response_classes", {}) for e in board["vendors"] if e["status"] == "scored"}
     if not rows:
         return "no scored vendors"
+    import pandas as pd
+
     df = pd.DataFrame(rows).T.fillna(0).astype(int)
     return df.loc[:, (df != 0).any(axis=0)].to_markdown()
 
@@ -31,6 +29,8 @@ def _failure_classes_md(board: dict[str, Any]) -> str:
 def _chart_previews(out_dir: Path, board: dict[str, Any], observations: dict) -> dict[str, dg.MetadataValue]:
     """The published charts inside markdown (SVG as a data URI, which the Dagster UI's markdown
     allows for images), so an operator sees them without leaving the UI."""
+    from bench_assets.publish import charts
+
     out: dict[str, dg.MetadataValue] = {}
     for chart in charts.site_charts(board, observations):
         path = out_dir / "charts" / f"{chart.name}.svg"
@@ -73,6 +73,9 @@ def published_snapshot(
     vendors' replies (their bytes as received), the public split and llms.txt. Nothing is kept if
     any holdout, dead holdout or decoy id, query text or golden URL appears in any file, in any
     spelling a reader would read as the same (`split.leaks`)."""
+    from bench_assets.publish.format import leaderboard_markdown
+    from bench_assets.publish.snapshot import publish_snapshot
+
     snapshot_id = context.partition_key
     try:
         done = publish_snapshot(

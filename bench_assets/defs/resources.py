@@ -1,12 +1,16 @@
-"""Resources: where files live, the warehouse, vendor keys, and the simulator gateway."""
+"""Resources: where files live, the warehouse, vendor keys, and the simulator gateway.
+
+What a resource does with the warehouse, the simulator or object storage is imported when it
+does it: every process that loads the code location defines these resources, few use them all."""
+
+from __future__ import annotations
 
 import os
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import dagster as dg
-import duckdb
 import yaml
 from dagster_duckdb import DuckDBResource
 from pydantic import PrivateAttr
@@ -15,11 +19,12 @@ from bench_assets.adapters import available_adapters, default_key_env
 from bench_assets.adapters.base import key_problem
 from bench_assets.errors import BenchInputError
 from bench_assets.manifest import Manifest, check_snapshot_id, load_manifest
-from bench_assets.simulator.app import sim_key, simulated_url
-from bench_assets.simulator.server import start_simulator
-from bench_assets.storage.file_health import is_foreign
-from bench_assets.storage.mirror import DirectoryMirror
-from bench_assets.storage.warehouse import Warehouse, direct_connection
+
+if TYPE_CHECKING:
+    import duckdb
+
+    from bench_assets.storage.mirror import DirectoryMirror
+    from bench_assets.storage.warehouse import Warehouse
 
 # The variable each vendor's key is read from unless its manifest entry names another (`key_env`).
 KEY_ENVS = {vendor: default_key_env(vendor) for vendor in sorted(available_adapters())}
@@ -45,6 +50,8 @@ class BenchPaths(dg.ConfigurableResource):
     def mirrors(self) -> list[DirectoryMirror]:
         if not self.files_url:
             return []
+        from bench_assets.storage.mirror import DirectoryMirror
+
         base = self.files_url.rstrip("/")
         return [
             DirectoryMirror(self.snapshots_dir, f"{base}/snapshots"),
@@ -120,6 +127,8 @@ class WarehouseResource(DuckDBResource):
     pacing_url: str = ""
 
     def warehouse(self) -> Warehouse:
+        from bench_assets.storage.warehouse import Warehouse
+
         if self.shared_url and not self.lake_url:
             raise BenchInputError(
                 "$BENCH_WAREHOUSE_URL",
@@ -138,6 +147,9 @@ class WarehouseResource(DuckDBResource):
     def _connect(self, path: str) -> AbstractContextManager[duckdb.DuckDBPyConnection]:
         # DuckDBResource backs off on every IOError for about 100 s, worth it for a lock another
         # process holds; a file that is no DuckDB database at all is opened directly, to say so at once
+        from bench_assets.storage.file_health import is_foreign
+        from bench_assets.storage.warehouse import direct_connection
+
         if is_foreign(Path(path)):
             return direct_connection(path)
         return DuckDBResource(database=path, connection_config=self.connection_config).get_connection()
@@ -200,10 +212,14 @@ class VendorGateway(dg.ConfigurableResource):
         if self.simulator_url:
             return self.simulator_url
         if self._started is None:
+            from bench_assets.simulator.server import start_simulator
+
             self._started = start_simulator()
         return self._started.base_url
 
     def url(self, real_url: str, mode: str) -> str:
+        from bench_assets.simulator.app import simulated_url
+
         return real_url if mode == "live" else simulated_url(real_url, self.sim_base())
 
     def api_key(self, vendor: str, mode: str, keys: VendorKeys, key_env: str | None = None) -> str:
@@ -212,6 +228,8 @@ class VendorGateway(dg.ConfigurableResource):
         variable named (never the value) when it is missing or would not travel as it is."""
         provider = vendor.partition(".")[0]  # a configuration (`exa.deep`) uses its provider's account
         if mode != "live":
+            from bench_assets.simulator.app import sim_key
+
             return sim_key(provider)
         env = key_env or default_key_env(provider)
         key = keys.key_in(env)

@@ -2,26 +2,22 @@
 plan, and the next quarter drawn from it."""
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import dagster as dg
-import pandas as pd
 from pydantic import Field
 
-from bench_assets.aggregate.leaderboard import current_leaderboard
 from bench_assets.defs.aggregate import vendor_leaderboard
 from bench_assets.defs.errors import reports_bench_errors
 from bench_assets.defs.partitions import register_snapshot_partitions, snapshots_partitions_def
 from bench_assets.defs.resources import BenchPaths, VendorGateway, WarehouseResource
-from bench_assets.golden.registry_window import draw_window, windowed_registries
 from bench_assets.manifest import load_manifest
-from bench_assets.review.business_days import today
-from bench_assets.review.packets import send_packets
-from bench_assets.review.quarter import draw_next_quarter, next_snapshot_id
-from bench_assets.review.rotation import family_snapshots, plan_next_quarter
-from bench_assets.storage import lifecycle
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
-def _md(df: pd.DataFrame, empty: str) -> dg.MetadataValue:
+def _md(df: "pd.DataFrame", empty: str) -> dg.MetadataValue:
     return dg.MetadataValue.md(df.to_markdown(index=False) if len(df) else empty)
 
 
@@ -56,6 +52,11 @@ def review_packets(
     alone. Publication then waits until every vendor has had its packet for `review.business_days`
     US business days. A packet whose content did not change keeps its original date; a changed one
     is sent again and its clock restarts."""
+    from bench_assets.aggregate.leaderboard import current_leaderboard
+    from bench_assets.review.business_days import today
+    from bench_assets.review.packets import send_packets
+    from bench_assets.storage import lifecycle
+
     snapshot_id = context.partition_key
     warehouse = duckdb.warehouse()
     lifecycle.refuse_if_published(warehouse, snapshot_id, "review_packets")
@@ -95,6 +96,13 @@ def rotation_plan(
     store (it names holdout rows); nothing is rewritten until an operator applies it to the next
     snapshot's golden set. A windowed registry's stratum (the Federal Register) retires whole, its
     replacements the documents published since its last draw (asked for, and archived, here)."""
+    import pandas as pd
+
+    from bench_assets.golden.registry_window import draw_window, windowed_registries
+    from bench_assets.review.business_days import today
+    from bench_assets.review.quarter import next_snapshot_id
+    from bench_assets.review.rotation import family_snapshots, plan_next_quarter
+
     snapshot_id = context.partition_key
     warehouse, manifest = duckdb.warehouse(), paths.manifest(snapshot_id)
     window = None
@@ -147,6 +155,11 @@ def next_quarter(
     review; the next snapshot and its vendors are added as partitions. A windowed registry's stratum
     (the Federal Register) is drawn whole from the documents published since its last draw. Refuses,
     naming each stratum and its shortfall, when the pool cannot replace what the plan retires."""
+    import pandas as pd
+
+    from bench_assets.review.business_days import today
+    from bench_assets.review.quarter import draw_next_quarter
+
     mode = paths.manifest(context.partition_key).mode
     drawn = draw_next_quarter(
         duckdb.warehouse(),

@@ -1,16 +1,13 @@
 """Scores of one vendor partition, re-derived from the archived raw responses."""
 
 import dagster as dg
-import pandas as pd
 
-from bench_assets.aggregate.checks import Finding, scores_completeness
 from bench_assets.defs.checks import check_result, partition_check
 from bench_assets.defs.code_versions import SCORING_CODE_VERSION
 from bench_assets.defs.errors import reports_bench_errors
 from bench_assets.defs.fetch import vendor_responses
 from bench_assets.defs.partitions import snapshot_and_vendor, snapshot_vendor_partitions_def
 from bench_assets.defs.resources import BenchPaths, WarehouseResource
-from bench_assets.score.partition import score_vendor_partition
 
 SCORES_CHECK = "every_row_scored_once"
 
@@ -40,6 +37,11 @@ def vendor_scores(
     quota, server, timeout, malformed, rejected, unsupported), hit@1/3/5/10, extraction fidelity,
     the answer rows' rubric score and rule, correctness and billed cost, computed deterministically
     from archived responses only; a failed response is scored, as not correct."""
+    import pandas as pd
+
+    from bench_assets.aggregate.checks import Finding, scores_completeness
+    from bench_assets.score.partition import score_vendor_partition
+
     snapshot_id, vendor = snapshot_and_vendor(context)
     manifest = paths.manifest(snapshot_id)
     warehouse = duckdb.warehouse()

@@ -27,12 +27,8 @@ from bench_assets.defs.resources import (
     bench_paths_from_env,
     warehouse_from_env,
 )
-from bench_assets.fetch.engine import FetchSettings
-from bench_assets.fetch.plan import fetch_settings
 from bench_assets.manifest import Manifest, load_manifest
-from bench_assets.sentinels.pages import PROBE_CRON, latest_tick, parse_utc, plant_batch, tick_key
-from bench_assets.sentinels.probes import run_ticks, snapshots_due
-from bench_assets.sentinels.ttr import ttr_figures, ttr_markdown
+from bench_assets.sentinels import PROBE_CRON
 
 
 @lru_cache(maxsize=32)
@@ -85,6 +81,8 @@ def sentinel_pages(
     the batch to the simulator's site; live mode writes it to a deploy directory and records
     the publish time the operator confirms. Every batch of the snapshot is kept; publishing the
     same batch again keeps its pages and its confirmed time."""
+    from bench_assets.sentinels.pages import parse_utc, plant_batch
+
     snapshot_id = context.partition_key
     manifest = paths.manifest(snapshot_id)
     batch = plant_batch(
@@ -151,6 +149,12 @@ def sentinel_probes(
     vendor, sentinel, found or not, rank, billed cost and the raw response; all attempts stay
     in the snapshot's probe archive. A tick's rows are replaced when it is re-run (nothing is paid
     twice); a missed tick is caught up by the next, which probes everything still pending."""
+    from bench_assets.fetch.engine import FetchSettings
+    from bench_assets.fetch.plan import fetch_settings
+    from bench_assets.sentinels.pages import latest_tick, tick_key
+    from bench_assets.sentinels.probes import run_ticks
+    from bench_assets.sentinels.ttr import ttr_figures, ttr_markdown
+
     manifest = snapshot_manifest_of(paths, context.partition_key)
     warehouse = duckdb.warehouse()
 
@@ -203,6 +207,9 @@ sentinel_probe_job = dg.define_asset_job(
 
 def probe_run_requests(paths: BenchPaths, duckdb: WarehouseResource, tick: datetime) -> list[dg.RunRequest]:
     """One run request per snapshot with a probe due at `tick`, keyed by snapshot and tick."""
+    from bench_assets.sentinels.pages import tick_key
+    from bench_assets.sentinels.probes import snapshots_due
+
     key = tick_key(tick)
     return [
         dg.RunRequest(
@@ -232,6 +239,8 @@ def probe_schedule(paths: BenchPaths, duckdb: WarehouseResource) -> dg.ScheduleD
         "returned (within their 30 days). Running by default.",
     )
     def sentinel_probe_schedule(context: dg.ScheduleEvaluationContext) -> list[dg.RunRequest] | dg.SkipReason:
+        from bench_assets.sentinels.pages import parse_utc, tick_key
+
         tick = parse_utc(context.scheduled_execution_time or datetime.now(UTC))
         requests = probe_run_requests(paths, duckdb, tick)
         return requests or dg.SkipReason(f"no sentinel page due for a probe at {tick_key(tick)}")

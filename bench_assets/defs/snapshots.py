@@ -3,14 +3,12 @@
 from datetime import UTC, datetime
 
 import dagster as dg
-import pandas as pd
 
 from bench_assets.defs.errors import reports_bench_errors
 from bench_assets.defs.partitions import SNAPSHOTS_PARTITIONS_NAME, missing_partitions, snapshots_partitions_def
 from bench_assets.defs.resources import BenchPaths, WarehouseResource, bench_paths_from_env
 from bench_assets.errors import BenchInputError
 from bench_assets.manifest import load_manifest, manifest_sha256
-from bench_assets.storage.lifecycle import refuse_if_published, snapshot_status
 
 
 @dg.asset(partitions_def=snapshots_partitions_def, group_name="golden", kinds={"duckdb", "yaml"})
@@ -20,6 +18,10 @@ def snapshot_manifest(
 ) -> dg.MaterializeResult:
     """The snapshot's pinned manifest (mode, vendors, plans, prices, limits, exclusions, k values,
     fidelity weights), validated and recorded with its SHA-256 so every number traces back to it."""
+    import pandas as pd
+
+    from bench_assets.storage.lifecycle import refuse_if_published, snapshot_status
+
     snapshot_id = context.partition_key
     warehouse = duckdb.warehouse()
     refuse_if_published(warehouse, snapshot_id, "snapshot_manifest")

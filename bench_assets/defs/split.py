@@ -2,16 +2,11 @@
 holdout on the wire."""
 
 import dagster as dg
-import pandas as pd
 
 from bench_assets.defs.errors import reports_bench_errors
 from bench_assets.defs.golden import golden_rows
 from bench_assets.defs.partitions import snapshots_partitions_def
 from bench_assets.defs.resources import BenchPaths, WarehouseResource
-from bench_assets.golden.store import load_golden_rows
-from bench_assets.split.assign import assign_split, export_split, recorded_split, split_frame, split_key
-from bench_assets.split.decoys import decoys_for_snapshot, record_decoys
-from bench_assets.storage.lifecycle import refuse_if_published
 
 
 @dg.asset(partitions_def=snapshots_partitions_def, group_name="golden", deps=[golden_rows], kinds={"duckdb"})
@@ -26,6 +21,10 @@ def query_split(
     `dead_rows` records it). Rows the benchmark's earlier snapshots gave out keep their side
     (holdout if any held them out), so next quarter never publishes this quarter's holdout. The
     public split is exported beside the manifest; the holdout stays in the private store."""
+    from bench_assets.golden.store import load_golden_rows
+    from bench_assets.split.assign import assign_split, export_split, recorded_split, split_frame, split_key
+    from bench_assets.storage.lifecycle import refuse_if_published
+
     snapshot_id = context.partition_key
     warehouse = duckdb.warehouse()
     refuse_if_published(warehouse, snapshot_id, "query_split")
@@ -64,6 +63,12 @@ def decoy_queries(
     drawn in whole groups from the decoy pool in an order keyed by the split secret. Private (the
     private store and DuckDB only), archived when sent, never scored. Each vendor fetch draws the
     same decoys from the same function, so this record is for the operator."""
+    import pandas as pd
+
+    from bench_assets.golden.store import load_golden_rows
+    from bench_assets.split.decoys import decoys_for_snapshot, record_decoys
+    from bench_assets.storage.lifecycle import refuse_if_published
+
     snapshot_id = context.partition_key
     warehouse = duckdb.warehouse()
     refuse_if_published(warehouse, snapshot_id, "decoy_queries")

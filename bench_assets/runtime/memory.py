@@ -17,13 +17,12 @@ import ctypes
 import ctypes.util
 import gc
 import os
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 from typing import Any
-
-import pyarrow as pa
 
 
 @cache
@@ -38,7 +37,9 @@ def _malloc_trim() -> Any:
 
 def give_back_memory() -> None:
     """Return freed memory to the system: Arrow's pool's, and the C library's free heap."""
-    pa.default_memory_pool().release_unused()
+    arrow = sys.modules.get("pyarrow")  # a process that never loaded Arrow has nothing in its pool
+    if arrow is not None:
+        arrow.default_memory_pool().release_unused()
     trim = _malloc_trim()
     if trim is not None:
         trim(0)

@@ -32,7 +32,6 @@ from bench_assets.storage.warehouse import Warehouse
 
 WINDOW_HOURS = DEFAULT_CENSOR_AT_HOURS  # a sentinel is probed for 30 days after its publish time
 PROBE_INTERVAL_HOURS = 6
-PROBE_CRON = "0 */6 * * *"  # UTC: 00:00, 06:00, 12:00, 18:00
 SIMULATED_SITE = "https://sentinels.bench.test"
 # A probe that got an answer (results, or a valid empty list) says whether the page is retrievable;
 # an error, a timeout or a block says nothing about the page, so it neither finds nor censors.

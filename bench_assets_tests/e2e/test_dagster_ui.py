@@ -40,7 +40,8 @@ from bench_assets.defs.jobs import (
     snapshot_selection,
 )
 from bench_assets.manifest import load_manifest
-from bench_assets.sentinels.pages import PROBE_CRON, latest_tick
+from bench_assets.sentinels import PROBE_CRON
+from bench_assets.sentinels.pages import latest_tick
 from bench_assets_tests.e2e.dagster_services import DagsterServices, services_env
 from bench_assets_tests.helpers import CHROMIUM, CHROMIUM_ARGS, REPO, SNAPSHOT, assets, make_home, require, resources
 

@@ -43,7 +43,8 @@ from bench_assets.definitions import defs as location_defs
 from bench_assets.defs.resources import BenchPaths
 from bench_assets.defs.sentinels import probe_schedule, sentinel_pages, sentinel_probes
 from bench_assets.rescore.snapshot import rescore_snapshot
-from bench_assets.sentinels.pages import PROBE_CRON, make_batch, page_records, probe_ticks, tick_key
+from bench_assets.sentinels import PROBE_CRON
+from bench_assets.sentinels.pages import make_batch, page_records, probe_ticks, tick_key
 from bench_assets.sentinels.ttr import sentinel_durations
 from bench_assets_tests.helpers import (
     GOLDEN_STAGES,
