@@ -145,7 +145,9 @@ def _served(
     return [(row, cap) for row, cap in ((row, capability_of(row)) for row in rows) if cap in measured]
 
 
-def _refuse_if_missing(served: list[tuple[GoldenRow, Capability]], archived: Collection[tuple[Any, Any]], where: str) -> None:
+def _refuse_if_missing(
+    served: list[tuple[GoldenRow, Capability]], archived: Collection[tuple[Any, Any]], where: str
+) -> None:
     """NotReadyError naming `where` when a row the vendor can serve has no archived response."""
     missing = [row.id for row, cap in served if (row.id, cap) not in archived]
     if missing:
