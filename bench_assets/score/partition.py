@@ -7,8 +7,13 @@ re-derivable from `raw_responses` alone, which is what `bench rescore` does.
 
 Per-row Python work is limited to what needs a row's own text: parsing its archived body with
 the vendor's adapter, extraction fidelity, and reading answers. hit@k, the first hit's rank and
-every URL's normalized form are computed for the whole partition at once in DuckDB
+every URL's normalized form are computed for a whole batch of rows at once in DuckDB
 (`score.vector.score_result_lists`), the same code `benchmarks/scoring_bench.py` measures.
+
+A vendor's archive is read and scored in batches of golden rows (`score_archive`), all the
+attempts of a row in the same batch, so scoring holds one batch's bodies and parsed results at a
+time, never the whole archive's; what every attempt billed is summed once all are read, as the
+partition's spend is priced over all of them (`fetch.SpendLedger`).
 
 A row whose response is not `ok` (empty, blocked, auth, quota, rate_limited, server, timeout, malformed,
 rejected) answered nothing: it stays in the denominator with no hit, fidelity 0 (`incorrect`)
@@ -464,7 +469,7 @@ def score_rows(
                     answer_miss(len(results), verdict) if answered else unanswered_miss(got.response_class)
                 )
 
-    # Every result list of the partition at once: normalized URLs, and hit@k of the search rows.
+    # Every result list of the rows at once: normalized URLs, and hit@k of the search rows.
     # Every result in order, with its row and its position in the row's list:
     query_ids: list[str] = []
     positions: list[int] = []
