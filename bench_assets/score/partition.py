@@ -7,8 +7,13 @@ re-derivable from `raw_responses` alone, which is what `bench rescore` does.
 
 Per-row Python work is limited to what needs a row's own text: parsing its archived body with
 the vendor's adapter, extraction fidelity, and reading answers. hit@k, the first hit's rank and
-every URL's normalized form are computed for the whole partition at once in DuckDB
+every URL's normalized form are computed for a whole batch of rows at once in DuckDB
 (`score.vector.score_result_lists`), the same code `benchmarks/scoring_bench.py` measures.
+
+A vendor's archive is read and scored in batches of golden rows (`score_archive`), all the
+attempts of a row in the same batch, so scoring holds one batch's bodies and parsed results at a
+time, never the whole archive's; what every attempt billed is summed once all are read, as the
+partition's spend is priced over all of them (`fetch.SpendLedger`).
 
 A row whose response is not `ok` (empty, blocked, auth, quota, rate_limited, server, timeout, malformed,
 rejected) answered nothing: it stays in the denominator with no hit, fidelity 0 (`incorrect`)
@@ -19,7 +24,7 @@ capability) have no scores at all.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -27,10 +32,10 @@ import numpy as np
 import pandas as pd
 
 from bench_assets.adapters import get_adapter
-from bench_assets.adapters.base import Adapter, loads_json
+from bench_assets.adapters.base import Adapter, Capability, loads_json
 from bench_assets.errors import NotReadyError
 from bench_assets.fetch.classify import classify_response
-from bench_assets.fetch.spend import AttemptReading, attempt_readings, ledger_of
+from bench_assets.fetch.spend import AttemptReading, SpendLedger, attempt_readings, ledger_of
 from bench_assets.golden.rows import GoldenRow, capability_of
 from bench_assets.golden.store import load_golden_rows
 from bench_assets.golden.verdicts import NO_EXTRACTION, AnswerVerdict, extract_fidelity, score_answer
@@ -136,46 +141,54 @@ class ArchiveReading:
     evidence: dict[str, RowEvidence]
 
 
-def read_archive(
-    adapter: Adapter,
-    prices: dict[str, float],
-    rows: list[GoldenRow],
-    raw: pd.DataFrame,
-    where: str,
-    capabilities: Collection[str] | None = None,
-) -> ArchiveReading:
-    """Read a vendor's archived attempts once (decoys left out): every attempt read and priced
-    (`fetch.read_attempt`, `fetch.SpendLedger`), and each golden row's final attempt classified
-    (`fetch.classify`) from the same parsed body, so no body is parsed twice. Rows of a capability
-    the configuration is not measured on (`capabilities`, the manifest entry's; default: the
-    adapter's) get no evidence. NotReadyError names `where` when a row the vendor can serve has no
-    archived response."""
-    sent = (raw[raw["role"] != "decoy"] if len(raw) else raw).reset_index(drop=True)
-    readings = attempt_readings(adapter, prices, sent) if len(sent) else []
-    billed = ledger_of(adapter, prices, sent, readings).per_attempt() if len(sent) else []
-    read = {name: sent[name].tolist() if len(sent) else [] for name in READ_COLUMNS}
-    keys = list(zip(read["query_id"], read["capability"]))
-    final_of = _final_positions(keys, read["attempt"])  # (query, capability) -> position in `sent`
-    attempts_of = Counter(keys)
-    # Spend of a row: every attempt the vendor billed, retries included (see fetch.archived_spend).
-    billed_by_key = (
-        pd.Series(billed, index=sent.index, dtype="float64")
-        .groupby([sent["query_id"], sent["capability"]])
-        .sum()
-        .to_dict()
-        if len(sent)
-        else {}
-    )
-    served = [(row, capability_of(row)) for row in rows]
-    served = [
-        (row, cap) for row, cap in served if cap in (adapter.capabilities if capabilities is None else capabilities)
-    ]
-    missing = [row.id for row, cap in served if (row.id, cap) not in final_of]
+def _served(
+    adapter: Adapter, rows: list[GoldenRow], capabilities: Collection[str] | None
+) -> list[tuple[GoldenRow, Capability]]:
+    """Each golden row the configuration is measured on, with its capability (`capabilities`, the
+    manifest entry's; default: the adapter's)."""
+    measured = adapter.capabilities if capabilities is None else capabilities
+    return [(row, cap) for row, cap in ((row, capability_of(row)) for row in rows) if cap in measured]
+
+
+def _refuse_if_missing(
+    served: list[tuple[GoldenRow, Capability]], archived: Collection[tuple[Any, Any]], where: str
+) -> None:
+    """NotReadyError naming `where` when a row the vendor can serve has no archived response."""
+    missing = [row.id for row, cap in served if (row.id, cap) not in archived]
     if missing:
         raise NotReadyError(
             f"{len(missing)} golden rows of {where} have no archived response "
             f"(first: {missing[:3]}); materialize vendor_responses for this partition first"
         )
+
+
+def _billed_by_row(keys: list[tuple[Any, Any]], billed: list[float]) -> dict[tuple[Any, Any], float]:
+    """Spend of each (query, capability): every attempt the vendor billed, retries included (see
+    `fetch.archived_spend`), summed in archive order."""
+    if not keys:
+        return {}
+    query_ids, capabilities = zip(*keys)
+    return (
+        pd.Series(billed, dtype="float64")
+        .groupby([pd.Series(query_ids, dtype=object), pd.Series(capabilities, dtype=object)])
+        .sum()
+        .to_dict()
+    )
+
+
+def _row_evidence(
+    adapter: Adapter,
+    served: list[tuple[GoldenRow, Capability]],
+    sent: pd.DataFrame,
+    readings: list[AttemptReading],
+    billed_by_key: Mapping[tuple[Any, Any], float],
+) -> dict[str, RowEvidence]:
+    """Each served row's evidence from its attempts in `sent` (every served row has one): its final
+    attempt classified from the reading's parsed body, so no body is parsed twice."""
+    read = {name: sent[name].tolist() if len(sent) else [] for name in READ_COLUMNS}
+    keys = list(zip(read["query_id"], read["capability"]))
+    final_of = _final_positions(keys, read["attempt"])  # (query, capability) -> position in `sent`
+    attempts_of = Counter(keys)
     evidence: dict[str, RowEvidence] = {}
     for row, cap in served:
         final = final_of[(row.id, cap)]
@@ -204,6 +217,35 @@ def read_archive(
             request_id=classified.parsed.request_id if classified.parsed else None,
             error_detail=classified.detail,
         )
+    return evidence
+
+
+def _sent(raw: pd.DataFrame) -> pd.DataFrame:
+    """The attempts sent for golden rows: decoys left out, index reset."""
+    return (raw[raw["role"] != "decoy"] if len(raw) else raw).reset_index(drop=True)
+
+
+def read_archive(
+    adapter: Adapter,
+    prices: dict[str, float],
+    rows: list[GoldenRow],
+    raw: pd.DataFrame,
+    where: str,
+    capabilities: Collection[str] | None = None,
+) -> ArchiveReading:
+    """Read a vendor's archived attempts once (decoys left out): every attempt read and priced
+    (`fetch.read_attempt`, `fetch.SpendLedger`), and each golden row's final attempt classified
+    (`fetch.classify`) from the same parsed body, so no body is parsed twice. Rows of a capability
+    the configuration is not measured on (`capabilities`, the manifest entry's; default: the
+    adapter's) get no evidence. NotReadyError names `where` when a row the vendor can serve has no
+    archived response."""
+    sent = _sent(raw)
+    readings = attempt_readings(adapter, prices, sent) if len(sent) else []
+    billed = ledger_of(adapter, prices, sent, readings).per_attempt() if len(sent) else []
+    keys = list(zip(sent["query_id"].tolist(), sent["capability"].tolist())) if len(sent) else []
+    served = _served(adapter, rows, capabilities)
+    _refuse_if_missing(served, set(keys), where)
+    evidence = _row_evidence(adapter, served, sent, readings, _billed_by_row(keys, billed))
     return ArchiveReading(sent, readings, billed, evidence)
 
 
@@ -219,6 +261,96 @@ def read_evidence(
     return read_archive(adapter, prices, rows, raw, where, capabilities).evidence
 
 
+# Body characters of the archived attempts read and scored at once: scoring holds one batch's
+# bodies and parsed results, never a whole archive's, whatever the number of rows (a batch holds
+# at least one golden row's attempts).
+BATCH_BODY_CHARS = 8_000_000
+
+
+@dataclass(frozen=True)
+class AttemptBatch:
+    """Golden rows scored together (`rows`, consecutive in golden order) and every query whose
+    archived attempts are read for them (`query_ids`: the rows' own, and on the last batch any
+    archived query that is no golden row, whose attempts count for spend as in `read_archive`)."""
+
+    rows: list[GoldenRow]
+    query_ids: list[str]
+
+
+def plan_batches(
+    rows: list[GoldenRow], archived: pd.DataFrame, body_chars: int = BATCH_BODY_CHARS
+) -> list[AttemptBatch]:
+    """Golden rows cut into consecutive batches of about `body_chars` characters of archived bodies
+    (`archived`: one line per attempt sent, decoys left out, with `query_id` and `chars`). All the
+    attempts of a row fall in one batch, so its retries and final attempt are decided together;
+    there is always at least one batch."""
+    chars = archived.groupby("query_id")["chars"].sum().to_dict() if len(archived) else {}
+    batches: list[AttemptBatch] = []
+    current: list[GoldenRow] = []
+    held = 0
+    for row in rows:
+        current.append(row)
+        held += int(chars.get(row.id, 0))
+        if held >= body_chars:
+            batches.append(AttemptBatch(current, [r.id for r in current]))
+            current, held = [], 0
+    if current or not batches:
+        batches.append(AttemptBatch(current, [r.id for r in current]))
+    golden = {row.id for row in rows}
+    others = sorted(q for q in chars if q not in golden)
+    batches[-1].query_ids.extend(others)
+    return batches
+
+
+def score_archive(
+    snapshot_id: str,
+    vendor: str,
+    adapter: Adapter,
+    manifest: Manifest,
+    rows: list[GoldenRow],
+    split: dict[str, str],
+    archived: pd.DataFrame,
+    read_batch: Callable[[list[str]], pd.DataFrame],
+    body_chars: int = BATCH_BODY_CHARS,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Score every golden row for one vendor, batch by batch (`plan_batches` over `archived`: the
+    archive's attempts sent, decoys left out, with `query_id`, `capability` and body `chars`);
+    `read_batch(query_ids)` returns every archived attempt of those queries (`READ_COLUMNS` and
+    `role`, in archive order). Each batch's bodies and parsed results are let go once it is scored.
+    Returns (row_scores, response_results), the same frames as scoring the whole archive at once."""
+    spec = manifest.vendors[vendor]
+    served = _served(adapter, rows, spec.capabilities)
+    keys = set(zip(archived["query_id"].tolist(), archived["capability"].tolist())) if len(archived) else set()
+    _refuse_if_missing(served, keys, f"{snapshot_id}|{vendor}")
+    ledger = SpendLedger(adapter, spec.prices_usd)
+    scores: list[pd.DataFrame] = []
+    results: list[pd.DataFrame] = []
+    # scoring's objects form no cycles worth the collector's walks (`runtime.collector_paused`)
+    with collector_paused():
+        for batch in plan_batches(rows, archived, body_chars):
+            sent = _sent(read_batch(batch.query_ids))
+            readings = attempt_readings(adapter, spec.prices_usd, sent)
+            if len(sent):
+                for query_id, capability, reading in zip(sent["query_id"], sent["capability"], readings):
+                    ledger.add(query_id, capability, reading)
+            # spend is set once every attempt is read: an unreadable body is priced like the
+            # partition's readable ones (`fetch.SpendLedger`)
+            evidence = _row_evidence(adapter, _served(adapter, batch.rows, spec.capabilities), sent, readings, {})
+            del sent, readings
+            scored = score_rows(
+                snapshot_id, vendor, manifest.fidelity_weights, manifest.answer_k, batch.rows, split, evidence
+            )
+            del evidence
+            scores.append(scored.scores)
+            results.append(scored.results)
+    billed_by_key = _billed_by_row([(q, c) for q, c, _ in ledger.entries], ledger.per_attempt())
+    billed_of_row = {row.id: float(billed_by_key.get((row.id, cap), 0.0)) for row, cap in served}
+    frame = pd.concat(scores, ignore_index=True) if len(scores) > 1 else scores[0]
+    frame["billed_usd"] = np.array([billed_of_row.get(r, 0.0) for r in frame["row_id"].tolist()], dtype="float64")
+    listed = pd.concat(results, ignore_index=True) if len(results) > 1 else results[0]
+    return frame, listed
+
+
 def score_partition(
     snapshot_id: str,
     vendor: str,
@@ -227,14 +359,23 @@ def score_partition(
     rows: list[GoldenRow],
     split: dict[str, str],
     raw: pd.DataFrame,
+    body_chars: int = BATCH_BODY_CHARS,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Score every golden row for one vendor. Returns (row_scores, response_results) frames."""
-    # scoring's objects form no cycles worth the collector's walks (`runtime.collector_paused`)
-    with collector_paused():
-        spec = manifest.vendors[vendor]
-        evidence = read_evidence(adapter, spec.prices_usd, rows, raw, f"{snapshot_id}|{vendor}", spec.capabilities)
-        scored = score_rows(snapshot_id, vendor, manifest.fidelity_weights, manifest.answer_k, rows, split, evidence)
-        return scored.scores, scored.results
+    """Score every golden row for one vendor from `raw`, its archived attempts in memory
+    (`score_archive`, in batches of `body_chars`). Returns (row_scores, response_results) frames."""
+    sent = _sent(raw)
+    archived = pd.DataFrame(
+        {
+            "query_id": sent["query_id"] if len(sent) else [],
+            "capability": sent["capability"] if len(sent) else [],
+            "chars": [len(b) if isinstance(b, str) else 0 for b in sent["body"]] if len(sent) else [],
+        }
+    )
+
+    def read_batch(query_ids: list[str]) -> pd.DataFrame:
+        return sent[sent["query_id"].isin(query_ids)] if len(sent) else sent
+
+    return score_archive(snapshot_id, vendor, adapter, manifest, rows, split, archived, read_batch, body_chars)
 
 
 class ScoredRows(NamedTuple):
@@ -328,7 +469,7 @@ def score_rows(
                     answer_miss(len(results), verdict) if answered else unanswered_miss(got.response_class)
                 )
 
-    # Every result list of the partition at once: normalized URLs, and hit@k of the search rows.
+    # Every result list of the rows at once: normalized URLs, and hit@k of the search rows.
     # Every result in order, with its row and its position in the row's list:
     query_ids: list[str] = []
     positions: list[int] = []
@@ -406,16 +547,32 @@ def _text_column(values: list[Any]) -> np.ndarray | list[Any]:
     return column
 
 
-def score_vendor_partition(warehouse: Warehouse, manifest: Manifest, vendor: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The partition's (row_scores, response_results), re-derived from its archived raw responses."""
+def score_vendor_partition(
+    warehouse: Warehouse, manifest: Manifest, vendor: str, body_chars: int = BATCH_BODY_CHARS
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The partition's (row_scores, response_results), re-derived from its archived raw responses,
+    read batch by batch (`score_archive`), each batch on a connection of its own so that DuckDB
+    keeps no more than a batch's buffers."""
     snapshot_id = manifest.snapshot_id
-    raw = warehouse.rows("raw_responses", snapshot_id, vendor=vendor)
-    return score_partition(
+    sent = "FROM raw_responses WHERE snapshot_id = ? AND vendor = ? AND role IS DISTINCT FROM 'decoy'"
+    archived = warehouse.query_df(
+        f"SELECT query_id, capability, coalesce(strlen(body), 0) AS chars {sent}", [snapshot_id, vendor]
+    )
+
+    def read_batch(query_ids: list[str]) -> pd.DataFrame:
+        return warehouse.query_df(
+            f"SELECT role, {', '.join(READ_COLUMNS)} {sent} AND list_contains(?, query_id)",
+            [snapshot_id, vendor, query_ids],
+        )
+
+    return score_archive(
         snapshot_id,
         vendor,
         get_adapter(manifest.vendors[vendor].adapter),
         manifest,
         load_golden_rows(warehouse, snapshot_id),
         warehouse.split(snapshot_id),
-        raw,
+        archived,
+        read_batch,
+        body_chars,
     )
