@@ -20,7 +20,7 @@ one (its URL's digest kept only when the URL itself is not private). The publica
 reads the Parquet files too.
 
 Every number in it is the scoring code's own: the class and results come from
-`score.partition.read_evidence`, each attempt's billed units and price from `fetch.spend`, over
+`score.partition.read_archive`, each attempt's billed units and price from `fetch.spend`, over
 the same attempts scoring priced (a billed body that could not be read is priced from the
 partition's other responses, holdout ones included, so that price is published as scored).
 `bench reproduce` re-derives every public verdict and figure from this bundle alone.

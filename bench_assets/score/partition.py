@@ -103,7 +103,7 @@ class RowEvidence:
     results it returned (objects with `rank`, `url`, `title`, `snippet`, `content`, `published`;
     empty unless the class is `ok`), what every attempt billed, the final latency, the number of
     attempts, the vendor's request id and the class's detail. Read from the archive by
-    `read_evidence`; `bench reproduce` builds the same from a published evidence bundle."""
+    `read_archive`; `bench reproduce` builds the same from a published evidence bundle."""
 
     response_class: str
     results: tuple[Any, ...] = ()
@@ -249,18 +249,6 @@ def read_archive(
     return ArchiveReading(sent, readings, billed, evidence)
 
 
-def read_evidence(
-    adapter: Adapter,
-    prices: dict[str, float],
-    rows: list[GoldenRow],
-    raw: pd.DataFrame,
-    where: str,
-    capabilities: Collection[str] | None = None,
-) -> dict[str, RowEvidence]:
-    """Each golden row's evidence from its archived attempts (`read_archive`)."""
-    return read_archive(adapter, prices, rows, raw, where, capabilities).evidence
-
-
 # Body characters of the archived attempts read and scored at once: scoring holds one batch's
 # bodies and parsed results, never a whole archive's, whatever the number of rows (a batch holds
 # at least one golden row's attempts).
@@ -397,7 +385,7 @@ def score_rows(
     split: dict[str, str],
     evidence: Mapping[str, RowEvidence],
 ) -> ScoredRows:
-    """Every golden row's verdict from its evidence (`read_evidence`); a row without evidence is
+    """Every golden row's verdict from its evidence (`read_archive`); a row without evidence is
     one the vendor cannot serve (`unsupported`)."""
     verdicts: dict[str, Any] = {}
     scores: list[dict[str, Any]] = []
