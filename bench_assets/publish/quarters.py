@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from filelock import FileLock
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
 from bench_assets.metrics.paired import mcnemar_exact_p
@@ -188,7 +189,14 @@ def paired_changes(quarters: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def write_quarters_index(publish_dir: Path) -> list[Path]:
     """Write `index.html`, `quarters.json` and `quarters.csv` above the snapshot folders (nothing
-    when no quarter is published). Returns the files written."""
+    when no quarter is published). Returns the files written. Two snapshots published beside each
+    other both rewrite it: one at a time (a lock beside the site, not in it), each reading every
+    quarter published so far, so the last one written lists both."""
+    with FileLock(f"{publish_dir}.lock"):
+        return _write_quarters_index(publish_dir)
+
+
+def _write_quarters_index(publish_dir: Path) -> list[Path]:
     quarters = read_quarters(publish_dir)
     if not quarters:
         return []

@@ -103,3 +103,27 @@ def test_the_paired_change_is_on_the_rows_both_quarters_scored(tmp_path):
     assert change["rows"] == 15 and change["correct_only_before"] == 0 and change["correct_only_after"] == 7
     assert change["mcnemar_p"] == round(mcnemar_exact_p(0, 7), 6)
     assert abs(change["change"] - 7 / 15) < 1e-6
+
+
+def test_two_publications_writing_the_index_at_once_both_succeed(tmp_path):
+    """Two snapshots published beside each other in one home both rewrite the index above them
+    (and its trend charts): one must not delete the other's charts while it writes them."""
+    import subprocess
+    import sys
+
+    rows = {f"r{i}": i % 2 == 0 for i in range(20)}
+    vendors = {f"v{i}": (0.1, 0.02, 0.2) for i in range(12)}  # enough charts to overlap
+    for snapshot in ("web_search-2026-q3", "web_search-2026-q4"):
+        publish(tmp_path, snapshot, vendors, dict.fromkeys(vendors, rows))
+    writer = (
+        "import sys; from pathlib import Path; from bench_assets.publish.quarters import write_quarters_index\n"
+        "for _ in range(3): write_quarters_index(Path(sys.argv[1]))"
+    )
+    procs = [
+        subprocess.Popen([sys.executable, "-c", writer, str(tmp_path)], stderr=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
+    errors = [p.communicate(timeout=300)[1] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], errors
+    assert sorted(p.name for p in (tmp_path / "trends").iterdir()) == sorted(f"v{i}.svg" for i in range(12))
+    assert not list(tmp_path.glob("*.lock"))  # the lock lives beside the site, not in it
