@@ -167,6 +167,10 @@ class _Sessions(threading.local):
 
 
 _SESSIONS = _Sessions()
+# In a forked child: the files whose session the parent held when it forked. The parent holds their
+# lock until the session ends, so a connection here would wait for the parent, which may be waiting
+# for this child: refused at once instead (`Warehouse.session` says not to fork inside one).
+_HELD_BY_PARENT: set[str] = set()
 
 
 def committed_seq(con: duckdb.DuckDBPyConnection) -> int:
@@ -218,7 +222,8 @@ class Warehouse:
         if self.shared is not None:
             self.shared.reopen_in_child()
         self.journal = CustodyJournal(self.journal.url)
-        _SESSIONS.by_path.clear()  # a connection held by the parent is not this process's
+        _HELD_BY_PARENT.update(_SESSIONS.by_path)  # a connection held by the parent is not this process's
+        _SESSIONS.by_path.clear()
 
     @property
     def pacing_store(self) -> Path | str:
@@ -236,7 +241,16 @@ class Warehouse:
     def _turn(self) -> Iterator[bool]:
         """Exclusive access to the file: the cross-process lock and, with a shared warehouse, the
         machines' turn (the local copy brought up to date, uploaded if changed). Yields whether
-        the warehouse exists (False: it would be created now)."""
+        the warehouse exists (False: it would be created now). Inside a `session` of this thread,
+        the session holds all of that already."""
+        if self._held() is not None:
+            yield True
+            return
+        if str(self.path) in _HELD_BY_PARENT:
+            raise RuntimeError(
+                f"the warehouse {self.path} is held by a session of the process that forked this one: "
+                "a session must not be held around forked work (it would wait for the session to end)"
+            )
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self.lock:
             if self.shared is None:

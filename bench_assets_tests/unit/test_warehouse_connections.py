@@ -88,6 +88,7 @@ def test_a_session_reads_and_writes_on_one_connection_and_journals_each_commit(t
         w.replace_rows("query_split", split_rows("s", 2), {"snapshot_id": "s"})
         assert w.journal.head() == 2  # final as soon as committed, not when the session ends
         assert Warehouse(w.path).split("s") == w.split("s")  # another object of the file: the same connection
+        assert Warehouse(w.path).exists()  # not left waiting on the lock this thread holds
         with w.reading() as con:
             assert con is not None and con.execute("SELECT count(*) FROM query_split").fetchone() == (2,)
         with pytest.raises(RuntimeError), w.transaction(changes=[("query_split", {"snapshot_id": "s"})]) as con:
@@ -119,3 +120,13 @@ def test_a_damaged_file_is_reported_inside_a_session_as_outside(tmp_path, monkey
     monkeypatch.setattr(warehouse_module, "is_damage", lambda exc: "no_such_table" in str(exc))
     with w.session(), pytest.raises(WarehouseLostError, match="is damaged"):
         w.query_df("SELECT * FROM no_such_table")
+
+
+def test_work_forked_inside_a_session_is_refused_at_once_not_left_waiting(tmp_path):
+    from bench_assets.runtime import WorkerFailed, in_processes
+
+    w = Warehouse(tmp_path / "wh" / "bench.duckdb")
+    w.replace_rows("query_split", split_rows("s", 1), {"snapshot_id": "s"})
+    with w.session(), pytest.raises((RuntimeError, WorkerFailed), match="held by a session"):
+        list(in_processes(["a", "b"], lambda _: len(w.split("s")), 2))
+    assert list(in_processes(["a", "b"], lambda _: len(w.split("s")), 2)) == [1, 1]  # outside one: as before
