@@ -51,7 +51,7 @@ from bench_assets.metrics import (
     wilson_interval,
 )
 from bench_assets.score.miss_reasons import count_miss_reasons
-from bench_assets.sentinels.ttr import ttr_metrics
+from bench_assets.sentinels.ttr import sentinel_tables, snapshot_ttr_metrics
 from bench_assets.storage.warehouse import Warehouse
 
 METRIC_COLUMNS = ["snapshot_id", "vendor", "scope", "scope_value", "metric", "value", "n", "low", "high"]
@@ -261,8 +261,10 @@ def vendor_metrics(snapshot_id: str, scores: pd.DataFrame, fresh_rows: Collectio
 def snapshot_metrics(warehouse: Warehouse, snapshot_id: str) -> pd.DataFrame:
     """Every `vendor_metrics` row of the snapshot: the vendors' figures from their row scores, and
     time-to-retrievability from the sentinel probes so far."""
-    scores = warehouse.rows("row_scores", snapshot_id)
-    fresh = snapshot_fresh_rows(warehouse, snapshot_id) if len(scores) else set()
+    with warehouse.session():  # its reads at once, the figures derived after
+        scores = warehouse.rows("row_scores", snapshot_id)
+        fresh = snapshot_fresh_rows(warehouse, snapshot_id) if len(scores) else set()
+        sentinels = sentinel_tables(warehouse, snapshot_id)
     metrics = vendor_metrics(snapshot_id, scores, fresh) if len(scores) else pd.DataFrame()
-    ttr = ttr_metrics(warehouse, snapshot_id)
+    ttr = snapshot_ttr_metrics(snapshot_id, *sentinels)
     return pd.concat([metrics, ttr], ignore_index=True) if len(ttr) else metrics

@@ -545,19 +545,25 @@ def current_leaderboard(
     what every surface is rendered from. `publication_versions`: the record of the publication
     being rendered (it is stored once the files are in place)."""
     snapshot_id = manifest.snapshot_id
-    versions = recorded_versions(warehouse, snapshot_id)
+    with warehouse.session():  # a dozen small reads: one connection
+        versions = recorded_versions(warehouse, snapshot_id)
+        metrics = warehouse.rows("vendor_metrics", snapshot_id)
+        complete = complete_vendors(warehouse, snapshot_id)
+        trials = load_trial_records(warehouse, snapshot_id)
+        reasons = eligibility.snapshot_reasons(warehouse, manifest)
+        comparisons = warehouse.rows("vendor_comparisons", snapshot_id)
+        public_scores = warehouse.rows("row_scores", snapshot_id, split="public")
+        cohort = snapshot_cohort(warehouse, manifest)
     if publication_versions is not None:
         versions["publication"] = publication_versions
     return build_leaderboard(
         manifest,
-        warehouse.rows("vendor_metrics", snapshot_id),
-        complete_vendors(warehouse, snapshot_id),
-        load_trial_records(warehouse, snapshot_id),
-        snapshot_reasons=eligibility.snapshot_reasons(warehouse, manifest),
-        comparisons=warehouse.rows("vendor_comparisons", snapshot_id),
+        metrics,
+        complete,
+        trials,
+        snapshot_reasons=reasons,
+        comparisons=comparisons,
         versions=versions,
-        public_comparisons=public_comparisons_frame(
-            warehouse.rows("row_scores", snapshot_id, split="public"), snapshot_id
-        ),
-        cohort=snapshot_cohort(warehouse, manifest),
+        public_comparisons=public_comparisons_frame(public_scores, snapshot_id),
+        cohort=cohort,
     )

@@ -105,11 +105,14 @@ def private_terms(
         return {"row_id": r.id, "request_text": r.request_text, "golden_urls": row_urls(r)}
 
     terms = [term(r) for r in rows if split.get(r.id) == "holdout"]
-    dead_ids = set(
-        warehouse.query_df(
-            "SELECT row_id FROM dead_rows WHERE snapshot_id = ? AND split = 'holdout'", [manifest.snapshot_id]
-        )["row_id"]
-    ) - {r.id for r in rows}
+    with warehouse.session():  # a read per earlier quarter: one connection
+        dead_ids = set(
+            warehouse.query_df(
+                "SELECT row_id FROM dead_rows WHERE snapshot_id = ? AND split = 'holdout'", [manifest.snapshot_id]
+            )["row_id"]
+        ) - {r.id for r in rows}
+        held = {r.id for r in rows if split.get(r.id) == "holdout"} | dead_ids
+        earlier = earlier_quarters_holdout(private_dir, warehouse, manifest.snapshot_id, held)
     kept = load_dead_rows(private_dir, manifest.snapshot_id)
     missing = dead_ids - set(kept)
     if missing:  # recorded before dead rows were kept whole: read them from the golden source file
@@ -127,8 +130,6 @@ def private_terms(
         terms.append(
             term(kept[row_id]) if row_id in kept else {"row_id": row_id, "request_text": None, "golden_urls": []}
         )
-    held_here = {r.id for r in rows if split.get(r.id) == "holdout"} | dead_ids
-    earlier = earlier_quarters_holdout(private_dir, warehouse, manifest.snapshot_id, held_here)
     terms += earlier
     return terms, {
         "holdout_rows": len(terms) - len(dead_ids) - len(earlier),

@@ -60,21 +60,28 @@ def publication_inputs(
     NotReadyError when a vendor's stored verdicts are not what its archive scores to now."""
     snapshot_id = manifest.snapshot_id
     board = current_leaderboard(warehouse, manifest, publication_versions=versions)
-    rows = load_golden_rows(warehouse, snapshot_id)
-    split = warehouse.split(snapshot_id)
-    # lifecycle and review gate first (a published snapshot is never re-rendered), then the inputs
-    guard = PublicationGuard.begin(warehouse, manifest, board, rows, split)
+    # The stage's small reads share one connection, before the vendors' builds and after (each
+    # build reads its own archive in its own process: no connection is held across them).
+    with warehouse.session():
+        rows = load_golden_rows(warehouse, snapshot_id)
+        split = warehouse.split(snapshot_id)
+        # lifecycle and review gate first (a published snapshot is never re-rendered), then the inputs
+        guard = PublicationGuard.begin(warehouse, manifest, board, rows, split)
     set_status(board, manifest, guard.publish_as)  # the status leaderboard.json states, and its disclaimer
     leak_guard, needle_counts = private_needles(private_dir, manifest, warehouse, rows, split)
     build = build_snapshot(warehouse, manifest, rows, split, leak_guard, guard.commitment_key)
-    stale = stale_vendors(warehouse.rows("row_scores", snapshot_id), build)
-    if stale:
-        raise NotReadyError(
-            "the stored verdicts (row_scores) are not what the archive scores to now for "
-            + ", ".join(f"{v} ({n} rows)" for v, n in sorted(stale.items()))
-            + "; materialize vendor_scores and vendor_leaderboard for them again, then publish"
-        )
-    pages, probes = sentinel_tables(warehouse, snapshot_id)
+    with warehouse.session():
+        stale = stale_vendors(warehouse.rows("row_scores", snapshot_id), build)
+        if stale:
+            raise NotReadyError(
+                "the stored verdicts (row_scores) are not what the archive scores to now for "
+                + ", ".join(f"{v} ({n} rows)" for v, n in sorted(stale.items()))
+                + "; materialize vendor_scores and vendor_leaderboard for them again, then publish"
+            )
+        pages, probes = sentinel_tables(warehouse, snapshot_id)
+        metrics = warehouse.rows("vendor_metrics", snapshot_id, columns=["metric", "value"])
+        replies = warehouse.rows("vendor_replies", snapshot_id, columns=["vendor", "path", "sha256"])
+        extra_files = guard.files(build.integrity)  # holdout commitments, exclusions ledger, review record
     inputs = site_inputs(
         manifest,
         board,
@@ -83,9 +90,9 @@ def publication_inputs(
         sentinel_pages=pages,
         sentinel_probes=probes,
         # the Kaplan–Meier chart draws the probes the leaderboard's time-to-retrievability figure includes
-        as_of=ttr_as_of(warehouse.rows("vendor_metrics", snapshot_id, columns=["metric", "value"])),
-        recorded_replies=warehouse.rows("vendor_replies", snapshot_id, columns=["vendor", "path", "sha256"]),
-        extra_files=guard.files(build.integrity),  # holdout commitments, exclusions ledger, review record
+        as_of=ttr_as_of(metrics),
+        recorded_replies=replies,
+        extra_files=extra_files,
     )
     return inputs, guard, leak_guard, needle_counts
 

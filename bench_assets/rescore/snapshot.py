@@ -90,12 +90,14 @@ def _with_ttr(
     its vendor's adapter), over the probe ticks the aggregate included (its `ttr_as_of`).
     Returns the metrics with it, the sentinel pages and the re-derived probes (for the chart)."""
     snapshot_id = manifest.snapshot_id
-    pages = warehouse.query_df("SELECT * FROM sentinel_pages WHERE snapshot_id = ?", [snapshot_id])
-    probes = warehouse.query_df("SELECT * FROM sentinel_probes WHERE snapshot_id = ?", [snapshot_id])
+    with warehouse.session():
+        pages = warehouse.query_df("SELECT * FROM sentinel_pages WHERE snapshot_id = ?", [snapshot_id])
+        probes = warehouse.query_df("SELECT * FROM sentinel_probes WHERE snapshot_id = ?", [snapshot_id])
+        as_of = warehouse.query_df(
+            "SELECT max(value) AS t FROM vendor_metrics WHERE snapshot_id = ? AND metric = ?",
+            [snapshot_id, AS_OF_METRIC],
+        )["t"][0]
     probes = rederive_outcomes(probes, pages, {v: get_adapter(s.adapter) for v, s in manifest.vendors.items()})
-    as_of = warehouse.query_df(
-        "SELECT max(value) AS t FROM vendor_metrics WHERE snapshot_id = ? AND metric = ?", [snapshot_id, AS_OF_METRIC]
-    )["t"][0]
     if pd.isna(as_of):
         return metrics, pages, probes
     ttr = snapshot_ttr_metrics(snapshot_id, pages, probes, datetime.fromtimestamp(float(as_of), UTC))
@@ -148,23 +150,27 @@ def derived_site_inputs(
     (and checked against their recorded SHA-256 only)."""
     snapshot_id = manifest.snapshot_id
     out_dir = root / "data" / "publish" / snapshot_id
-    if key is not None:
-        published = lifecycle.snapshot_status(warehouse, snapshot_id) == lifecycle.PUBLISHED
-        guard = PublicationGuard(
-            warehouse,
-            manifest,
-            board,
-            build.rows,
-            build.split,
-            split_key(manifest.split.key_env, manifest.mode),
-            lifecycle.PUBLISHED if published else lifecycle.DRAFT,
-            _publication_date(warehouse, snapshot_id, out_dir),
-        )
-        extra = guard.files(build.integrity)
-    else:
-        extra = {
-            rel: (out_dir / rel).read_text(encoding="utf-8") for rel in EXTRA_FILE_NOTES if (out_dir / rel).is_file()
-        }
+    with warehouse.session():  # its reads (status, publication date, integrity's tables, replies): one connection
+        if key is not None:
+            published = lifecycle.snapshot_status(warehouse, snapshot_id) == lifecycle.PUBLISHED
+            guard = PublicationGuard(
+                warehouse,
+                manifest,
+                board,
+                build.rows,
+                build.split,
+                split_key(manifest.split.key_env, manifest.mode),
+                lifecycle.PUBLISHED if published else lifecycle.DRAFT,
+                _publication_date(warehouse, snapshot_id, out_dir),
+            )
+            extra = guard.files(build.integrity)
+        else:
+            extra = {
+                rel: (out_dir / rel).read_text(encoding="utf-8")
+                for rel in EXTRA_FILE_NOTES
+                if (out_dir / rel).is_file()
+            }
+        replies = warehouse.rows("vendor_replies", snapshot_id, columns=["vendor", "path", "sha256"])
     return site_inputs(
         manifest,
         board,
@@ -173,7 +179,7 @@ def derived_site_inputs(
         sentinel_pages=pages,
         sentinel_probes=probes,
         as_of=ttr_as_of(metrics),
-        recorded_replies=warehouse.rows("vendor_replies", snapshot_id, columns=["vendor", "path", "sha256"]),
+        recorded_replies=replies,
         extra_files=extra,
     )
 
@@ -197,8 +203,9 @@ def rescore_snapshot(
     manifest = load_manifest(root / "data" / "snapshots" / snapshot_id / "manifest.yaml")
     if warehouse is None:
         warehouse = Warehouse(root / "data" / "warehouse" / "bench.duckdb", lake_url=lake_url)
-    rows = load_golden_rows(warehouse, snapshot_id)
-    split = warehouse.split(snapshot_id)
+    with warehouse.session():
+        rows = load_golden_rows(warehouse, snapshot_id)
+        split = warehouse.split(snapshot_id)
     private = (
         Path(private_dir) if private_dir else Path(os.environ.get("BENCH_PRIVATE_DIR") or root / "data" / "private")
     )
@@ -232,17 +239,24 @@ def rescore_snapshot(
     # The warehouse: every row's verdict compared, and the pairwise comparisons derived, in a forked
     # child (`runtime.ForkedJob`) while the metrics are derived here; then the board.
     with step("aggregates, pairwise comparisons, row verdicts compared"), ForkedJob(row_scores_compared) as compared:
-        fresh = snapshot_fresh_rows(warehouse, snapshot_id)
+        with warehouse.session():  # the small reads at once (the child waits for its own read meanwhile)
+            fresh = snapshot_fresh_rows(warehouse, snapshot_id)
+            # Agent-ready trials are evidence like raw responses: read as archived, not re-run; so are the
+            # versions the snapshot was fetched and published with (this run's own are compared below).
+            trials = load_trial_records(warehouse, snapshot_id)
+            recorded = recorded_versions(warehouse, snapshot_id)
+            reasons = eligibility.snapshot_reasons(warehouse, manifest)  # e.g. no declaration
         metrics = vendor_metrics(snapshot_id, scores, fresh) if len(scores) else pd.DataFrame(columns=METRIC_COLUMNS)
         complete = {v for v, n in scores.groupby("vendor").size().items() if n == len(rows)} if len(scores) else set()
         metrics, pages, probes = _with_ttr(metrics, warehouse, manifest)
-        # Agent-ready trials are evidence like raw responses: read as archived, not re-run; so are the
-        # versions the snapshot was fetched and published with (this run's own are compared below).
-        trials = load_trial_records(warehouse, snapshot_id)
-        recorded = recorded_versions(warehouse, snapshot_id)
-        reasons = eligibility.snapshot_reasons(warehouse, manifest)  # e.g. no declaration
         row_differences, comparisons, public_comparisons = compared.result()
     report.differences += row_differences
+    with warehouse.session():
+        cohort = snapshot_cohort(warehouse, manifest)
+        # the status it was published as: a snapshot now published was published as such, else as a draft
+        published = lifecycle.snapshot_status(warehouse, snapshot_id) == lifecycle.PUBLISHED
+        stored_metrics = warehouse.rows("vendor_metrics", snapshot_id)
+        stored_comparisons = warehouse.rows("vendor_comparisons", snapshot_id)
     board = build_leaderboard(
         manifest,
         metrics,
@@ -252,15 +266,12 @@ def rescore_snapshot(
         comparisons=comparisons,
         versions=recorded,
         public_comparisons=public_comparisons,
-        cohort=snapshot_cohort(warehouse, manifest),
+        cohort=cohort,
     )
-    # the status it was published as: a snapshot now published was published as such, else as a draft
-    published = lifecycle.snapshot_status(warehouse, snapshot_id) == lifecycle.PUBLISHED
     set_status(board, manifest, lifecycle.PUBLISHED if published else lifecycle.DRAFT)
     derived_board = json.loads(json.dumps(board))
     report.warnings += _version_warnings(recorded, environment_record(manifest, root, private))
 
-    stored_metrics = warehouse.rows("vendor_metrics", snapshot_id)
     report.differences += compare_frames(
         VENDOR_METRICS,
         stored_metrics,
@@ -270,7 +281,7 @@ def rescore_snapshot(
     )
     report.differences += compare_frames(
         VENDOR_COMPARISONS,
-        warehouse.rows("vendor_comparisons", snapshot_id),
+        stored_comparisons,
         comparisons,
         ["vendor_a", "vendor_b"],
         [c for c in COMPARISON_COLUMNS if c not in ("snapshot_id", "vendor_a", "vendor_b")],

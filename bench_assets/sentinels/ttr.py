@@ -157,18 +157,14 @@ def snapshot_ttr_metrics(
 
 def sentinel_tables(warehouse: Warehouse, snapshot_id: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The snapshot's sentinel pages and probes (the probe columns time-to-retrievability reads)."""
-    pages = warehouse.rows("sentinel_pages", snapshot_id)
-    probes = warehouse.rows(
-        "sentinel_probes",
-        snapshot_id,
-        columns=["vendor", "sentinel_id", "tick_at", "probed_at", "response_class", "found"],
-    )
+    with warehouse.session():
+        pages = warehouse.rows("sentinel_pages", snapshot_id)
+        probes = warehouse.rows(
+            "sentinel_probes",
+            snapshot_id,
+            columns=["vendor", "sentinel_id", "tick_at", "probed_at", "response_class", "found"],
+        )
     return pages, probes
-
-
-def ttr_metrics(warehouse: Warehouse, snapshot_id: str) -> pd.DataFrame:
-    """Time-to-retrievability rows of the snapshot from every sentinel probe so far."""
-    return snapshot_ttr_metrics(snapshot_id, *sentinel_tables(warehouse, snapshot_id))
 
 
 def ttr_markdown(figures: dict[str, TTRFigure]) -> str:

@@ -31,6 +31,7 @@ change, and machines take turns through Postgres: no filesystem is shared betwee
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
@@ -43,6 +44,7 @@ from filelock import FileLock
 from bench_assets.errors import SnapshotImmutableError, WarehouseLostError
 from bench_assets.runtime import reopen_in_children
 from bench_assets.storage.file_health import is_damage
+from bench_assets.storage.file_state import CHECKED
 from bench_assets.storage.journal import (
     POSITION_DDL,
     POSITION_TABLE,
@@ -155,6 +157,22 @@ def _where(where: dict[str, Any]) -> tuple[str, list[Any]]:
     return " AND ".join(f"{k} = ?" for k in where), list(where.values())
 
 
+class _Sessions(threading.local):
+    """The connection a thread holds for a warehouse file (`Warehouse.session`), by path: every
+    Warehouse object of that file in the thread uses it (a second one would wait on the lock the
+    thread already holds)."""
+
+    def __init__(self) -> None:
+        self.by_path: dict[str, duckdb.DuckDBPyConnection] = {}
+
+
+_SESSIONS = _Sessions()
+# In a forked child: the files whose session the parent held when it forked. The parent holds their
+# lock until the session ends, so a connection here would wait for the parent, which may be waiting
+# for this child: refused at once instead (`Warehouse.session` says not to fork inside one).
+_HELD_BY_PARENT: set[str] = set()
+
+
 def committed_seq(con: duckdb.DuckDBPyConnection) -> int:
     """The number of the last custody-journal entry this warehouse committed (0: none)."""
     row = con.execute(f"SELECT max(last_seq) FROM {POSITION_TABLE}").fetchone()
@@ -192,6 +210,7 @@ class Warehouse:
         default_journal = f"{shared_url.rstrip('/')}/journal" if shared_url else journal_url_beside(self.path)
         self.journal = CustodyJournal(journal_url or default_journal)
         self._pending_seq: int | None = None
+        self._position_writes = 0  # custody-journal positions this object wrote (`_journal`)
         reopen_in_children(self)
 
     def reopen_in_child(self) -> None:
@@ -203,6 +222,8 @@ class Warehouse:
         if self.shared is not None:
             self.shared.reopen_in_child()
         self.journal = CustodyJournal(self.journal.url)
+        _HELD_BY_PARENT.update(_SESSIONS.by_path)  # a connection held by the parent is not this process's
+        _SESSIONS.by_path.clear()
 
     @property
     def pacing_store(self) -> Path | str:
@@ -220,7 +241,16 @@ class Warehouse:
     def _turn(self) -> Iterator[bool]:
         """Exclusive access to the file: the cross-process lock and, with a shared warehouse, the
         machines' turn (the local copy brought up to date, uploaded if changed). Yields whether
-        the warehouse exists (False: it would be created now)."""
+        the warehouse exists (False: it would be created now). Inside a `session` of this thread,
+        the session holds all of that already."""
+        if self._held() is not None:
+            yield True
+            return
+        if str(self.path) in _HELD_BY_PARENT:
+            raise RuntimeError(
+                f"the warehouse {self.path} is held by a session of the process that forked this one: "
+                "a session must not be held around forked work (it would wait for the session to end)"
+            )
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self.lock:
             if self.shared is None:
@@ -285,12 +315,11 @@ class Warehouse:
             con.execute(f"SET memory_limit = '{duckdb_memory_limit()}'")
             yield con
 
-    def _refuse_if_behind(self, con: duckdb.DuckDBPyConnection) -> None:
-        head = self.journal.head()
-        if head and committed_seq(con) < head:
+    def _refuse_if_behind(self, position: int, head: int) -> None:
+        if head and position < head:
             raise WarehouseLostError(
                 f"the warehouse {self.where} is behind its custody journal: it records changes up to "
-                f"#{committed_seq(con)}, the journal {self.journal.url} up to #{head}. It was replaced or rolled "
+                f"#{position}, the journal {self.journal.url} up to #{head}. It was replaced or rolled "
                 "back (an empty file, a copy, an old backup). Move it aside and restore: `bench warehouse restore`.",
                 {"warehouse": self.where, "journal": self.journal.url},
             )
@@ -298,32 +327,80 @@ class Warehouse:
     @contextmanager
     def connect(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """A short-lived read-write connection held under the cross-process lock (and, with a
-        shared warehouse, the machines' turn)."""
+        shared warehouse, the machines' turn); inside a `session` of this thread, its connection."""
+        held = self._held()
+        if held is not None:
+            with self._damage_reported():
+                yield held
+            return
         with self._turn() as exists:
             self._refuse_if_lost(exists)
-            with self._open() as con:
+            checked = CHECKED.still(self.path)  # the file as this process last left it, checks made
+            writes_before = self._position_writes
+            with self._open() as con, self._damage_reported():
                 try:
-                    ensure_schema(con)
-                    self._refuse_if_behind(con)
-                    self._journal_if_never_journaled(con)
+                    position = self._check(con, checked.position if checked else None, schema=checked is None)
                     if self.lake is not None:
                         self.lake.attach(con)
                     yield con
                     if self.shared is not None:
                         con.execute("CHECKPOINT")  # the file is uploaded whole: nothing left in a write-ahead log
-                except duckdb.Error as exc:
-                    # a block of the file that fails its checksum when read: the warehouse is damaged
-                    if is_damage(exc):
-                        raise self.damaged_error(exc) from exc
-                    raise
                 finally:
                     con.close()  # also when the connector would leave it open on an error
+            # still under the lock, the connection closed: the file as the next connection finds it
+            CHECKED.remember(self.path, position if self._position_writes == writes_before else None)
+
+    @contextmanager
+    def _damage_reported(self) -> Iterator[None]:
+        try:
+            yield
+        except duckdb.Error as exc:
+            # a block of the file that fails its checksum when read: the warehouse is damaged
+            if is_damage(exc):
+                raise self.damaged_error(exc) from exc
+            raise
+
+    def _check(self, con: duckdb.DuckDBPyConnection, position: int | None, schema: bool) -> int:
+        """What a connection checks before it is used: the schema (only for a file this process
+        has not seen in its present state), the journal's guarantees (every time: the journal
+        lives outside the file). Returns the journal entry the file committed."""
+        if schema:
+            ensure_schema(con)
+        head = self.journal.head()
+        if position is None or (head and position < head):
+            position = committed_seq(con)  # not known, or seemingly behind: read, never assumed
+        self._refuse_if_behind(position, head)
+        if not head:
+            self._journal_if_never_journaled(con)
+            position = committed_seq(con)
+        return position
+
+    def _held(self) -> duckdb.DuckDBPyConnection | None:
+        return _SESSIONS.by_path.get(str(self.path))
+
+    @contextmanager
+    def session(self) -> Iterator[None]:
+        """One connection, and one turn of the lock, for a stretch of reads and short writes: every
+        `connect`, `query_df`, `rows`, `transaction` and `reading` of this warehouse file in this
+        thread uses it until the block ends (re-entrant: an inner session is the outer one). A query
+        then costs a query, not a database opened and checked. Hold it only around work on the
+        warehouse: never around a vendor's HTTP calls, slow computation or forked workers, which
+        would wait on, or keep others waiting on, the file. With a shared warehouse it holds
+        nothing (each connection is the machines' turn, and its generation is recorded per write)."""
+        if self.shared is not None or self._held() is not None:
+            yield
+            return
+        with self.connect() as con:
+            _SESSIONS.by_path[str(self.path)] = con
+            try:
+                yield
+            finally:
+                del _SESSIONS.by_path[str(self.path)]
 
     def _journal_if_never_journaled(self, con: duckdb.DuckDBPyConnection) -> None:
         """A warehouse written before the journal existed (or whose journal was lost) gets one
-        whole copy of every journaled table as its first entry, so a restore misses nothing."""
-        if self.journal.head():
-            return
+        whole copy of every journaled table as its first entry, so a restore misses nothing
+        (called when the journal has no entry)."""
         tables = [t for t in TABLES if journaled(t, self.lake_tables())]
         held = con.execute("SELECT " + " + ".join(f"(SELECT count(*) FROM main.{t})" for t in tables)).fetchone()
         if not held or not held[0]:
@@ -365,6 +442,8 @@ class Warehouse:
                     self.journal.drop_pending()
                 raise
             con.execute("COMMIT")
+            if con is self._held():
+                self._settle_journal()  # committed to the file; the session's turn has not ended yet
 
     def _journal(self, con: duckdb.DuckDBPyConnection, changes: Sequence[Change]) -> None:
         position = committed_seq(con)
@@ -372,6 +451,7 @@ class Warehouse:
         seq = max(position, self.journal.head()) + 1
         con.execute(f"DELETE FROM {POSITION_TABLE}")
         con.execute(f"INSERT INTO {POSITION_TABLE} VALUES (?)", [seq])
+        self._position_writes += 1
         self.journal.write_pending(con, seq, changes)
         self._pending_seq = seq
 
@@ -379,7 +459,13 @@ class Warehouse:
     def reading(self) -> Iterator[duckdb.DuckDBPyConnection | None]:
         """A read-only connection under the lock, or None when the file does not exist yet. For
         schedules and sensors, which must never create or migrate the warehouse (DuckDBResource
-        always opens read-write, so this one opens the file itself)."""
+        always opens read-write, so this one opens the file itself). Inside a `session`, its connection.
+        """
+        held = self._held()
+        if held is not None:
+            with self._damage_reported():
+                yield held
+            return
         if self.shared is None and not self.path.exists():
             yield None  # nothing to read, and a read leaves no lock file or folder behind
             return
