@@ -177,20 +177,28 @@ def test_removing_a_snapshot_leaves_the_others_working(two_snapshots, simulator,
     assert f"no snapshot '{OTHER}' in this home" in capsys.readouterr().err
 
 
-def test_a_published_snapshot_is_never_removed(two_snapshots, simulator, capsys):
-    home, instance = two_snapshots
-    materialize(instance, home, simulator.base_url, RESULT_STAGES, SNAPSHOT)
-    warehouse = Warehouse(home / "data" / "warehouse" / "bench.duckdb")
-    set_status(warehouse, SNAPSHOT, PUBLISHED, "published for this test")
-    before = fingerprint(home)
-    capsys.readouterr()  # what the materializations above logged
-    assert cli.main(["snapshot", "remove", SNAPSHOT]) == 1
-    err = unwrapped(capsys.readouterr().err)
-    assert f"snapshot {SNAPSHOT} is published and immutable, so it is kept as it is" in err
-    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
-    assert fingerprint(home) == before
-    assert (home / "data" / "snapshots" / SNAPSHOT / "manifest.yaml").exists()
-    assert instance.has_dynamic_partition("snapshots", SNAPSHOT)
+def test_a_published_snapshot_is_never_removed(tmp_path, simulator, monkeypatch, capsys):
+    # one published snapshot is all the refusal needs (what removal leaves of the others is the test above's)
+    home = make_home(tmp_path / "home", ["serper"], rows_per_stratum=5)
+    monkeypatch.setenv("BENCH_HOME", str(home))
+    monkeypatch.delenv("BENCH_SIMULATOR_URL", raising=False)
+    (tmp_path / "dagster").mkdir()
+    with dg.instance_for_test(temp_dir=str(tmp_path / "dagster")) as instance:  # sets $DAGSTER_HOME for the CLI
+        assert cli.main(["snapshot", "add", SNAPSHOT]) == 0
+        materialize(instance, home, simulator.base_url, GOLDEN_STAGES, SNAPSHOT)
+        materialize(instance, home, simulator.base_url, VENDOR_STAGES, vendor_key("serper"))
+        materialize(instance, home, simulator.base_url, RESULT_STAGES, SNAPSHOT)
+        warehouse = Warehouse(home / "data" / "warehouse" / "bench.duckdb")
+        set_status(warehouse, SNAPSHOT, PUBLISHED, "published for this test")
+        before = fingerprint(home)
+        capsys.readouterr()  # what the materializations above logged
+        assert cli.main(["snapshot", "remove", SNAPSHOT]) == 1
+        err = unwrapped(capsys.readouterr().err)
+        assert f"snapshot {SNAPSHOT} is published and immutable, so it is kept as it is" in err
+        assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+        assert fingerprint(home) == before
+        assert (home / "data" / "snapshots" / SNAPSHOT / "manifest.yaml").exists()
+        assert instance.has_dynamic_partition("snapshots", SNAPSHOT)
 
 
 # ##### bench review send

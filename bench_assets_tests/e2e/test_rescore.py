@@ -9,11 +9,13 @@ test_snapshot_e2e.py.
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import socket
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager, redirect_stdout
 from pathlib import Path
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
@@ -118,50 +120,33 @@ def test_an_untouched_site_re_renders_byte_for_byte_without_network(published_si
     assert files == sum(1 for p in published_site.out.rglob("*") if p.is_file())
 
 
-def test_an_edited_figure_in_the_leaderboard_page_and_a_vendor_page_is_reported(published_site, monkeypatch, capsys):
+def in_file(found: list[str], *names: str) -> list[str]:
+    """The differences reported for these published files (a difference starts with its file)."""
+    return [d for d in found if d.split(" · ", 1)[0] in names]
+
+
+@pytest.fixture(scope="module")
+def edits(published_site):
+    """The published site edited in many files at once and re-scored once per set of edits, then
+    restored (each file byte for byte) and re-scored again. A rescore compares every file on its
+    own, so edits to different files are each reported as if made alone (and the tests below hold
+    every set to exactly the differences its edits make); edits that would meet in one file, or
+    change what another file's check reads, are in separate sets. Each rescore re-renders the
+    whole site, so one per set, not one per edit, is what keeps this module cheap."""
     out = published_site.out
     board = json.loads((out / "leaderboard.json").read_text())
     entry = next(e for e in board["vendors"] if e["status"] == "scored")
     vendor, rank = entry["vendor"], board["rank_metric"]
-    shown = f"{entry['metrics'][rank]['value']:.3f}"
+    seen = SimpleNamespace(vendor=vendor, rank=rank, value=entry["metrics"][rank]["value"])
+    seen.shown = f"{seen.value:.3f}"
+    seen.hit = f"{entry['metrics']['hit_at_1']['value']:.3f}"
     linked = '(?:<a class="rows" href="[^"]*">)?'  # a figure links to the rows behind it
     cell = re.compile(
-        rf'(<tr data-vendor="{vendor}".*?data-metric="{rank}"><span class="v">{linked}){re.escape(shown)}<', re.S
+        rf'(<tr data-vendor="{vendor}".*?data-metric="{rank}"><span class="v">{linked}){re.escape(seen.shown)}<', re.S
     )
-    with edited(out / "index.html", lambda t: cell.sub(r"\g<1>0.999<", t, count=1)):
-        assert "0.999" in (out / "index.html").read_text()
-        found = rescore(published_site)
-    # the first such cell on the page is the first screen's (table#summary)
-    assert found == [
-        f"index.html · vendor {vendor} · text in table#summary tr[data-vendor={vendor}] "
-        f"td[data-metric={rank}] (changed since publication): published '0.999', derived '{shown}'"
-    ], found
-
-    hit = f"{entry['metrics']['hit_at_1']['value']:.3f}"
     card = re.compile(
-        rf'(data-metric="hit_at_1"><span class="k"[^>]*>[^<]*</span>{linked}<span class="v">){re.escape(hit)}<'
+        rf'(data-metric="hit_at_1"><span class="k"[^>]*>[^<]*</span>{linked}<span class="v">){re.escape(seen.hit)}<'
     )
-    page = out / "vendors" / f"{vendor}.html"
-    with edited(page, lambda t: card.sub(r"\g<1>0.111<", t, count=1)):
-        found = rescore(published_site)
-        # the command reports it and exits 1
-        monkeypatch.setenv("BENCH_HOME", str(published_site.home))
-        assert cli.main(["rescore", published_site.snapshot]) == 1
-    assert len(found) == 1 and found[0].startswith(f"vendors/{vendor}.html · vendor {vendor} · text in ")
-    assert "[data-metric=hit_at_1]" in found[0] and "(changed since publication)" in found[0]
-    assert found[0].endswith(f"published '0.111', derived '{hit}'")
-    assert "0.111" in capsys.readouterr().out
-    assert rescore(published_site) == []  # restored: nothing differs
-
-
-def test_an_edited_figure_in_the_json_files_is_reported_figure_by_figure(published_site):
-    """leaderboard.json and vendors/<vendor>.json are compared figure by figure (a file whose text is
-    the re-rendered text is not read as JSON: it has the same figures)."""
-    out = published_site.out
-    board = json.loads((out / "leaderboard.json").read_text())
-    entry = next(e for e in board["vendors"] if e["status"] == "scored")
-    vendor, rank = entry["vendor"], board["rank_metric"]
-    value = entry["metrics"][rank]["value"]
 
     def board_edited(text: str) -> str:
         doc = json.loads(text)
@@ -173,79 +158,139 @@ def test_an_edited_figure_in_the_json_files_is_reported_figure_by_figure(publish
         doc["public_rows"][0]["correct"] = not doc["public_rows"][0]["correct"]
         return json.dumps(doc, indent=2, sort_keys=True) + "\n"
 
-    first = json.loads((out / "vendors" / f"{vendor}.json").read_text())["public_rows"][0]
-    with edited(out / "leaderboard.json", board_edited), edited(out / "vendors" / f"{vendor}.json", row_edited):
-        found = rescore(published_site)
-    assert found == [  # the two edited figures, nothing else
-        f"leaderboard.json · vendor {vendor} · metrics.{rank}.value: published 0.999, derived {value!r}",
+    seen.first_row = json.loads((out / "vendors" / f"{vendor}.json").read_text())["public_rows"][0]
+    svg = out / "charts" / "overfit_gap.svg"
+    seen.label = re.search(r">([+-]\d+ pt)</text>", svg.read_text()).group(1)  # an axis label, whichever the data drew
+    assert seen.label != "+90 pt"
+    seen.query = sorted((out / "queries").glob("*-s.html"))[0]
+    extra, removed = out / "charts" / "extra.svg", out / "llms.txt"
+
+    # Figures and text: a page's table cell and card, the JSON files' figures, a chart's label, the
+    # methodology's constants, a query page's verdict, and a file added and one missing.
+    with ExitStack() as stack:
+        stack.enter_context(edited(out / "index.html", lambda t: cell.sub(r"\g<1>0.999<", t, count=1)))
+        stack.enter_context(edited(out / "vendors" / f"{vendor}.html", lambda t: card.sub(r"\g<1>0.111<", t, count=1)))
+        stack.enter_context(edited(out / "leaderboard.json", board_edited))
+        stack.enter_context(edited(out / "vendors" / f"{vendor}.json", row_edited))
+        stack.enter_context(edited(svg, lambda t: t.replace(f">{seen.label}</text>", ">+90 pt</text>", 1)))
+        stack.enter_context(edited(out / "methodology.html", lambda t: t.replace("<td>0.9</td>", "<td>0.8</td>", 1)))
+        stack.enter_context(
+            edited(
+                seen.query,
+                lambda t: t.replace(
+                    '<span class="tag tag-correct">correct</span>',
+                    '<span class="tag tag-incorrect">not correct</span>',
+                    1,
+                ),
+            )
+        )
+        kept = removed.read_bytes()
+        extra.write_text("<svg/>")
+        removed.unlink()
+        stack.callback(removed.write_bytes, kept)
+        stack.callback(extra.unlink)
+        seen.edited_pages = [
+            "0.999" in (out / "index.html").read_text(),
+            "0.111" in (out / "vendors" / f"{vendor}.html").read_text(),
+        ]
+        seen.figures = rescore(published_site)
+        # the command reports the same and exits 1
+        with pytest.MonkeyPatch.context() as env, redirect_stdout(io.StringIO()) as printed:
+            env.setenv("BENCH_HOME", str(published_site.home))
+            seen.command_exit = cli.main(["rescore", published_site.snapshot])
+        seen.command_output = printed.getvalue()
+    # Markup only: a chart's drawing (no text changed), and a data file reformatted (same figures).
+    with (
+        edited(svg, lambda t: t.replace("stroke-width: 0.9", "stroke-width: 1.9", 1)),
+        edited(out / "leaderboard.json", lambda t: json.dumps(json.loads(t))),
+    ):
+        seen.markup = rescore(published_site)
+    # The publication date the review record states: alone, since the content hash leaderboard.json
+    # and llms.txt state covers it.
+    review = out / "review.json"
+    with edited(review, lambda t: re.sub(r'"published_on": "[0-9-]+"', '"published_on": "2030-01-01"', t)):
+        seen.review_date = rescore(published_site)
+    seen.restored = rescore(published_site)  # every file back: nothing differs
+    return seen
+
+
+def test_each_edited_file_is_reported_once_and_the_restored_site_not_at_all(edits):
+    vendor = edits.vendor
+    assert sorted(d.split(" · ", 1)[0] for d in edits.figures) == sorted(
+        [
+            "index.html",
+            f"vendors/{vendor}.html",
+            "leaderboard.json",
+            f"vendors/{vendor}.json",
+            "charts/overfit_gap.svg",
+            "methodology.html",
+            f"queries/{edits.query.name}",
+            "charts/extra.svg",
+            "llms.txt",
+        ]
+    ), edits.figures
+    assert sorted(d.split(" · ", 1)[0] for d in edits.markup) == ["charts/overfit_gap.svg", "leaderboard.json"]
+    assert edits.restored == []
+
+
+def test_an_edited_figure_in_the_leaderboard_page_and_a_vendor_page_is_reported(edits):
+    vendor, rank = edits.vendor, edits.rank
+    assert edits.edited_pages == [True, True]
+    # the first such cell on the page is the first screen's (table#summary)
+    assert in_file(edits.figures, "index.html") == [
+        f"index.html · vendor {vendor} · text in table#summary tr[data-vendor={vendor}] "
+        f"td[data-metric={rank}] (changed since publication): published '0.999', derived '{edits.shown}'"
+    ], edits.figures
+    found = in_file(edits.figures, f"vendors/{vendor}.html")
+    assert len(found) == 1 and found[0].startswith(f"vendors/{vendor}.html · vendor {vendor} · text in ")
+    assert "[data-metric=hit_at_1]" in found[0] and "(changed since publication)" in found[0]
+    assert found[0].endswith(f"published '0.111', derived '{edits.hit}'")
+    # the command reports it and exits 1
+    assert edits.command_exit == 1
+    assert "0.111" in edits.command_output
+
+
+def test_an_edited_figure_in_the_json_files_is_reported_figure_by_figure(edits):
+    """leaderboard.json and vendors/<vendor>.json are compared figure by figure (a file whose text is
+    the re-rendered text is not read as JSON: it has the same figures)."""
+    vendor, rank, first = edits.vendor, edits.rank, edits.first_row
+    assert in_file(edits.figures, "leaderboard.json", f"vendors/{vendor}.json") == [  # the two edited figures
+        f"leaderboard.json · vendor {vendor} · metrics.{rank}.value: published 0.999, derived {edits.value!r}",
         f"vendors/{vendor}.json · vendor {vendor} · public_rows[{first['row_id']}].correct: "
         f"published {not first['correct']!r}, derived {first['correct']!r}",
-    ], found
-    assert rescore(published_site) == []
+    ], edits.figures
 
 
-def test_edited_charts_methodology_and_query_pages_and_added_or_missing_files_are_reported(published_site):
-    out = published_site.out
-    svg = out / "charts" / "overfit_gap.svg"
-    label = re.search(r">([+-]\d+ pt)</text>", svg.read_text()).group(1)  # an axis label, whichever the data drew
-    assert label != "+90 pt"
-    with edited(svg, lambda t: t.replace(f">{label}</text>", ">+90 pt</text>", 1)):
-        found = rescore(published_site)
+def test_edited_charts_methodology_and_query_pages_and_added_or_missing_files_are_reported(edits):
+    found = in_file(edits.figures, "charts/overfit_gap.svg")
     assert len(found) == 1 and found[0].startswith("charts/overfit_gap.svg · vendor — · text"), found
-    assert found[0].endswith(f"published '+90 pt', derived '{label}'"), found
-    with edited(svg, lambda t: t.replace("stroke-width: 0.9", "stroke-width: 1.9", 1)):  # a drawing, no text
-        found = rescore(published_site)
+    assert found[0].endswith(f"published '+90 pt', derived '{edits.label}'"), found
+    found = in_file(edits.markup, "charts/overfit_gap.svg")  # a drawing, no text
     assert (
         len(found) == 1
         and re.match(r"charts/overfit_gap.svg · vendor — · line \d+ \(changed since publication\)", found[0])
         and "1.9" in found[0]
     ), found
-
-    with edited(out / "methodology.html", lambda t: t.replace("<td>0.9</td>", "<td>0.8</td>", 1)):
-        found = rescore(published_site)
-    assert found == [
+    assert in_file(edits.figures, "methodology.html") == [
         "methodology.html · vendor — · text in table#constants (changed since publication): "
         "published '0.8', derived '0.9'"
-    ], found
-
-    query = sorted((out / "queries").glob("*-s.html"))[0]
-    with edited(
-        query,
-        lambda t: t.replace(
-            '<span class="tag tag-correct">correct</span>', '<span class="tag tag-incorrect">not correct</span>', 1
-        ),
-    ):
-        found = rescore(published_site)
-    assert len(found) == 1 and found[0].startswith(f"queries/{query.name} · "), found
-
-    extra = out / "charts" / "extra.svg"
-    extra.write_text("<svg/>")
-    removed = out / "llms.txt"
-    kept = removed.read_bytes()
-    removed.unlink()
-    try:
-        found = rescore(published_site)
-    finally:
-        extra.unlink()
-        removed.write_bytes(kept)
-    assert sorted(found) == sorted(
+    ], edits.figures
+    found = in_file(edits.figures, f"queries/{edits.query.name}")
+    assert len(found) == 1, edits.figures
+    assert sorted(in_file(edits.figures, "charts/extra.svg", "llms.txt")) == sorted(
         [
             "charts/extra.svg · vendor — · (file): published 'present (not recorded at publication)', derived None",
             "llms.txt · vendor — · (file): published None, derived 'present'",
         ]
-    ), found
+    ), edits.figures
 
 
-def test_a_reformatted_data_file_whose_figures_agree_is_reported_by_its_digest(published_site):
-    path = published_site.out / "leaderboard.json"
-    with edited(path, lambda t: json.dumps(json.loads(t))):  # same figures, other bytes
-        found = rescore(published_site)
+def test_a_reformatted_data_file_whose_figures_agree_is_reported_by_its_digest(edits):
+    found = in_file(edits.markup, "leaderboard.json")
     assert len(found) == 1 and found[0].startswith("leaderboard.json · vendor — · sha256 (figures agree): "), found
     # the publication date the review record states is what the re-rendering is dated by: an edit
     # to it re-renders identically, and the digest recorded at publication still catches it
-    review = published_site.out / "review.json"
-    with edited(review, lambda t: re.sub(r'"published_on": "[0-9-]+"', '"published_on": "2030-01-01"', t)):
-        found = rescore(published_site)
+    found = edits.review_date
     # and the content hash leaderboard.json and llms.txt state no longer holds for the files as re-rendered
     assert len(found) == 3 and found[2].startswith("review.json · vendor — · sha256: "), found
     assert found[0].startswith("leaderboard.json · vendor — · content_hash: "), found

@@ -57,6 +57,11 @@ from bench_assets_tests.helpers import (
 )
 from bench_assets_tests.helpers import resources as bench_resources
 
+# What the live-key claim needs: every adapter (each sends its key its own way, and any of them could
+# echo it where the others do not), one configuration each (a mode changes the request's options, not
+# where the key goes); and two pages a stratum (`rows_per_stratum=6` below), the fewest at which the
+# split secret draws a holdout and decoys, so the secret is at work and the review packets hold
+# holdout aggregates to be searched.
 VENDORS = sorted(available_adapters())  # every vendor there is
 
 # Every vendor, so every way a key is sent (see the module docstring).

@@ -935,21 +935,32 @@ def test_publication_materialization_carries_previews_for_the_ui(published_site)
         assert base64.b64decode(encoded.group(2)) == published
 
 
-def test_long_listings_are_split_into_pages_that_list_every_row_once(published_site, tmp_path, monkeypatch):
+@pytest.fixture(scope="module")
+def site_inputs(published_site) -> SiteInputs:
+    """What a rescore of the session's snapshot assembles for the site (`SiteInputs`), taken from
+    one rescore and rendered again by the tests below, each its own way."""
+    captured: list[SiteInputs] = []
+    render = SiteInputs.render
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(
+            SiteInputs, "render", lambda self, out, *track: captured.append(self) or render(self, out, *track)
+        )
+        rescore_snapshot(published_site.home, published_site.snapshot)
+    return captured[0]
+
+
+def test_long_listings_are_split_into_pages_that_list_every_row_once(
+    published_site, site_inputs, tmp_path, monkeypatch
+):
     """A snapshot of thousands of public rows lists them over pages of `ROWS_PER_PAGE` (the queries
     and each vendor's rows): rendered again with pages of 7 rows, every page lists at most 7, the
     pages together list every public row exactly once, and every link between them resolves."""
-    captured: list[SiteInputs] = []
     render = SiteInputs.render
-    monkeypatch.setattr(
-        SiteInputs, "render", lambda self, out, *track: captured.append(self) or render(self, out, *track)
-    )
-    rescore_snapshot(published_site.home, published_site.snapshot)
     monkeypatch.setattr(publish_site, "ROWS_PER_PAGE", 7)
     out = tmp_path / "paged"
-    render(captured[0], out)
+    render(site_inputs, out)
     write_quarters_index(tmp_path)  # beside the index of quarters its pages link, as published
-    public = {q["row_id"] for q in captured[0].queries}
+    public = {q["row_id"] for q in site_inputs.queries}
     assert len(public) > 7
 
     def listed(pages: list[Path], selector: str) -> list[str]:
@@ -976,18 +987,13 @@ def test_long_listings_are_split_into_pages_that_list_every_row_once(published_s
     assert not html(published_site.out / "queries" / "index.html").css("nav.pager")
 
 
-def test_a_site_rendered_side_by_side_is_the_site_rendered_in_one_process(published_site, tmp_path, monkeypatch):
+def test_a_site_rendered_side_by_side_is_the_site_rendered_in_one_process(site_inputs, tmp_path, monkeypatch):
     """The site's parts (the pages without rows, the listings, the rows' pages a chunk at a time,
     each vendor's pages) are rendered side by side in processes of their own (`publish.site`,
     `runtime.in_processes`): the files are those one process renders, byte for byte, and a
     rescore's comparison (`SiteComparison`) sees every file either way."""
-    captured: list[SiteInputs] = []
     render = SiteInputs.render
-    monkeypatch.setattr(
-        SiteInputs, "render", lambda self, out, *track: captured.append(self) or render(self, out, *track)
-    )
-    rescore_snapshot(published_site.home, published_site.snapshot)
-    inputs = copy.copy(captured[0])
+    inputs = copy.copy(site_inputs)
     inputs.queries = list(inputs.queries)  # a list is cut anywhere: chunks of 10 rows here
     monkeypatch.setenv(workers.WORKERS_ENV, "1")
     one = tmp_path / "one"

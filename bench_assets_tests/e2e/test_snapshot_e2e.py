@@ -18,6 +18,7 @@ import sys
 import textwrap
 from contextlib import contextmanager
 from pathlib import Path
+from types import SimpleNamespace
 
 import dagster as dg
 import duckdb
@@ -212,44 +213,105 @@ def differences(home: Path) -> list[str]:
     return [str(d) for d in rescore_snapshot(home, SNAPSHOT).differences]
 
 
-def test_rescore_reports_an_edited_figure_in_leaderboard_csv(snapshot_run):
-    home, _ = snapshot_run
-    path = home / "data" / "publish" / SNAPSHOT / "leaderboard.csv"
-    rows = list(csv.DictReader(io.StringIO(path.read_text())))
-    brave = next(r for r in rows if r["vendor"] == "brave")
-    true_value = brave["cost_per_correct_usd_high"]
-    assert true_value  # the interval is published
-
-    def edit(text):
-        out = io.StringIO()
-        writer = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")
-        writer.writeheader()
-        for r in rows:
-            writer.writerow({**r, "cost_per_correct_usd_high": "9.99"} if r["vendor"] == "brave" else r)
-        return out.getvalue()
-
-    with edited(path, edit):
-        found = differences(home)
-    assert found == [
-        f"leaderboard.csv · vendor brave · cost_per_correct_usd_high: published '9.99', derived {true_value!r}"
-    ], found
+def rewritten_csv(text: str, change) -> str:
+    """A CSV file's text with `change(row) -> row` applied to every row."""
+    rows = list(csv.DictReader(io.StringIO(text)))
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")
+    writer.writeheader()
+    for r in rows:
+        writer.writerow(change(r))
+    return out.getvalue()
 
 
-def test_rescore_reports_an_edited_vendor_json_and_public_row_verdict(snapshot_run):
-    home, _ = snapshot_run
+@pytest.fixture(scope="module")
+def edited_and_rescored(published_site):
+    """One rescore of the session's snapshot with four edits made at once: a figure in
+    leaderboard.csv, a figure and a verdict in a vendor's JSON file, a verdict in
+    public_row_scores.csv, and two stored verdicts swapped in the warehouse; each put back after.
+    A rescore compares every file and table on its own, so each edit is reported as if made alone
+    (the tests hold each to exactly what it makes), for one re-rendering of the site, not four."""
+    home = published_site.home
     out = home / "data" / "publish" / SNAPSHOT
-    doc = json.loads((out / "vendors" / "tavily.json").read_text())
-    row = doc["public_rows"][0]
+    seen = SimpleNamespace()
+    rows = list(csv.DictReader(io.StringIO((out / "leaderboard.csv").read_text())))
+    seen.cost_high = next(r for r in rows if r["vendor"] == "brave")["cost_per_correct_usd_high"]
+    seen.row = json.loads((out / "vendors" / "tavily.json").read_text())["public_rows"][0]
 
     def edit_json(text):
         d = json.loads(text)
         d["entry"]["metrics"]["latency_p95_ms"]["low"] = 1.5
-        d["public_rows"][0]["correct"] = not row["correct"]
+        d["public_rows"][0]["correct"] = not seen.row["correct"]
         return json.dumps(d)
 
-    with edited(out / "vendors" / "tavily.json", edit_json):
-        found = differences(home)
-    assert len(found) == 2, found
+    scores = list(csv.DictReader(io.StringIO((out / "public_row_scores.csv").read_text())))
+    seen.exa_row = next(r for r in scores if r["row_id"] == seen.row["row_id"] and r["vendor"] == "exa")
+    seen.flipped = "False" if seen.exa_row["correct"] == "True" else "True"
+    flipped_key = (seen.row["row_id"], "exa")
+
+    # two stored verdicts of one vendor swapped within one stratum, task type, cohort and split
+    path = str(home / "data" / "warehouse" / "bench.duckdb")
+    with duckdb.connect(path) as con:
+        seen.pair = con.execute(
+            "SELECT a.row_id, b.row_id FROM row_scores a JOIN row_scores b USING "
+            "(snapshot_id, vendor, stratum, task_type, cohort, split) "
+            "WHERE a.vendor = 'exa' AND a.correct AND NOT b.correct ORDER BY 1, 2 LIMIT 1"
+        ).fetchone()
+    assert seen.pair, "no pair of rows to swap"
+    right, wrong = seen.pair
+    swap = "UPDATE row_scores SET correct = ? WHERE snapshot_id = ? AND vendor = 'exa' AND row_id = ?"
+    with (
+        edited(
+            out / "leaderboard.csv",
+            lambda t: rewritten_csv(
+                t, lambda r: {**r, "cost_per_correct_usd_high": "9.99"} if r["vendor"] == "brave" else r
+            ),
+        ),
+        edited(out / "vendors" / "tavily.json", edit_json),
+        edited(
+            out / "public_row_scores.csv",
+            lambda t: rewritten_csv(
+                t, lambda r: {**r, "correct": seen.flipped} if (r["row_id"], r["vendor"]) == flipped_key else r
+            ),
+        ),
+    ):
+        with duckdb.connect(path) as con:
+            con.execute(swap, [False, SNAPSHOT, right])
+            con.execute(swap, [True, SNAPSHOT, wrong])
+        try:
+            seen.found = differences(home)
+        finally:
+            with duckdb.connect(path) as con:
+                con.execute(swap, [True, SNAPSHOT, right])
+                con.execute(swap, [False, SNAPSHOT, wrong])
+    return seen
+
+
+def reported(found: list[str], surface: str) -> list[str]:
+    return [d for d in found if d.split(" · ", 1)[0] == surface]
+
+
+def test_rescore_reports_each_edit_and_nothing_else(edited_and_rescored):
+    found = edited_and_rescored.found
+    assert sorted(d.split(" · ", 1)[0] for d in found) == sorted(
+        ["leaderboard.csv", "vendors/tavily.json", "vendors/tavily.json", "public_row_scores.csv"]
+        + ["row_scores (DuckDB)"] * 2
+    ), found
+
+
+def test_rescore_reports_an_edited_figure_in_leaderboard_csv(edited_and_rescored):
+    seen = edited_and_rescored
+    assert seen.cost_high  # the interval is published
+    assert reported(seen.found, "leaderboard.csv") == [
+        f"leaderboard.csv · vendor brave · cost_per_correct_usd_high: published '9.99', derived {seen.cost_high!r}"
+    ], seen.found
+
+
+def test_rescore_reports_an_edited_vendor_json_and_public_row_verdict(edited_and_rescored):
+    seen = edited_and_rescored
+    row, exa_row = seen.row, seen.exa_row
+    found = reported(seen.found, "vendors/tavily.json")
+    assert len(found) == 2, seen.found
     assert any(
         d.startswith("vendors/tavily.json · vendor tavily · entry.metrics.latency_p95_ms.low: published 1.5")
         for d in found
@@ -258,56 +320,22 @@ def test_rescore_reports_an_edited_vendor_json_and_public_row_verdict(snapshot_r
         f"public_rows[{row['row_id']}].correct: published {not row['correct']!r}, derived {row['correct']!r}" in d
         for d in found
     ), found
-
-    rows = list(csv.DictReader(io.StringIO((out / "public_row_scores.csv").read_text())))
-    exa_row = next(r for r in rows if r["row_id"] == row["row_id"] and r["vendor"] == "exa")
-    flipped = "False" if exa_row["correct"] == "True" else "True"
-
-    def flip(text):
-        data = list(csv.DictReader(io.StringIO(text)))
-        buf = io.StringIO()
-        writer = csv.DictWriter(buf, fieldnames=list(data[0]), lineterminator="\n")
-        writer.writeheader()
-        for r in data:
-            writer.writerow({**r, "correct": flipped} if (r["row_id"], r["vendor"]) == (row["row_id"], "exa") else r)
-        return buf.getvalue()
-
-    with edited(out / "public_row_scores.csv", flip):
-        found = differences(home)
-    assert found == [
+    assert reported(seen.found, "public_row_scores.csv") == [
         f"public_row_scores.csv · vendor exa · row_id {row['row_id']}: correct: published "
-        f"{flipped!r}, derived {exa_row['correct']!r}"
-    ], found
+        f"{seen.flipped!r}, derived {exa_row['correct']!r}"
+    ], seen.found
 
 
-def test_rescore_reports_row_scores_that_cancel_out_in_the_aggregates(snapshot_run):
+def test_rescore_reports_row_scores_that_cancel_out_in_the_aggregates(edited_and_rescored):
     """Two stored verdicts of one vendor swapped within one stratum, task type, cohort and split:
     every aggregate is unchanged, and rescore still names both rows."""
-    home, _ = snapshot_run
-    path = str(home / "data" / "warehouse" / "bench.duckdb")
-    with duckdb.connect(path) as con:
-        pair = con.execute(
-            "SELECT a.row_id, b.row_id FROM row_scores a JOIN row_scores b USING "
-            "(snapshot_id, vendor, stratum, task_type, cohort, split) "
-            "WHERE a.vendor = 'exa' AND a.correct AND NOT b.correct ORDER BY 1, 2 LIMIT 1"
-        ).fetchone()
-        assert pair, "no pair of rows to swap"
-        right, wrong = pair
-        swap = "UPDATE row_scores SET correct = ? WHERE snapshot_id = ? AND vendor = 'exa' AND row_id = ?"
-        con.execute(swap, [False, SNAPSHOT, right])
-        con.execute(swap, [True, SNAPSHOT, wrong])
-    try:
-        found = differences(home)
-    finally:
-        with duckdb.connect(path) as con:
-            con.execute(swap, [True, SNAPSHOT, right])
-            con.execute(swap, [False, SNAPSHOT, wrong])
-    assert sorted(found) == sorted(
+    right, wrong = edited_and_rescored.pair
+    assert sorted(reported(edited_and_rescored.found, "row_scores (DuckDB)")) == sorted(
         [
             f"row_scores (DuckDB) · vendor exa · {right}: correct: stored False, derived True",
             f"row_scores (DuckDB) · vendor exa · {wrong}: correct: stored True, derived False",
         ]
-    ), found
+    ), edited_and_rescored.found
 
 
 # ##### FAILURE PATHS

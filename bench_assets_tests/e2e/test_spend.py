@@ -38,6 +38,11 @@ from bench_assets_tests.helpers import (
     vendor_key,
 )
 
+# What the estimate-against-bill claim needs: every adapter (each bills its own unit: requests,
+# credits, results, tokens), one configuration each (a mode changes the price, not how the bill is
+# counted: test_configurations bills two modes of one provider); and two pages a stratum, the
+# fewest at which the keyed split holds rows out, so the holdout's and the decoys' calls are
+# estimated and billed too (at one page a stratum there is no holdout and no decoy).
 VENDORS = sorted(available_adapters())  # every vendor there is
 ROWS_PER_STRATUM = 6
 USAGE_BILLED = {"jina"}  # bills usage (tokens) no one knows before the call
