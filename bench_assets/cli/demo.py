@@ -16,6 +16,7 @@ from typing import Any
 
 import dagster as dg
 
+from bench_assets.adapters.base import Capability
 from bench_assets.cli.help import fit
 from bench_assets.cli.home import bench_home
 from bench_assets.cli.main import DEMO_SNAPSHOT, env_positive_int
@@ -75,7 +76,7 @@ def run_sentinel_cycle(snapshot_id: str) -> tuple[bool, float, str]:
     )
 
 
-def golden_stages(snapshot_id: str) -> Counter[str]:
+def golden_stages(snapshot_id: str) -> Counter[Capability]:
     """The golden stages, in one run; returns how many golden rows each capability has (what the
     vendor partitions are scheduled by). Run in a process of its own, which ends with it: what the
     stages read and built (the rows, their frames, the planted corpus they are drawn from, the
@@ -137,7 +138,7 @@ class VendorQueue:
         snapshot_id: str,
         manifest: Manifest,
         slots: int,
-        calls: Mapping[str, int],
+        calls: Mapping[Capability, int],
         cycle: Future[Any] | None = None,
     ):
         self.pool, self.snapshot_id = pool, snapshot_id

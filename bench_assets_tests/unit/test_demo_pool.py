@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from bench_assets.adapters.base import Capability
 from bench_assets.cli.demo import VendorQueue
 from bench_assets.cli.snapshot import golden_rows_for
 from bench_assets.golden.rows import capability_of
@@ -31,7 +32,7 @@ class RecordingPool:
         return Future()
 
 
-def golden_calls() -> Counter[str]:
+def golden_calls() -> Counter[Capability]:
     return Counter(capability_of(r) for r in golden_rows_for(SNAPSHOT))
 
 
