@@ -27,12 +27,12 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 import psutil
-import yaml
 
 from bench_assets.adapters import get_adapter
 from bench_assets.adapters.base import HttpRequest, VendorTask
 from bench_assets.golden.planted import demo_golden_rows, reserve_rows, reserve_size
 from bench_assets.golden.rows import GoldenRow, capability_of
+from bench_assets.manifest import VendorSpec, load_manifest
 from bench_assets.simulator.app import sim_key, simulated_url
 from bench_assets.simulator.server import SimulatorProcess, start_simulator
 from benchmarks.common import REPO
@@ -54,23 +54,21 @@ def snapshot_rows(pages_per_stratum: int) -> list[GoldenRow]:
     return rows + decoys
 
 
-def vendor_requests(
-    vendor: str, spec: dict[str, Any], rows: list[GoldenRow], num_results: int
-) -> dict[str, list[HttpRequest]]:
-    """Each capability's requests for one vendor, as its adapter builds them (paged searches give
-    one request per page)."""
-    adapter = get_adapter(vendor)
-    options = dict(spec.get("options") or {})
+def vendor_requests(config: VendorSpec, rows: list[GoldenRow], num_results: int) -> dict[str, list[HttpRequest]]:
+    """Each capability's requests for one endpoint configuration, as its provider's adapter builds
+    them with the configuration's mode and options (paged searches give one request per page)."""
+    adapter = get_adapter(config.adapter)
+    options = config.request_options
     out: dict[str, list[HttpRequest]] = {}
     for row in rows:
         capability = capability_of(row)
-        if capability not in adapter.capabilities:
+        if capability not in config.capabilities:
             continue
         task = VendorTask(capability, row.request_text, num_results)
         for page in range(1, adapter.pages_for(task) + 1):
             paged = VendorTask(capability, row.request_text, num_results, page)
             out.setdefault(capability, []).append(
-                adapter.build(paged, spec["endpoints"][capability], sim_key(vendor), options)
+                adapter.build(paged, config.endpoints[capability], sim_key(config.provider), options)
             )
     return out
 
@@ -160,8 +158,8 @@ def _per_request_ms(phases: list[dict[str, Any]], key: str = "simulator_cpu_seco
 def simulator(pages_per_stratum: int = 700, sample: int = 1, connections: int = 4) -> dict[str, Any]:
     """Every vendor's share of a snapshot's requests against one simulator; its CPU per request,
     memory and start-up time."""
-    manifest = yaml.safe_load(DEMO_MANIFEST.read_text())
-    specs = manifest["vendors"]
+    manifest = load_manifest(DEMO_MANIFEST)
+    specs = manifest.vendors
     rows = snapshot_rows(pages_per_stratum)
     env = {
         "BENCH_SIM_PAGES_PER_STRATUM": str(pages_per_stratum),
@@ -176,7 +174,7 @@ def simulator(pages_per_stratum: int = 700, sample: int = 1, connections: int = 
     try:
         startup_cpu, startup_rss = _cpu_seconds(proc)[0], proc.memory_info().rss / 2**20
         for vendor in sorted(specs):  # one after another, as a snapshot fetches them
-            built = vendor_requests(vendor, specs[vendor], rows, int(manifest.get("results_per_query", 10)))
+            built = vendor_requests(specs[vendor], rows, manifest.results_per_query)
             for capability in sorted(built, key=lambda c: c != "search"):
                 phase = per_phase[f"{vendor}.{capability}"] = _phase(
                     sim, proc, built[capability][::sample], connections

@@ -9,13 +9,14 @@ import os
 import re
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future, as_completed
 from pathlib import Path
 from typing import Any
 
 import dagster as dg
 
+from bench_assets.adapters.base import Capability
 from bench_assets.cli.help import fit
 from bench_assets.cli.home import bench_home
 from bench_assets.cli.main import DEMO_SNAPSHOT, env_positive_int
@@ -29,17 +30,13 @@ from bench_assets.cli.runs import (
     materialize_vendor_partition,
     register_snapshot,
 )
-from bench_assets.cli.sentinel_cycle import simulate_probe_cycle
-from bench_assets.cli.snapshot import golden_rows_for
 from bench_assets.defs.jobs import SNAPSHOT_ASSETS
 from bench_assets.errors import BenchInputError
 from bench_assets.fetch.schedule import next_configuration, paced_seconds
 from bench_assets.golden.rows import capability_of
 from bench_assets.manifest import Manifest, load_manifest
 from bench_assets.publish.format import LETTERS_NOTE, format_rank_range
-from bench_assets.review.quarter import next_snapshot_id
 from bench_assets.runtime import give_back_memory, machine_workers, spawned_pool
-from bench_assets.sentinels.pages import parse_utc
 from bench_assets.simulator.app import CANDIDATE_PAGES_ENV, DRIFT_QUARTERS_ENV
 from bench_assets.simulator.server import start_simulator
 
@@ -54,6 +51,9 @@ GOLDEN_STAGES = tuple(SNAPSHOT_ASSETS)  # the golden stages, in one run (as `sna
 def run_sentinel_cycle(snapshot_id: str) -> tuple[bool, float, str]:
     """A simulated 30-day sentinel cycle (publish a batch, then 121 six-hourly probe ticks through
     the probe schedule and job) in one of the demo's pool processes, beside the vendor partitions."""
+    from bench_assets.cli.sentinel_cycle import simulate_probe_cycle
+    from bench_assets.sentinels.pages import parse_utc
+
     started = time.monotonic()
     try:
         outcome = simulate_probe_cycle(
@@ -76,6 +76,17 @@ def run_sentinel_cycle(snapshot_id: str) -> tuple[bool, float, str]:
     )
 
 
+def golden_stages(snapshot_id: str) -> Counter[Capability]:
+    """The golden stages, in one run; returns how many golden rows each capability has (what the
+    vendor partitions are scheduled by). Run in a process of its own, which ends with it: what the
+    stages read and built (the rows, their frames, the planted corpus they are drawn from, the
+    stage code's imports) is not kept by `bench demo` while it waits for its pool."""
+    from bench_assets.cli.snapshot import golden_rows_for
+
+    materialize_snapshot_stage(snapshot_id, GOLDEN_STAGES)
+    return Counter(capability_of(r) for r in golden_rows_for(snapshot_id))
+
+
 def run_snapshot(snapshot_id: str, workers: int = 2, vendors_done: Callable[[], None] = lambda: None) -> dict[str, Any]:
     """Materialize a whole snapshot through Dagster: golden stages, vendor partitions in parallel
     processes (and, simulated, a 30-day sentinel cycle in one of them), agent trials, then aggregates
@@ -93,14 +104,14 @@ def run_snapshot(snapshot_id: str, workers: int = 2, vendors_done: Callable[[], 
     vendors = sorted(manifest.vendors)
     with spawned_pool(workers) as pool:
         cycle = pool.submit(run_sentinel_cycle, snapshot_id) if manifest.mode == "simulated" else None
-        with step(f"golden stages ({GOLDEN_STAGES[0]} … {GOLDEN_STAGES[-1]})"):
-            materialize_snapshot_stage(snapshot_id, GOLDEN_STAGES)
+        with step(f"golden stages ({GOLDEN_STAGES[0]} … {GOLDEN_STAGES[-1]})"), spawned_pool(1) as golden:
+            calls = golden.submit(golden_stages, snapshot_id).result()
         with step(
             f"{len(vendors)} vendor partitions (fetch, scoring), {min(workers, len(vendors))} at a time"
             + (", with the sentinel cycle" if cycle is not None else "")
         ):
             failures = vendor_partitions_finished(
-                VendorQueue(pool, snapshot_id, manifest, min(workers, len(vendors)), cycle), cycle
+                VendorQueue(pool, snapshot_id, manifest, min(workers, len(vendors)), calls, cycle), cycle
             )
         if failures:
             raise SystemExit(
@@ -118,14 +129,22 @@ class VendorQueue:
     """The vendor partitions, started `slots` at a time as workers free up (`fetch.schedule`): never
     one whose provider is already fetching (it would hold a worker while it waits for its sibling's
     lease), the provider with the most paced seconds left first, so a long chain of modes starts
-    early. While `cycle` (the sentinel cycle, in the same pool) runs it holds one of the slots."""
+    early (`calls`: the golden rows of each capability, which the paced seconds are counted from).
+    While `cycle` (the sentinel cycle, in the same pool) runs it holds one of the slots."""
 
-    def __init__(self, pool: Any, snapshot_id: str, manifest: Manifest, slots: int, cycle: Future[Any] | None = None):
+    def __init__(
+        self,
+        pool: Any,
+        snapshot_id: str,
+        manifest: Manifest,
+        slots: int,
+        calls: Mapping[Capability, int],
+        cycle: Future[Any] | None = None,
+    ):
         self.pool, self.snapshot_id = pool, snapshot_id
         self.slots = max(1, slots - 1) if cycle is not None and not cycle.done() else slots
         self.all_slots = slots
         self.provider_of = {v: spec.provider for v, spec in manifest.vendors.items()}
-        calls = Counter(capability_of(r) for r in golden_rows_for(snapshot_id))
         self.seconds = {v: paced_seconds(spec, calls) for v, spec in manifest.vendors.items()}
         self.pending = set(manifest.vendors)
         self.running: dict[Future[Any], str] = {}
@@ -333,6 +352,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
             say(f"quarter {quarter + 1} of {args.quarters}: bench quarter next {snapshot}")
             if cmd_quarter_next(argparse.Namespace(snapshot=snapshot)) != 0:
                 return 1
+            from bench_assets.review.quarter import next_snapshot_id  # pandas: only for quarters after the first
+
             snapshot = next_snapshot_id(snapshot)
         board = run_quarter(snapshot, workers)
         print_leaderboard(board)

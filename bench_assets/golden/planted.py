@@ -686,6 +686,13 @@ def _stratum_pages(
     return tuple(out)
 
 
+def forget_streams() -> None:
+    """Let go of the page streams kept for the next call (`_stratum_pages`): drawing a corpus also
+    draws, and keeps, the streams its reserves avoid, as many pages again. A process that keeps
+    only the corpus it built (the simulator) then holds each page once."""
+    _stratum_pages.cache_clear()
+
+
 def reserve_horizon(base: int) -> int:
     """The pages of the streams before it a reserve stream avoids, for a corpus whose reserve is
     `base` pages per stratum (`reserve_size`): fixed by the golden set's size, so a candidate

@@ -47,7 +47,7 @@ from starlette.routing import Match, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from bench_assets.errors import BenchInputError
-from bench_assets.golden.planted import Corpus, Page, build_corpus
+from bench_assets.golden.planted import Corpus, Page, build_corpus, forget_streams
 from bench_assets.metrics import normalize_url
 from bench_assets.simulator import vendors as vendor_package
 from bench_assets.simulator.faults import (
@@ -393,9 +393,10 @@ async def _serve_route(
             return hooks.out_of_credit[route.vendor](sim, req)  # checked before anything is served
     if sim.latency_scale > 0:
         await sim.delay(route.vendor, path + request.url.query + body.decode("utf-8", "replace"))
-    return await sim.faults.respond(
-        route.vendor, request_key(req, route.auth_param), request.scope, functools.partial(route.handler, sim, req)
-    )
+    handler = functools.partial(route.handler, sim, req)
+    if not sim.faults.covers(route.vendor):  # nothing to draw, nothing to count
+        return await handler()
+    return await sim.faults.respond(route.vendor, request_key(req, route.auth_param), request.scope, handler)
 
 
 def control_routes(sim: Simulator) -> list[Route]:
@@ -593,8 +594,10 @@ def create_simulator(pages_per_stratum: int | None = None, latency_scale: float 
     # a later quarter of the demo: its grown candidate reserve, and its vendors drifted that far
     candidates = _env_number(CANDIDATE_PAGES_ENV, "0", int, minimum=0) or None
     drift = _env_number(DRIFT_QUARTERS_ENV, "0", int, minimum=0)
+    corpus = build_corpus(pages_per_stratum=pages, candidates_per_stratum=candidates)
+    forget_streams()  # the corpus is all this process keeps of them
     sim = Simulator(
-        corpus=build_corpus(pages_per_stratum=pages, candidates_per_stratum=candidates),
+        corpus=corpus,
         profiles=drifted_profiles(drift),
         mode_profiles=drifted_mode_profiles(drift),
         latency_scale=scale,

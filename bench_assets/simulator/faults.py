@@ -3,9 +3,11 @@
 A `FaultPlan` gives, per vendor (or `"*"` for every vendor without its own entry), the rate of
 each fault kind, and optionally the vendor's own rate limit to enforce. Which fault a request
 gets is deterministic: a hash of the plan's seed, the request (method, host, path, parameters
-without the key, body) and how many times the simulator has seen that request. So two runs
-against a freshly reset simulator meet the same faults, and a retried request is a new draw,
-so it can succeed.
+without the key, body) and how many times the simulator has seen that request while a plan
+covered its vendor. So two runs against a freshly reset simulator meet the same faults, and a
+retried request is a new draw, so it can succeed. A vendor no plan covers is served as it is:
+its requests are neither hashed nor counted (a snapshot at scale sends hundreds of thousands of
+distinct requests, whose counts would be kept for nothing).
 
 What each kind does, and whether the vendor bills it (what the billing log records):
 
@@ -230,13 +232,17 @@ class FaultState:
         with self._lock:
             return {"plan": self.plan.model_dump(), "injected": list(self.log)}
 
+    def covers(self, vendor: str) -> bool:
+        """Whether the plan has faults (or an enforced limit) for this vendor's requests."""
+        return self.plan.for_vendor(vendor) is not None
+
     def _draw(self, vendor: str, key: str) -> tuple[str | None, int, float | None]:
         with self._lock:
-            attempt = self.attempts.get(key, 0) + 1
-            self.attempts[key] = attempt
             faults = self.plan.for_vendor(vendor)
             if faults is None:
-                return None, attempt, None
+                return None, 0, None
+            attempt = self.attempts.get(key, 0) + 1
+            self.attempts[key] = attempt
             if faults.rate_limit_per_second:
                 bucket = self.buckets.get(vendor)
                 now = time.monotonic()

@@ -356,3 +356,30 @@ def test_every_request_on_the_wire_is_an_archived_attempt_and_resets_never_pass_
     assert len(on_the_wire) == len(raw) == 3 * len(items)  # each one archived, none beyond max_attempts
     assert raw["transport_error"].str.startswith("connection_error: ").all()
     assert set(final_classes(vendor, raw).values()) == {"server"}
+
+
+def test_only_the_requests_of_a_vendor_a_plan_covers_are_counted():
+    """A snapshot at scale sends hundreds of thousands of distinct requests: a simulator with no
+    faults planned for a vendor keeps nothing per request of it (it counted every one, held for
+    the simulator's life). Under a plan, a request's attempts are counted as before."""
+    from starlette.testclient import TestClient
+
+    from bench_assets.simulator.app import build_app, create_simulator
+
+    sim = create_simulator(pages_per_stratum=2, latency_scale=0.0)
+    search = {
+        "url": "/h/api.exa.ai/search",
+        "json": {"query": "quarterly revenue"},
+        "headers": {"x-api-key": sim_key("exa")},
+    }
+    with TestClient(build_app(sim), base_url="http://sim") as client:
+        assert client.post(**search).status_code == 200
+        assert sim.faults.attempts == {}
+        sim.faults.set_plan(
+            parse_fault_plan('{"max_faults_per_request": 0, "vendors": {"exa": {"timeout": 1.0}}}', "t")
+        )
+        for _ in range(2):
+            assert client.post(**search).status_code == 200  # faults capped at none: served, but counted
+        sim.faults.set_plan(FaultPlan())
+        assert client.post(**search).status_code == 200
+    assert list(sim.faults.attempts.values()) == [2]

@@ -1,9 +1,14 @@
 """The simulator's request and billing logs are bounded ($BENCH_SIM_LOG_LIMIT records each, the most
-recent), and a log that dropped records says so (507) instead of reading as a whole log."""
+recent), kept on disk rather than in the simulator's memory, and a log that dropped records says
+so (507) instead of reading as a whole log."""
 
 from __future__ import annotations
 
 import json
+import os
+import random
+import tracemalloc
+from collections import deque
 
 import pytest
 from starlette.testclient import TestClient
@@ -37,6 +42,45 @@ def test_a_log_keeps_the_last_records_and_counts_the_dropped_ones():
     keeps_none = BoundedLog(limit=0)
     keeps_none.append({"i": 0})
     assert keeps_none.records() == [] and keeps_none.dropped == 1
+
+
+def test_a_log_reads_as_a_list_of_its_last_records_whatever_it_was_sent():
+    """Appends, reads and resets in any order, against a deque of the same length (the log copies
+    its kept records to a fresh file now and then: nothing may be lost or repeated)."""
+    chance = random.Random(29)
+    for _ in range(200):
+        limit = chance.randint(0, 6)
+        log, kept, dropped = BoundedLog(limit), deque(maxlen=limit), 0
+        for i in range(chance.randint(0, 40)):
+            if chance.random() < 0.05:
+                log.clear()
+                kept.clear()
+                dropped = 0
+                continue
+            if chance.random() < 0.2:
+                assert log.records() == list(kept)
+            record = {"i": i, "text": "ü" * chance.randint(0, 3)}
+            dropped += len(kept) == limit
+            kept.append(record)
+            log.append(record)
+        assert (log.records(), log.dropped, len(log)) == (list(kept), dropped, len(kept))
+
+
+def test_a_log_holds_its_records_on_disk_and_a_bounded_number_of_them():
+    record = {"vendor": "exa", "path": "/search", "body": json.dumps({"query": "q " * 200})}
+    log = BoundedLog(limit=2_000)
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for _ in range(10_000):
+            log.append(record)
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    size = len(json.dumps(record, separators=(",", ":")))
+    assert held < 2_000 * size / 10  # in memory: where the records start, not the records
+    assert os.fstat(log._file.fileno()).st_size <= 2 * 2_000 * (size + 1)  # on disk: twice the limit at most
+    assert len(log.records()) == 2_000 and log.dropped == 8_000
 
 
 @pytest.fixture()
