@@ -3,17 +3,24 @@
 The UI sends GraphQL to the webserver; asset backfills, schedules and the run queue are executed
 only by the daemon. `DagsterServices` starts both against a Dagster home and a bench home, speaks
 GraphQL to the webserver (what the UI sends), and stops both by their own process ids.
+
+Both reach the code location through one gRPC code server of its own, as in the deployment
+(deploy/workspace.yaml) and under `dagster dev`: a daemon given a `python_module` workspace starts
+its own code server and replaces it every minute (it reloads the workspace to pick up code
+changes), each replacement importing the whole code location again.
 """
 
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import httpx
+import yaml
 
 from bench_assets.simulator.server import free_port
 
@@ -36,19 +43,48 @@ class DagsterServices:
     """A webserver and (optionally stopped and restarted) daemon on 127.0.0.1, sharing one environment."""
 
     def __init__(self, workdir: Path, env: dict[str, str], workspace: Path, cwd: Path):
-        self.workdir, self.env, self.workspace, self.cwd = workdir, env, workspace, cwd
+        """`workspace` names the code location (a `python_module` entry, as the repository's
+        workspace.yaml); the services serve it from one code server (`code_server_workspace`)."""
+        self.workdir, self.env, self.cwd = workdir, env, cwd
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = workdir / "dagster.log"
         self._log = open(self.log_path, "ab")  # noqa: SIM115 (the services write to it until stop())
         self.webserver: subprocess.Popen | None = None
         self.daemon: subprocess.Popen | None = None
+        self.code_server: subprocess.Popen | None = None
+        self._module, self._location = code_location(workspace)
+        self._code_port = free_port()
+        self.workspace = workdir / "workspace.yaml"
+        self.workspace.write_text(code_server_workspace(self._location, self._code_port))
 
     # ------------------------------------------------------------------ processes
+
+    def start_code_server(self, timeout: float = 180.0) -> None:
+        """The code location's gRPC server (`dagster api grpc`, as deploy/ runs it), waited for: it
+        loads the code location before it listens, so a webserver started after it finds it loaded."""
+        if self.code_server is not None:
+            return
+        self.code_server = subprocess.Popen(
+            [
+                *(str(BIN / "dagster"), "api", "grpc", "-m", self._module, "--location-name", self._location),
+                *("-h", "127.0.0.1", "-p", str(self._code_port)),
+            ],
+            env=self.env,
+            cwd=self.cwd,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + timeout
+        while not listening(self._code_port):
+            assert self.code_server.poll() is None, f"the code server exited:\n{self.log_tail()}"
+            assert time.monotonic() < deadline, f"the code server not up in {timeout}s:\n{self.log_tail()}"
+            time.sleep(0.5)
 
     def start_webserver(self, timeout: float = 180.0, wait: bool = True) -> None:
         """Start the webserver and (unless `wait` is false: then `wait_webserver`) wait until it
         serves the code location."""
+        self.start_code_server()
         self.webserver = subprocess.Popen(
             [str(BIN / "dagster-webserver"), "-h", "127.0.0.1", "-p", str(self.port), "-w", str(self.workspace)],
             env=self.env,
@@ -90,6 +126,7 @@ class DagsterServices:
             time.sleep(1)
 
     def start_daemon(self) -> None:
+        self.start_code_server()
         self.daemon = subprocess.Popen(
             [str(BIN / "dagster-daemon"), "run", "-w", str(self.workspace)],
             env=self.env,
@@ -102,7 +139,11 @@ class DagsterServices:
         for proc in (self.daemon, self.webserver):
             if proc is not None and proc.poll() is None:
                 proc.terminate()
-        for proc in (self.daemon, self.webserver):
+        if self.code_server is not None and self.code_server.poll() is None:
+            # it keeps no state, and `dagster api grpc` outlives SIGTERM for as long as gRPC's
+            # threads wait (30 s and more here), where the Kubernetes deployment's grace period kills it
+            self.code_server.kill()
+        for proc in (self.daemon, self.webserver, self.code_server):
             if proc is None:
                 continue
             try:
@@ -174,6 +215,28 @@ class DagsterServices:
     def backfill(self, params: dict, timeout: float = 600.0) -> tuple[str, str]:
         backfill_id = self.launch_backfill(params)
         return backfill_id, self.wait_backfill(backfill_id, timeout)
+
+
+def listening(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        return True
+    except OSError:
+        return False
+
+
+def code_location(workspace: Path) -> tuple[str, str]:
+    """The module and location name of the workspace's one `python_module` code location."""
+    (entry,) = yaml.safe_load(workspace.read_text())["load_from"]
+    module = entry["python_module"]
+    return module["module_name"], module["location_name"]
+
+
+def code_server_workspace(location: str, port: int) -> str:
+    """A workspace of one code location served over gRPC on 127.0.0.1 (deploy/workspace.yaml's shape)."""
+    return yaml.safe_dump(
+        {"load_from": [{"grpc_server": {"host": "127.0.0.1", "port": port, "location_name": location}}]}
+    )
 
 
 def services_env(dagster_home: Path, home: Path, **extra: str) -> dict[str, str]:
