@@ -43,11 +43,17 @@ def write_result(name: str, result: dict[str, Any]) -> Path:
     payload = {
         "benchmark": name,
         "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "command": "python -m benchmarks.run_all " + " ".join(sys.argv[1:]),
+        "command": f"python -m {_main_module()} " + " ".join(sys.argv[1:]),
         **result,
     }
     path.write_text(json.dumps(payload, indent=2, sort_keys=False) + "\n")
     return path
+
+
+def _main_module() -> str:
+    """The module run with `python -m` (the benchmark that wrote the result)."""
+    spec = getattr(sys.modules["__main__"], "__spec__", None)
+    return spec.name if spec is not None else "benchmarks.run_all"
 
 
 def peak_rss_mib() -> float:

@@ -1,0 +1,82 @@
+"""The CPU of a test run's whole process tree: the suite as `make test` runs it, or any command.
+
+    python -m benchmarks.suite_cpu                       # .venv/bin/pytest -q -n 4 (make test)
+    python -m benchmarks.suite_cpu --label e2e-ui -- .venv/bin/pytest -q -n 0 bench_assets_tests/e2e/test_dagster_ui.py
+
+`/usr/bin/time` counts only the descendants that their parents waited for: a Dagster daemon's code
+servers, a run's step processes or a worker killed by a test are orphans whose CPU it never sees.
+Here the runner is a child subreaper (Linux's PR_SET_CHILD_SUBREAPER): every orphan of the tree is
+re-parented to it and reaped by it, so the tree's CPU (RUSAGE_CHILDREN) is all of it. Wall time, the
+tree's user and system CPU, the exit code and the load average at the start are printed and written
+to `results/suite_cpu_<label>.json`. On a shared 2-core machine compare two versions as pairs run
+back to back, in both orders; a single figure moves with the machine's speed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import os
+import resource
+import subprocess
+import sys
+import time
+
+from benchmarks.common import REPO, machine, write_result
+
+PR_SET_CHILD_SUBREAPER = 36
+MAKE_TEST = [str(REPO / ".venv" / "bin" / "pytest"), "-q", "-n", "4"]
+
+
+def reap_all(grace: float) -> bool:
+    """Reap every remaining descendant (orphans re-parented here); False if some outlive `grace`."""
+    deadline = time.monotonic() + grace
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return True
+        if pid == 0:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.5)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--label", default="make_test", help="names the results file")
+    parser.add_argument("--grace", type=float, default=120.0, help="seconds to wait for orphans to end")
+    parser.add_argument("command", nargs="*", help="the command (after --); default: make test's pytest")
+    args = parser.parse_args(argv)
+    command = args.command or MAKE_TEST
+    if ctypes.CDLL(None).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        raise SystemExit("suite_cpu: could not become a child subreaper (Linux only)")
+    at_start = machine()
+    started = time.monotonic()
+    returncode = subprocess.call(command, cwd=REPO)
+    wall = time.monotonic() - started
+    all_reaped = reap_all(args.grace)
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    result = {
+        "run": " ".join(command),
+        "returncode": returncode,
+        "wall_s": round(wall, 1),
+        "tree_cpu_user_s": round(usage.ru_utime, 1),
+        "tree_cpu_system_s": round(usage.ru_stime, 1),
+        "tree_cpu_s": round(usage.ru_utime + usage.ru_stime, 1),
+        "every_descendant_reaped": all_reaped,
+        "machine": at_start,
+    }
+    path = write_result(f"suite_cpu_{args.label}", result)
+    print(
+        f"{result['run']}: exit {returncode}, wall {result['wall_s']} s, tree CPU {result['tree_cpu_user_s']} user + "
+        f"{result['tree_cpu_system_s']} sys = {result['tree_cpu_s']} s"
+        + ("" if all_reaped else f" (some descendants outlived {args.grace:.0f} s: not counted)")
+        + f"\n  -> {path}",
+        file=sys.stderr,
+    )
+    return returncode
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
