@@ -45,7 +45,9 @@ from bench_assets_tests.helpers import (
 )
 
 VENDORS = ["brave", "serper"]
-ROWS_PER_STRATUM = 9  # three pages a stratum (54 rows): every kind of record, on both sides of the split
+# Two pages a stratum (36 rows): the keyed split holds one out (holdout aggregates in the packets,
+# commitments, decoys) and publishes the other; brave has no extract endpoint (its exclusion).
+ROWS_PER_STRATUM = 6
 SENT, BEFORE_HOLIDAY_GAP, OPENS = "2026-06-26", "2026-07-10", "2026-07-13"
 E1, E2, E3 = f"{SNAPSHOT}-e1", f"{SNAPSHOT}-e2", f"{SNAPSHOT}-e3"
 FORGED = f"{SNAPSHOT}-e7"  # a manifest that claims `supersedes` with no erratum or reply behind it
