@@ -1,8 +1,8 @@
 """A lost or corrupt central warehouse: detected, never replaced by an empty one, and restored.
 
 One small snapshot goes through its custody chain once, through the stages that fill the tables a
-restore must rebuild, each at its smallest (golden truth, two vendors, a one-tick sentinel cycle of
-one page, agent-ready trials, a vendor's reply during the review period, review packets,
+restore must rebuild, each at its smallest (golden truth, two vendors, a sentinel cycle of one page
+over two ticks, agent-ready trials, a vendor's reply during the review period, review packets,
 publication after the review period, and an erratum as a new version). Then `data/warehouse/bench.duckdb` is lost as a user would lose it
 (moved away, overwritten, replaced by an empty file), and the operator's commands are run as the
 operator runs them (`bench …`):
@@ -97,7 +97,8 @@ def custody(tmp_path_factory, simulator):
         materialize(instance, home, sim, GOLDEN_STAGES, SNAPSHOT)
         for vendor in VENDORS:
             materialize(instance, home, sim, VENDOR_STAGES, vendor_key(vendor))
-        # one 6-hourly tick of one sentinel page: sentinel_pages and sentinel_probes hold rows
+        # one sentinel page probed at two 6-hourly ticks (its publication and 6 h on): sentinel_pages and
+        # sentinel_probes hold rows
         cycle = simulate_probe_cycle(
             SNAPSHOT, resources(home, sim), instance, published_at=datetime(2026, 6, 20, tzinfo=UTC), days=0.25, count=1
         )
