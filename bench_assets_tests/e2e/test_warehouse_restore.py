@@ -3,9 +3,9 @@
 One small snapshot goes through its custody chain once, through the stages that fill the tables a
 restore must rebuild, each at its smallest (golden truth, two vendors, a sentinel cycle of one page
 over two ticks, agent-ready trials, a vendor's reply during the review period, review packets,
-publication after the review period, and an erratum as a new version). Then `data/warehouse/bench.duckdb` is lost as a user would lose it
-(moved away, overwritten, replaced by an empty file), and the operator's commands are run as the
-operator runs them (`bench …`):
+publication after the review period, and an erratum as a new version). Then
+`data/warehouse/bench.duckdb` is lost as a user would lose it (moved away, overwritten, replaced by
+an empty file), and the operator's commands are run as the operator runs them (`bench …`):
 
 - `bench rescore` refuses, naming the missing warehouse, the journal that says it held data, and
   the restore command, and creates nothing;
