@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 from datetime import date, datetime
-from itertools import combinations
 from pathlib import Path
 
 import dagster as dg
@@ -52,141 +51,54 @@ def test_the_check_warns_from_day_5_and_fails_after_day_7():
     assert dead_row_check(dead.iloc[0:0], day[9]).passed
 
 
-def _check(result):
-    (evaluation,) = result.get_asset_check_evaluations()
-    return evaluation
+# ##### ONE SNAPSHOT'S DEAD ROWS, FROM THE FIRST DAILY TICK TO THE PUBLICATION
+# One scenario, one snapshot: two search rows whose pages are gone, one falling on each side of the
+# split. The daily schedule runs the clock, the planted candidate pool replaces both, the fetch scores
+# the replacements, and the publication names the public dead row and guards the holdout one.
 
 
-def test_a_dead_row_is_replaced_on_its_side_of_the_split_and_the_fetch_goes_ahead(tmp_path, simulator):
+def _home_with_two_dead_rows(tmp_path):
+    """A snapshot whose first search row and another search row on the other side of the split have
+    lost their pages, and whose only candidate (finance) has lost its page too."""
     rows = demo_golden_rows(rows_per_stratum=6)
-    dead_id = rows[0].id  # a search row
-    broken = rows[0].model_copy(
-        update={
-            "task": rows[0].task.model_copy(
-                update={"golden_urls": ["https://investors.nowhere.test/reports/q2-2026-results"]}
-            )
-        }
-    )
-    stale = [
-        r.model_copy(
-            update={
-                "id": "finance-z001-s",
-                "task": broken.task.model_copy(update={"query": "a candidate whose page is gone"}),
-            }
+    key = DEMO_SPLIT_KEY.encode()
+
+    def broken(row):
+        return row.model_copy(
+            update={"task": row.task.model_copy(update={"golden_urls": [f"https://gone.nowhere.test/{row.id}"]})}
         )
-        for r in rows[:1]
-    ]
 
-    def file_golden(data):
-        data["golden"] = {"source": "file", "path": "golden/with_dead.jsonl", "rows_per_stratum": 6}
-        data["decoys"] = {"source": "planted_demo"}
-        data["candidates"] = {"source": "file", "path": "golden/stale_candidates.jsonl"}
-
-    home = make_home(tmp_path, ["brave"], edit=file_golden)
-    private = home / "data" / "private" / "golden"
-    dump_golden_rows([broken, *rows[1:]], private / "with_dead.jsonl")
-    dump_golden_rows(stale, private / "stale_candidates.jsonl")
-    sim = simulator.base_url
-    with dg.instance_for_test() as instance:
-        register_partitions(instance, [SNAPSHOT])
-        with fixed_today("2026-07-01"):
-            golden = materialize(instance, home, sim, GOLDEN, SNAPSHOT, raise_on_error=False)
-        assert [c.passed for c in check_evaluations(golden, "golden_verifications")] == [False]
-        side = dict(warehouse_rows(home, "SELECT row_id, split FROM query_split"))[dead_id]
-
-        # the only candidate does not verify: the row waits, and the clock runs
-        with fixed_today("2026-07-01"):
-            day0 = materialize(instance, home, sim, ("dead_golden_rows",), SNAPSHOT)
-        assert _check(day0).passed
-        assert warehouse_rows(home, "SELECT row_id, dead_since, replacement_row_id FROM dead_rows") == [
-            (dead_id, date(2026, 7, 1), None)
-        ]
-        with fixed_today("2026-07-06"):
-            day5 = _check(materialize(instance, home, sim, ("dead_golden_rows",), SNAPSHOT))
-        assert not day5.passed and day5.severity == dg.AssetCheckSeverity.WARN
-        with fixed_today("2026-07-09"):
-            day8 = _check(materialize(instance, home, sim, ("dead_golden_rows",), SNAPSHOT))
-        assert not day8.passed and day8.severity == dg.AssetCheckSeverity.ERROR
-        fetch = materialize(instance, home, sim, VENDOR_STAGES, vendor_key("brave"), raise_on_error=False)
-        assert not fetch.success  # nothing is called while a row is dead and unreplaced
-
-        # the stratum's planted candidate pool has a verified replacement: it takes the dead row's place
-        data = yaml.safe_load((home / "data" / "snapshots" / SNAPSHOT / "manifest.yaml").read_text())
-        data["candidates"] = {"source": "planted_demo"}
-        (home / "data" / "snapshots" / SNAPSHOT / "manifest.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
-        replaced = materialize(instance, home, sim, ("dead_golden_rows",), SNAPSHOT)
-        assert _check(replaced).passed
-        ((row_id, since, replacement),) = warehouse_rows(
-            home, "SELECT row_id, dead_since, replacement_row_id FROM dead_rows"
-        )
-        assert (row_id, since) == (dead_id, date(2026, 7, 1))
-        assert replacement.startswith("finance-c") and replacement.endswith("-s")  # same stratum, same task type
-        golden_ids = {r[0] for r in warehouse_rows(home, "SELECT row_id FROM golden_rows")}
-        assert replacement in golden_ids and dead_id not in golden_ids
-        assert dict(warehouse_rows(home, "SELECT row_id, split FROM query_split"))[replacement] == side
-        assert warehouse_rows(home, "SELECT count(*) FROM golden_verifications WHERE NOT passed") == [(0,)]
-        public = {
-            json.loads(line)["id"]
-            for line in (home / "data" / "snapshots" / SNAPSHOT / "public_split.jsonl").read_text().splitlines()
-        }
-        holdout = {
-            GoldenRow.model_validate_json(line).id
-            for line in (home / "data" / "private" / "holdout" / f"{SNAPSHOT}.jsonl").read_text().splitlines()
-        }
-        assert replacement in (public if side == "public" else holdout) and dead_id not in public | holdout
-
-        # the fetch goes ahead and scores the replacement, not the dead row (the holdout's decoys,
-        # which the fetch reads, are drawn now that the split stands)
-        materialize(instance, home, sim, ("decoy_queries",), SNAPSHOT)
-        materialize(instance, home, sim, VENDOR_STAGES, vendor_key("brave"))
-        scored = {r[0] for r in warehouse_rows(home, "SELECT row_id FROM row_scores")}
-        assert replacement in scored and dead_id not in scored
-
-        # reloading the golden file brings the dead row back; the recorded replacement is re-applied, not redrawn
-        materialize(instance, home, sim, GOLDEN, SNAPSHOT, raise_on_error=False)
-        materialize(instance, home, sim, ("dead_golden_rows",), SNAPSHOT)
-        assert warehouse_rows(home, "SELECT replacement_row_id FROM dead_rows") == [(replacement,)]
-        golden_ids = {r[0] for r in warehouse_rows(home, "SELECT row_id FROM golden_rows")}
-        assert replacement in golden_ids and dead_id not in golden_ids
-
-
-# ##### THE DAILY SCHEDULE
-
-
-def _home_with_a_dead_row(tmp_path, simulator):
-    """A snapshot whose first search row's page is gone and whose only candidate is gone too."""
-    rows = demo_golden_rows(rows_per_stratum=6)
-    broken = rows[0].model_copy(
-        update={
-            "task": rows[0].task.model_copy(
-                update={"golden_urls": ["https://investors.nowhere.test/reports/q2-2026-results"]}
-            )
-        }
-    )
+    first = rows[0]  # a search row of the finance stratum
+    for other in (r for r in rows[1:] if r.task_type == "search"):
+        golden = [broken(r) if r.id in (first.id, other.id) else r for r in rows]
+        split = assign_split(golden, key)
+        if split[first.id] != split[other.id]:
+            break
     stale = [
-        broken.model_copy(
-            update={
-                "id": "finance-z001-s",
-                "task": broken.task.model_copy(update={"query": "a candidate whose page is gone"}),
-            }
+        broken(first).model_copy(
+            update={"id": "finance-z001-s", "task": broken(first).task.model_copy(update={"query": "a gone candidate"})}
         )
     ]
 
     def file_golden(data):
-        data["golden"] = {"source": "file", "path": "golden/with_dead.jsonl", "rows_per_stratum": 6}
+        data["golden"] = {"source": "file", "path": "golden/two_dead.jsonl", "rows_per_stratum": 6}
         data["decoys"] = {"source": "planted_demo"}
         data["candidates"] = {"source": "file", "path": "golden/stale_candidates.jsonl"}
 
     home = make_home(tmp_path, ["brave"], edit=file_golden)
-    dump_golden_rows([broken, *rows[1:]], home / "data" / "private" / "golden" / "with_dead.jsonl")
+    dump_golden_rows(golden, home / "data" / "private" / "golden" / "two_dead.jsonl")
     dump_golden_rows(stale, home / "data" / "private" / "golden" / "stale_candidates.jsonl")
-    return home, broken.id
+    public_dead, holdout_dead = sorted((first, other), key=lambda r: split[r.id] != "public")
+    return home, first, public_dead, holdout_dead
 
 
-def test_a_daily_schedule_evaluates_the_dead_row_check_of_unpublished_snapshots(tmp_path, simulator):
+def test_dead_rows_wait_under_a_daily_check_are_replaced_on_their_side_and_still_count_when_published(
+    tmp_path, simulator
+):
     from bench_assets.definitions import defs as code_location
 
-    home, dead_id = _home_with_a_dead_row(tmp_path, simulator)
+    home, first, public_dead, holdout_dead = _home_with_two_dead_rows(tmp_path)
+    dead_ids = {public_dead.id, holdout_dead.id}
     sim = simulator.base_url
     located = code_location()  # the schedule is part of the code location, running by default
     assert located.resolve_schedule_def("dead_rows_schedule").default_status == dg.DefaultScheduleStatus.RUNNING
@@ -222,18 +134,30 @@ def test_a_daily_schedule_evaluates_the_dead_row_check_of_unpublished_snapshots(
         # nothing registered in the warehouse yet: the tick skips
         assert tick("2026-06-30")[0] == []
         with fixed_today("2026-07-01"):
-            materialize(instance, home, sim, GOLDEN, SNAPSHOT, raise_on_error=False)  # verification fails
-        requests, _, checks = tick("2026-07-01")  # a failed verification: the row is recorded dead today
+            golden = materialize(instance, home, sim, GOLDEN, SNAPSHOT, raise_on_error=False)
+        assert [c.passed for c in check_evaluations(golden, "golden_verifications")] == [False]
+        sides = dict(warehouse_rows(home, "SELECT row_id, split FROM query_split"))
+        assert (sides[public_dead.id], sides[holdout_dead.id]) == ("public", "holdout")
+
+        # a failed verification: the rows are recorded dead today; the only candidate does not verify,
+        # so they wait, and the clock runs
+        requests, _, checks = tick("2026-07-01")
         assert [(r.partition_key, r.run_key) for r in requests] == [(SNAPSHOT, f"{SNAPSHOT}@2026-07-01")]
         assert [c.passed for c in checks] == [True]
-        assert warehouse_rows(home, "SELECT row_id, dead_since FROM dead_rows") == [(dead_id, date(2026, 7, 1))]
+        assert set(warehouse_rows(home, "SELECT row_id, dead_since, replacement_row_id, split FROM dead_rows")) == {
+            (public_dead.id, date(2026, 7, 1), None, "public"),
+            (holdout_dead.id, date(2026, 7, 1), None, "holdout"),
+        }
         _, _, checks = tick("2026-07-06")
         assert [(c.passed, c.severity) for c in checks] == [(False, dg.AssetCheckSeverity.WARN)]
         _, _, checks = tick("2026-07-09")
         assert [(c.passed, c.severity) for c in checks] == [(False, dg.AssetCheckSeverity.ERROR)]
         assert "more than 7 days" in checks[0].description
+        fetch = materialize(instance, home, sim, VENDOR_STAGES, vendor_key("brave"), raise_on_error=False)
+        assert not fetch.success  # nothing is called while a row is dead and unreplaced
 
-        # a replacement is found (the planted candidate pool): the next tick has nothing to do
+        # the strata's planted candidate pools have verified replacements: they take the dead rows' places,
+        # and the next tick has nothing to do
         data = yaml.safe_load((home / "data" / "snapshots" / SNAPSHOT / "manifest.yaml").read_text())
         data["candidates"] = {"source": "planted_demo"}
         (home / "data" / "snapshots" / SNAPSHOT / "manifest.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
@@ -241,52 +165,52 @@ def test_a_daily_schedule_evaluates_the_dead_row_check_of_unpublished_snapshots(
         assert [c.passed for c in checks] == [True]
         requests, skip, _ = tick("2026-07-11")
         assert requests == [] and "no snapshot awaiting a dead-row replacement on 2026-07-11" in skip
-
-
-# ##### A REPLACED ROW STILL COUNTS: LEDGER AND LEAK GUARD
-
-
-def test_replaced_dead_rows_are_named_if_public_and_guarded_if_holdout(tmp_path, simulator):
-    rows = demo_golden_rows(rows_per_stratum=6)
-    key = DEMO_SPLIT_KEY.encode()
-
-    def broken(row):
-        return row.model_copy(
-            update={"task": row.task.model_copy(update={"golden_urls": [f"https://gone.nowhere.test/{row.id}"]})}
-        )
-
-    searches = [r for r in rows if r.task_type == "search"]
-    for a, b in combinations(searches, 2):  # two rows whose broken pages fall on different sides of the split
-        golden = [broken(r) if r.id in (a.id, b.id) else r for r in rows]
-        split = assign_split(golden, key)
-        if {split[a.id], split[b.id]} == {"public", "holdout"}:
-            break
-    public_dead, holdout_dead = sorted((a, b), key=lambda r: split[r.id] != "public")
-
-    def file_golden(data):
-        data["golden"] = {"source": "file", "path": "golden/two_dead.jsonl", "rows_per_stratum": 6}
-        data["decoys"] = {"source": "planted_demo"}
-        data["candidates"] = {"source": "planted_demo"}
-
-    home = make_home(tmp_path, ["brave"], edit=file_golden)
-    dump_golden_rows(golden, home / "data" / "private" / "golden" / "two_dead.jsonl")
-    sim = simulator.base_url
-    with dg.instance_for_test() as instance:
-        register_partitions(instance, [SNAPSHOT])
-        materialize(instance, home, sim, GOLDEN, SNAPSHOT, raise_on_error=False)
-        materialize(instance, home, sim, ("dead_golden_rows",), SNAPSHOT)
-        assert dict(warehouse_rows(home, "SELECT row_id, split FROM dead_rows")) == {
+        dead = {
+            r[0]: r[1:] for r in warehouse_rows(home, "SELECT row_id, dead_since, replacement_row_id FROM dead_rows")
+        }
+        assert set(dead) == dead_ids and {since for since, _ in dead.values()} == {date(2026, 7, 1)}
+        replacements = {row_id: replacement for row_id, (_, replacement) in dead.items()}
+        for row_id, replacement in replacements.items():  # same stratum, same task type
+            stratum = row_id.rsplit("-", 2)[0]
+            assert replacement.startswith(f"{stratum}-c") and replacement.endswith("-s"), (row_id, replacement)
+        assert replacements[first.id].startswith("finance-c")
+        golden_ids = {r[0] for r in warehouse_rows(home, "SELECT row_id FROM golden_rows")}
+        assert set(replacements.values()) <= golden_ids and not dead_ids & golden_ids
+        split = dict(warehouse_rows(home, "SELECT row_id, split FROM query_split"))
+        assert {r: split.get(replacements[r]) for r in dead_ids} == {
             public_dead.id: "public",
             holdout_dead.id: "holdout",
         }
-        assert not {public_dead.id, holdout_dead.id} & {
-            r[0] for r in warehouse_rows(home, "SELECT row_id FROM query_split")
+        assert not dead_ids & set(split)  # a replaced row leaves the split table
+        assert warehouse_rows(home, "SELECT count(*) FROM golden_verifications WHERE NOT passed") == [(0,)]
+        public = {
+            json.loads(line)["id"]
+            for line in (home / "data" / "snapshots" / SNAPSHOT / "public_split.jsonl").read_text().splitlines()
         }
+        holdout = {
+            GoldenRow.model_validate_json(line).id
+            for line in (home / "data" / "private" / "holdout" / f"{SNAPSHOT}.jsonl").read_text().splitlines()
+        }
+        assert replacements[public_dead.id] in public and replacements[holdout_dead.id] in holdout
+        assert not dead_ids & (public | holdout)
+
+        # reloading the golden file brings the dead rows back; the recorded replacements are re-applied, not redrawn
+        materialize(instance, home, sim, GOLDEN, SNAPSHOT, raise_on_error=False)
+        materialize(instance, home, sim, ("dead_golden_rows",), SNAPSHOT)
+        assert dict(warehouse_rows(home, "SELECT row_id, replacement_row_id FROM dead_rows")) == replacements
+        golden_ids = {r[0] for r in warehouse_rows(home, "SELECT row_id FROM golden_rows")}
+        assert set(replacements.values()) <= golden_ids and not dead_ids & golden_ids
+
+        # the fetch goes ahead and scores the replacements, not the dead rows (the holdout's decoys,
+        # which the fetch reads, are drawn now that the split stands)
         materialize(instance, home, sim, ("decoy_queries",), SNAPSHOT)
         materialize(instance, home, sim, VENDOR_STAGES, vendor_key("brave"))
+        scored = {r[0] for r in warehouse_rows(home, "SELECT row_id FROM row_scores")}
+        assert set(replacements.values()) <= scored and not dead_ids & scored
+
+        # the publication: the ledger names the public dead row (from dead_rows.split) and counts the holdout one
         published = materialize(instance, home, sim, RESULT_STAGES, SNAPSHOT)
         out = home / "data" / "publish" / SNAPSHOT
-        # the ledger names the public dead row (from dead_rows.split) and counts the holdout one
         ledger = json.loads((out / "exclusions.json").read_text())
         dead = [e for e in ledger["exclusions"] if e["reason_code"] == "dead_golden_row"]
         evidence = " ".join(e["evidence"] for e in dead)

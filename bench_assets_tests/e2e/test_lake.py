@@ -120,29 +120,18 @@ def test_a_snapshot_on_the_parquet_data_path_publishes_the_same_leaderboard(tmp_
     assert {t: lake_view.query_df(f"SELECT count(*) AS n FROM {t}")["n"][0] for t in LAKE_TABLES} == counts(single)
     assert min(counts(single).values()) > 0
 
-
-@pytest.mark.slow
-def test_a_vendor_partition_re_run_on_a_fresh_machine_reuses_the_lake(tmp_path, simulator, sim_logs):
-    """A re-run on a machine without the partition's local archive restores it from the lake: nothing is paid twice."""
-    home = make_home(tmp_path / "home", ["exa"], rows_per_stratum=6)
-    resources = lake_resources(home, simulator.base_url, str(tmp_path / "lake"))
+    # A re-run on a machine without the partition's local archive restores it from the lake: nothing is
+    # paid twice, and it scores the same rows the same way. (The snapshot is a simulated draft preview,
+    # so its partitions may still be re-run after the publication above.)
+    scores = "SELECT * FROM row_scores ORDER BY vendor, row_id"
+    before = lake_view.query_df(scores)
+    shutil.rmtree(lake_home / "data" / "warehouse" / "partitions")  # the new machine has no local archive
     with dg.instance_for_test() as instance:
         register_partitions(instance, [SNAPSHOT])
-        assert dg.materialize(
-            assets(*GOLDEN_STAGES), instance=instance, partition_key=SNAPSHOT, resources=resources
-        ).success
-        assert dg.materialize(
-            assets(*VENDOR_STAGES), instance=instance, partition_key=vendor_key("exa"), resources=resources
-        ).success
-        paid = len(sim_logs.billing())
-        assert paid > 0
-        before = resources["duckdb"].warehouse().query_df("SELECT * FROM row_scores ORDER BY row_id")
-        shutil.rmtree(home / "data" / "warehouse" / "partitions")  # the new machine has no local archive
         assert dg.materialize(
             assets(*VENDOR_STAGES), instance=instance, partition_key=vendor_key("exa"), resources=resources
         ).success
         meta = instance.get_latest_materialization_event(dg.AssetKey("vendor_responses")).asset_materialization.metadata
         assert meta["sent_this_run"].value == 0 and meta["reused_from_archive"].value > 0
-    assert len(sim_logs.billing()) == paid
-    after = resources["duckdb"].warehouse().query_df("SELECT * FROM row_scores ORDER BY row_id")
-    pd.testing.assert_frame_equal(before, after)
+    assert paid_once > 0 and len(sim_logs.billing()) == paid_once
+    pd.testing.assert_frame_equal(before, resources["duckdb"].warehouse().query_df(scores))

@@ -7,6 +7,9 @@
   snapshots keep working, their sentinel schedule included; a published snapshot is refused;
 - `bench review send` exits 0 once the packets are written (the review gate is closed that day by
   design: it is shown, not returned as a failure).
+
+The last two are shown on the snapshot the removal kept: one home with its golden stages and
+vendor partitions serves all three claims.
 """
 
 from __future__ import annotations
@@ -30,12 +33,10 @@ from bench_assets.storage.warehouse import Warehouse
 from bench_assets_tests.e2e.test_bad_input import fingerprint
 from bench_assets_tests.helpers import (
     GOLDEN_STAGES,
-    RESULT_STAGES,
     SNAPSHOT,
     VENDOR_STAGES,
     make_home,
     materialize,
-    register_partitions,
     resources,
     unwrapped,
     vendor_key,
@@ -147,7 +148,9 @@ def probe_requests(home: Path, simulator, instance) -> list[str]:
     return sorted(r.partition_key for r in schedule.evaluate_tick(context).run_requests or [])
 
 
-def test_removing_a_snapshot_leaves_the_others_working(two_snapshots, simulator, capsys):
+def test_removing_a_snapshot_leaves_the_others_working_and_never_takes_a_published_one(
+    two_snapshots, simulator, monkeypatch, capsys
+):
     home, instance = two_snapshots
     assert probe_requests(home, simulator, instance) == [SNAPSHOT, OTHER]
     kept = rows_of(home, SNAPSHOT)
@@ -176,46 +179,24 @@ def test_removing_a_snapshot_leaves_the_others_working(two_snapshots, simulator,
     assert cli.main(["snapshot", "remove", OTHER]) == 2
     assert f"no snapshot '{OTHER}' in this home" in capsys.readouterr().err
 
-
-def test_a_published_snapshot_is_never_removed(tmp_path, simulator, monkeypatch, capsys):
-    # one published snapshot is all the refusal needs (what removal leaves of the others is the test above's)
-    home = make_home(tmp_path / "home", ["serper"], rows_per_stratum=5)
-    monkeypatch.setenv("BENCH_HOME", str(home))
-    monkeypatch.delenv("BENCH_SIMULATOR_URL", raising=False)
-    (tmp_path / "dagster").mkdir()
-    with dg.instance_for_test(temp_dir=str(tmp_path / "dagster")) as instance:  # sets $DAGSTER_HOME for the CLI
-        assert cli.main(["snapshot", "add", SNAPSHOT]) == 0
-        materialize(instance, home, simulator.base_url, GOLDEN_STAGES, SNAPSHOT)
-        materialize(instance, home, simulator.base_url, VENDOR_STAGES, vendor_key("serper"))
-        materialize(instance, home, simulator.base_url, RESULT_STAGES, SNAPSHOT)
-        warehouse = Warehouse(home / "data" / "warehouse" / "bench.duckdb")
-        set_status(warehouse, SNAPSHOT, PUBLISHED, "published for this test")
-        before = fingerprint(home)
-        capsys.readouterr()  # what the materializations above logged
-        assert cli.main(["snapshot", "remove", SNAPSHOT]) == 1
-        err = unwrapped(capsys.readouterr().err)
-        assert f"snapshot {SNAPSHOT} is published and immutable, so it is kept as it is" in err
-        assert "Traceback" not in err and len(err.strip().splitlines()) == 1
-        assert fingerprint(home) == before
-        assert (home / "data" / "snapshots" / SNAPSHOT / "manifest.yaml").exists()
-        assert instance.has_dynamic_partition("snapshots", SNAPSHOT)
-
-
-# ##### bench review send
-
-
-def test_review_send_exits_0_once_the_packets_are_written(tmp_path, simulator, monkeypatch, capsys):
-    home = make_home(tmp_path / "home", ["serper"], rows_per_stratum=5)
-    monkeypatch.setenv("BENCH_HOME", str(home))
-    (tmp_path / "dagster").mkdir()
-    with dg.instance_for_test(temp_dir=str(tmp_path / "dagster")) as instance:
-        register_partitions(instance, [SNAPSHOT])
-        materialize(instance, home, simulator.base_url, GOLDEN_STAGES, SNAPSHOT)
-        materialize(instance, home, simulator.base_url, VENDOR_STAGES, vendor_key("serper"))
-        materialize(instance, home, simulator.base_url, ("vendor_leaderboard",), SNAPSHOT)
-        monkeypatch.setenv("BENCH_SIMULATOR_URL", simulator.base_url)
-        assert cli.main(["review", "send", SNAPSHOT]) == 0
-        out = capsys.readouterr().out
-        assert f"{SNAPSHOT}: frozen" in out and "serper" in out  # the gate shown: closed, as it is that day
-        assert cli.main(["review", "status", SNAPSHOT]) == 1  # status still says the gate is closed
+    # ##### bench review send, then a published snapshot (the one kept above) is never removed
+    # `bench review send` exits 0 once the packets are written: the gate, closed that day, is shown
+    materialize(instance, home, simulator.base_url, ("vendor_leaderboard",), SNAPSHOT)
+    monkeypatch.setenv("BENCH_SIMULATOR_URL", simulator.base_url)
+    capsys.readouterr()  # what the materialization above logged
+    assert cli.main(["review", "send", SNAPSHOT]) == 0
+    out = capsys.readouterr().out
+    assert f"{SNAPSHOT}: frozen" in out and "serper" in out  # the gate shown: closed, as it is that day
+    assert cli.main(["review", "status", SNAPSHOT]) == 1  # status still says the gate is closed
     assert (home / "data" / "private" / "review" / SNAPSHOT).is_dir()
+
+    set_status(Warehouse(home / "data" / "warehouse" / "bench.duckdb"), SNAPSHOT, PUBLISHED, "published for this test")
+    before = fingerprint(home)
+    capsys.readouterr()
+    assert cli.main(["snapshot", "remove", SNAPSHOT]) == 1
+    err = unwrapped(capsys.readouterr().err)
+    assert f"snapshot {SNAPSHOT} is published and immutable, so it is kept as it is" in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert fingerprint(home) == before
+    assert (home / "data" / "snapshots" / SNAPSHOT / "manifest.yaml").exists()
+    assert instance.has_dynamic_partition("snapshots", SNAPSHOT)
