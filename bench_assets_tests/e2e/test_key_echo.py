@@ -31,10 +31,9 @@ import yaml
 
 from bench_assets.cli.main import main
 from bench_assets.defs.resources import vendor_keys_from_env
-from bench_assets.defs.review import FREEZE_CONFIG
 from bench_assets.fetch.preflight import DEFAULT_QUERY
 from bench_assets.split.leaks import parquet_readings
-from bench_assets_tests.e2e.test_secrets import all_text_in_duckdb, date_packets_back
+from bench_assets_tests.e2e.test_secrets import all_text_in_duckdb, send_packets_dated_back
 from bench_assets_tests.helpers import (
     GOLDEN_STAGES,
     SNAPSHOT,
@@ -165,16 +164,7 @@ def test_a_key_echoed_by_the_vendor_in_its_wire_form_reaches_no_store_log_or_pub
         assert dg.materialize(
             assets(*VENDOR_STAGES), instance=instance, partition_key=vendor_key("serpapi"), resources=resources
         ).success
-        assert dg.materialize(
-            assets("vendor_leaderboard", "review_packets"),
-            instance=instance,
-            partition_key=SNAPSHOT,
-            resources=resources,
-            run_config=FREEZE_CONFIG,
-        ).success
-        date_packets_back(
-            home / "data" / "warehouse" / "bench.duckdb", SNAPSHOT, data.get("review", {}).get("business_days", 10)
-        )
+        send_packets_dated_back(instance, resources, home, data)
         assert dg.materialize(
             assets("published_snapshot"), instance=instance, partition_key=SNAPSHOT, resources=resources
         ).success

@@ -66,6 +66,7 @@ from bench_assets_tests.helpers import (
     make_home,
     register_partitions,
     vendor_key,
+    warehouse_rows,
 )
 from bench_assets_tests.helpers import resources as bench_resources
 
@@ -148,6 +149,20 @@ def all_text_in_duckdb(path: Path) -> str:
         return "\n".join(chunks)
     finally:
         con.close()
+
+
+def send_packets_dated_back(instance, resources: dict, home: Path, manifest: dict) -> date:
+    """Send the snapshot's review packets (it freezes), then date them back past the review period
+    the manifest sets, as if sent then: what a live snapshot needs before it may publish."""
+    assert dg.materialize(
+        assets("vendor_leaderboard", "review_packets"),
+        instance=instance,
+        partition_key=SNAPSHOT,
+        resources=resources,
+        run_config=FREEZE_CONFIG,
+    ).success
+    business_days = manifest.get("review", {}).get("business_days", 10)
+    return date_packets_back(home / "data" / "warehouse" / "bench.duckdb", SNAPSHOT, business_days)
 
 
 def date_packets_back(warehouse_file: Path, snapshot_id: str, business_days: int) -> date:
@@ -288,16 +303,7 @@ def live_run(tmp_path_factory, keyed_simulator) -> LiveRun:
                     assets(*VENDOR_STAGES), instance=instance, partition_key=vendor_key(vendor), resources=resources
                 ).success
             # The review packets go out (the snapshot freezes), and are dated back past the review period.
-            assert dg.materialize(
-                assets("vendor_leaderboard", "review_packets"),
-                instance=instance,
-                partition_key=SNAPSHOT,
-                resources=resources,
-                run_config=FREEZE_CONFIG,
-            ).success
-            sent_on = date_packets_back(
-                home / "data" / "warehouse" / "bench.duckdb", SNAPSHOT, data.get("review", {}).get("business_days", 10)
-            )
+            sent_on = send_packets_dated_back(instance, resources, home, data)
             assert dg.materialize(
                 assets("published_snapshot"), instance=instance, partition_key=SNAPSHOT, resources=resources
             ).success
@@ -347,17 +353,11 @@ def test_live_keys_never_reach_storage_logs_or_published_files(live_run):
     assert len(published_files) > 20
 
     warehouse = home / "data" / "warehouse"
-    con = duckdb.connect(str(warehouse / "bench.duckdb"), read_only=True)
-    try:
-        ok = con.execute(
-            "SELECT vendor, capability, count(*) FROM raw_responses WHERE http_status = 200 AND final GROUP BY 1, 2"
-        ).fetchall()
-        redacted = con.execute("SELECT count(*) FROM raw_responses WHERE request_json LIKE '%<redacted>%'").fetchone()[
-            0
-        ]
-        status = con.execute("SELECT status FROM snapshots WHERE snapshot_id = ?", [SNAPSHOT]).fetchone()[0]
-    finally:
-        con.close()
+    ok = warehouse_rows(
+        home, "SELECT vendor, capability, count(*) FROM raw_responses WHERE http_status = 200 AND final GROUP BY 1, 2"
+    )
+    [(redacted,)] = warehouse_rows(home, "SELECT count(*) FROM raw_responses WHERE request_json LIKE '%<redacted>%'")
+    [(status,)] = warehouse_rows(home, "SELECT status FROM snapshots WHERE snapshot_id = ?", [SNAPSHOT])
     # the keys worked: every vendor answered on every endpoint it has (Jina's Reader included)
     answered = {(v, c) for v, c, n in ok if n > 0}
     assert answered == {(v, c) for v in KEYS for c in data["vendors"][v]["endpoints"]}
@@ -393,13 +393,7 @@ def test_the_estimate_made_before_the_run_is_what_the_simulated_vendors_bill(liv
     assert live_run.billed_before_the_run == []  # the estimate called nothing
     by_vendor = {e["vendor"]: e for e in estimate["vendors"]}
     assert set(by_vendor) == set(VENDORS) and estimate["decoy_calls"]  # decoys are estimated too
-    con = duckdb.connect(str(home / "data" / "warehouse" / "bench.duckdb"), read_only=True)
-    try:
-        sent = con.execute(
-            "SELECT vendor, capability, count(*) FROM raw_responses WHERE final GROUP BY 1, 2"
-        ).fetchall()
-    finally:
-        con.close()
+    sent = warehouse_rows(home, "SELECT vendor, capability, count(*) FROM raw_responses WHERE final GROUP BY 1, 2")
     calls: dict[str, dict[str, int]] = defaultdict(dict)
     for vendor, capability, n in sent:
         calls[vendor][capability] = n
