@@ -7,6 +7,7 @@ import importlib
 import json
 import os
 import re
+from contextlib import contextmanager
 from pathlib import Path
 
 import dagster as dg
@@ -17,6 +18,7 @@ import yaml
 from bench_assets.adapters import available_adapters
 from bench_assets.defs.partitions import register_snapshot_partitions
 from bench_assets.defs.resources import BenchPaths, VendorGateway, VendorKeys, WarehouseResource
+from bench_assets.storage.warehouse import TABLES
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"  # recorded vendor bodies, R reference cases
@@ -229,3 +231,43 @@ def page_types(out: Path) -> dict[str, str]:
         rel = path.relative_to(out).as_posix()
         found.setdefault(page_kind(rel, task_types), rel)
     return found
+
+
+# ##### BAD INPUT: the warehouse's digest, a manifest edited for one test, a failed step's message
+
+
+def fingerprint(home: Path) -> dict[str, str]:
+    """A digest of every table of the warehouse and every partition archive, row by row."""
+    warehouse = home / "data" / "warehouse" / "bench.duckdb"
+    out = {}
+    for path in [warehouse, *sorted((warehouse.parent / "partitions").rglob("*.duckdb"))]:
+        con = duckdb.connect(str(path), read_only=True)
+        try:
+            present = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+            for table in sorted(present & set(TABLES)):
+                rows = con.execute(f"SELECT * FROM {table} ORDER BY ALL").fetchall()
+                out[f"{path.name}:{table}"] = hashlib.sha256(repr(rows).encode()).hexdigest() + f" ({len(rows)} rows)"
+        finally:
+            con.close()
+    return out
+
+
+@contextmanager
+def manifest_edited(home: Path, edit=None, text: str | None = None):
+    path = home / "data" / "snapshots" / SNAPSHOT / "manifest.yaml"
+    original = path.read_text()
+    if text is None:
+        data = yaml.safe_load(original)
+        edit(data)
+        text = yaml.safe_dump(data, sort_keys=False)
+    path.write_text(text)
+    try:
+        yield path
+    finally:
+        path.write_text(original)
+
+
+def failure_text(result) -> str:
+    failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
+    data = failure.event_specific_data
+    return (data.user_failure_data.description if data.user_failure_data else None) or data.error.message

@@ -9,25 +9,24 @@ partition archive, is compared with what it held before.
 
 from __future__ import annotations
 
-import hashlib
 import json
-from contextlib import contextmanager
 from pathlib import Path
 
 import dagster as dg
-import duckdb
 import pytest
 import yaml
 
 from bench_assets.cli import main as cli
 from bench_assets.errors import BenchInputError
 from bench_assets.simulator.server import start_simulator
-from bench_assets.storage.warehouse import TABLES
 from bench_assets_tests.helpers import (
     GOLDEN_STAGES,
     SNAPSHOT,
     VENDOR_STAGES,
+    failure_text,
+    fingerprint,
     make_home,
+    manifest_edited,
     materialize,
     register_partitions,
     unwrapped,
@@ -35,22 +34,6 @@ from bench_assets_tests.helpers import (
 )
 
 VENDOR = "brave"
-
-
-def fingerprint(home: Path) -> dict[str, str]:
-    """A digest of every table of the warehouse and every partition archive, row by row."""
-    warehouse = home / "data" / "warehouse" / "bench.duckdb"
-    out = {}
-    for path in [warehouse, *sorted((warehouse.parent / "partitions").rglob("*.duckdb"))]:
-        con = duckdb.connect(str(path), read_only=True)
-        try:
-            present = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
-            for table in sorted(present & set(TABLES)):
-                rows = con.execute(f"SELECT * FROM {table} ORDER BY ALL").fetchall()
-                out[f"{path.name}:{table}"] = hashlib.sha256(repr(rows).encode()).hexdigest() + f" ({len(rows)} rows)"
-        finally:
-            con.close()
-    return out
 
 
 @pytest.fixture(scope="module")
@@ -65,27 +48,6 @@ def populated(tmp_path_factory, simulator):
         before = fingerprint(home)
         assert any("raw_responses" in k for k in before) and all(not v.startswith("(0") for v in before.values())
         yield home, instance, before
-
-
-@contextmanager
-def manifest_edited(home: Path, edit=None, text: str | None = None):
-    path = home / "data" / "snapshots" / SNAPSHOT / "manifest.yaml"
-    original = path.read_text()
-    if text is None:
-        data = yaml.safe_load(original)
-        edit(data)
-        text = yaml.safe_dump(data, sort_keys=False)
-    path.write_text(text)
-    try:
-        yield path
-    finally:
-        path.write_text(original)
-
-
-def failure_text(result) -> str:
-    failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
-    data = failure.event_specific_data
-    return (data.user_failure_data.description if data.user_failure_data else None) or data.error.message
 
 
 # ##### MANIFEST AND GOLDEN FILE, THROUGH DAGSTER

@@ -30,11 +30,11 @@ from bench_assets.simulator.app import sim_key, simulated_url
 from bench_assets.storage.lifecycle import PUBLISHED, set_status
 from bench_assets.storage.removal import SNAPSHOT_TABLES
 from bench_assets.storage.warehouse import Warehouse
-from bench_assets_tests.e2e.test_bad_input import fingerprint
 from bench_assets_tests.helpers import (
     GOLDEN_STAGES,
     SNAPSHOT,
     VENDOR_STAGES,
+    fingerprint,
     make_home,
     materialize,
     resources,

@@ -23,12 +23,14 @@ import yaml
 from bench_assets.adapters.exa import ExaAdapter
 from bench_assets.cli import main as cli
 from bench_assets.fetch.classify import UNPRICED_UNIT_STOP
-from bench_assets_tests.e2e.test_bad_input import failure_text, fingerprint, manifest_edited
 from bench_assets_tests.helpers import (
     GOLDEN_STAGES,
     SNAPSHOT,
     VENDOR_STAGES,
+    failure_text,
+    fingerprint,
     make_home,
+    manifest_edited,
     materialize,
     register_partitions,
     vendor_key,
