@@ -21,7 +21,11 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def machine() -> dict[str, Any]:
-    """The machine and load a figure was measured under (a shared machine's load changes figures)."""
+    """The machine and load a figure was measured under (a shared machine's load changes figures),
+    and how fast it is this hour (`yardstick.measure_in_child`: a fixed piece of work's CPU seconds;
+    the machine's speed changes figures too)."""
+    from benchmarks.yardstick import measure_in_child
+
     versions = {}
     for name in ("duckdb", "dagster", "httpx", "ranx", "numba", "lifelines", "pandas", "numpy"):
         try:
@@ -34,6 +38,7 @@ def machine() -> dict[str, Any]:
         "platform": platform.platform(),
         "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
         "versions": versions,
+        "yardstick": measure_in_child(),
     }
 
 

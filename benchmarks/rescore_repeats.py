@@ -63,9 +63,9 @@ def main() -> None:
     figures = {
         "rows": rows,
         "fastest_wall_seconds": min(walls),
-        "median_wall_seconds": statistics.median(walls),
+        "median_wall_seconds": round(statistics.median(walls), 2),
         "slowest_wall_seconds": max(walls),
-        "median_cpu_seconds": statistics.median(r["cpu_seconds"] for r in runs),
+        "median_cpu_seconds": round(statistics.median(r["cpu_seconds"] for r in runs), 2),
         "peak_tree_pss_mib": max(r["peak_tree_pss_mib"] for r in runs),
     }
     print(figures)

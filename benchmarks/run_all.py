@@ -120,16 +120,20 @@ def summary() -> str:
         path = RESULTS / f"{name}.json"
         return json.loads(path.read_text()) if path.exists() else None
 
-    lines = ["| benchmark | figure | target | met | load avg |", "| --- | --- | --- | --- | --- |"]
+    lines = [
+        "| benchmark | figure | target | met | load avg | yardstick |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
 
     def row(name: str, figure: str, target: str) -> None:
         r = load(name)
         if r is None:
             return
         load_avg = r["machine"]["load_average_at_start"][0]
+        yardstick = (r["machine"].get("yardstick") or {}).get("seconds", "—")  # older results have none
         lines.append(
             f"| {name} | {figure.format_map(_Figures(r['figures']))} | {target} | "
-            f"{'yes' if r.get('passed') else 'no'} | {load_avg} |"
+            f"{'yes' if r.get('passed') else 'no'} | {load_avg} | {yardstick} |"
         )
 
     row(

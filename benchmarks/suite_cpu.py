@@ -23,6 +23,7 @@ import sys
 import time
 
 from benchmarks.common import machine, write_result
+from benchmarks.yardstick import measure_in_child
 
 PR_SET_CHILD_SUBREAPER = 36
 MAKE_TEST = [".venv/bin/pytest", "-q", "-n", "4"]  # run from a checkout's root, as make test
@@ -51,31 +52,39 @@ def main(argv: list[str] | None = None) -> int:
     command = args.command or MAKE_TEST
     if ctypes.CDLL(None).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
         raise SystemExit("suite_cpu: could not become a child subreaper (Linux only)")
-    at_start = machine()
+    at_start = machine()  # its yardstick runs in a child: counted from here, not in the tree's CPU
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
     returncode = subprocess.call(command)
     wall = time.monotonic() - started
     all_reaped = reap_all(args.grace)
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    user, system = usage.ru_utime - before.ru_utime, usage.ru_stime - before.ru_stime
     result = {
         "run": " ".join(command),
         "returncode": returncode,
         "wall_s": round(wall, 1),
-        "tree_cpu_user_s": round(usage.ru_utime, 1),
-        "tree_cpu_system_s": round(usage.ru_stime, 1),
-        "tree_cpu_s": round(usage.ru_utime + usage.ru_stime, 1),
+        "tree_cpu_user_s": round(user, 1),
+        "tree_cpu_system_s": round(system, 1),
+        "tree_cpu_s": round(user + system, 1),
         "every_descendant_reaped": all_reaped,
         "machine": at_start,
+        "yardstick_at_end": measure_in_child(),  # the machine's speed may move during a long run
     }
     path = write_result(f"suite_cpu_{args.label}", result)
     print(
         f"{result['run']}: exit {returncode}, wall {result['wall_s']} s, tree CPU {result['tree_cpu_user_s']} user + "
         f"{result['tree_cpu_system_s']} sys = {result['tree_cpu_s']} s"
         + ("" if all_reaped else f" (some descendants outlived {args.grace:.0f} s: not counted)")
+        + f"; yardstick {_seconds(at_start['yardstick'])} s at the start, {_seconds(result['yardstick_at_end'])} s at the end"
         + f"\n  -> {path}",
         file=sys.stderr,
     )
     return returncode
+
+
+def _seconds(yardstick: dict | None) -> str:
+    return str(yardstick["seconds"]) if yardstick else "—"
 
 
 if __name__ == "__main__":
