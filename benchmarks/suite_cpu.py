@@ -60,6 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     all_reaped = reap_all(args.grace)
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     user, system = usage.ru_utime - before.ru_utime, usage.ru_stime - before.ru_stime
+    at_end = measure_in_child()  # after the tree's CPU is read; the machine's speed may move during a long run
     result = {
         "run": " ".join(command),
         "returncode": returncode,
@@ -69,14 +70,14 @@ def main(argv: list[str] | None = None) -> int:
         "tree_cpu_s": round(user + system, 1),
         "every_descendant_reaped": all_reaped,
         "machine": at_start,
-        "yardstick_at_end": measure_in_child(),  # the machine's speed may move during a long run
+        "yardstick_at_end": at_end,
     }
     path = write_result(f"suite_cpu_{args.label}", result)
     print(
         f"{result['run']}: exit {returncode}, wall {result['wall_s']} s, tree CPU {result['tree_cpu_user_s']} user + "
         f"{result['tree_cpu_system_s']} sys = {result['tree_cpu_s']} s"
         + ("" if all_reaped else f" (some descendants outlived {args.grace:.0f} s: not counted)")
-        + f"; yardstick {_seconds(at_start['yardstick'])} s at the start, {_seconds(result['yardstick_at_end'])} s at the end"
+        + f"; yardstick {_seconds(at_start['yardstick'])} s at the start, {_seconds(at_end)} s at the end"
         + f"\n  -> {path}",
         file=sys.stderr,
     )

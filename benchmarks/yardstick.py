@@ -77,10 +77,11 @@ def duckdb_aggregate(rows: int = 20_000_000) -> int:
     con = duckdb.connect()
     con.execute("SET threads = 1")
     try:
-        return con.execute(
+        (groups,) = con.execute(
             f"SELECT count(*) FROM (SELECT i % 9973 AS k, sum(i * 7 % 101) AS s, count(DISTINCT i % 777) AS d "
             f"FROM range({rows}) t(i) GROUP BY k)"
-        ).fetchone()[0]
+        ).fetchall()[0]
+        return int(groups)
     finally:
         con.close()
 
