@@ -1,6 +1,7 @@
 """Run the benchmarks; each writes benchmarks/results/<name>.json and prints its figures.
 
     python -m benchmarks.run_all fetch      # throughput against a 20 req/s limit, 50 ms latency, concurrency 8
+    python -m benchmarks.run_all stack      # a fetch's client CPU per request: the engine, its HTTP stack, aiohttp alone
     python -m benchmarks.run_all parallel   # all 12 vendor partitions at once vs the slowest n / rate
     python -m benchmarks.run_all scoring    # hit@k over 1,000,000 result rows vs ranx
     python -m benchmarks.run_all km         # Kaplan–Meier at 100,000 probes vs lifelines
@@ -31,6 +32,12 @@ def run_fetch(args) -> dict:
     from benchmarks.fetch_bench import throughput
 
     return throughput(n=args.requests)
+
+
+def run_stack(args) -> dict:
+    from benchmarks.fetch_bench import http_stack
+
+    return http_stack()
 
 
 def run_parallel(args) -> dict:
@@ -96,6 +103,7 @@ def reproduce_name(args) -> str:
 
 BENCHMARKS = {
     "fetch": ("fetch_throughput", run_fetch),
+    "stack": ("fetch_http_stack", run_stack),
     "parallel": ("parallel_vendors", run_parallel),
     "scoring": ("scoring_1m", run_scoring),
     "km": ("kaplan_meier_100k", run_km),
@@ -141,6 +149,12 @@ def summary() -> str:
         "{achieved_per_second} req/s = {share_of_limit} of the 20 req/s limit; "
         "{client_cpu_ms_per_request} ms CPU per request; {rate_limited_by_simulator} rate-limited",
         "≥ 0.9 of the limit",
+    )
+    row(
+        "fetch_http_stack",
+        "client CPU per request: the fetch engine {engine_cpu_ms_per_request} ms, its HTTP stack alone (httpx on "
+        "aiohttp) {httpx_on_aiohttp_cpu_ms_per_request} ms, aiohttp alone {aiohttp_cpu_ms_per_request} ms",
+        "—",
     )
     row(
         "parallel_vendors",
