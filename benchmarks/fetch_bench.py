@@ -70,9 +70,9 @@ def _items(vendor: str, rows_per_stratum: int = 42) -> list[FetchItem]:
 
 
 def _latency_percentiles(archive: PartitionArchive) -> dict[str, float]:
-    row = archive.con.execute(
+    (row,) = archive.con.execute(
         "SELECT quantile_cont(latency_ms, 0.5), quantile_cont(latency_ms, 0.95) FROM raw_responses"
-    ).fetchone()
+    ).fetchall()
     return {"p50_ms": round(row[0], 1), "p95_ms": round(row[1], 1)}
 
 
@@ -146,7 +146,7 @@ def _vendor_worker(vendor: str, sim_url: str, barrier, results) -> None:
         started = time.time()
         stats = asyncio.run(fetch_partition(adapter, items, settings, archive))
         finished = time.time()
-        n_429 = archive.con.execute("SELECT count(*) FROM raw_responses WHERE http_status = 429").fetchone()[0]
+        (n_429,) = archive.con.execute("SELECT count(*) FROM raw_responses WHERE http_status = 429").fetchall()[0]
         archive.close()
     by_cap: dict[str, int] = {}
     for item in items:

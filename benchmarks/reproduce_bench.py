@@ -40,7 +40,7 @@ def bundle_sizes(folder: Path) -> dict[str, Any]:
     try:
         import duckdb
 
-        finals = duckdb.sql(f"SELECT count(*) FROM '{evidence}/attempts/*.parquet' WHERE final").fetchone()[0]
+        (finals,) = duckdb.sql(f"SELECT count(*) FROM '{evidence}/attempts/*.parquet' WHERE final").fetchall()[0]
     except Exception:  # a folder without attempts: no finals
         finals = 0
     total = _bytes(list(evidence.rglob("*")))

@@ -81,7 +81,7 @@ def _clear_caches() -> None:
 # the fixture's own archive holds only answered 200s, so these are what exercise classification,
 # spend and retries on real bodies. Each is (offset, http_status or None, headers, body, transport error).
 CHALLENGE = "<!DOCTYPE html><html><head><title>Just a moment...</title></head><body>cf-chl captcha</body></html>"
-PLANTED_FAILURES = (
+PLANTED_FAILURES: tuple[tuple[int, int | None, dict[str, str], str | None, str | None], ...] = (
     (0, 429, {"retry-after": "1"}, '{"error": {"code": "RATE_LIMITED", "message": "slow down"}}', None),
     (1, 500, {}, "Internal Server Error", None),
     (2, None, {}, None, "timeout: read timed out after 20 s"),

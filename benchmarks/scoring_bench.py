@@ -84,7 +84,7 @@ def generate(path: Path, n_queries: int = 100_000, per_query: int = 10, seed: in
     con.execute("SET enable_progress_bar = false")
     con.execute("CREATE TABLE response_results AS SELECT * FROM results")
     con.execute("CREATE TABLE golden AS SELECT * FROM golden")
-    distinct = con.execute("SELECT count(DISTINCT url) FROM response_results").fetchone()[0]
+    (distinct,) = con.execute("SELECT count(DISTINCT url) FROM response_results").fetchall()[0]
     con.close()
     return {
         "result_rows": len(results),
