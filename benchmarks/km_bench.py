@@ -7,11 +7,12 @@ that found the page (observed) or the last probe so far (censored), so durations
 
 from __future__ import annotations
 
-import time
 import warnings
 from typing import Any
 
 import numpy as np
+
+from benchmarks.common import best_of
 
 
 def probes(n: int, seed: int = 11) -> tuple[np.ndarray, np.ndarray]:
@@ -23,15 +24,6 @@ def probes(n: int, seed: int = 11) -> tuple[np.ndarray, np.ndarray]:
     return durations, observed
 
 
-def _best(fn, repeats: int) -> tuple[float, Any]:
-    best, value = float("inf"), None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        value = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, value
-
-
 def kaplan_meier(n: int = 100_000, repeats: int = 5) -> dict[str, Any]:
     from lifelines import KaplanMeierFitter
 
@@ -40,8 +32,8 @@ def kaplan_meier(n: int = 100_000, repeats: int = 5) -> dict[str, Any]:
     durations, observed = probes(n)
     censored_at = np.minimum(durations, DEFAULT_CENSOR_AT_HOURS)
     events = observed & (durations <= DEFAULT_CENSOR_AT_HOURS)
-    ours_median_s, median = _best(lambda: km_median(durations, observed), repeats)
-    ours_curve_s, curve = _best(lambda: km_estimate(durations, observed), repeats)
+    ours_median_s, median = best_of(lambda: km_median(durations, observed), repeats)
+    ours_curve_s, curve = best_of(lambda: km_estimate(durations, observed), repeats)
 
     def lifelines_fit():
         with warnings.catch_warnings():
@@ -49,7 +41,7 @@ def kaplan_meier(n: int = 100_000, repeats: int = 5) -> dict[str, Any]:
             fitter = KaplanMeierFitter().fit(censored_at, events)
             return fitter, fitter.median_survival_time_
 
-    km_ll_s, (fitter, ll_median) = _best(lifelines_fit, repeats)
+    km_ll_s, (fitter, ll_median) = best_of(lifelines_fit, repeats)
     ll_at = fitter.survival_function_at_times(np.array(curve.times)).to_numpy()
     max_diff = float(np.max(np.abs(ll_at - np.array(curve.survival))))
     return {

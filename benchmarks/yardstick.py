@@ -29,6 +29,8 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
+from benchmarks.common import best_of
+
 REPEATS = 3
 
 
@@ -97,15 +99,6 @@ def pandas_groupby(rows: int = 1_000_000) -> int:
     return len(grouped)
 
 
-def _best_cpu(work: Callable[[], Any], repeats: int) -> tuple[float, Any]:
-    best, answer = float("inf"), None
-    for _ in range(repeats):
-        started = time.process_time()
-        answer = work()
-        best = min(best, time.process_time() - started)
-    return best, answer
-
-
 def measure(repeats: int = REPEATS) -> dict[str, Any]:
     """The yardstick: each part's best CPU seconds over `repeats` runs, their sum, and each part's
     answer (which proves the work was the same work)."""
@@ -121,7 +114,7 @@ def measure(repeats: int = REPEATS) -> dict[str, Any]:
     }
     seconds, answers = {}, {}
     for name, work in parts.items():
-        seconds[name], answers[name] = _best_cpu(work, repeats)
+        seconds[name], answers[name] = best_of(work, repeats, time.process_time)
     return {
         "seconds": round(sum(seconds.values()), 3),
         "parts_seconds": {k: round(v, 3) for k, v in seconds.items()},
@@ -142,7 +135,9 @@ def measure_in_child(repeats: int = REPEATS) -> dict[str, Any] | None:
             check=True,
         )
         return json.loads(out.stdout)
-    except (OSError, subprocess.SubprocessError, ValueError):
+    except (OSError, subprocess.SubprocessError, ValueError) as exc:  # the result records none, and says why here
+        detail = getattr(exc, "stderr", None) or exc
+        print(f"yardstick: not taken ({str(detail).strip()[-300:]})", file=sys.stderr)
         return None
 
 
