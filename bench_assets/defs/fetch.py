@@ -79,13 +79,14 @@ def vendor_responses(
     if done.stats.unpriced_units:  # stopped: the archive keeps every attempt, the warehouse is not touched
         raise unpriced_unit_error(paths.manifest_path(snapshot_id), vendor, done.stats)
     rows = done.rows  # the archive, copied into the warehouse under the partition's lease
-    versions = record_fetch_versions(warehouse, manifest, vendor, paths.home, paths.private, done.stats.sent)
+    with warehouse.session():  # the run's record and the completeness check's read at one opening of the file
+        versions = record_fetch_versions(warehouse, manifest, vendor, paths.home, paths.private, done.stats.sent)
+        finals = warehouse.query_df(
+            "SELECT query_id, capability, attempt, http_status, transport_error FROM raw_responses "
+            "WHERE snapshot_id = ? AND vendor = ? AND final",
+            [snapshot_id, vendor],
+        )
     stats = done.stats
-    finals = warehouse.query_df(
-        "SELECT query_id, capability, attempt, http_status, transport_error FROM raw_responses "
-        "WHERE snapshot_id = ? AND vendor = ? AND final",
-        [snapshot_id, vendor],
-    )
     completeness = fetch_completeness({(i.query_id, i.capability) for i in done.items}, finals)
     return dg.MaterializeResult(
         check_results=[check_result(FETCH_CHECK, completeness)],

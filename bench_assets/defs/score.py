@@ -54,11 +54,12 @@ def vendor_scores(
             check_results=[check_result(SCORES_CHECK, Finding(True, "vendor not configured: nothing to score"))],
         )
     scores, results = score_vendor_partition(warehouse, manifest, vendor)
-    warehouse.replace_rows("row_scores", scores, where)
-    warehouse.replace_rows("response_results", results, where)
+    with warehouse.session():  # the writes and the completeness check's read at one opening of the file
+        warehouse.replace_rows("row_scores", scores, where)
+        warehouse.replace_rows("response_results", results, where)
+        golden = warehouse.rows("golden_rows", snapshot_id, columns=["row_id"])["row_id"]
     supported = scores[scores["response_class"] != "unsupported"]
     answers = supported.loc[supported["task_type"] == "answer", "answer_score"].astype(float)
-    golden = warehouse.rows("golden_rows", snapshot_id, columns=["row_id"])["row_id"]
     return dg.MaterializeResult(
         check_results=[check_result(SCORES_CHECK, scores_completeness(golden, scores))],
         metadata={

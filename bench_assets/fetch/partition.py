@@ -99,11 +99,12 @@ def fetch_vendor_partition(
     archive that a failed write left unusable is cleared first (`PartitionArchive`), and one that
     lacks attempts the warehouse holds (lost, cleared) takes them back before anything is sent."""
     snapshot_id = manifest.snapshot_id
-    require_verified(warehouse, snapshot_id)
     spec = manifest.vendors[vendor]
     adapter = get_adapter(spec.adapter)
-    rows = load_golden_rows(warehouse, snapshot_id)
-    split = warehouse.split(snapshot_id)
+    with warehouse.session():  # the partition's inputs at one opening of the file
+        require_verified(warehouse, snapshot_id)
+        rows = load_golden_rows(warehouse, snapshot_id)
+        split = warehouse.split(snapshot_id)
     # holdout queries go out hidden among the decoys the split stage drew, in a keyed order
     holdout = any(s == "holdout" for s in split.values())
     decoys = recorded_decoys(private_dir, snapshot_id) if holdout and manifest.decoys.ratio > 0 else []

@@ -543,9 +543,12 @@ def score_vendor_partition(
     keeps no more than a batch's buffers."""
     snapshot_id = manifest.snapshot_id
     sent = "FROM raw_responses WHERE snapshot_id = ? AND vendor = ? AND role IS DISTINCT FROM 'decoy'"
-    archived = warehouse.query_df(
-        f"SELECT query_id, capability, coalesce(strlen(body), 0) AS chars {sent}", [snapshot_id, vendor]
-    )
+    with warehouse.session():  # the partition's inputs at one opening of the file
+        archived = warehouse.query_df(
+            f"SELECT query_id, capability, coalesce(strlen(body), 0) AS chars {sent}", [snapshot_id, vendor]
+        )
+        rows = load_golden_rows(warehouse, snapshot_id)
+        split = warehouse.split(snapshot_id)
 
     def read_batch(query_ids: list[str]) -> pd.DataFrame:
         return warehouse.query_df(
@@ -558,8 +561,8 @@ def score_vendor_partition(
         vendor,
         get_adapter(manifest.vendors[vendor].adapter),
         manifest,
-        load_golden_rows(warehouse, snapshot_id),
-        warehouse.split(snapshot_id),
+        rows,
+        split,
         archived,
         read_batch,
         body_chars,
